@@ -1,0 +1,3 @@
+from skillgrade.cli.main import main
+
+main()

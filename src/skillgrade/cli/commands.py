@@ -1,0 +1,1 @@
+"""Registers every subcommand module on the app."""
