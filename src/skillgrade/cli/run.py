@@ -1,5 +1,141 @@
-"""CLI commands: run."""
+"""``skillgrade run``: the main job. Run an agent (with a skill) on every eval, grade, keep everything, summarise."""
 
 from __future__ import annotations
 
-from skillgrade.cli.main import app  # noqa: F401
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skillgrade.cli.main import app
+from skillgrade.errors import DefinitionError, SkillgradeError
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _env_pairs(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values:
+        if "=" not in v:
+            raise typer.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint="--agent-env")
+        k, val = v.split("=", 1)
+        out[k] = val
+    return out
+
+
+@app.command("run")
+def run(
+    path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file)."),
+    agent: str = typer.Option("reference", "--agent", "-a",
+                              help="claude-code, codex, command, reference (applies the golden solution) or noop."),
+    skill: Path | None = typer.Option(None, "--skill", help="The skill folder (holding SKILL.md) given to the agent."),
+    skill_mode: str = typer.Option("native", "--skill-mode",
+                                   help="native: installed where the agent discovers personal skills; "
+                                        "system-prompt: SKILL.md passed as the system prompt (the plan's way)."),
+    fixtures: str | None = typer.Option(None, "--fixtures", help="Comma-separated eval ids to run (default: all)."),
+    api_path: str | None = typer.Option(None, "--api-path",
+                                        help="Only evals whose expected API path is this (a filter, not an override)."),
+    layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
+    runs: int = typer.Option(1, "--runs", "-n", help="Runs per eval (the summary shows mean (min-max))."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Runs executed in parallel, each fully isolated."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the agent is killed (whole process group)."),
+    results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
+    seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
+    backend: str = typer.Option("process", "--backend", help="How apps run for the sandbox layer: process or docker."),
+    baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
+    resume: str | None = typer.Option(None, "--resume",
+                                      help="A job id: rerun only its missing runs and infrastructure errors."),
+    model: str | None = typer.Option(None, "--model", help="Passed through to the agent CLI."),
+    command: str | None = typer.Option(None, "--command",
+                                       help="For --agent command: a command line with {prompt} and {workspace}."),
+    agent_env: list[str] = typer.Option([], "--agent-env", help="KEY=VALUE added to the agent's environment "
+                                        "(repeatable), e.g. ANTHROPIC_BASE_URL of a model server. Values are never stored."),
+    fail_under: float | None = typer.Option(None, "--fail-under",
+                                            help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
+                                                 "falls below this."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
+) -> None:
+    """Run an agent on every eval of a suite, grade each run, keep every result and print a summary.
+
+    Results go to RESULTS/<job>/<eval>/run_<n>/ (diff.patch, transcripts, rubric.json, sandbox.json, app logs,
+    run.json) and into RESULTS/skillgrade.db. Exit codes: 0 done, 1 --fail-under not met, 2 bad input."""
+    from skillgrade.orchestrator.job import JobOptions, run_job
+    from skillgrade.orchestrator.summary import summarise, table
+
+    if layers not in ("rubric", "sandbox", "both"):
+        raise typer.BadParameter("expected rubric, sandbox or both", param_hint="--layers")
+    if seam not in ("emulator", "live"):
+        raise typer.BadParameter("expected emulator or live", param_hint="--seam")
+    if backend not in ("process", "docker"):
+        raise typer.BadParameter("expected process or docker", param_hint="--backend")
+    if skill_mode not in ("native", "system-prompt"):
+        raise typer.BadParameter("expected native or system-prompt", param_hint="--skill-mode")
+    from skillgrade.agents import available_agents
+
+    if agent not in available_agents():
+        raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
+    opts = JobOptions(
+        suite=path, agent=agent, skill=skill, skill_mode=skill_mode, model=model,
+        fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
+        api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
+        backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
+    )
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
+                        disable=as_json)
+    task = None
+
+    def on_event(kind, record, exc):
+        if kind == "done" and record is not None:
+            score = record.combined if record.combined is not None else (
+                round(record.verdict.score * 100) if record.verdict else None)
+            progress.update(task, advance=1,
+                            last=f"{record.eval_id} run {record.run_index}: {record.outcome}"
+                                 + (f", {score:g}" if score is not None else ""))
+        elif kind == "error":
+            progress.update(task, advance=1, last=f"[red]{exc}[/red]")
+
+    try:
+        from skillgrade.definitions import load_suite, select
+
+        evals = select(load_suite(path), opts.fixtures or None, api_path)
+        total = len(evals) * runs * (2 if baseline else 1)
+        with progress:
+            task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
+            result = run_job(opts, resume=resume, on_event=on_event)
+    except DefinitionError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except SkillgradeError as exc:
+        err.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]: finished runs are kept; continue with "
+                  "[bold]skillgrade run --resume JOB[/bold] (see skillgrade runs)")
+        raise typer.Exit(130) from None
+
+    evals = [e for e in evals if e.id in result.evals]
+    summaries = summarise(result.records, evals)
+    job_dir = results / result.job.job_id
+    if as_json:
+        typer.echo(json.dumps({
+            "job_id": result.job.job_id,
+            "results_dir": str(job_dir),
+            "status": result.job.status,
+            "evals": [s.model_dump(mode="json") for s in summaries],
+            "runs": [json.loads(r.model_dump_json()) for r in result.records],
+        }, indent=2))
+    else:
+        console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
+                                       + (f" with {skill}" if skill else "") + f" ({result.job.status})"))
+        console.print(f"Results: {job_dir}  (skillgrade runs --job {result.job.job_id}; "
+                      f"skillgrade report {result.job.job_id} --html report/)")
+    if fail_under is not None:
+        low = [s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)]
+        if low:
+            err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
+            raise typer.Exit(1)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets up everything skillgrade and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
+# the Python package in .venv, the node tools (Seam OpenAPI spec, official npm SDK, Claude Code and Codex CLIs) in
+# node/node_modules, and Chromium for the report's browser test. Safe to run again: it skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v git >/dev/null || need_apt+=(git)
+command -v node >/dev/null || need_apt+=(nodejs npm)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  echo "setup: installing ${need_apt[*]} (Debian packages)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PY" -m venv .venv
+fi
+echo "setup: installing skillgrade into .venv"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+echo "setup: installing node tools (npm ci --prefix node)"
+npm ci --prefix node --no-audit --no-fund --loglevel=error
+
+echo "setup: done. Try: .venv/bin/skillgrade --help"
