@@ -80,7 +80,7 @@ def check(
         err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
         raise typer.Exit(2)
     if controls:
-        from skillgrade.controls import run_all_controls
+        from skillgrade.orchestrator.controls import run_all_controls
 
         ok = run_all_controls(path, console)
         if not ok:

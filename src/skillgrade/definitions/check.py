@@ -143,10 +143,26 @@ def _check_config(d: EvalDefinition) -> list[Problem]:
 def defined_functions(app_dir: Path) -> set[str] | None:
     """Names of the functions and methods the app defines, from its syntax trees (the rubric's own parsers)."""
     try:
-        from skillgrade.graders.rubric.languages import defined_function_names
+        from skillgrade.graders.rubric.languages.base import parser_for
     except ImportError:
         return None
-    return defined_function_names(app_dir)
+    from skillgrade.workspace import EXCLUDED_DIRS
+
+    names: set[str] = set()
+    for path in sorted(app_dir.rglob("*")):
+        rel = path.relative_to(app_dir)
+        if any(part in EXCLUDED_DIRS for part in rel.parts) or not path.is_file() or path.is_symlink():
+            continue
+        parse = parser_for(rel.as_posix())
+        if parse is None:
+            continue
+        module = parse(path.read_bytes(), rel.as_posix())
+        for fn in module.functions:
+            if fn.name:
+                names.add(fn.name)
+            names.add(fn.qualname)
+            names.add(fn.qualname.rsplit(".", 1)[-1])
+    return names
 
 
 def check_path(path: Path, defined: Callable[[Path], set[str] | None] = defined_functions) -> list[Problem]:

@@ -1,0 +1,127 @@
+"""`skillgrade run` end to end on the rubric layer with the built-in agents, resume after a kill, and exit codes.
+
+The sandbox layer and the real agent CLIs have their own end-to-end tests (tests/orchestrator/test_e2e_*.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import skillgrade.cli.commands  # noqa: F401
+from skillgrade.cli.main import app
+from skillgrade.store import open as open_store
+
+runner = CliRunner()
+SKILLGRADE = [sys.executable, "-m", "skillgrade"]
+
+
+def _run(args: list[str]) -> tuple[int, dict | str]:
+    result = runner.invoke(app, ["run", *args])
+    try:
+        return result.exit_code, json.loads(result.stdout)
+    except json.JSONDecodeError:
+        return result.exit_code, result.output
+
+
+def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path, evals_dir: Path) -> None:
+    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "flask-py", "--layers", "rubric",
+                      "--results", str(tmp_path), "--json"])
+    assert code == 0, out
+    [summary] = out["evals"]
+    assert summary["eval_id"] == "flask-py" and summary["rubric"]["mean"] == 100
+    assert summary["api_path_correct"] == 1
+    [run] = out["runs"]
+    assert run["outcome"] == "completed" and run["rubric_total"] == 100
+    run_dir = tmp_path / run["run_dir"]
+    assert run_dir.as_posix().endswith(f"{out['job_id']}/flask-py/run_1")
+    for name in ("run.json", "diff.patch", "transcript.json", "rubric.json", "changes.json"):
+        assert (run_dir / name).is_file(), name
+    assert "seam" in (run_dir / "diff.patch").read_text()
+    stored = json.loads((run_dir / "run.json").read_text())
+    assert stored["config"]["layers"] == "rubric" and stored["machine"]["cpus"] >= 1
+    # unjudged sandbox criteria score zero and are listed: a rubric-only run cannot pass the combined threshold
+    assert set(stored["verdict"]["unjudged"]) == {"sandbox_build", "sandbox_create", "sandbox_update", "sandbox_cancel"}
+    assert stored["verdict"]["passed"] is False
+    assert open_store(tmp_path).runs(job_id=out["job_id"])[0].rubric_total == 100
+
+
+def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, evals_dir: Path) -> None:
+    code, out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "express-ts", "--layers", "rubric",
+                      "--results", str(tmp_path), "--json", "--fail-under", "50"])
+    assert code == 1
+    result = runner.invoke(app, ["run", str(evals_dir), "--agent", "noop", "--fixtures", "express-ts",
+                                 "--layers", "rubric", "--results", str(tmp_path), "--json"])
+    data = json.loads(result.stdout)
+    [run] = data["runs"]
+    assert run["outcome"] == "empty_diff" and run["files_changed"] == 0
+    assert run["rubric_total"] < 50 and run["verdict"]["passed"] is False
+
+
+def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> None:
+    code, out = _run([str(evals_dir), "--agent", "reference", "--api-path", "reservation_automations",
+                      "--layers", "rubric", "--runs", "2", "--jobs", "2", "--results", str(tmp_path), "--json"])
+    assert code == 0, out
+    ids = {s["eval_id"] for s in out["evals"]}
+    assert ids == {"express-ts", "flask-py"}  # only the reservation-automations fixtures, nothing overridden
+    assert sorted((r["eval_id"], r["run_index"]) for r in out["runs"]) == [
+        ("express-ts", 1), ("express-ts", 2), ("flask-py", 1), ("flask-py", 2)]
+    assert all(s["runs"] == 2 and s["rubric"]["n"] == 2 for s in out["evals"])
+
+
+def test_bad_input_exits_2(tmp_path: Path, evals_dir: Path) -> None:
+    assert runner.invoke(app, ["run", str(evals_dir), "--fixtures", "nope", "--results", str(tmp_path)]).exit_code == 2
+    assert runner.invoke(app, ["run", str(evals_dir), "--agent", "gpt-9"]).exit_code == 2
+    assert runner.invoke(app, ["run", str(evals_dir), "--layers", "some"]).exit_code == 2
+    assert runner.invoke(app, ["run", str(tmp_path / "missing")]).exit_code == 2
+
+
+def test_secrets_never_reach_stored_files(tmp_path: Path, evals_dir: Path) -> None:
+    key = "sk-ant-api03-" + "x" * 40
+    cmd = f"{sys.executable} -c \"import os; print('my key is', os.environ['ANTHROPIC_API_KEY'])\""
+    code, out = _run([str(evals_dir), "--agent", "command", "--command", cmd, "--fixtures", "flask-py",
+                      "--layers", "rubric", "--results", str(tmp_path), "--json",
+                      "--agent-env", f"ANTHROPIC_API_KEY={key}"])
+    assert code == 0, out
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.suffix != ".db":
+            assert key not in path.read_text(errors="replace"), path
+    assert "my key is" in json.dumps(out["runs"][0]["transcript"])
+
+
+def test_resume_after_the_orchestrator_is_killed(tmp_path: Path, evals_dir: Path) -> None:
+    """Kill mid-job: finished runs stay as they were; --resume runs only what was unfinished."""
+    slow = f"{sys.executable} -c \"import time; time.sleep(3)\""
+    proc = subprocess.Popen(
+        [*SKILLGRADE, "run", str(evals_dir), "--agent", "command", "--command", slow, "--fixtures", "flask-py",
+         "--layers", "rubric", "--runs", "3", "--results", str(tmp_path), "--json"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            done = list(tmp_path.glob("*/flask-py/run_*/run.json"))
+            if done:
+                break
+            time.sleep(0.2)
+        assert done, "no run finished"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    [first] = done
+    job_id = first.parts[-4]
+    before = first.read_text()
+    db = open_store(tmp_path)
+    assert len(db.missing_runs(job_id)) == 2
+    code, out = _run(["--resume", job_id, "--results", str(tmp_path), "--json"])
+    assert code == 0, out
+    assert out["job_id"] == job_id
+    assert sorted(r["run_index"] for r in out["runs"]) == [1, 2, 3]
+    assert first.read_text() == before  # the finished run was not re-rolled
+    assert open_store(tmp_path).missing_runs(job_id) == []
