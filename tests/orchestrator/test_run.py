@@ -125,3 +125,25 @@ def test_resume_after_the_orchestrator_is_killed(tmp_path: Path, evals_dir: Path
     assert sorted(r["run_index"] for r in out["runs"]) == [1, 2, 3]
     assert first.read_text() == before  # the finished run was not re-rolled
     assert open_store(tmp_path).missing_runs(job_id) == []
+
+
+def test_regrade_rescores_stored_workspaces_and_reports_changes(tmp_path: Path, evals_dir: Path) -> None:
+    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "flask-py", "--layers", "rubric",
+                      "--results", str(tmp_path), "--json"])
+    assert code == 0
+    job = out["job_id"]
+    run_dir = tmp_path / out["runs"][0]["run_dir"]
+    result = runner.invoke(app, ["regrade", job, "--results", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["changes"] == []  # same graders, same scores
+    # the agent's stored work changes under the grader's feet: the Seam call in cancel disappears
+    svc = run_dir / "workspace" / "services" / "reservation_service.py"
+    svc.write_text(svc.read_text().replace("delete_data", "forget_data"))
+    result = runner.invoke(app, ["regrade", job, "--results", str(tmp_path), "--json"])
+    data = json.loads(result.stdout)
+    fields = {c["field"]: c for c in data["changes"]}
+    assert fields["rubric"]["before"] == 100 and fields["rubric"]["after"] < 100
+    assert "criterion:lifecycle_completeness" in fields
+    assert (run_dir / "run.prev.json").is_file()
+    assert json.loads((run_dir / "run.json").read_text())["regraded_at"]
+    assert runner.invoke(app, ["regrade", "no-such-job", "--results", str(tmp_path)]).exit_code == 2

@@ -101,7 +101,7 @@ def run(
     try:
         from skillgrade.definitions import load_suite, select
 
-        evals = select(load_suite(path), opts.fixtures or None, api_path)
+        evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
         total = len(evals) * runs * (2 if baseline else 1)
         with progress:
             task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
@@ -139,3 +139,44 @@ def run(
         if low:
             err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
             raise typer.Exit(1)
+
+
+@app.command("regrade")
+def regrade(
+    job: str = typer.Argument(..., help="The job id (see skillgrade runs)."),
+    results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
+    suite: Path | None = typer.Option(None, "--suite", help="Definitions to grade against (default: the job's)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+) -> None:
+    """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print what
+    changed. Each run's previous record is kept as run.prev.json."""
+    from rich.table import Table
+
+    from skillgrade.orchestrator.regrade import regrade_job
+
+    try:
+        result = regrade_job(job, results, suite=suite, dry_run=dry_run)
+    except DefinitionError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except SkillgradeError as exc:
+        err.print(f"[red]error[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    for s in result.skipped:
+        err.print(f"[yellow]skipped[/yellow] {s}")
+    if not result.changes:
+        console.print(f"Regraded {result.regraded} run(s) of {job}: nothing changed.")
+        return
+    t = Table(title=f"Regraded {result.regraded} run(s) of {job}: {len(result.changes)} change(s)"
+                    + (" (dry run)" if dry_run else ""), title_justify="left")
+    for col in ("eval", "run", "what", "before", "after"):
+        t.add_column(col)
+    for c in result.changes:
+        t.add_row(c.eval_id + (" (baseline)" if c.variant == "baseline" else ""), str(c.run_index), c.field,
+                  str(c.before), str(c.after))
+    console.print(t)

@@ -59,11 +59,20 @@ def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
     return load_fixture(source)
 
 
-def load_suite(path: Path) -> list[EvalDefinition]:
-    """Every eval under ``path``. Raises DefinitionError with every problem of every definition."""
+def source_id(kind: str, source: Path) -> str:
+    """The eval id a source will load as: the fixture folder's name, or the definition file's stem."""
+    return source.stem if kind == "native" else source.name
+
+
+def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]:
+    """Every eval under ``path`` (only those named in ``ids``, when given, so one broken definition does not stop
+    a run of the others). Raises DefinitionError with every problem of every definition loaded."""
     evals: list[EvalDefinition] = []
     problems: list[Problem] = []
-    for kind, source, suite_dir in definition_sources(path):
+    sources = definition_sources(path)
+    if ids:
+        sources = [s for s in sources if source_id(s[0], s[1]) in ids] or sources
+    for kind, source, suite_dir in sources:
         try:
             evals.append(load_one(kind, source, suite_dir))
         except DefinitionError as exc:

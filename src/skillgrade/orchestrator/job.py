@@ -108,7 +108,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         else:
             job = None
             todo = []
-        evals = select(load_suite(opts.suite), opts.fixtures or None, opts.api_path)
+        evals = select(load_suite(opts.suite, opts.fixtures or None), opts.fixtures or None, opts.api_path)
         if not evals:
             raise SkillgradeError(f"no eval in {opts.suite} matches the filters (fixtures={opts.fixtures}, "
                                   f"api-path={opts.api_path})")

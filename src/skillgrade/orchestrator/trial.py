@@ -7,7 +7,6 @@ Everything a run produces lands in its own folder, and ``run.json`` is written l
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -23,7 +22,8 @@ from skillgrade.agents.transcript import Transcript
 from skillgrade.definitions.models import EvalDefinition
 from skillgrade.orchestrator.environment import machine_info
 from skillgrade.orchestrator.grading import GradeOutcome, Layers, grade
-from skillgrade.secrets import redact_tree, secret_values
+from skillgrade.secrets import redact, redact_tree, secret_values
+from skillgrade.store.files import run_dir_rel, write_json_atomic, write_run_file
 from skillgrade.store.models import RunRecord, TranscriptSummary, Variant
 from skillgrade.workspace import create_workspace
 
@@ -50,14 +50,7 @@ class RunSpec(BaseModel):
 
     @property
     def rel_dir(self) -> str:
-        parts = [self.job_id, self.eval_id] + (["baseline"] if self.variant == "baseline" else [])
-        return "/".join(parts + [f"run_{self.run_index}"])
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
-    os.replace(tmp, path)
+        return run_dir_rel(self.job_id, self.eval_id, self.run_index, self.variant)
 
 
 def _summary(t: Transcript) -> TranscriptSummary:
@@ -185,8 +178,10 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     )
     if outcome == "empty_diff" and record.verdict is not None:
         record.verdict.passed = False
-    redact_tree(run_dir, secret_values() + secret_values(spec.agent_env))
-    write_json_atomic(run_dir / "run.json", json.loads(record.model_dump_json()))
+    hidden = secret_values() + secret_values(spec.agent_env)
+    redact_tree(run_dir, hidden)
+    record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+    write_run_file(results_root, record)  # last: a run folder with run.json is a finished run
     return record
 
 

@@ -59,6 +59,7 @@ class RunRecord(BaseModel):
     emulator_spec_version: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
+    regraded_at: datetime | None = None  # set by `skillgrade regrade`; the agent's work is the original's
 
 
 class JobRecord(BaseModel):
