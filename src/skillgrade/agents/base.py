@@ -47,6 +47,7 @@ class AgentResult(BaseModel):
     stdout: Path | None = None
     stderr: Path | None = None
     error: str | None = None  # why it crashed / what infrastructure failed
+    notes: list[str] = Field(default_factory=list)  # how the run deviated from the plan (e.g. a skill-mode fallback)
 
 
 class Agent(ABC):

@@ -28,6 +28,7 @@ class ToolCall(BaseModel):
     command: str | None = None  # for shell calls: the command line
     exit_code: int | None = None  # for shell calls, where the CLI reports it
     paths: list[str] = Field(default_factory=list)  # files the call wrote or edited
+    message_id: str | None = None  # the assistant message (model turn) that made the call, where the CLI says
 
 
 class Usage(BaseModel):
@@ -47,6 +48,9 @@ class Transcript(BaseModel):
     permission_denials: list[ToolCall] = Field(default_factory=list)
     skills_available: list[str] = Field(default_factory=list)  # skills the CLI reported as loaded
     skills_invoked: list[str] = Field(default_factory=list)  # skills the model actually used
+    # where skills_available came from: "cli" (the CLI reported them), "session" (the CLI's session file),
+    # "installed" (what skillgrade installed; the CLI does not report its skills)
+    skills_source: str | None = None
     final_message: str | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None

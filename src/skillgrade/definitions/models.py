@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
+
 # The plan's three Seam integration paths, and the calls that identify each.
 API_PATHS = ("reservation_automations", "access_grants", "access_codes")
 
@@ -183,10 +185,10 @@ class EvalDefinition(BaseModel):
     # agent-eval fields (native definitions; plan evals get defaults)
     pass_threshold: float = 0.8
     expected_behaviour: list[str] = Field(default_factory=list)
-    forbidden_behaviour: list[Any] = Field(default_factory=list)
+    forbidden_behaviour: list[ForbiddenBehaviour] = Field(default_factory=list)
     required_concepts: list[str] = Field(default_factory=list)
-    quality_requirements: list[Any] = Field(default_factory=list)
-    criteria: list[Any] = Field(default_factory=list)
+    quality_requirements: list[QualityGate] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(default_factory=list)
     notes: str | None = None
 
     @property

@@ -1,0 +1,263 @@
+"""Layer 2: build, run and drive the modified app; check what happened in Seam. See docs/sandbox.md."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+
+from skillgrade.definitions.models import EvalDefinition, PlanEvalConfig, SandboxTimeouts, SeamSetup
+from skillgrade.errors import InfrastructureError, SkillgradeError
+from skillgrade.graders.sandbox.backends.base import Backend
+from skillgrade.graders.sandbox.checks import Checker, render, time_templates
+from skillgrade.graders.sandbox.procs import StepFailed
+from skillgrade.graders.sandbox.result import SandboxResult
+from skillgrade.graders.sandbox.runplan import plan_for
+from skillgrade.graders.sandbox.seam import LIVE_ENDPOINT, EmulatorSession, LiveSession, SeamSession, WantedSpace
+
+SeamMode = Literal["emulator", "live"]
+BackendName = Literal["process", "docker"]
+
+UNIT_FIELDS = ("unitId", "unit_id")
+PROPERTY_FIELDS = ("propertyId", "property_id")
+DEFAULT_EMULATOR_DELAY = 1.0  # seconds the emulator takes to "program" a code when validate() starts its own
+QUIET_AFTER = 5.0  # emulator only: no Seam write at all this long after a request -> no code can come
+
+
+def _safe_run_id(run_id: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", run_id):
+        raise SkillgradeError(f"run id {run_id!r}: use 1-64 letters, digits, '_', '.', '-' (it names files and keys)")
+    return run_id
+
+
+def _field(payload: dict[str, Any], explicit: str | None, candidates: tuple[str, ...]) -> str | None:
+    if explicit:
+        return explicit if explicit in payload else None
+    return next((f for f in candidates if f in payload), None)
+
+
+def seam_plan(config: PlanEvalConfig, variables: dict[str, str], *, live: bool) -> tuple[list[WantedSpace], str | None, dict[str, Any] | None]:
+    """What to create in Seam, the customer key, and (live only) the create payload rewritten to run-scoped keys.
+
+    Default: one space whose key is the create payload's unit id, customer key = its property id. Live runs share one
+    sandbox, so there the unit and property ids become ``eval_unit_<run_id>`` / ``eval_prop_<run_id>`` in the payload
+    the app receives, and everything this run makes in Seam carries the run id.
+    """
+    setup = config.seam or SeamSetup()
+    payload = render(config.test_endpoints.create.payload or {}, variables)
+    new_payload = None
+    run_id = variables["RUN_ID"]
+    unit_field = _field(payload, setup.unit_id_field, UNIT_FIELDS)
+    prop_field = _field(payload, setup.property_id_field, PROPERTY_FIELDS)
+    if live and (unit_field or prop_field):
+        new_payload = dict(config.test_endpoints.create.payload or {})
+        if unit_field:
+            new_payload[unit_field] = f"eval_unit_{run_id}"
+            payload[unit_field] = new_payload[unit_field]
+        if prop_field:
+            new_payload[prop_field] = f"eval_prop_{run_id}"
+            payload[prop_field] = new_payload[prop_field]
+    if setup.customer_key:
+        customer = render(setup.customer_key, variables)
+    else:
+        customer = str(payload[prop_field]) if prop_field else (f"eval_prop_{run_id}" if live else None)
+    if setup.spaces:
+        wanted = [WantedSpace(render(s.space_key, variables), render(s.name or s.space_key, variables), s.devices)
+                  for s in setup.spaces]
+    else:
+        if not unit_field:
+            raise SkillgradeError(
+                f"eval config {config.fixture}: the create payload has no unit id field ({', '.join(UNIT_FIELDS)}); "
+                "declare `seam.unit_id_field` or `seam.spaces`"
+            )
+        key = str(payload[unit_field])
+        wanted = [WantedSpace(key, key, 1)]
+    return wanted, customer, new_payload
+
+
+def _seam_variables(seam: SeamSession) -> dict[str, str]:
+    first = seam.spaces[0] if seam.spaces else None
+    devices = seam.device_ids()
+    return {
+        "DEVICE_ID": devices[0] if devices else "",
+        "DEVICE_IDS": ",".join(devices),
+        "SPACE_ID": (first.space_id or "") if first else "",
+        "SPACE_KEY": first.space_key if first else "",
+        "CUSTOMER_KEY": seam.customer_key or "",
+    }
+
+
+def _make_backend(name: BackendName, **kw: Any) -> Backend:
+    if name == "docker":
+        from skillgrade.graders.sandbox.backends.docker import DockerBackend
+
+        return DockerBackend(**kw)
+    from skillgrade.graders.sandbox.backends.process import ProcessBackend
+
+    return ProcessBackend(**kw)
+
+
+def validate(
+    modified_dir: Path,
+    definition: EvalDefinition,
+    run_id: str,
+    *,
+    seam: SeamMode = "emulator",
+    backend: BackendName = "process",
+    emulator: Any = None,
+    logs_dir: Path | None = None,
+    quiet_after: float | None = QUIET_AFTER,
+) -> SandboxResult:
+    """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
+
+    ``emulator``: a started ``SeamEmulator`` to share between validations (each still gets its own workspace);
+    without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): give up waiting for a code
+    once Seam saw no change at all for this long after a request; None waits the full time limit.
+
+    Raises SkillgradeError for problems the user must fix (no Docker engine, no SEAM_API_KEY, a bad config);
+    everything the app does wrong is a score with a reason.
+    """
+    run_id = _safe_run_id(run_id)
+    config = definition.config
+    if config is None:
+        raise SkillgradeError(f"{definition.source}: no eval_config.json, so no sandbox checks are defined")
+    modified_dir = Path(modified_dir).resolve()
+    if not modified_dir.is_dir():
+        raise SkillgradeError(f"{modified_dir}: not a directory")
+    timeouts = config.timeouts or SandboxTimeouts()
+    result = SandboxResult(fixture=config.fixture, run_id=run_id, seam_mode=seam, backend=backend)
+    if logs_dir is None:
+        logs_dir = Path(tempfile.mkdtemp(prefix=f"skillgrade-sandbox-logs-{config.fixture}-{run_id}-"))
+    logs_dir = Path(logs_dir)
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    variables = {"RUN_ID": run_id, **time_templates()}
+    result.templates = dict(variables)
+    if backend == "docker":
+        from skillgrade.graders.sandbox.backends.docker import check_engine
+
+        check_engine()  # exit 2 before anything starts
+    if seam == "live" and not os.environ.get("SEAM_API_KEY"):
+        raise SkillgradeError("--seam live needs SEAM_API_KEY (a Seam sandbox key) in the environment")
+
+    t_all = time.monotonic()
+    with ExitStack() as stack:
+        # ---------------------------------------------------------------- Seam
+        t0 = time.monotonic()
+        if seam == "emulator":
+            if emulator is None:
+                from skillgrade.services.seam.emulator import SeamEmulator
+
+                emulator = SeamEmulator(async_delay=DEFAULT_EMULATOR_DELAY)
+                # docker's bridge network cannot reach 127.0.0.1 on the host
+                host = "0.0.0.0" if backend == "docker" and not _host_network() else "127.0.0.1"
+                emulator.start(host=host, port=0)
+                stack.callback(emulator.stop)
+            session: SeamSession = EmulatorSession(emulator, run_id)
+            result.emulator_spec_version = session.spec_version
+        else:
+            session = LiveSession(run_id, os.environ["SEAM_API_KEY"], os.environ.get("SEAM_ENDPOINT") or LIVE_ENDPOINT)
+            quiet_after = None
+        stack.callback(_record_seam, result, session)
+        stack.callback(session.cleanup)
+        wanted, customer, live_payload = seam_plan(config, variables, live=(seam == "live"))
+        endpoints = config.test_endpoints
+        if live_payload is not None:
+            endpoints = endpoints.model_copy(update={"create": endpoints.create.model_copy(update={"payload": live_payload})})
+        try:
+            session.bootstrap(wanted, customer)
+        except InfrastructureError as e:
+            result.error = f"Seam bootstrap failed: {e}"
+            result.checks["build"].fail("not run: " + result.error)
+            return _finish(result, t_all)
+        result.timings["seam_bootstrap"] = round(time.monotonic() - t0, 3)
+        variables.update(_seam_variables(session))
+        setup = config.seam or SeamSetup()
+        device_ids = session.device_ids()
+        if setup.check_device == "env":
+            named = [d for v in setup.env.values() for d in render(v, variables).split(",") if d in device_ids]
+            device_ids = list(dict.fromkeys(named)) or device_ids
+
+        # ---------------------------------------------------------------- the app
+        try:
+            plan = plan_for(definition, modified_dir)
+        except SkillgradeError as e:
+            result.checks["build"].fail(f"cannot tell how to run the app: {e}")
+            return _finish(result, t_all)
+        result.run = {"plan_source": plan.source, "runtime": plan.runtime, "install": plan.install.model_dump(),
+                      "build": plan.build, "start": plan.start, "health_path": plan.health_path}
+        app = _make_backend(
+            backend, plan=plan, source_dir=modified_dir, fixture=config.fixture, run_id=run_id, logs_dir=logs_dir,
+            fixture_dir=definition.fixture_dir, health_timeout=timeouts.health,
+        )
+        stack.callback(_record_app, result, app)
+        stack.callback(app.cleanup)
+        stack.callback(app.stop)  # runs first: LIFO, on every way out including KeyboardInterrupt
+
+        build = result.checks["build"]
+        t0 = time.monotonic()
+        try:
+            app.prepare()
+            env = {k: render(v, variables) for k, v in setup.env.items()}
+            env[config.seam_env_var] = session.api_key
+            env["SEAM_ENDPOINT"] = app.seam_endpoint(session.endpoint)
+            base_url = app.start(env)
+        except StepFailed as e:
+            build.fail(f"{e.step} failed: {e.reason}")
+            if e.log_tail:
+                build.seam["log_tail"] = e.log_tail
+                result.log_tail = e.log_tail
+            for name in ("create", "update", "cancel"):
+                result.checks[name].fail(f"not run: the app did not {'start' if e.step == 'start' else 'build'}")
+            return _finish(result, t_all)
+        finally:
+            build.elapsed_s = round(time.monotonic() - t0, 3)
+        build.ok()
+
+        # ---------------------------------------------------------------- the checks
+        with httpx.Client(timeout=30.0, trust_env=False) as client:
+            checker = Checker(
+                client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,
+                variables=variables, timeouts=timeouts, update_check=config.sandbox_update_check,
+                quiet_after=quiet_after,
+            )
+            checker.create(result.checks["create"], endpoints.create.response_id_path)
+            checker.update(result.checks["update"])
+            checker.cancel(result.checks["cancel"])
+        if not app.alive():
+            result.log_tail = app.log_tail()
+            for c in result.checks.values():
+                if c.name != "build" and not c.passed and c.reason and "connection" in c.reason:
+                    c.reason += " (the app had exited)"
+        for name in ("create", "update", "cancel"):
+            result.timings[name] = result.checks[name].elapsed_s
+    return _finish(result, t_all)
+
+
+def _host_network() -> bool:
+    from skillgrade.graders.sandbox.backends.docker import default_network
+
+    return default_network() == "host"
+
+
+def _record_app(result: SandboxResult, app: Backend) -> None:
+    for k, v in app.timings.items():
+        result.timings[k] = round(v, 3)
+    result.logs = {k: str(v) for k, v in app.logs.items()}
+    result.run.update({k: v for k, v in app.facts.items()})
+
+
+def _record_seam(result: SandboxResult, session: SeamSession) -> None:
+    result.seam = session.describe()
+    if session.http is not None:
+        result.seam["bootstrap_calls"] = session.http.calls[:20]
+
+
+def _finish(result: SandboxResult, t_all: float) -> SandboxResult:
+    result.timings["total"] = round(time.monotonic() - t_all, 3)
+    return result.finish()

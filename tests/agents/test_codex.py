@@ -1,0 +1,122 @@
+"""Codex for real: the installed CLI, offline, against the scripted model server."""
+
+import subprocess
+import time
+
+import pytest
+
+from skillgrade.agents import get_agent
+from skillgrade.agents.codex import CodexAgent
+from skillgrade.testing import ModelServer, parse_scripts
+
+SECRET = "sk-proj-test-secret-0123456789abcdefgh"
+
+needs_codex = pytest.mark.skipif(
+    CodexAgent().binary is None, reason="codex CLI not installed (npm ci --prefix node)"
+)
+
+PATCH = """*** Begin Patch
+*** Add File: src/greeting.txt
++SKILL-MARKER-7f3a
+*** Update File: src/app.txt
+@@
+-hello
++hello world
+*** End Patch
+"""
+
+
+@pytest.fixture
+def server():
+    with ModelServer() as srv:
+        yield srv
+
+
+def run_codex(server, make_ctx, turns, script_id="c", **ctx_args):
+    (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
+    server.add_script(script)
+    env = {
+        "SKILLGRADE_MODEL_BASE_URL": server.base_url(script_id),
+        "SKILLGRADE_MAX_RETRIES": "1",
+        "OPENAI_API_KEY": SECRET,
+    }
+    ctx = make_ctx(env=env, **ctx_args)
+    return ctx, get_agent("codex").run(ctx)
+
+
+def test_config_points_at_the_model_server(make_ctx, tmp_path):
+    ctx = make_ctx(env={"SKILLGRADE_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLGRADE_MAX_RETRIES": "1"})
+    toml = CodexAgent().config_toml(ctx)
+    import tomllib
+
+    config = tomllib.loads(toml)
+    provider = config["model_providers"][config["model_provider"]]
+    assert provider["base_url"] == "http://127.0.0.1:9/s/x/v1" and provider["wire_api"] == "responses"
+    assert provider["request_max_retries"] == 1 and config["model"] == "gpt-5.5"
+    assert config["features"]["plugins"] is False and config["analytics"]["enabled"] is False
+    # without a base URL: Codex's own provider, no made-up model
+    plain = tomllib.loads(CodexAgent().config_toml(make_ctx()))
+    assert "model_provider" not in plain and "model" not in plain
+
+
+def test_missing_binary_is_an_infrastructure_error(make_ctx):
+    assert CodexAgent(binary="/nonexistent/codex").run(make_ctx()).status == "infrastructure_error"
+
+
+@pytest.mark.slow
+@needs_codex
+def test_patch_and_exec_end_to_end_with_a_native_skill(server, make_ctx, workspace, skill_dir):
+    turns = [
+        [{"text": "Reading the demo skill."}, {"exec": "cat ~/.codex/skills/demo-skill/SKILL.md"}],
+        [{"text": "Creating the greeting."}, {"patch": PATCH}],
+        [{"exec": "cat src/greeting.txt"}],
+    ]
+    ctx, result = run_codex(server, make_ctx, turns, skill_dir=skill_dir)
+    assert result.status == "completed", result.error
+    assert result.exit_code == 0 and result.cli_version
+
+    assert (workspace / "src" / "greeting.txt").read_text() == "SKILL-MARKER-7f3a\n"
+    assert (workspace / "src" / "app.txt").read_text() == "hello world\n"
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], check=False, cwd=workspace, capture_output=True, text=True
+    ).stdout
+    assert sorted(status.splitlines()) == [" M src/app.txt", "?? src/greeting.txt"]
+
+    t = result.transcript
+    assert [c.name for c in t.tool_calls] == ["exec_command", "apply_patch", "exec_command"]
+    skill_read, patch, cat = t.tool_calls
+    assert skill_read.exit_code == 0 and "SKILL-MARKER-7f3a" in skill_read.result
+    assert patch.kind == "edit" and sorted(patch.paths) == ["src/app.txt", "src/greeting.txt"]
+    assert (
+        cat.command == "cat src/greeting.txt" and cat.result == "SKILL-MARKER-7f3a\n" and cat.exit_code == 0
+    )
+    assert t.final_message == "Added the greeting." and not t.is_error and t.exit_status == "completed"
+    assert "demo-skill" in t.skills_available and t.skills_source == "session"
+    assert t.skills_invoked == ["demo-skill"]
+    assert t.usage.input_tokens == 400 and t.model == "gpt-5.5"
+
+    requests = server.conversation_requests("c")
+    assert len(requests) == 4
+    assert "demo-skill: Writes greeting files" in requests[0].text()
+    for stored in ctx.output_dir.iterdir():
+        assert SECRET not in stored.read_text(errors="replace")
+
+
+@pytest.mark.slow
+@needs_codex
+def test_system_prompt_mode_sends_skill_md(server, make_ctx, skill_dir):
+    _, result = run_codex(server, make_ctx, [], skill_dir=skill_dir, skill_mode="system-prompt")
+    assert result.status == "completed", result.error
+    (request,) = server.conversation_requests("c")
+    assert "SKILL-MARKER-7f3a" in request.text()
+    assert "demo-skill" not in result.transcript.skills_available
+
+
+@pytest.mark.slow
+@needs_codex
+def test_hung_codex_is_killed_at_the_timeout(server, make_ctx, processes_with_home):
+    started = time.monotonic()
+    ctx, result = run_codex(server, make_ctx, [{"hang": 60}], timeout=4)
+    assert result.status == "timed_out"
+    assert time.monotonic() - started < 15
+    assert processes_with_home(ctx.home) == []

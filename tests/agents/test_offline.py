@@ -1,0 +1,33 @@
+"""The CLIs, set up by the agent modules, connect to nothing but the local model server."""
+
+import re
+import shutil
+
+import pytest
+
+from skillgrade.agents.claude_code import ClaudeCodeAgent
+from skillgrade.agents.codex import CodexAgent
+from skillgrade.testing import ModelServer, parse_scripts
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.parametrize("agent_class", [ClaudeCodeAgent, CodexAgent], ids=["claude-code", "codex"])
+def test_only_the_model_server_is_contacted(agent_class, tmp_path, make_ctx, workspace):
+    real = agent_class().binary
+    if real is None:
+        pytest.skip("CLI not installed")
+    log = tmp_path / "strace.log"
+    wrapper = tmp_path / "traced-cli"
+    wrapper.write_text(f'#!/bin/sh\nexec strace -f -qq -e trace=connect -o "{log}" "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    script = parse_scripts({"id": "s", "turns": [[{"text": "hi"}]]})[0]
+    with ModelServer([script]) as server:
+        ctx = make_ctx(env={"SKILLGRADE_MODEL_BASE_URL": server.base_url("s"), "SKILLGRADE_MAX_RETRIES": "0"})
+        result = agent_class(binary=str(wrapper)).run(ctx)
+        port = server.port
+    assert result.status == "completed", result.error
+    trace = log.read_text()
+    inet = re.findall(r"connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\).*?\"([^\"]+)\"", trace)
+    assert inet, "no connection traced at all"
+    assert {(int(p), addr) for p, addr in inet} == {(port, "127.0.0.1")}

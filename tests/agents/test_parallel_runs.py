@@ -1,0 +1,57 @@
+"""Parallel runs against one model server each follow their own script."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from skillgrade.agents import get_agent
+from skillgrade.agents.claude_code import ClaudeCodeAgent
+from skillgrade.agents.codex import CodexAgent
+from skillgrade.testing import ModelServer, parse_scripts
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    ClaudeCodeAgent().binary is None or CodexAgent().binary is None, reason="agent CLIs not installed"
+)
+def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
+    import subprocess
+
+    runs = []
+    for n, agent in enumerate(["claude-code", "claude-code", "codex"]):
+        ws = tmp_path / f"ws{n}"
+        ws.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+        if agent == "codex":
+            turn = [{"patch": f"*** Begin Patch\n*** Add File: out.txt\n+run {n}\n*** End Patch\n"}]
+        else:
+            turn = [
+                {
+                    "tool_use": {
+                        "name": "Write",
+                        "input": {"file_path": f"{ws}/out.txt", "content": f"run {n}\n"},
+                    }
+                }
+            ]
+        script = parse_scripts({"id": f"run{n}", "turns": [turn], "final_text": f"finished {n}"})[0]
+        runs.append((agent, ws, script))
+
+    with ModelServer([s for _, _, s in runs]) as server:
+
+        def run(n: int):
+            agent, ws, script = runs[n]
+            ctx = make_ctx(
+                workspace=ws,
+                output_dir=tmp_path / f"out{n}",
+                home=tmp_path / f"home{n}",
+                env={"SKILLGRADE_MODEL_BASE_URL": server.base_url(script.id), "SKILLGRADE_MAX_RETRIES": "1"},
+            )
+            return get_agent(agent).run(ctx)
+
+        with ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(run, range(3)))
+
+    for n, ((_, ws, _), result) in enumerate(zip(runs, results)):
+        assert result.status == "completed", result.error
+        assert (ws / "out.txt").read_text() == f"run {n}\n"
+        assert result.transcript.final_message == f"finished {n}"

@@ -1,0 +1,31 @@
+"""The committed SDK surface matches the installed official packages (regenerate with the module's --write)."""
+
+from __future__ import annotations
+
+import pytest
+from rubric_helpers import REPO
+
+from skillgrade.graders.rubric import sdk_surface
+
+NODE_MODULES = REPO / "node" / "node_modules"
+
+
+@pytest.mark.skipif(not (NODE_MODULES / "@seamapi" / "http").is_dir(), reason="npm ci --prefix node not run")
+def test_committed_surface_is_current():
+    pytest.importorskip("seam")
+    fresh = sdk_surface.render(sdk_surface.generate(NODE_MODULES))
+    assert fresh == sdk_surface.DATA_FILE.read_text(encoding="utf-8"), (
+        "the SDK surface is stale: python -m skillgrade.graders.rubric.sdk_surface --write"
+    )
+
+
+def test_surface_facts():
+    py = sdk_surface.language_surface("python")["methods"]
+    js = sdk_surface.language_surface("typescript")["methods"]
+    assert py["customers.push_data"]["name"] == "push_data"
+    assert js["customers.push_data"]["name"] == "pushData"
+    assert js["access_grants.create"]["name"] == "create"
+    assert "customer_keys" in py["customers.delete_data"]["params"]
+    assert "customer_key" not in js["customers.delete_data"]["params"]
+    assert "access_code.set_on_device" in sdk_surface.event_types()
+    assert sdk_surface.snake("accessGrants") == "access_grants"

@@ -1,0 +1,105 @@
+"""The checks' verdicts and reasons, on a tiny stdlib app that is good or broken in one known way each."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillgrade.graders.sandbox import validate
+
+
+def _run(defn, emulator, tmp_path, run_id):
+    return validate(defn.app_dir, defn, run_id, emulator=emulator, logs_dir=tmp_path / "logs")
+
+
+def test_good_app_scores_100_and_records_evidence(tiny, emulator, tmp_path):
+    d = tiny("good")
+    r = _run(d, emulator, tmp_path, "good1")
+    assert r.plan_json() == {"total": 100, "checks": {"build": 10, "create": 30, "update": 30, "cancel": 30}}
+    create = r.checks["create"]
+    assert create.requests[0].method == "POST" and create.requests[0].status == 201
+    assert create.seam["times_match"] is True
+    assert create.seam["found"][0]["ends_at"].startswith(r.templates["ENDS_AT"][:19])
+    assert r.checks["update"].seam["expected"]["ends_at"] == r.templates["NEW_ENDS_AT"]
+    assert r.emulator_spec_version == emulator.spec_version
+    assert r.seam["workspace_id"] and r.seam["spaces"][0]["space_key"] == "unit-1"
+    assert set(r.logs) >= {"stdout", "stderr"}
+    assert {"install", "build", "start", "create", "update", "cancel", "total"} <= set(r.timings)
+
+
+def test_presence_mode_accepts_a_code_that_kept_its_window(tiny, emulator, tmp_path):
+    strict = _run(tiny("wrong_update"), emulator, tmp_path / "a", "strict1")
+    assert strict.checks["update"].points == 0
+    reason = strict.checks["update"].reason
+    assert "code ends_at mismatch: expected " + strict.templates["NEW_ENDS_AT"] in reason
+    assert "found " + strict.templates["ENDS_AT"][:19] in reason
+    assert strict.checks["cancel"].points == 30
+    presence = _run(tiny("wrong_update", sandbox_update_check="presence"), emulator, tmp_path / "b", "presence1")
+    assert presence.checks["update"].points == 30
+
+
+def test_crash_on_start_scores_0_with_its_log_tail(tiny, emulator, tmp_path):
+    r = _run(tiny("crash"), emulator, tmp_path, "crash1")
+    assert r.total == 0
+    assert "start failed" in r.checks["build"].reason and "exit code 3" in r.checks["build"].reason
+    assert "missing DATABASE_URL" in r.checks["build"].seam["log_tail"]
+    assert "missing DATABASE_URL" in r.log_tail
+    assert r.checks["create"].reason == "not run: the app did not start"
+
+
+def test_non_json_answer(tiny, emulator, tmp_path):
+    r = _run(tiny("nojson"), emulator, tmp_path, "nojson1")
+    assert r.checks["create"].points == 0
+    assert r.checks["create"].reason.startswith("non-JSON answer (HTTP 201)")
+    assert r.checks["update"].reason == r.checks["cancel"].reason == "no reservation id"
+    assert r.total == 10
+
+
+def test_http_500_names_status_and_body(tiny, emulator, tmp_path):
+    r = _run(tiny("err500"), emulator, tmp_path, "err1")
+    assert r.checks["create"].reason.startswith("HTTP 500 from POST ")
+    assert "database is locked" in r.checks["create"].reason
+    assert r.checks["update"].reason == "no reservation id"
+
+
+def test_no_id_in_the_response(tiny, emulator, tmp_path):
+    r = _run(tiny("noid"), emulator, tmp_path, "noid1")
+    # the code did appear: create earns its points, and says the id was missing
+    assert r.checks["create"].points == 30
+    assert "no reservation id at `reservation.id`" in r.checks["create"].reason
+    assert r.checks["update"].reason == "no reservation id" and r.checks["cancel"].points == 0
+
+
+def test_app_that_dies_on_create_is_connection_refused(tiny, emulator, tmp_path):
+    r = _run(tiny("die_on_create"), emulator, tmp_path, "die1")
+    assert r.checks["create"].points == 0
+    reason = r.checks["create"].reason
+    assert "connection" in reason.lower() or "disconnected" in reason.lower() or "RemoteProtocolError" in reason
+
+
+def test_app_that_never_calls_seam_fails_fast_with_a_reason(tiny, emulator, tmp_path):
+    r = validate(tiny("no_seam").app_dir, tiny("no_seam"), "quiet1", emulator=emulator, logs_dir=tmp_path / "l",
+                 quiet_after=1.0)
+    assert r.plan_json()["total"] == 10
+    assert "sent Seam no request within 1 s" in r.checks["create"].reason
+    assert r.checks["cancel"].reason.startswith("no access code of this reservation ever appeared")
+
+
+def test_no_code_within_the_limit_without_early_exit(tiny, emulator, tmp_path):
+    d = tiny("no_seam", timeouts={"create": 1, "update": 1, "cancel": 1})
+    r = validate(d.app_dir, d, "limit1", emulator=emulator, logs_dir=tmp_path / "l", quiet_after=None)
+    assert r.checks["create"].reason.startswith("no access code appeared on device(s) ")
+    assert "within 1 s" in r.checks["create"].reason
+
+
+def test_input_directory_is_never_modified(tiny, emulator, tmp_path):
+    d = tiny("good")
+    before = sorted(p.relative_to(d.app_dir) for p in d.app_dir.rglob("*"))
+    _run(d, emulator, tmp_path, "ro1")
+    assert sorted(p.relative_to(d.app_dir) for p in d.app_dir.rglob("*")) == before
+
+
+def test_bad_run_id_is_refused(tiny, emulator):
+    from skillgrade.errors import SkillgradeError
+
+    with pytest.raises(SkillgradeError):
+        validate(tiny("good").app_dir, tiny("good"), "../etc", emulator=emulator)

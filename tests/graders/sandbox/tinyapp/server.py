@@ -1,0 +1,97 @@
+"""A stdlib-only reservation app for the sandbox grader's tests. Talks to Seam over plain HTTP (access codes on the
+device named by SEAM_DEVICE_ID); MODE picks a behaviour, good or deliberately broken."""
+
+import json
+import os
+import sys
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODE = os.environ.get("MODE", "good")
+SEAM = os.environ.get("SEAM_ENDPOINT", "https://connect.getseam.com").rstrip("/")
+KEY = os.environ.get("SEAM_API_KEY", "")
+DEVICE = os.environ.get("SEAM_DEVICE_ID", "")
+RESERVATIONS = {}
+
+if MODE == "crash":
+    print("boom: the app refuses to start (missing DATABASE_URL)", file=sys.stderr, flush=True)
+    sys.exit(3)
+if os.environ.get("PID_FILE"):
+    with open(os.environ["PID_FILE"], "w") as f:
+        f.write(str(os.getpid()))
+
+
+def seam(route, body):
+    req = urllib.request.Request(
+        SEAM + "/" + route, data=json.dumps(body).encode(), method="POST",
+        headers={"authorization": "Bearer " + KEY, "content-type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status, body, ctype="application/json"):
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self):
+        n = int(self.headers.get("content-length") or 0)
+        return json.loads(self.rfile.read(n) or b"{}")
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._send(200, {"ok": True})
+        self._send(404, {"error": "not found"})
+
+    def do_POST(self):
+        body = self._body()
+        if MODE == "die_on_create":
+            os._exit(1)
+        if MODE == "err500":
+            return self._send(500, {"error": "database is locked"})
+        rid = uuid.uuid4().hex[:8]
+        res = {"id": rid, **body}
+        if MODE != "no_seam":
+            code = seam("access_codes/create", {"device_id": DEVICE, "name": "guest " + rid,
+                                                "starts_at": body["checkIn"], "ends_at": body["checkOut"]})
+            res["code_id"] = code["access_code"]["access_code_id"]
+        RESERVATIONS[rid] = res
+        if MODE == "nojson":
+            return self._send(201, "created " + rid, "text/plain")
+        if MODE == "noid":
+            return self._send(201, {"ok": True})
+        self._send(201, {"reservation": res})
+
+    def do_PUT(self):
+        rid = self.path.rsplit("/", 1)[-1]
+        body = self._body()
+        res = RESERVATIONS.get(rid)
+        if res is None:
+            return self._send(404, {"error": "no such reservation"})
+        res.update(body)
+        if MODE == "good" and "code_id" in res:
+            seam("access_codes/update", {"access_code_id": res["code_id"], "ends_at": res["checkOut"]})
+        elif MODE == "wrong_update" and "code_id" in res:
+            seam("access_codes/update", {"access_code_id": res["code_id"], "name": "renamed"})
+        self._send(200, {"reservation": res})
+
+    def do_DELETE(self):
+        rid = self.path.rsplit("/", 1)[-1]
+        res = RESERVATIONS.pop(rid, None)
+        if res is None:
+            return self._send(404, {"error": "no such reservation"})
+        if MODE in ("good", "wrong_update") and "code_id" in res:
+            seam("access_codes/delete", {"access_code_id": res["code_id"]})
+        self._send(200, {"ok": True})
+
+
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()

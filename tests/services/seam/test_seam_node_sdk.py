@@ -1,0 +1,81 @@
+"""The npm ``seam`` SDK (and ``@seamapi/webhook``) in real node processes against the emulator."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_node
+
+from skillgrade.services.seam.emulator import wait_until
+
+
+def test_reservation_lifecycle_node(emulator, workspace):
+    out = run_node("lifecycle.mjs", emulator, workspace.api_key, {"WORKSPACE_ID": workspace.workspace_id})
+    assert sorted(set(out["device_types"])) == ["august_lock", "yale_lock"]
+    code = out["set_code"]
+    assert code["status"] == "set" and code["type"] == "time_bound"
+    assert code["starts_at"] == "2031-05-01T15:00:00.000Z" and code["ends_at"] == "2031-05-04T11:00:00.000Z"
+    assert [c["ends_at"] for c in out["after_update"]] == ["2031-05-06T11:00:00.000Z"]
+    assert out["grant"]["reservation_key"] == "res-js"
+    assert out["grant"]["ends_at"] == "2031-05-06T11:00:00.000Z"
+    assert out["after_delete"] == []
+    types = out["event_types"]
+    for expected in (
+        "access_grant.created",
+        "access_code.created",
+        "access_code.set_on_device",
+        "access_method.issued",
+        "access_grant.deleted",
+        "access_code.removed_from_device",
+        "access_code.deleted",
+    ):
+        assert expected in types
+    assert (
+        types.index("access_grant.created")
+        < types.index("access_code.created")
+        < types.index("access_code.set_on_device")
+        < types.index("access_method.issued")
+    )
+    # The SDK used the current HTTP methods: GET/DELETE with query strings, PUT for add routes.
+    methods = {(m, p) for wid, m, p, q in emulator.request_log if wid == workspace.workspace_id}
+    assert ("GET", "/access_codes/list") in methods
+    assert ("PUT", "/spaces/add_devices") in methods
+    assert ("DELETE", "/customers/delete_data") in methods
+    assert ("POST", "/customers/push_data") in methods
+
+
+def test_grant_code_and_error_paths_node(emulator, workspace):
+    out = run_node("paths.mjs", emulator, workspace.api_key)
+    assert out["yale_count"] == 2
+    assert out["grant"]["requested_access_methods"][0]["mode"] == "code"
+    assert out["methods"][0]["is_issued"] is True and out["methods"][0]["mode"] == "code"
+    assert len(out["grant_codes"]) == 1
+    assert out["grant_codes"][0]["code"] == out["methods"][0]["code"]
+    assert out["grant_codes_updated"][0]["ends_at"] == "2031-01-03T00:00:00.000Z"
+    assert out["created"]["status"] == "setting" and out["created"]["code"] == "482915"
+    assert out["updated"]["name"] == "Cleaner (new)" and out["updated"]["type"] == "time_bound"
+    assert out["removing"] == "removing"
+    assert out["invalid"]["is_invalid_input"] is True and out["invalid"]["status"] == 400
+    assert out["invalid"]["validation"] == ["Invalid uuid"]
+    assert out["invalid"]["request_id"]
+    assert out["not_found"] == {"name": "SeamHttpApiError", "code": "access_code_not_found", "status": 404}
+    assert out["unauthorized"]["is_unauthorized"] is True and out["unauthorized"]["status"] == 401
+
+
+def test_webhooks_verified_by_npm_verifier(emulator, workspace, webhook_receiver, tmp_path):
+    from seam import Seam
+
+    seam = Seam(api_key=workspace.api_key, endpoint=emulator.base_url)
+    hook = seam.webhooks.create(
+        url=webhook_receiver.url, event_types=["access_code.created", "access_code.set_on_device"]
+    )
+    assert hook.secret.startswith("whsec_")
+    device = workspace.device("BACK DOOR")
+    seam.access_codes.create(device_id=device["device_id"], name="hook", code="1357")
+    wait_until(lambda: len(webhook_receiver.received) >= 2, timeout=10)
+    deliveries = webhook_receiver.received[:2]
+    file = tmp_path / "deliveries.json"
+    file.write_text(json.dumps({"secret": hook.secret, "deliveries": deliveries}))
+    out = run_node("verify_webhooks.mjs", emulator, workspace.api_key, {"DELIVERIES_FILE": str(file)})
+    assert out["verified"] == ["access_code.created", "access_code.set_on_device"]
+    assert out["rejected"] == 1
