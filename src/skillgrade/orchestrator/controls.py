@@ -16,7 +16,7 @@ from rich.table import Table
 
 from skillgrade.definitions import load_suite
 from skillgrade.definitions.models import ControlExpectation, EvalDefinition
-from skillgrade.orchestrator.grading import GradeOutcome, Layers, grade
+from skillgrade.orchestrator.grading import GradeOutcome, Layers, check_points, grade
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
 
@@ -42,7 +42,7 @@ def compare(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
         bad.append(f"rubric total: expected at most {expected.rubric_total_max}, got {total}")
     if expected.rubric_total_min is not None and (total is None or total < expected.rubric_total_min - 1e-9):
         bad.append(f"rubric total: expected at least {expected.rubric_total_min}, got {total}")
-    checks = (got.sandbox or {}).get("checks", {})
+    checks = check_points(got.sandbox)
     for name, points in expected.sandbox_checks.items():
         actual = checks.get(name)
         if actual is None or abs(float(actual) - points) > 1e-9:

@@ -37,6 +37,14 @@ class GradeOutcome(BaseModel):
     errors: list[str] = Field(default_factory=list)  # grader failures (infrastructure), kept with the run
 
 
+def check_points(sandbox: dict | None) -> dict[str, float]:
+    """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with points)."""
+    out: dict[str, float] = {}
+    for name, value in ((sandbox or {}).get("checks") or {}).items():
+        out[name] = float(value["points"] if isinstance(value, dict) else value)
+    return out
+
+
 def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
     """The Seam suite as weighted criteria, so one verdict rule serves every eval: each rubric category weighs
     0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run leaves its
@@ -50,7 +58,7 @@ def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict
             fraction=None if got is None else float(got["score"]),
             description=f"rubric category ({cat.weight:g} of 100)",
         ))
-    checks = (sandbox or {}).get("checks", {})
+    checks = check_points(sandbox) if sandbox is not None else {}
     if definition.config is not None:
         for name, points in SANDBOX_POINTS.items():
             got = checks.get(name)
@@ -107,7 +115,9 @@ def grade(
                                logs_dir=run_dir)
                 out.sandbox = json.loads(res.model_dump_json())
                 out.sandbox_total = float(res.total)
-                out.emulator_spec_version = getattr(res, "spec_version", None) or getattr(emulator, "spec_version", None)
+                out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)
+                if res.error:  # the validator could not do its job: not the agent's fault
+                    out.errors.append(f"sandbox: {res.error}")
             except Exception as exc:  # noqa: BLE001
                 out.errors.append(f"sandbox validator failed: {exc!r}")
             out.timings["sandbox"] = round(time.monotonic() - t, 3)
