@@ -237,3 +237,18 @@ def test_cli_entry_point_serves_a_script_file(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_workspace_found_in_a_system_message_and_never_guessed(server):
+    """Newer Claude Code versions put the environment in a system message; without any, {workspace} is refused
+    (an empty substitution would turn "{workspace}/a.txt" into "/a.txt", outside every sandbox)."""
+    body = anthropic_body([])
+    body["system"] = [{"type": "text", "text": "You are a coding agent."}]
+    body["messages"].insert(0, {"role": "system", "content": "# Environment\n - Primary working directory: /tmp/other"})
+    with httpx.Client() as client:
+        r = client.post(server.base_url("one") + "/v1/messages", json=body)
+        tool_input = json.loads(sse(r)[5][1]["delta"]["partial_json"])
+        assert tool_input["file_path"] == "/tmp/other/a.txt"
+        del body["messages"][0]
+        r = client.post(server.base_url("one") + "/v1/messages", json=body)
+    assert r.status_code == 500 and "working directory" in r.text

@@ -218,7 +218,13 @@ class ModelServer:
             await asyncio.sleep(turn.hang)
         if failing and turn.error is not None:
             return _error_response(api, turn.error, f"scripted error at turn {index}")
-        variables = {"workspace": _find_cwd(api, body) or "", **self._variables.get(script.id, {})}
+        variables = dict(self._variables.get(script.id, {}))
+        cwd = _find_cwd(api, body)
+        if cwd:
+            variables.setdefault("workspace", cwd)
+        elif "{workspace}" in turn.model_dump_json() and "workspace" not in variables:
+            # never guess: an empty workspace would turn "{workspace}/x" into "/x", outside every sandbox
+            return _error_response(api, 500, "the script uses {workspace} but the request names no working directory")
         turn = _fill(turn, variables)
         return self._reply(api, body, script, turn, turn_index=index)
 
@@ -324,7 +330,9 @@ def _strings(value: Any) -> Iterable[str]:
 
 def _find_cwd(api: str, body: dict) -> str | None:
     """The agent's working directory, as the CLI told the model (Claude: system prompt; Codex: <cwd>)."""
-    for text in _strings(body.get("system")) if api == "anthropic" else _strings(body.get("input")):
+    # Claude Code puts its environment section in the system prompt or, in newer versions, in a system message
+    sources = [body.get("system"), body.get("messages")] if api == "anthropic" else [body.get("input")]
+    for text in (t for src in sources for t in _strings(src)):
         for pattern in _CWD_PATTERNS:
             found = pattern.search(text)
             if found:

@@ -1,0 +1,131 @@
+"""The main job with the real agent CLIs, offline: `skillgrade run` drives Claude Code and Codex against the project's
+scripted model server, then grades both layers on the embedded Seam emulator."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import skillgrade.cli.commands  # noqa: F401
+from skillgrade.cli.main import app
+from skillgrade.testing import ModelServer, Script
+from skillgrade.workspace import EXCLUDED_DIRS
+
+pytestmark = pytest.mark.slow
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+SKILL = REPO / "examples" / "skills" / "seam-lock-access"
+
+
+def changed_files(app_dir: Path, solution: Path) -> dict[str, str]:
+    """Every file of ``solution`` that is new or differs from ``app_dir``: what an agent has to write."""
+    out = {}
+    for f in sorted(solution.rglob("*")):
+        rel = f.relative_to(solution)
+        if not f.is_file() or any(p in EXCLUDED_DIRS for p in rel.parts):
+            continue
+        before = app_dir / rel
+        if not before.is_file() or not filecmp.cmp(before, f, shallow=False):
+            out[rel.as_posix()] = f.read_text()
+    return out
+
+
+def claude_script(script_id: str, files: dict[str, str], skill: str | None = "seam-lock-access") -> Script:
+    """The model's side of a session: use the skill, read the service, write each file with Claude's Write tool."""
+    turns: list = []
+    if skill:
+        turns.append([{"tool_use": {"name": "Skill", "input": {"skill": skill}}}])
+    turns.append([{"text": "Reading the routes and the service layer first."},
+                  {"tool_use": {"name": "Glob", "input": {"pattern": "**/*"}}}])
+    for rel, content in files.items():
+        turns.append([{"tool_use": {"name": "Write", "input": {"file_path": "{workspace}/" + rel, "content": content}}}])
+    return Script.model_validate({"id": script_id, "turns": turns,
+                                  "final_text": "Integrated Seam in create, update and cancel, with a webhook route."})
+
+
+def _run(args: list[str]) -> dict:
+    result = runner.invoke(app, ["run", *args])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ModelServer() as s:
+        yield s
+
+
+def test_claude_code_with_the_skill_installed_natively_scores_100(server, tmp_path: Path, evals_dir: Path) -> None:
+    fx = evals_dir / "fixtures" / "express-ts"
+    sid = server.add_script(claude_script("golden", changed_files(fx / "app", fx / "test_golden")))
+    out = _run([str(evals_dir), "--agent", "claude-code", "--skill", str(SKILL), "--fixtures", "express-ts",
+                "--results", str(tmp_path), "--json", "--timeout", "180",
+                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env", "SKILLGRADE_MAX_RETRIES=1"])
+    [run] = out["runs"]
+    assert run["outcome"] == "completed", run.get("error")
+    assert run["sandbox_total"] == 100
+    assert run["rubric_total"] == 100 and run["combined"] == 100
+    assert run["verdict"]["passed"] is True
+    assert run["transcript"]["skill_loaded"] and run["transcript"]["skill_invoked"]
+    assert run["agent_version"] and "Claude Code" in run["agent_version"] or run["agent_version"][0].isdigit()
+    run_dir = tmp_path / run["run_dir"]
+    transcript = json.loads((run_dir / "transcript.json").read_text())
+    assert "seam-lock-access" in transcript["skills_available"]
+    assert [c["name"] for c in transcript["tool_calls"]][:2] == ["Skill", "Glob"]
+    assert (run_dir / "transcript.raw.jsonl").is_file()
+    # the skill lives in the agent's private home, never in the diff
+    assert ".claude" not in (run_dir / "diff.patch").read_text()
+
+
+def test_a_script_that_takes_the_wrong_path_scores_lower(server, tmp_path: Path, evals_dir: Path) -> None:
+    fx = evals_dir / "fixtures" / "express-ts"
+    sid = server.add_script(claude_script("wrong", changed_files(fx / "app", fx / "test_controls" / "wrong-path")))
+    out = _run([str(evals_dir), "--agent", "claude-code", "--skill", str(SKILL), "--fixtures", "express-ts",
+                "--results", str(tmp_path), "--json", "--timeout", "180",
+                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
+    [run] = out["runs"]
+    assert run["outcome"] == "completed"
+    assert run["api_path_correct"] is False
+    assert run["rubric_total"] <= 40 and run["combined"] < 80
+    assert run["verdict"]["passed"] is False
+
+
+def test_hung_agent_is_killed_at_the_timeout(server, tmp_path: Path, evals_dir: Path) -> None:
+    sid = server.add_script(Script.model_validate({"id": "hang", "turns": [{"hang": 120, "actions": []}]}))
+    out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "flask-py", "--layers", "rubric",
+                "--results", str(tmp_path), "--json", "--timeout", "8",
+                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
+    [run] = out["runs"]
+    assert run["outcome"] == "timed_out"
+    assert run["timings"]["agent"] < 60
+    assert run["verdict"]["passed"] is False
+
+
+def test_codex_run_completes_end_to_end(server, tmp_path: Path, evals_dir: Path) -> None:
+    fx = evals_dir / "fixtures" / "flask-py"
+    files = changed_files(fx / "app", fx / "test_golden")
+    # Codex writes through its shell tool here: one exec per file, content passed base64-encoded
+    import base64
+
+    turns = []
+    for rel, content in files.items():
+        b64 = base64.b64encode(content.encode()).decode()
+        cmd = (f"{sys.executable} -c \"import base64,pathlib; p=pathlib.Path('{rel}'); "
+               f"p.parent.mkdir(parents=True, exist_ok=True); p.write_bytes(base64.b64decode('{b64}'))\"")
+        turns.append([{"exec": {"cmd": cmd}}])
+    sid = server.add_script(Script.model_validate({"id": "codex-golden", "turns": turns, "final_text": "Done."}))
+    out = _run([str(evals_dir), "--agent", "codex", "--skill", str(SKILL), "--fixtures", "flask-py",
+                "--layers", "rubric", "--results", str(tmp_path), "--json", "--timeout", "180",
+                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env", "SKILLGRADE_MAX_RETRIES=1"])
+    [run] = out["runs"]
+    assert run["outcome"] == "completed", run.get("error")
+    assert run["rubric_total"] == 100
+    transcript = json.loads((tmp_path / run["run_dir"] / "transcript.json").read_text())
+    assert sum(1 for c in transcript["tool_calls"] if c["kind"] == "shell") == len(files)
