@@ -152,3 +152,16 @@ def test_list_shows_api_path_stack_and_port(evals_dir: Path) -> None:
     rows = {r["id"]: r for r in json.loads(result.output)}
     assert rows["flask-py"]["stack"] == "python-flask" and rows["flask-py"]["app_port"] == 5000
     assert rows["express-ts"]["api_path"] == "reservation_automations"
+
+
+def test_parameters_the_real_api_rejects_are_flagged(suite: Path) -> None:
+    """The plan's own key asks for `customer_key` on delete_data: a warning naming the real parameter and what it does."""
+    _edit(suite / "fixtures/express-ts/answer_key.json",
+          lambda d: d["required_parameters"].update(delete_data=["customer_key", "reservation_keys"]))
+    problems = check_path(suite)
+    assert [p for p in problems if p.severity == "error"] == []
+    [w] = [p for p in problems if p.severity == "warning"]
+    assert w.pointer == "/required_parameters/delete_data/0"
+    assert "customer_keys" in w.message and "ALL of the customer's data" in w.message
+    result = runner.invoke(app, ["check", str(suite), "--strict"])
+    assert result.exit_code == 2

@@ -109,7 +109,11 @@ def _check_parameters_against_spec(d: EvalDefinition, kp: Path) -> list[Problem]
                 if spec.unknown_parameters(route, [name]):
                     msg = f"{route} does not accept {name!r} in the Seam API spec {spec.version}"
                     if not spec.unknown_parameters(route, [name + "s"]):
-                        msg += f"; its parameter is {name + 's'!r}, which the rubric accepts for it (docs/rubric.md)"
+                        msg += f"; its parameter is {name + 's'!r}, which the rubric reads it as (docs/rubric.md)"
+                    if route == "/customers/delete_data" and name == "customer_key":
+                        msg += ("; note that customer_keys deletes ALL of the customer's data (every reservation, "
+                                "user and space), so an answer key requiring it rewards wiping the property on "
+                                "each cancellation: require reservation_keys instead")
                     problems.append(Problem(kp, f"/required_parameters/{method}/{i}", msg, "warning"))
     return problems
 

@@ -1,7 +1,8 @@
 """Loads native agent-eval definitions (``evals/agent-evals/<id>.toml``) into EvalDefinition.
 
 The format is ``skillgrade.definitions.agent_eval.AgentEvalFile`` (documented in docs/agent-evals.md and
-docs/schema/agent-eval.schema.json). Every problem found is reported at once, each with the file and a JSON pointer.
+docs/schema/agent-eval.schema.json). Every problem found is reported at once, each with the file and a JSON
+pointer.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def hidden_tests_dir(definition: EvalDefinition, options: HiddenTestsOptions) ->
 
 
 def transcript_file(control_dir: Path) -> Path:
-    """``test_controls/<name>/`` -> ``test_controls/<name>.transcript.json`` (``test_golden.transcript.json`` too)."""
+    """``test_controls/<name>/`` -> ``test_controls/<name>.transcript.json`` (``test_golden.transcript.json``
+    too)."""
     return control_dir.parent / f"{control_dir.name}.transcript.json"
 
 
@@ -94,15 +96,22 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
         problems.append(Problem(path, "/id", f"must match the file name ({path.stem!r})"))
     if isinstance(data.get("fixture"), str):
         if not fixture_dir.is_dir():
-            problems.append(Problem(path, "/fixture", f"no fixture folder {FIXTURES_DIR}/{data['fixture']}/ in "
-                                                      f"the suite ({suite_dir})"))
+            problems.append(
+                Problem(
+                    path,
+                    "/fixture",
+                    f"no fixture folder {FIXTURES_DIR}/{data['fixture']}/ in the suite ({suite_dir})",
+                )
+            )
         elif not (fixture_dir / "app").is_dir():
             problems.append(Problem(path, "/fixture", f"the fixture {data['fixture']!r} has no app/ folder"))
     gate_ids: list[str] = []
     for i, gate in enumerate(data.get("quality_requirements") or []):
         if isinstance(gate, dict) and isinstance(gate.get("id"), str):
             if gate["id"] in gate_ids:
-                problems.append(Problem(path, f"/quality_requirements/{i}/id", f"gate id {gate['id']!r} used twice"))
+                problems.append(
+                    Problem(path, f"/quality_requirements/{i}/id", f"gate id {gate['id']!r} used twice")
+                )
             gate_ids.append(gate["id"])
     for i, gate in enumerate(data.get("quality_requirements") or []):
         for j, req in enumerate((gate.get("requires") or []) if isinstance(gate, dict) else []):
@@ -120,18 +129,28 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
             if section == "criteria":
                 for j, g in enumerate(item.get("gates") or []):
                     if g not in gate_ids:
-                        problems.append(Problem(path, f"/criteria/{i}/gates/{j}", f"no quality requirement {g!r}"))
+                        problems.append(
+                            Problem(path, f"/criteria/{i}/gates/{j}", f"no quality requirement {g!r}")
+                        )
                 opts = item.get("options") or {}
                 if item.get("grader") == "gates" and isinstance(opts, dict):
                     for j, g in enumerate(opts.get("gates") or []):
                         if g not in gate_ids:
-                            problems.append(Problem(path, f"/criteria/{i}/options/gates/{j}",
-                                                    f"no quality requirement {g!r}"))
+                            problems.append(
+                                Problem(
+                                    path, f"/criteria/{i}/options/gates/{j}", f"no quality requirement {g!r}"
+                                )
+                            )
                 if item.get("grader") == "hidden_tests" and isinstance(opts, dict):
                     rel = opts.get("path") or f"{data.get('id', path.stem)}/hidden_tests"
                     if isinstance(rel, str) and not (path.parent / rel).is_dir():
-                        problems.append(Problem(path, f"/criteria/{i}/options/path",
-                                                f"no hidden tests folder {rel}/ beside the definition"))
+                        problems.append(
+                            Problem(
+                                path,
+                                f"/criteria/{i}/options/path",
+                                f"no hidden tests folder {rel}/ beside the definition",
+                            )
+                        )
     controls = load_controls(fixture_dir, problems) if fixture_dir.is_dir() else []
 
     if problems or spec is None:
@@ -156,14 +175,24 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
         expected_behaviour=spec.expected_behaviour,
         required_concepts=spec.required_concepts,
         forbidden_behaviour=[
-            ForbiddenBehaviour(id=f.id, description=f.description, detector=f.detector,
-                               options=f.options.model_dump(exclude_unset=True))
+            ForbiddenBehaviour(
+                id=f.id,
+                description=f.description,
+                detector=f.detector,
+                options=f.options.model_dump(exclude_unset=True),
+            )
             for f in spec.forbidden_behaviour
         ],
         quality_requirements=spec.quality_requirements,
         criteria=[
-            Criterion(id=c.id, description=c.description, weight=c.weight, grader=c.grader, gates=c.gates,
-                      options=c.options.model_dump(exclude_unset=True))
+            Criterion(
+                id=c.id,
+                description=c.description,
+                weight=c.weight,
+                grader=c.grader,
+                gates=c.gates,
+                options=c.options.model_dump(exclude_unset=True),
+            )
             for c in spec.criteria
         ],
         notes=spec.notes,

@@ -18,10 +18,7 @@ EVALS = REPO / "evals"
 FIXTURES = EVALS / "fixtures"
 
 # Goldens that cannot score 100 because of the fixture, not the grader (see the reason).
-KNOWN_FIXTURE_ISSUES = {
-    "express-ts": "answer_key.json requires customer_key (read as customer_keys) for delete_data, but the golden "
-                  "deliberately deletes only reservation_keys (customer_keys would offboard the whole property)",
-}
+KNOWN_FIXTURE_ISSUES: dict[str, str] = {}  # fixture -> why its golden may not score 100 (none now)
 
 
 def _ready(fixture: Path) -> bool:

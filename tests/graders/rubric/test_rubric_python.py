@@ -300,3 +300,24 @@ def test_plan_json_shape(make_app):
     assert set(plan) == {"total", "categories"}
     assert all(set(c) == {"score", "weighted"} for c in plan["categories"].values())
     assert plan["total"] == 90.0  # no webhook route
+
+
+def test_payload_update_and_map(make_app):
+    service = """
+        from seam import Seam
+
+
+        def to_seam(r):
+            return {"reservation_key": r["id"], "space_keys": [r["unit"]]}
+
+
+        def create_reservation(rs):
+            payload = {"customer_key": "p"}
+            payload.update(user_identities=[])
+            Seam().customers.push_data(**payload, reservations=list(map(to_seam, rs)))
+    """
+    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
+                    expected_placements={"customers.push_data": ["create_reservation"]},
+                    required_parameters={"push_data": ["customer_key", "user_identities", "reservations[].space_keys"]})
+    result = make_app({"svc.py": "def create_reservation(rs):\n    pass\n"}, {"svc.py": service}).grade(key)
+    assert result.categories["api_correctness"].score == 1.0

@@ -279,3 +279,25 @@ def test_tsx_and_object_methods(make_app):
     s = scores(make_app({"src/page.tsx": "export const handlers = {};\n"}, {"src/page.tsx": page}).grade(key))
     assert s["integration_placement"] == 1.0
     assert s["api_correctness"] == 1.0
+
+
+def test_payload_built_by_named_mapper_and_object_assign(make_app):
+    service = """
+        import { Seam } from 'seam';
+        const seam = new Seam();
+        function toSeamReservation(r: any) {
+          return { reservation_key: r.id, space_keys: [r.unitId] };
+        }
+        export async function createReservation(rs: any[]) {
+          const base = { customer_key: 'p' };
+          const body = Object.assign({}, base, { user_identities: [], reservations: rs.map(toSeamReservation) });
+          await seam.customers.pushData(body);
+        }
+    """
+    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
+                    expected_placements={"customers.push_data": ["createReservation"]},
+                    required_parameters={"push_data": ["customer_key", "user_identities",
+                                                       "reservations[].space_keys", "reservations[].guest_key"]})
+    result = make_app({"src/s.ts": "export {};\n"}, {"src/s.ts": service}).grade(key)
+    assert result.categories["api_correctness"].score == 0.75
+    assert "missing reservations[].guest_key" in result.categories["api_correctness"].evidence[0].message
