@@ -128,7 +128,7 @@ def main() -> None:
             base_url=base_url, headers={"authorization": f"Bearer {api_key}"}, trust_env=False
         ) as c:
             c.post("/spaces/create", json={"name": "Bench unit", "space_key": "bench", "device_ids": [front]})
-            for i in range(20):  # a device with a realistic number of codes to list
+            for i in range(int(os.environ.get("BENCH_CODES", "20"))):  # a realistic number of codes to list
                 c.post("/access_codes/create", json={"device_id": garage, "name": f"code {i}"})
 
         def push(client: httpx.Client, i: int) -> httpx.Response:

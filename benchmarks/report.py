@@ -13,7 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from skillgrade import store
@@ -40,7 +40,7 @@ def main() -> int:
     jobs, per_job = 4, args.runs // 4
     runs_per_eval = max(1, per_job // (len(evals) * 2))
     t0 = time.perf_counter()
-    created = datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
+    created = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
     for j in range(jobs):
         make_job(results, job_id=f"20261129-2{j}0000-b{j:03d}", evals=evals, runs=runs_per_eval, baseline=True,
                  seed=j, skill_mean=0.7 + 0.05 * j, created_at=created + timedelta(hours=j))

@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from report_data import JOB
 
 from skillgrade.report.serve import start
 from skillgrade.report.site import build_site
-
-from report_data import JOB
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from report_data import JOB, OTHER
 from typer.testing import CliRunner
 
 import skillgrade.cli.commands  # noqa: F401  (registers every command)
 from skillgrade.cli.main import app
 from skillgrade.report.ci import job_json, junit_xml
 from skillgrade.store.synthetic import make_job
-
-from report_data import JOB, OTHER
 
 runner = CliRunner()
 

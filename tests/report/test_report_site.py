@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from report_data import JOB, OTHER, XSS_DIFF, XSS_TRANSCRIPT
 
 from skillgrade.report import site as site_mod
 from skillgrade.report.site import CSP, build_site
 from skillgrade.store.synthetic import make_job
-
-from report_data import JOB, OTHER, XSS_DIFF, XSS_TRANSCRIPT
 
 
 def pages(out):
@@ -44,7 +43,7 @@ def test_evals_page(results_tree, definitions, tmp_path):
     build_site(results_tree.root, out, definitions=definitions)
     ev = (out / "index.html").read_text()
     # the three examples, computed by judge
-    examples = re.findall(r'<div class="box example">(.*?)</div>', ev, re.S)
+    examples = re.findall(r'<div class="box example">(.*?)</div>', ev, re.DOTALL)
     assert len(examples) == 3
     assert 'badge pass">pass' in examples[0] and "<b>100%</b>" in examples[0]
     assert 'badge fail">fail' in examples[1] and "<b>70%</b>" in examples[1]
@@ -86,7 +85,7 @@ def test_job_page_charts_comparison_and_pagination(results_tree, tmp_path, monke
     monkeypatch.setattr(site_mod, "RUNS_PER_PAGE", 5)
     make_job(results_tree.root, job_id=OTHER, runs=3, seed=9)
     out = tmp_path / "site"
-    build_site(results_tree.root, out, definitions=[])
+    build_site(results_tree.root, out, job_ids=[JOB, OTHER], definitions=[])
     html = pages(out)
     job = html[f"jobs/{JOB}/index.html"]
     assert job.count("<svg") >= 7  # strip, histogram, heat map per variant + the comparison
@@ -131,3 +130,27 @@ def test_source_files_that_could_run_are_copied_as_text(tmp_path, definitions):
 
 def test_xss_strings_present_in_fixture():
     assert "<script>" in XSS_TRANSCRIPT and "</pre>" in XSS_DIFF
+
+
+def test_scoring_examples_come_from_judge():
+    from skillgrade.report import examples
+
+    for source in (examples.scoring_examples(), examples._computed()):
+        full, unjudged, forbidden = source
+        assert full.verdict.passed and full.verdict.score == 1.0
+        assert not unjudged.verdict.passed and unjudged.verdict.score == pytest.approx(0.7)
+        assert unjudged.verdict.unjudged == ["scope_discipline", "respects_policy"]
+        assert forbidden.verdict.score == 1.0 and forbidden.verdict.disqualified and not forbidden.verdict.passed
+
+
+def test_parallel_run_pages_match_serial(results_tree, tmp_path, monkeypatch):
+    serial = tmp_path / "serial"
+    build_site(results_tree.root, serial, definitions=[])
+    monkeypatch.setattr(site_mod, "PARALLEL_MIN_RUNS", 1)
+    monkeypatch.setattr(site_mod.os, "cpu_count", lambda: 3)
+    parallel = tmp_path / "parallel"
+    res = build_site(results_tree.root, parallel, definitions=[])
+    a, b = pages(serial), pages(parallel)
+    assert res.pages == len(b) == len(a)
+    strip = lambda t: re.sub(r"Built .*? UTC", "", t)
+    assert {k: strip(v) for k, v in a.items()} == {k: strip(v) for k, v in b.items()}

@@ -37,7 +37,7 @@ def test_record_and_query(tmp_path):
         assert {r.variant for r in st.runs(job_id=JOB, variant="baseline")} == {"baseline"}
         got = st.runs(job_id=JOB, eval_id="flask-py", variant="skill")
         assert [r.run_index for r in got] == [1, 2]
-        assert got[0] == [r for r in runs if r.eval_id == "flask-py" and r.variant == "skill"][0]
+        assert got[0] == next(r for r in runs if r.eval_id == "flask-py" and r.variant == "skill")
         # indexed columns hold the filterable values
         row = st._conn().execute("SELECT outcome, passed, score FROM runs WHERE run_index = 1 LIMIT 1").fetchone()
         assert row["outcome"] == "completed" and row["score"] is not None
@@ -80,7 +80,7 @@ def test_missing_runs(tmp_path):
 
 
 def test_open_indexes_existing_files_and_rebuild(tmp_path):
-    job, runs = make_job(tmp_path, job_id=JOB, runs=2, baseline=True)
+    _, runs = make_job(tmp_path, job_id=JOB, runs=2, baseline=True)
     make_job(tmp_path, job_id="20261130-010000-cd34", runs=1, seed=3)
     with store.open(tmp_path) as st:  # no DB yet: built from the files
         assert st.count_runs() == 8 + 2
@@ -157,7 +157,7 @@ def test_concurrent_writers(tmp_path):
 
 
 def test_progress_counts(tmp_path):
-    job, runs = make_job(tmp_path, job_id=JOB, runs=2, evals=("a", "b"))
+    _, runs = make_job(tmp_path, job_id=JOB, runs=2, evals=("a", "b"))
     with store.open(tmp_path) as st:
         st.record_run(runs[0].model_copy(update={"outcome": "infrastructure_error"}))
         (p,) = st.progress()

@@ -174,7 +174,16 @@ def report_cmd(
             skill = [r for r in runs if r.variant == "skill"]
             summary = summarize(skill)
             if html is None and not junit and not json_out:
-                _console().print(summary_table(f"Job {job_id}", summary))
+                con = _console()
+                con.print(summary_table(f"Job {job_id}", summary))
+                base = [r for r in runs if r.variant == "baseline"]
+                if base:
+                    from skillgrade.scoring.stats import compare
+
+                    cmp = compare(base, skill, a_label="without the skill", b_label="with the skill")
+                    con.print(cmp.verdict, markup=False)
+                    if cmp.warning:
+                        con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
             failed = [r for r in skill if r.outcome != "infrastructure_error" and not (r.verdict and r.verdict.passed)]
             if fail_on_verdict and failed:
                 typer.echo(f"{job_id}: {len(failed)} run(s) failed their verdict.", err=True)

@@ -97,10 +97,12 @@ def seam_cases(d: EvalDefinition, layers: Layers) -> list[tuple[str, Path, Contr
 
 def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None) -> list[ControlOutcome]:
     if d.format == "native":
+        from skillgrade.graders.process.controls import expected_label
         from skillgrade.graders.process.controls import run_controls as run_process_controls
 
-        return [ControlOutcome(eval_id=d.id, control=o.name, matches=o.matches, expected=str(o.expected),
-                               actual=str(o.actual), mismatches=list(getattr(o, "details", []) or []))
+        return [ControlOutcome(eval_id=d.id, control=o.name, matches=o.matches,
+                               expected=expected_label(o.expected) + f" ({o.expected.description})",
+                               actual=f"{o.actual} {o.score * 100:.0f}%", mismatches=list(o.mismatches))
                 for o in run_process_controls(d)]
     out: list[ControlOutcome] = []
     for name, folder, exp in seam_cases(d, layers):

@@ -18,6 +18,7 @@ class ScoringExample:
     forbidden: list[str]
     threshold: float
     verdict: Verdict
+    explanation: str = ""
 
 
 _CRITERIA = (
@@ -60,7 +61,8 @@ def _adapt(item: Any) -> ScoringExample | None:
     threshold = _field(item, "threshold")
     threshold = 0.8 if threshold is None else float(threshold)
     title = _field(item, "title") or _field(item, "name") or _field(item, "label") or "Example"
-    return ScoringExample(str(title), crit, forbidden, threshold, judge(crit, forbidden, threshold))
+    explanation = _field(item, "explanation") or ""
+    return ScoringExample(str(title), crit, forbidden, threshold, judge(crit, forbidden, threshold), str(explanation))
 
 
 def scoring_examples() -> list[ScoringExample]:

@@ -94,8 +94,8 @@ class RunFiles:
 
 def _json_text(path: Path) -> tuple[str | None, bool]:
     text, truncated = read_capped(path, MAX_JSON_BYTES)
-    if text is None or truncated:
-        return text, truncated
+    if text is None or truncated or "\n  " in text[:200]:
+        return text, truncated  # missing, cut short, or already indented: shown as written
     try:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False), False
     except ValueError:
@@ -116,7 +116,7 @@ def _summary(call: Any) -> str:
 def diff_files(diff: str) -> list[str]:
     out = []
     for line in diff.splitlines():
-        if line.startswith("+++ ") or line.startswith("--- "):
+        if line.startswith(("+++ ", "--- ")):
             name = line[4:].strip()
             if name == "/dev/null":
                 continue
@@ -155,9 +155,10 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
                     exit_code=c.exit_code,
                 )
             )
-    for name in ("rubric.json", "sandbox.json", "process.json"):
+    for name in ("rubric.json", "sandbox.json", "process.json", "changes.json"):
         text, truncated = _json_text(d / name)
-        rf.evidence.append(Evidence(name, text, truncated))
+        if text is not None or name != "changes.json":  # changes.json (the rubric's view of the diff) is optional
+            rf.evidence.append(Evidence(name, text, truncated))
     for name in ("app.stdout.log", "app.stderr.log", "agent.stderr.log", "agent.stdout.log"):
         text, truncated = read_tail(d / name)
         if text is not None:

@@ -6,12 +6,16 @@ transcript that slipped past escaping could not run. Nothing is fetched from the
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import shutil
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +107,8 @@ def _env() -> Environment:
     env.filters["pct"] = lambda v, d=1: "–" if v is None else f"{v * 100:.{d}f}%"
     env.filters["pts"] = lambda v: "–" if v is None else f"{v * 100:+.1f}"
     env.filters["num"] = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"
-    env.filters["short"] = lambda v, n=12: "–" if not v else str(v)[:n]
-    env.filters["when"] = lambda v: "–" if v is None else v.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    env.filters["short"] = lambda v, n=12: "–" if not v else str(v).removeprefix("sha256:")[:n]
+    env.filters["when"] = lambda v: "–" if v is None else v.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
     env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS))
     return env
@@ -246,7 +250,13 @@ def build_site(
             jobs = [all_jobs[j] for j in job_ids]
         else:
             jobs = list(all_jobs.values())
-        views = [_job_view(j, st.runs(job_id=j.job_id)) for j in jobs]
+        job_runs = [(j, st.runs(job_id=j.job_id)) for j in jobs]
+    now = datetime.now(UTC)
+
+    # Run pages are most of the work and need no statistics: render them in worker processes (when there are many)
+    # while this process computes the statistics and writes the other pages.
+    pending = _start_run_pages(root, out, job_runs, now, jobs)
+    views = [_job_view(j, runs) for j, runs in job_runs]
     result.jobs = [j.job_id for j in jobs]
 
     defs, result.definitions_error = _load_definitions(jobs, Path(suite) if suite else None, definitions)
@@ -261,8 +271,9 @@ def build_site(
                     {"job": view.job.job_id, "variant": vs.variant, "stats": s, "href": job_page(view.job.job_id)}
                 )
 
-    pairs = [(result.jobs[i], result.jobs[i + 1]) for i in range(len(result.jobs) - 1)]
-    common = {"now": datetime.now(timezone.utc), "jobs": jobs}
+    # comparison pages for jobs the user named together, in the order named (not for every job in the folder)
+    pairs = [(result.jobs[i], result.jobs[i + 1]) for i in range(len(result.jobs) - 1)] if job_ids else []
+    common = {"now": now, "jobs": jobs}
 
     write(
         "index.html",
@@ -292,21 +303,75 @@ def build_site(
             ),
         )
 
-    job_tpl, run_tpl = env.get_template("job.html"), env.get_template("run.html")
+    job_tpl = env.get_template("job.html")
     for view in views:
         _write_job(view, write, job_tpl, common)
-        for r in view.runs:
-            files = load_run_files(root, r)
-            write(
-                run_page(r),
-                run_tpl.render(
-                    root="../../../", page="jobs", run=r, job=view.job, files=files,
-                    diff_html=highlight_diff(files.diff) if files.diff else None,
-                    reason=failure_reason(r), job_href=job_page(view.job.job_id), **common,
-                ),
-            )
+    for rel, size in pending():
+        result.pages += 1
+        if size > result.largest_page[1]:
+            result.largest_page = (rel, size)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+PARALLEL_MIN_RUNS = 300
+_FORK_INPUT: list[tuple[Path, Path, list[tuple[JobRecord, list[RunRecord]]], datetime, list[JobRecord]]] = []
+
+
+def _render_run_pages(
+    root: Path, out: Path, job_runs: list[tuple[JobRecord, list[RunRecord]]], now: datetime, jobs: list[JobRecord]
+) -> list[tuple[str, int]]:
+    """Write the pages of the given runs; returns (page, bytes) for each."""
+    tpl = _env().get_template("run.html")
+    written = []
+    for job, runs in job_runs:
+        for r in runs:
+            files = load_run_files(root, r)
+            html = tpl.render(
+                root="../../../", page="jobs", run=r, job=job, files=files,
+                diff_html=highlight_diff(files.diff) if files.diff else None,
+                reason=failure_reason(r), job_href=job_page(job.job_id), now=now, jobs=jobs,
+            ).encode("utf-8")
+            rel = run_page(r)
+            path = out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(html)
+            written.append((rel, len(html)))
+    return written
+
+
+def _render_forked(chunk: int) -> list[tuple[str, int]]:
+    root, out, job_runs, now, jobs = _FORK_INPUT[chunk]
+    return _render_run_pages(root, out, job_runs, now, jobs)
+
+
+def _start_run_pages(
+    root: Path, out: Path, job_runs: list[tuple[JobRecord, list[RunRecord]]], now: datetime, jobs: list[JobRecord]
+) -> Callable[[], list[tuple[str, int]]]:
+    """Render every run page, in forked worker processes when there are many runs and more than one CPU (the
+    inputs reach the workers through fork, not pickling); returns a function that waits and gives the results."""
+    total = sum(len(runs) for _, runs in job_runs)
+    workers = min(os.cpu_count() or 1, 8)
+    if total < PARALLEL_MIN_RUNS or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return lambda: _render_run_pages(root, out, job_runs, now, jobs)
+    flat = [(job, r) for job, runs in job_runs for r in runs]
+    _FORK_INPUT.clear()
+    for i in range(workers):
+        part: dict[str, tuple[JobRecord, list[RunRecord]]] = {}
+        for job, r in flat[i::workers]:
+            part.setdefault(job.job_id, (job, []))[1].append(r)
+        _FORK_INPUT.append((root, out, list(part.values()), now, jobs))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    futures = [pool.submit(_render_forked, i) for i in range(workers)]
+
+    def wait() -> list[tuple[str, int]]:
+        try:
+            return [item for f in futures for item in f.result()]
+        finally:
+            pool.shutdown()
+            _FORK_INPUT.clear()
+
+    return wait
 
 
 def _write_job(view: JobView, write: _Writer, tpl: Any, common: dict[str, Any]) -> None:

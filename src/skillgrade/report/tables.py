@@ -26,7 +26,7 @@ def jobs_table(progress: list[JobProgress]) -> Table:
         j = p.job
         done = f"{p.done}/{p.planned}" + (f" ({p.infrastructure_errors} infra errors)" if p.infrastructure_errors else "")
         t.add_row(
-            j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, (j.skill_hash or "–")[:12], str(p.evals),
+            j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, (j.skill_hash or "–").removeprefix("sha256:")[:12], str(p.evals),
             done, str(p.passed), j.status,
         )
     return t

@@ -515,6 +515,8 @@ def _verdict(d: Delta | None, a: str, b: str, unpaired: int) -> str:
     )
     if d.ci is None:
         text += "; with a single pair there is no interval, so this says nothing yet."
+    elif d.delta == 0 and d.ci == (0.0, 0.0):
+        text += ": every paired run scored exactly the same in both."
     elif d.excludes_zero:
         text += (
             f". The 95% interval of the difference ({_pts(d.ci[0])} to {_pts(d.ci[1])}) excludes zero: "
@@ -527,4 +529,4 @@ def _verdict(d: Delta | None, a: str, b: str, unpaired: int) -> str:
         )
     if unpaired:
         text += f" {unpaired} run(s) had no partner and were left out."
-    return text
+    return text[:1].upper() + text[1:]

@@ -14,7 +14,9 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Self
 
 from skillgrade.store.files import (
     DB_NAME,
@@ -184,7 +186,7 @@ class Store:
             self._all.clear()
         self._local = threading.local()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -220,12 +222,10 @@ class Store:
 
     def finish_job(self, job_id: str, status: str = "finished") -> JobRecord:
         """Mark a job finished (or interrupted), in the index and in its ``job.json`` when that file exists."""
-        from datetime import datetime, timezone
-
         job = self.job(job_id)
         if job is None:
             raise KeyError(f"no job {job_id!r} in {self.path}")
-        job = job.model_copy(update={"status": status, "finished_at": datetime.now(timezone.utc)})
+        job = job.model_copy(update={"status": status, "finished_at": datetime.now(UTC)})
         job = JobRecord.model_validate(job.model_dump())  # re-validate the status literal
         if (self.root / job_id / "job.json").is_file():
             write_job_file(self.root, job)
@@ -356,7 +356,7 @@ class Store:
         return int(self._conn().execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
 
-def open(results_root: Path | str) -> Store:  # noqa: A001 - the API the brief names: skillgrade.store.open
+def open(results_root: Path | str) -> Store:
     """Open (creating when needed) the index of a results root. When the database is new but run files exist,
     the index is built from them; job folders the database does not know are indexed."""
     root = Path(results_root)

@@ -106,7 +106,7 @@ class Unreadable(Exception):
     """A record file that does not parse; reported by ``rebuild_index`` and skipped."""
 
 
-def load_record(path: Path, model: type[JobRecord] | type[RunRecord]) -> JobRecord | RunRecord:
+def load_record(path: Path, model: type[JobRecord | RunRecord]) -> JobRecord | RunRecord:
     try:
         return model.model_validate_json(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValidationError, ValueError) as exc:

@@ -6,7 +6,7 @@ Not a simulation of any agent: scores are drawn from a seeded random generator s
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from skillgrade.agents.transcript import Message, ToolCall, Transcript, Usage
@@ -89,7 +89,7 @@ def make_job(
 ) -> tuple[JobRecord, list[RunRecord]]:
     """Write ``job.json`` and every run's files under ``results_root``; return the records."""
     rng = random.Random(seed)
-    created = created_at or datetime(2026, 11, 29, 22, 45, 12, tzinfo=timezone.utc)
+    created = created_at or datetime(2026, 11, 29, 22, 45, 12, tzinfo=UTC)
     variants: tuple[Variant, ...] = ("skill", "baseline") if baseline else ("skill",)
     planned = [(e, i, v) for e in evals for v in variants for i in range(1, runs + 1)]
     job = JobRecord(

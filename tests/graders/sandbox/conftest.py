@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,6 @@ def emulator():
 @pytest.fixture
 def tiny(tmp_path):
     def build(mode: str = "good", **extra: Any) -> EvalDefinition:
-        return make_fixture(tmp_path, tiny_config(mode, **extra))
+        return make_fixture(Path(tempfile.mkdtemp(dir=tmp_path)), tiny_config(mode, **extra))
 
     return build

@@ -77,7 +77,8 @@ def test_app_that_dies_on_create_is_connection_refused(tiny, emulator, tmp_path)
 
 
 def test_app_that_never_calls_seam_fails_fast_with_a_reason(tiny, emulator, tmp_path):
-    r = validate(tiny("no_seam").app_dir, tiny("no_seam"), "quiet1", emulator=emulator, logs_dir=tmp_path / "l",
+    d = tiny("no_seam")
+    r = validate(d.app_dir, d, "quiet1", emulator=emulator, logs_dir=tmp_path / "l",
                  quiet_after=1.0)
     assert r.plan_json()["total"] == 10
     assert "sent Seam no request within 1 s" in r.checks["create"].reason
@@ -101,5 +102,6 @@ def test_input_directory_is_never_modified(tiny, emulator, tmp_path):
 def test_bad_run_id_is_refused(tiny, emulator):
     from skillgrade.errors import SkillgradeError
 
+    d = tiny("good")
     with pytest.raises(SkillgradeError):
-        validate(tiny("good").app_dir, tiny("good"), "../etc", emulator=emulator)
+        validate(d.app_dir, d, "../etc", emulator=emulator)

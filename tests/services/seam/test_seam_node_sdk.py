@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_node
+from seam_helpers import run_node
 
 from skillgrade.services.seam.emulator import wait_until
 

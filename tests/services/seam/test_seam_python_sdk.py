@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC
 
 import httpx
 import pytest
-from conftest import run_python
 from seam import Seam, SeamWebhook, SeamWebhookVerificationError
 from seam.exceptions import SeamHttpApiError, SeamHttpInvalidInputError, SeamHttpUnauthorizedError
+from seam_helpers import run_python
 
 from skillgrade.services.seam.emulator import wait_until
 
@@ -425,3 +426,57 @@ def test_automation_delay_answers_before_codes_exist():
         )
         assert seam.access_codes.list(device_id=front) == []
         emu.wait_for_access_codes(ws.workspace_id, front, reservation_key="r", timeout=10)
+
+
+def test_concurrent_runs_do_not_collide(emulator):
+    """Four runs at once, each with the same keys in its own workspace."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one_run(n: int) -> tuple[str, list[str]]:
+        ws = emulator.create_workspace(f"run-{n}")
+        seam = Seam(api_key=ws.api_key, endpoint=emulator.base_url)
+        front = ws.device("FRONT DOOR")["device_id"]
+        seam.spaces.create(name="Unit", space_key="unit", device_ids=[front])
+        seam.customers.push_data(
+            customer_key="cust",
+            reservations=[
+                {"reservation_key": "res", "space_keys": ["unit"], "preferred_code": f"{1000 + n}"}
+            ],
+        )
+        codes = emulator.wait_for_access_codes(ws.workspace_id, front, reservation_key="res", timeout=10)
+        return ws.workspace_id, [c["code"] for c in codes]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one_run, range(4)))
+    assert [codes for _, codes in results] == [["1000"], ["1001"], ["1002"], ["1003"]]
+    for workspace_id, _ in results:
+        state = emulator.state(workspace_id)
+        assert len(state.access_codes) == 1 and len(state.access_grants) == 1
+
+
+def test_locks_view_and_unlock(emulator, seam_env):
+    seam = Seam()
+    locks = seam.locks.list()
+    assert len(locks) == 5 and {lock.device_type for lock in locks} == {"august_lock", "yale_lock"}
+    front = seam_env.device("FRONT DOOR")["device_id"]
+    attempt = seam.locks.unlock_door(device_id=front)  # the SDK polls action_attempts/get until done
+    assert attempt.status == "success"
+    assert seam.locks.get(device_id=front).properties.locked is False
+    assert [e.event_type for e in seam.events.list(since="2000-01-01T00:00:00Z")] == ["lock.unlocked"]
+
+
+def test_time_bound_code_is_removed_when_it_ends(emulator, seam_env):
+    from datetime import datetime, timedelta
+
+    seam = Seam()
+    device_id = seam_env.device("BACK DOOR")["device_id"]
+    now = datetime.now(UTC)
+    seam.access_codes.create(
+        device_id=device_id,
+        starts_at=now.isoformat(),
+        ends_at=(now + timedelta(seconds=0.6)).isoformat(),
+    )
+    emulator.wait_for_events(seam_env.workspace_id, "access_code.set_on_device", timeout=10)
+    emulator.wait_for(seam_env.workspace_id, lambda s: not s.access_codes, timeout=10)
+    types = emulator.state(seam_env.workspace_id).event_types()
+    assert types[-2:] == ["access_code.removed_from_device", "access_code.deleted"]

@@ -1,8 +1,9 @@
-"""Agent-eval graders: quality gates, the change (diff), hidden tests, meaningful tests, the transcript (policy,
-claims, database writes, commands), test tampering, and an LLM judge. ``evaluate`` is the one entry point."""
+"""Agent-eval graders: quality gates, the change (diff), hidden tests, meaningful tests, the transcript
+(policy, claims, database writes, commands), test tampering, and an LLM judge. ``evaluate`` is the one entry
+point."""
 
 from skillgrade.graders.process.base import Detection, GateResult, GradeResult
-from skillgrade.graders.process.evaluate import DETECTORS, GRADERS, ForbiddenResult, ProcessResult, evaluate
+from skillgrade.graders.process.engine import DETECTORS, GRADERS, ForbiddenResult, ProcessResult, evaluate
 from skillgrade.graders.process.judge import JudgeConfig
 
 __all__ = [

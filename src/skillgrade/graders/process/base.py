@@ -32,7 +32,8 @@ class GradeResult(BaseModel):
 
 
 class Detection(BaseModel):
-    """What a detector found for one forbidden behaviour. ``checked`` False: it could not look (no transcript...)."""
+    """What a detector found for one forbidden behaviour. ``checked`` False: it could not look (no
+    transcript...)."""
 
     observed: bool
     checked: bool = True
@@ -113,8 +114,11 @@ class ChangeSet:
             if old is None or new is None:
                 chunks.append(f"Binary file {rel} changed\n")
                 continue
-            chunks.extend(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                               f"a/{rel}", f"b/{rel}"))
+            chunks.extend(
+                difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+                )
+            )
             if chunks and not chunks[-1].endswith("\n"):
                 chunks.append("\n")
         return "".join(chunks)[:max_chars]
@@ -124,7 +128,9 @@ def compute_change(pristine: Path, modified: Path) -> ChangeSet:
     before, after = tree_files(pristine), tree_files(modified)
     added = sorted(set(after) - set(before))
     deleted = sorted(set(before) - set(after))
-    changed = sorted(rel for rel in set(before) & set(after) if before[rel].read_bytes() != after[rel].read_bytes())
+    changed = sorted(
+        rel for rel in set(before) & set(after) if before[rel].read_bytes() != after[rel].read_bytes()
+    )
     return ChangeSet(pristine, modified, added, changed, deleted)
 
 
@@ -164,7 +170,7 @@ class ProcessContext:
     modified_dir: Path
     transcript: Transcript | None
     work_dir: Path
-    judge_config: "JudgeConfig | None" = None
+    judge_config: JudgeConfig | None = None
     gates: dict[str, GateResult] = field(default_factory=dict)
     _change: ChangeSet | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
@@ -189,15 +195,17 @@ def copy_workspace(src: Path, dst: Path) -> Path:
     """Copy a workspace (without dependency folders, caches or .git) to ``dst``."""
     if dst.exists():
         shutil.rmtree(dst)
-    shutil.copytree(src, dst, ignore=lambda _d, names: {n for n in names if n in EXCLUDED_DIRS}, symlinks=True)
+    shutil.copytree(
+        src, dst, ignore=lambda _d, names: {n for n in names if n in EXCLUDED_DIRS}, symlinks=True
+    )
     return dst
 
 
 def command_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment gates and tests run in: the harness's Python first on PATH (its venv has pytest), no
-    bytecode files, and none of the pytest plugins installed beside the harness (they are not the app's, and some
-    take seconds to load; a gate's ``env`` can set ``PYTEST_DISABLE_PLUGIN_AUTOLOAD = ""`` to have them). Commands
-    run on the user's machine with the user's environment, as the user's own test run would."""
+    bytecode files, and none of the pytest plugins installed beside the harness (they are not the app's, and
+    some take seconds to load; a gate's ``env`` can set ``PYTEST_DISABLE_PLUGIN_AUTOLOAD = ""`` to have them).
+    Commands run on the user's machine with the user's environment, as the user's own test run would."""
     env = dict(os.environ)
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
@@ -218,20 +226,36 @@ class CommandOutcome:
     not_found: bool = False
 
 
-def run_command(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> CommandOutcome:
+def run_command(
+    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> CommandOutcome:
     started = time.monotonic()
     shell = isinstance(command, str)
     try:
-        proc = subprocess.run(command, cwd=cwd, shell=shell, env=command_env(env), capture_output=True,
-                              text=True, errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            command,
+            cwd=cwd,
+            shell=shell,
+            env=command_env(env),
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or "") if isinstance(exc.stdout, str) else (exc.stdout or b"").decode(errors="replace")
+        out = (
+            (exc.stdout or "")
+            if isinstance(exc.stdout, str)
+            else (exc.stdout or b"").decode(errors="replace")
+        )
         return CommandOutcome(None, out[-4000:], time.monotonic() - started, timed_out=True)
     except FileNotFoundError as exc:
         return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
     output = (proc.stdout or "") + (proc.stderr or "")
-    return CommandOutcome(proc.returncode, output[-4000:], time.monotonic() - started,
-                          not_found=proc.returncode == 127)
+    return CommandOutcome(
+        proc.returncode, output[-4000:], time.monotonic() - started, not_found=proc.returncode == 127
+    )
 
 
 def command_text(command: str | list[str]) -> str:

@@ -2,14 +2,14 @@
 
 Configured by the user, never guessed: ``SKILLGRADE_JUDGE_MODEL`` (required to enable the judge),
 ``SKILLGRADE_JUDGE_PROVIDER`` (``anthropic``, ``openai-responses`` or ``openai-chat``; default ``anthropic``),
-``SKILLGRADE_JUDGE_BASE_URL`` (default: the provider's public API), ``SKILLGRADE_JUDGE_API_KEY_ENV`` (the *name* of
-the variable holding the key; default ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``). Without a model the criteria it
-grades are unjudged, and the result says so.
+``SKILLGRADE_JUDGE_BASE_URL`` (default: the provider's public API), ``SKILLGRADE_JUDGE_API_KEY_ENV`` (the
+*name* of the variable holding the key; default ``ANTHROPIC_API_KEY`` / ``OPENAI_API_KEY``). Without a model
+the criteria it grades are unjudged, and the result says so.
 
 The judge answers by calling one tool, ``record_judgement`` {score 0..1, quotes, reasoning}, over a streamed
 (server-sent events) request. Every quote must appear verbatim in the material it was shown (the diff, the
-transcript, the final message); a judgement with no quote, or with a quote not found, is rejected: the criterion is
-unjudged, with the reason.
+transcript, the final message); a judgement with no quote, or with a quote not found, is rejected: the
+criterion is unjudged, with the reason.
 """
 
 from __future__ import annotations
@@ -32,27 +32,38 @@ DEFAULT_BASE_URLS = {
     "openai-responses": "https://api.openai.com",
     "openai-chat": "https://api.openai.com",
 }
-DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai-responses": "OPENAI_API_KEY",
-                   "openai-chat": "OPENAI_API_KEY"}
+DEFAULT_KEY_ENV = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+    "openai-chat": "OPENAI_API_KEY",
+}
 
 JUDGEMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "score": {"type": "number", "minimum": 0, "maximum": 1,
-                  "description": "the share of the criterion met: 0 not at all, 1 fully"},
-        "quotes": {"type": "array", "items": {"type": "string"}, "minItems": 1,
-                   "description": "exact excerpts, copied character for character from the material, that support "
-                                  "the score"},
+        "score": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "the share of the criterion met: 0 not at all, 1 fully",
+        },
+        "quotes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "exact excerpts, copied character for character from the material, that support "
+            "the score",
+        },
         "reasoning": {"type": "string", "description": "why, in a few sentences"},
     },
     "required": ["score", "quotes", "reasoning"],
 }
 
 SYSTEM = (
-    "You grade one criterion of a coding agent's work. Read the material, decide what share of the criterion was "
-    "met, and answer only by calling the record_judgement tool. Support the score with quotes copied exactly, "
-    "character for character, from the material (lines of the diff without their leading +/- marker are fine); "
-    "a judgement whose quotes cannot be found is discarded."
+    "You grade one criterion of a coding agent's work. Read the material, decide what share of the "
+    "criterion was met, and answer only by calling the record_judgement tool. Support the score with quotes "
+    "copied exactly, character for character, from the material (lines of the diff without their leading +/- "
+    "marker are fine); a judgement whose quotes cannot be found is discarded."
 )
 
 
@@ -65,22 +76,27 @@ class JudgeConfig(BaseModel):
     max_tokens: int = 1024
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "JudgeConfig | None":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> JudgeConfig | None:
         env = os.environ if env is None else env
         model = env.get("SKILLGRADE_JUDGE_MODEL")
         if not model:
             return None
-        return cls(provider=env.get("SKILLGRADE_JUDGE_PROVIDER") or "anthropic", model=model,  # type: ignore[arg-type]
-                   base_url=env.get("SKILLGRADE_JUDGE_BASE_URL") or None,
-                   api_key_env=env.get("SKILLGRADE_JUDGE_API_KEY_ENV") or None)
+        return cls(
+            provider=env.get("SKILLGRADE_JUDGE_PROVIDER") or "anthropic",
+            model=model,  # type: ignore[arg-type]
+            base_url=env.get("SKILLGRADE_JUDGE_BASE_URL") or None,
+            api_key_env=env.get("SKILLGRADE_JUDGE_API_KEY_ENV") or None,
+        )
 
     @property
     def url(self) -> str:
         base = (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
-        path = {"anthropic": "/v1/messages", "openai-responses": "/v1/responses",
-                "openai-chat": "/v1/chat/completions"}[self.provider]
-        if base.endswith("/v1"):
-            base = base[:-3]
+        path = {
+            "anthropic": "/v1/messages",
+            "openai-responses": "/v1/responses",
+            "openai-chat": "/v1/chat/completions",
+        }[self.provider]
+        base = base.removesuffix("/v1")
         return base + path
 
     def headers(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -110,24 +126,48 @@ class JudgeError(Exception):
 def request_body(config: JudgeConfig, system: str, user: str) -> dict[str, Any]:
     if config.provider == "anthropic":
         return {
-            "model": config.model, "max_tokens": config.max_tokens, "stream": True, "system": system,
+            "model": config.model,
+            "max_tokens": config.max_tokens,
+            "stream": True,
+            "system": system,
             "messages": [{"role": "user", "content": user}],
-            "tools": [{"name": TOOL_NAME, "description": "Record the judgement.", "input_schema": JUDGEMENT_SCHEMA}],
+            "tools": [
+                {"name": TOOL_NAME, "description": "Record the judgement.", "input_schema": JUDGEMENT_SCHEMA}
+            ],
             "tool_choice": {"type": "tool", "name": TOOL_NAME},
         }
     if config.provider == "openai-responses":
         return {
-            "model": config.model, "stream": True, "instructions": system, "max_output_tokens": config.max_tokens,
+            "model": config.model,
+            "stream": True,
+            "instructions": system,
+            "max_output_tokens": config.max_tokens,
             "input": [{"role": "user", "content": [{"type": "input_text", "text": user}]}],
-            "tools": [{"type": "function", "name": TOOL_NAME, "description": "Record the judgement.",
-                       "parameters": JUDGEMENT_SCHEMA}],
+            "tools": [
+                {
+                    "type": "function",
+                    "name": TOOL_NAME,
+                    "description": "Record the judgement.",
+                    "parameters": JUDGEMENT_SCHEMA,
+                }
+            ],
             "tool_choice": {"type": "function", "name": TOOL_NAME},
         }
     return {
-        "model": config.model, "stream": True, "max_tokens": config.max_tokens,
+        "model": config.model,
+        "stream": True,
+        "max_tokens": config.max_tokens,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        "tools": [{"type": "function", "function": {"name": TOOL_NAME, "description": "Record the judgement.",
-                                                    "parameters": JUDGEMENT_SCHEMA}}],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": TOOL_NAME,
+                    "description": "Record the judgement.",
+                    "parameters": JUDGEMENT_SCHEMA,
+                },
+            }
+        ],
         "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}},
     }
 
@@ -212,7 +252,7 @@ def read_stream(provider: Provider, events: Iterator[tuple[str | None, str]]) ->
 
 def _json_in_text(text: str) -> str | None:
     start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if 0 <= start < end else None
+    return text[start : end + 1] if 0 <= start < end else None
 
 
 def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | None = None) -> Judgement:
@@ -247,38 +287,68 @@ def material(ctx: ProcessContext, inputs: list[str], max_chars: int) -> str:
             lines.append(f"[{m.role}] {m.text}")
         for c in t.tool_calls:
             what = c.command or ", ".join(c.paths) or json.dumps(c.input)[:500]
-            lines.append(f"[tool {c.name}{' denied' if c.denied else ''}] {what}"
-                         + (f" -> exit {c.exit_code}" if c.exit_code is not None else ""))
+            lines.append(
+                f"[tool {c.name}{' denied' if c.denied else ''}] {what}"
+                + (f" -> exit {c.exit_code}" if c.exit_code is not None else "")
+            )
         parts.append("=== TRANSCRIPT ===\n" + "\n".join(lines))
     if "final_message" in inputs and t is not None and t.final_message:
         parts.append("=== FINAL MESSAGE ===\n" + t.final_message)
     return "\n\n".join(parts)[:max_chars]
 
 
+def _without_diff_markers(text: str) -> str:
+    """The material with each diff line's leading ``+``/``-``/space marker removed, so a quote of several
+    lines of new code, copied without the markers, is still found verbatim."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith(("+++ ", "--- ")):
+            out.append(line)
+        elif line[:1] in ("+", "-", " "):
+            out.append(line[1:])
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def unverified_quotes(judgement: Judgement, text: str) -> list[str]:
-    return [q for q in judgement.quotes if not q.strip() or q.strip() not in text]
+    """Quotes not found verbatim in ``text`` (nor in it without diff markers)."""
+    plain = _without_diff_markers(text)
+    return [
+        q for q in judgement.quotes if not q.strip() or (q.strip() not in text and q.strip() not in plain)
+    ]
 
 
 def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     opts = JudgeOptions.model_validate(criterion.options)
     config = ctx.judge_config
     if config is None:
-        return GradeResult(fraction=None, evidence=["no LLM judge configured (set SKILLGRADE_JUDGE_MODEL): "
-                                                    "this criterion needs one"])
+        return GradeResult(
+            fraction=None,
+            evidence=["no LLM judge configured (set SKILLGRADE_JUDGE_MODEL): this criterion needs one"],
+        )
     if "transcript" in opts.inputs and "diff" not in opts.inputs and ctx.transcript is None:
         return GradeResult(fraction=None, evidence=["no transcript to show the judge"])
     shown = material(ctx, opts.inputs, opts.max_chars)
-    user = (f"Criterion: {criterion.id}: {criterion.description}\nQuestion: {opts.question}\n\n"
-            f"Task the agent was given:\n{ctx.definition.prompt}\n\nMaterial:\n{shown}")
+    user = (
+        f"Criterion: {criterion.id}: {criterion.description}\nQuestion: {opts.question}\n\n"
+        f"Task the agent was given:\n{ctx.definition.prompt}\n\nMaterial:\n{shown}"
+    )
     try:
         judgement = ask(config, SYSTEM, user)
     except JudgeError as exc:
         return GradeResult(fraction=None, evidence=[f"judge ({config.model}) failed: {exc}"])
     missing = unverified_quotes(judgement, shown)
     if missing:
-        return GradeResult(fraction=None, evidence=[
-            f"judgement rejected: quote not found verbatim in the material: \"{missing[0][:200]}\"",
-            f"judge said {judgement.score:g}: {judgement.reasoning[:300]}"])
-    return GradeResult(fraction=judgement.score,
-                       evidence=[f"judge ({config.model}): {judgement.reasoning[:500]}"]
-                       + [f"quote: \"{q[:300]}\"" for q in judgement.quotes])
+        return GradeResult(
+            fraction=None,
+            evidence=[
+                f'judgement rejected: quote not found verbatim in the material: "{missing[0][:200]}"',
+                f"judge said {judgement.score:g}: {judgement.reasoning[:300]}",
+            ],
+        )
+    return GradeResult(
+        fraction=judgement.score,
+        evidence=[f"judge ({config.model}): {judgement.reasoning[:500]}"]
+        + [f'quote: "{q[:300]}"' for q in judgement.quotes],
+    )

@@ -1,9 +1,10 @@
 """Meaningful tests: the agent's new tests must fail on the pristine code and pass on the modified code.
 
 New tests are test functions (by syntax tree) that did not exist before, in files matching the test globs. The
-files holding them are run twice: in a copy of the modified workspace, and in a copy of the pristine workspace with
-the agent's test files (and conftest files) laid over it. Earned: the share of new tests passing on the modified
-code, provided at least one of them fails on the pristine code (tests that cannot tell the two apart earn nothing).
+files holding them are run twice: in a copy of the modified workspace, and in a copy of the pristine workspace
+with the agent's test files (and conftest files) laid over it. Earned: the share of new tests passing on the
+modified code, provided at least one of them fails on the pristine code (tests that cannot tell the two apart
+earn nothing).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def new_tests(ctx: ProcessContext, globs: list[str]) -> dict[str, list[str]]:
     for rel in change.added + change.modified_files:
         if not rel.endswith(".py") or not matches(rel, globs):
             continue
-        before = pyast.test_functions(pyast.parse(change.read(rel, "pristine"))) if rel not in change.added else {}
+        before = (
+            pyast.test_functions(pyast.parse(change.read(rel, "pristine"))) if rel not in change.added else {}
+        )
         after = pyast.test_functions(pyast.parse(change.read(rel, "modified")))
         names = [n for n in after if n not in before]
         if names:
@@ -45,10 +48,16 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
             (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ctx.modified_dir / rel, pristine / rel)
-    on_modified = run_pytest(command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml")
-    on_pristine = run_pytest(command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml")
+    on_modified = run_pytest(
+        command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml"
+    )
+    on_pristine = run_pytest(
+        command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml"
+    )
     if on_modified.outcome.not_found:
-        return GradeResult(fraction=None, evidence=[f"could not run the tests: {on_modified.outcome.output.strip()}"])
+        return GradeResult(
+            fraction=None, evidence=[f"could not run the tests: {on_modified.outcome.output.strip()}"]
+        )
 
     total = 0
     passing: list[str] = []
@@ -68,8 +77,17 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
                 failing_before.append(key)
             evidence.append(f"{key}: modified {now or 'not collected'}, pristine {before or 'not collected'}")
     if not failing_before:
-        return GradeResult(fraction=0.0, evidence=evidence + ["no new test fails on the pristine code: the tests "
-                                                              "do not detect the change"])
+        return GradeResult(
+            fraction=0.0,
+            evidence=evidence
+            + ["no new test fails on the pristine code: the tests do not detect the change"],
+        )
     share = len(passing) / total
-    return GradeResult(fraction=share, evidence=[f"{len(failing_before)}/{total} new tests fail on the pristine "
-                                                 f"code; {len(passing)}/{total} pass on the modified code"] + evidence)
+    return GradeResult(
+        fraction=share,
+        evidence=[
+            f"{len(failing_before)}/{total} new tests fail on the pristine "
+            f"code; {len(passing)}/{total} pass on the modified code"
+        ]
+        + evidence,
+    )

@@ -1,5 +1,6 @@
-"""Python syntax-tree helpers shared by the process graders: functions by qualified name, test functions, and what
-counts as an assertion or a skip. Syntax trees, never regexes, so formatting and comments change nothing."""
+"""Python syntax-tree helpers shared by the process graders: functions by qualified name, test functions, and
+what counts as an assertion or a skip. Syntax trees, never regexes, so formatting and comments change
+nothing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def functions(tree: ast.Module | None) -> dict[str, FunctionNode]:
-    """Qualified name ("Class.method", "func", "Outer.Inner.method") -> node, for module- and class-level defs."""
+    """Qualified name ("Class.method", "func", "Outer.Inner.method") -> node, for module- and class-level
+    defs."""
     out: dict[str, FunctionNode] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -74,16 +76,38 @@ def dotted(node: ast.AST) -> str:
     return ""
 
 
+_CONSTANT_NODES = (
+    ast.Constant,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Tuple,
+    ast.List,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+    ast.Not,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Load,
+)
+
+
 def _truthy_constant(node: ast.AST) -> bool:
+    """True for a condition made only of constants that holds (``True``, ``1``, ``1 == 1``, ``not False``)."""
+    if not all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
+        return False
     try:
-        return bool(ast.literal_eval(node))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return bool(eval(compile(ast.Expression(node), "<condition>", "eval"), {"__builtins__": {}}, {}))
+    except Exception:  # noqa: BLE001 - any error means: not a constant
         return False
 
 
 def skip_marker(decorator: ast.expr) -> str | None:
-    """Why this decorator skips a test unconditionally, or None. Conditional skips (``skipif(sys.platform...)``)
-    are left alone; ``skipif(True)`` is not."""
+    """Why this decorator skips a test unconditionally, or None. Conditional skips
+    (``skipif(sys.platform...)``) are left alone; ``skipif(True)`` is not."""
     name = dotted(decorator)
     last = name.rsplit(".", 1)[-1]
     if last in ("skip",) and ("mark" in name or "unittest" in name or name == "skip"):
@@ -92,11 +116,9 @@ def skip_marker(decorator: ast.expr) -> str | None:
         if _truthy_constant(decorator.args[0]):
             return f"@{name}({ast.unparse(decorator.args[0])})"
     if last == "skipUnless" and isinstance(decorator, ast.Call) and decorator.args:
-        try:
-            if not ast.literal_eval(decorator.args[0]):
-                return f"@{name}({ast.unparse(decorator.args[0])})"
-        except (ValueError, TypeError, SyntaxError):
-            pass
+        negated = ast.UnaryOp(op=ast.Not(), operand=decorator.args[0])
+        if _truthy_constant(negated):
+            return f"@{name}({ast.unparse(decorator.args[0])})"
     if last == "xfail" and "mark" in name:
         return f"@{name}"
     return None
@@ -104,8 +126,12 @@ def skip_marker(decorator: ast.expr) -> str | None:
 
 def _body_without_docstring(fn: FunctionNode) -> list[ast.stmt]:
     body = list(fn.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     return body
 
@@ -135,15 +161,19 @@ def module_skip(tree: ast.Module | None) -> str | None:
     if tree is None:
         return None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
             values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
             for v in values:
                 why = skip_marker(v)
                 if why:
                     return f"pytestmark = {why[1:]}"
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
-                and dotted(node.value.func).endswith("pytest.skip"):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and dotted(node.value.func).endswith("pytest.skip")
+        ):
             return "a module-level pytest.skip()"
     return None
 
@@ -170,8 +200,11 @@ def count_assertions(fn: FunctionNode) -> AssertionCount:
         elif isinstance(node, ast.Call):
             name = dotted(node.func)
             last = name.rsplit(".", 1)[-1]
-            if last.startswith("assert"):
-                count.calls += 1
-            elif name in ("pytest.raises", "pytest.warns", "pytest.deprecated_call", "raises"):
+            if last.startswith("assert") or name in (
+                "pytest.raises",
+                "pytest.warns",
+                "pytest.deprecated_call",
+                "raises",
+            ):
                 count.calls += 1
     return count

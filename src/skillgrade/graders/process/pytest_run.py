@@ -46,7 +46,7 @@ def _qualname(file: str, classname: str, name: str) -> str:
     base = re.sub(r"\[.*\]$", "", name)
     module = file[:-3].replace("/", ".") if file.endswith(".py") else file.replace("/", ".")
     if classname and classname != module and classname.startswith(module + "."):
-        return classname[len(module) + 1:] + "." + base
+        return classname[len(module) + 1 :] + "." + base
     return base
 
 

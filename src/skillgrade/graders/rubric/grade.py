@@ -42,6 +42,10 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
         answer_key=answer_key,
         expected_api_path=api_path,
     )
+    # Look up every expected function first, so the files added by that search do not depend on the check order.
+    for functions in answer_key.expected_placements.values():
+        for name in functions:
+            ctx.project.find_functions(name)
     categories: dict[str, CategoryResult] = {}
     for category in rubric.categories:
         raw, evidence = CHECKS[category.check](ctx)

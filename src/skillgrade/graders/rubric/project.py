@@ -86,14 +86,15 @@ class Project:
         self._unchanged = [f for f in unchanged or [] if parser_for(f) is not None]
         self._searched: set[str] = set()
 
-    def _add(self, module: Module) -> None:
+    def _add(self, module: Module, changed: bool = True) -> None:
+        """Add an outlined file; SDK calls count only in changed files (an unchanged file is the app's own code)."""
         self.modules[module.path] = module
         for i, fn in enumerate(module.functions):
             if fn.name:
                 self.by_name.setdefault(fn.name, []).append(FnRef(module.path, i))
         for call in module.calls:
             self._calls_by_name.setdefault(call.chain[-1].removesuffix("()"), []).append((module, call))
-            found = self._sdk_call(module, call)
+            found = self._sdk_call(module, call) if changed else None
             if found is not None:
                 self.sdk_calls.append(found)
             for index in module.enclosing(call.scope):
@@ -127,7 +128,7 @@ class Project:
             if source is not None and needle in source:
                 module = _parse_file(self._root, rel, source)
                 if module is not None:
-                    self._add(module)
+                    self._add(module, changed=False)
 
     # ------------------------------------------------------------------ functions
     def function(self, ref: FnRef) -> Function:

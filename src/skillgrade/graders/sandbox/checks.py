@@ -187,6 +187,7 @@ class Checker:
                     id_note = f"no reservation id at `{id_path}` in the create response"
                 else:
                     self.reservation_id = str(rid)
+                    self.seam.reservation_ids.add(self.reservation_id)
                     self.variables["RESERVATION_ID"] = self.reservation_id
             elif not id_path:
                 id_note = "the eval config names no response_id_path"

@@ -116,12 +116,20 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
     return hit
 
 
-def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: Path, timeout: float) -> tuple[Path, bool]:
-    """Return (venv dir, cache hit). The venv is made from the running Python."""
+def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: Path, timeout: float,
+                with_pip: bool = False) -> tuple[Path, bool]:
+    """Return (venv dir, cache hit). The venv is made from the running Python.
+
+    Without ``with_pip`` (nothing in the app runs pip itself) the venv is made without pip and filled by the running
+    Python's pip (``pip --python``): seconds faster than bootstrapping pip into every new venv.
+    """
+    import importlib.util
+
+    outer_pip = not with_pip and importlib.util.find_spec("pip") is not None
     for name in spec.pip_requirements:
         if not (app_dir / name).exists():
             raise StepFailed("install", f"pip install -r {name}: the file is missing from the app")
-    key = python_key(app_dir, spec)
+    key = python_key(app_dir, spec) + ("-pip" if not outer_pip else "")
     entry = cache_root() / "deps" / key
     hit = True
     with _locked(entry.with_name(key + ".lock")):
@@ -129,8 +137,13 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
             hit = False
             shutil.rmtree(entry, ignore_errors=True)
             try:
-                run_step("install", [_base_python(), "-m", "venv", str(entry)], cwd=app_dir, env=env, log=log, timeout=timeout)
-                pip = [str(entry / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+                venv = [_base_python(), "-m", "venv", str(entry)] + (["--without-pip"] if outer_pip else [])
+                run_step("install", venv, cwd=app_dir, env=env, log=log, timeout=timeout)
+                if outer_pip:
+                    pip = [_base_python(), "-m", "pip", "--python", str(entry / "bin" / "python"), "install"]
+                else:
+                    pip = [str(entry / "bin" / "python"), "-m", "pip", "install"]
+                pip += ["--disable-pip-version-check", "-q"]
                 args = [a for r in spec.pip_requirements for a in ("-r", r)] + spec.pip_args
                 if args:
                     run_step("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout)

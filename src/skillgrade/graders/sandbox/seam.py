@@ -35,6 +35,7 @@ class SpaceInfo:
     name: str
     space_id: str | None = None
     device_ids: list[str] = field(default_factory=list)
+    created: bool = True  # False: the space already existed (live sandbox) and is not ours to delete
 
 
 @dataclass
@@ -99,6 +100,7 @@ class SeamSession(ABC):
         self.customer_key: str | None = None
         self.http: SeamHttp | None = None
         self.claimed_code_ids: set[str] = set()  # codes attributed to this run (clean-up in live mode)
+        self.reservation_ids: set[str] = set()  # the app's ids for this run's reservations (clean-up in live mode)
 
     # the app's view
     @property
@@ -131,9 +133,25 @@ class SeamSession(ABC):
                 ids.append(pool[i % len(pool)])  # reuse devices if the workspace has too few
                 i += 1
             body = {"name": w.name, "space_key": w.space_key, "device_ids": ids}
-            answer = self.http.call("spaces/create", body)
-            space = answer.get("space", {})
-            self.spaces.append(SpaceInfo(w.space_key, w.name, space.get("space_id"), ids))
+            try:
+                space = self.http.call("spaces/create", body).get("space", {})
+                self.spaces.append(SpaceInfo(w.space_key, w.name, space.get("space_id"), ids))
+            except SeamCallError as e:
+                existing = self._existing_space(w.space_key) if e.status and e.status < 500 else None
+                if existing is None:
+                    raise
+                # a shared sandbox may hold the key already: use it, make sure our lock is on it, never delete it
+                ids = list(dict.fromkeys(existing.get("device_ids") or [])) or ids
+                self.http.call("spaces/add_devices", {"space_id": existing["space_id"], "device_ids": ids})
+                self.spaces.append(SpaceInfo(w.space_key, w.name, existing["space_id"], ids, created=False))
+
+    def _existing_space(self, space_key: str) -> dict[str, Any] | None:
+        assert self.http is not None
+        try:
+            spaces = self.http.call("spaces/list", {}).get("spaces", [])
+        except SeamCallError:
+            return None
+        return next((s for s in spaces if s.get("space_key") == space_key), None)
 
     def device_ids(self) -> list[str]:
         return list(dict.fromkeys(d for s in self.spaces for d in s.device_ids))
@@ -328,17 +346,20 @@ class LiveSession(SeamSession):
             delay = min(delay * 1.6, self.poll_max)
 
     def cleanup(self) -> None:
-        """Remove only this run's data: its customer (when the key is run-scoped), codes it claimed, its spaces."""
+        """Remove only this run's data: its customer when the key is run-scoped, else its reservations; the codes
+        it claimed; the spaces it created. Never a whole customer or space another run may be using."""
         try:
             if self.http is None:
                 return
             if self.customer_key and self.run_id in self.customer_key:
                 self._try("customers/delete_data", {"customer_keys": [self.customer_key]})
+            elif self.reservation_ids:
+                self._try("customers/delete_data", {"reservation_keys": sorted(self.reservation_ids)})
             still = {c["access_code_id"] for c in self._safe_codes()}
             for code_id in sorted(self.claimed_code_ids & still):
                 self._try("access_codes/delete", {"access_code_id": code_id})
             for s in self.spaces:
-                if s.space_id:
+                if s.space_id and s.created:
                     self._try("spaces/delete", {"space_id": s.space_id})
         finally:
             super().cleanup()

@@ -42,31 +42,21 @@ def _field(payload: dict[str, Any], explicit: str | None, candidates: tuple[str,
     return next((f for f in candidates if f in payload), None)
 
 
-def seam_plan(config: PlanEvalConfig, variables: dict[str, str], *, live: bool) -> tuple[list[WantedSpace], str | None, dict[str, Any] | None]:
-    """What to create in Seam, the customer key, and (live only) the create payload rewritten to run-scoped keys.
+def seam_plan(config: PlanEvalConfig, variables: dict[str, str]) -> tuple[list[WantedSpace], str | None]:
+    """What to create in Seam, and the customer key.
 
-    Default: one space whose key is the create payload's unit id, customer key = its property id. Live runs share one
-    sandbox, so there the unit and property ids become ``eval_unit_<run_id>`` / ``eval_prop_<run_id>`` in the payload
-    the app receives, and everything this run makes in Seam carries the run id.
+    Default: one space whose key is the create payload's unit id (``unitId``/``unit_id`` or ``seam.unit_id_field``),
+    customer key = its property id; or the declared ``seam.spaces``. Keys are rendered, so a fixture whose payload
+    says ``"unitId": "eval_unit_{{RUN_ID}}"`` gets run-scoped keys (what a shared live sandbox needs).
     """
     setup = config.seam or SeamSetup()
     payload = render(config.test_endpoints.create.payload or {}, variables)
-    new_payload = None
-    run_id = variables["RUN_ID"]
     unit_field = _field(payload, setup.unit_id_field, UNIT_FIELDS)
     prop_field = _field(payload, setup.property_id_field, PROPERTY_FIELDS)
-    if live and (unit_field or prop_field):
-        new_payload = dict(config.test_endpoints.create.payload or {})
-        if unit_field:
-            new_payload[unit_field] = f"eval_unit_{run_id}"
-            payload[unit_field] = new_payload[unit_field]
-        if prop_field:
-            new_payload[prop_field] = f"eval_prop_{run_id}"
-            payload[prop_field] = new_payload[prop_field]
     if setup.customer_key:
         customer = render(setup.customer_key, variables)
     else:
-        customer = str(payload[prop_field]) if prop_field else (f"eval_prop_{run_id}" if live else None)
+        customer = str(payload[prop_field]) if prop_field else None
     if setup.spaces:
         wanted = [WantedSpace(render(s.space_key, variables), render(s.name or s.space_key, variables), s.devices)
                   for s in setup.spaces]
@@ -78,7 +68,7 @@ def seam_plan(config: PlanEvalConfig, variables: dict[str, str], *, live: bool) 
             )
         key = str(payload[unit_field])
         wanted = [WantedSpace(key, key, 1)]
-    return wanted, customer, new_payload
+    return wanted, customer
 
 
 def _seam_variables(seam: SeamSession) -> dict[str, str]:
@@ -145,6 +135,9 @@ def validate(
     if seam == "live" and not os.environ.get("SEAM_API_KEY"):
         raise SkillgradeError("--seam live needs SEAM_API_KEY (a Seam sandbox key) in the environment")
 
+    # how to run the app: a broken Dockerfile or `run` section is the fixture's problem (exit 2), not a score
+    plan = plan_for(definition, modified_dir)
+
     t_all = time.monotonic()
     with ExitStack() as stack:
         # ---------------------------------------------------------------- Seam
@@ -165,10 +158,8 @@ def validate(
             quiet_after = None
         stack.callback(_record_seam, result, session)
         stack.callback(session.cleanup)
-        wanted, customer, live_payload = seam_plan(config, variables, live=(seam == "live"))
+        wanted, customer = seam_plan(config, variables)
         endpoints = config.test_endpoints
-        if live_payload is not None:
-            endpoints = endpoints.model_copy(update={"create": endpoints.create.model_copy(update={"payload": live_payload})})
         try:
             session.bootstrap(wanted, customer)
         except InfrastructureError as e:
@@ -184,11 +175,6 @@ def validate(
             device_ids = list(dict.fromkeys(named)) or device_ids
 
         # ---------------------------------------------------------------- the app
-        try:
-            plan = plan_for(definition, modified_dir)
-        except SkillgradeError as e:
-            result.checks["build"].fail(f"cannot tell how to run the app: {e}")
-            return _finish(result, t_all)
         result.run = {"plan_source": plan.source, "runtime": plan.runtime, "install": plan.install.model_dump(),
                       "build": plan.build, "start": plan.start, "health_path": plan.health_path}
         app = _make_backend(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from skillgrade.services.seam.params import coerce_query, format_validation_erro
 
 if TYPE_CHECKING:
     from skillgrade.services.seam.emulator import SeamEmulator
+
+log = logging.getLogger(__name__)
 
 _FAULT_TYPES = {
     429: "rate_limited",
@@ -107,6 +110,10 @@ class SeamApp:
                 response = await self._api(request, request_id)
         except SeamApiError as err:
             response = _json(err.body(request_id), err.status, request_id)
+        except Exception:  # an emulator bug: answer like Seam's 500 and keep serving
+            log.exception("seam emulator failed on %s %s", request.method, request.url.path)
+            err = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
+            response = _json(err.body(request_id), 500, request_id)
         await response(scope, receive, send)
 
     # -- the Seam API ------------------------------------------------------------------------------

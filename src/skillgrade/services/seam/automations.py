@@ -233,7 +233,24 @@ class Engine:
         self._schedule_set(ws, record)
         return record
 
+    def _schedule_expiry(self, ws: Workspace, code: dict) -> None:
+        """Seam removes a time-bound code from the lock when its ``ends_at`` passes."""
+        if not code.get("ends_at"):
+            return
+        delay = (parse_datetime(code["ends_at"]) - utcnow()).total_seconds()
+        code_id = code["access_code_id"]
+
+        def expire(target: Workspace) -> None:
+            current = target.access_codes.get(code_id)
+            if current is None or not current.get("ends_at") or current["status"] == "removing":
+                return
+            if parse_datetime(current["ends_at"]) <= utcnow():
+                self.remove_code(target, current)
+
+        self.later(ws, expire, max(0.0, delay))
+
     def _schedule_set(self, ws: Workspace, code: dict) -> None:
+        self._schedule_expiry(ws, code)
         code["_gen"] += 1
         gen, code_id = code["_gen"], code["access_code_id"]
 

@@ -24,6 +24,7 @@ import uvicorn
 from skillgrade.errors import InfrastructureError
 from skillgrade.services.seam.app import Fault, FaultTable, SeamApp
 from skillgrade.services.seam.automations import Engine, Scheduler
+from skillgrade.services.seam.handlers import HANDLERS
 from skillgrade.services.seam.seed import seed_sandbox
 from skillgrade.services.seam.spec import SeamSpec, load_spec, route_name
 from skillgrade.services.seam.store import Store, WorkspaceSnapshot, public_copy
@@ -67,6 +68,8 @@ class SeamEmulator:
         webhook_retries: int = 2,
     ):
         self.spec = spec or load_spec()
+        for path in HANDLERS:  # compile every emulated route's validator now (~40 ms), not on first use
+            _ = self.spec.routes[path].validator
         self.store = Store()
         self.faults = FaultTable()
         self._scheduler = Scheduler()

@@ -745,3 +745,75 @@ def action_attempts_list(ctx: Ctx, params: dict) -> dict:
     ids = set(params.get("action_attempt_ids") or [])
     attempts = [dict(a) for a in ctx.ws.action_attempts.values() if not ids or a["action_attempt_id"] in ids]
     return {"action_attempts": attempts}
+
+
+# -- locks (the lock view of the same devices) ------------------------------------------------------------
+@route("/locks/list")
+def locks_list(ctx: Ctx, params: dict) -> dict:
+    devices = devices_list(ctx, params)["devices"]
+    locks = [d for d in devices if "lock" in d["capabilities_supported"]]
+    return {"locks": locks, "devices": locks}
+
+
+@route("/locks/get")
+def locks_get(ctx: Ctx, params: dict) -> dict:
+    device = devices_get(ctx, params)["device"]
+    if "lock" not in device["capabilities_supported"]:
+        raise not_found("device", "Lock not found")
+    return {"lock": device, "device": device}
+
+
+def _lock_action(ctx: Ctx, params: dict, locked: bool) -> dict:
+    ws, engine = ctx.ws, ctx.engine
+    device = _device(ws, params["device_id"])
+    if "lock" not in device["capabilities_supported"]:
+        raise SeamApiError(400, "device_not_lock", "Device is not a lock")
+    attempt = engine.action_attempt(ws, "LOCK_DOOR" if locked else "UNLOCK_DOOR")
+    attempt_id, device_id = attempt["action_attempt_id"], device["device_id"]
+
+    def finish(target: Workspace) -> None:
+        current = target.devices.get(device_id)
+        if current is None:
+            return
+        current["properties"]["locked"] = locked
+        engine.emit(
+            target,
+            "lock.locked" if locked else "lock.unlocked",
+            device_id=device_id,
+            connected_account_id=current["connected_account_id"],
+            method="seamapi",
+            action_attempt_id=attempt_id,
+        )
+        found = target.action_attempts.get(attempt_id)
+        if found:
+            found.update(status="success", result={"was_confirmed_by_device": True}, error=None)
+
+    engine.later(ws, finish)
+    return {"action_attempt": dict(attempt)}
+
+
+@route("/locks/lock_door")
+def locks_lock_door(ctx: Ctx, params: dict) -> dict:
+    return _lock_action(ctx, params, locked=True)
+
+
+@route("/locks/unlock_door")
+def locks_unlock_door(ctx: Ctx, params: dict) -> dict:
+    return _lock_action(ctx, params, locked=False)
+
+
+@route("/access_codes/unmanaged/list")
+def access_codes_unmanaged_list(ctx: Ctx, params: dict) -> dict:
+    _device(ctx.ws, params["device_id"])
+    return {"access_codes": [], "pagination": _page(ctx, [], params)[1]}
+
+
+@route("/access_codes/generate_code")
+def access_codes_generate_code(ctx: Ctx, params: dict) -> dict:
+    device = _device(ctx.ws, params["device_id"])
+    return {
+        "generated_code": {
+            "device_id": device["device_id"],
+            "code": ctx.engine.generate_code(ctx.ws, [device["device_id"]]),
+        }
+    }

@@ -13,6 +13,7 @@ import re
 import subprocess
 import threading
 import uuid
+import warnings
 from collections.abc import Iterable
 from datetime import datetime
 from functools import lru_cache
@@ -312,4 +313,10 @@ def openapi_json_path() -> tuple[Path, str]:
 def load_spec() -> SeamSpec:
     """The Seam spec from the installed npm ``@seamapi/types`` (cached per process and on disk)."""
     path, version = openapi_json_path()
+    if version != PINNED_TYPES_VERSION:
+        warnings.warn(
+            f"@seamapi/types {version} is installed but skillgrade pins {PINNED_TYPES_VERSION}; "
+            "results record the installed version (run `npm ci --prefix node` for the pinned one)",
+            stacklevel=2,
+        )
     return _load(str(path), version)

@@ -72,6 +72,12 @@ class _Outliner(ast.NodeVisitor):
                 return out
             if chain in (("list",), ("tuple",)) and len(node.args) == 1:
                 return self.value(node.args[0])
+            if chain == ("map",) and len(node.args) == 2:  # map(to_seam, rs): an array of to_seam's return value
+                fn = self.value(node.args[0])
+                if fn.kind == "func" and fn.func is not None:
+                    return Value("array", line, items=list(self.module.functions[fn.func].returns))
+                if fn.kind == "ref" and fn.chain:
+                    return Value("array", line, items=[Value("call", line, chain=fn.chain)])
             args = [self.value(a) for a in node.args] + [self.value(k.value) for k in node.keywords]
             return Value("call", line, chain=chain, args=args)
         if isinstance(node, (ast.Name, ast.Attribute)):
@@ -221,6 +227,13 @@ class _Outliner(ast.NodeVisitor):
             else:
                 call.kwargs[kw.arg] = self.value(kw.value)
         self.module.calls.append(call)
+        if len(chain) == 2 and chain[1] == "update" and (node.keywords or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict))):
+            # payload.update({...}) / payload.update(k=v) adds keys to payload
+            added = self.value(node.args[0]) if node.args else Value("object", node.lineno)
+            for kw in node.keywords:
+                if kw.arg is not None:
+                    added.keys[kw.arg] = self.value(kw.value)
+            self._bind(chain[0], added)
         if chain[-1] in ("startswith", "endswith"):
             for arg in node.args:
                 if (text := _str(arg)) is not None:

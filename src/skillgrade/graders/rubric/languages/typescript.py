@@ -146,8 +146,13 @@ class _Outliner:
             chain = _chain(node.child_by_field_name("function"))
             args_node = node.child_by_field_name("arguments")
             args = [self.value(a) for a in args_node.named_children] if args_node is not None else []
-            if chain and chain[-1] in ("map", "flatMap") and args and args[0].kind == "func" and args[0].func is not None:
-                return Value("array", line, items=list(self.module.functions[args[0].func].returns))
+            if chain and chain[-1] in ("map", "flatMap") and args:
+                if args[0].kind == "func" and args[0].func is not None:  # rs.map(r => ({...}))
+                    return Value("array", line, items=list(self.module.functions[args[0].func].returns))
+                if args[0].kind == "ref" and args[0].chain:  # rs.map(toSeamReservation): its return value
+                    return Value("array", line, items=[Value("call", line, chain=args[0].chain)])
+            if chain == ("Object", "assign") and args:  # Object.assign({}, base, {...}): one merged object
+                return Value("object", line, spreads=args)
             return Value("call", line, chain=chain, args=args)
         if kind == "new_expression":
             ctor = node.child_by_field_name("constructor")

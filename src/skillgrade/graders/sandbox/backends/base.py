@@ -52,6 +52,7 @@ class Backend(ABC):
         self.fixture = fixture
         self.run_id = run_id
         self.logs_dir = logs_dir
+        logs_dir.mkdir(parents=True, exist_ok=True)
         self.fixture_dir = fixture_dir
         self.install_timeout = install_timeout
         self.build_timeout = build_timeout

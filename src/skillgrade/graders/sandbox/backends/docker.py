@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from skillgrade.errors import InfrastructureError
 from skillgrade.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
-from skillgrade.graders.sandbox.procs import StepFailed, free_port, run_step, tail
+from skillgrade.graders.sandbox.procs import StepFailed, free_port, run_step
 
 Network = Literal["host", "bridge"]
 
@@ -179,4 +179,4 @@ class DockerBackend(Backend):
             subprocess.run(rmi_argv(self.tag), capture_output=True)
 
 
-__all__ = ["DockerBackend", "build_argv", "run_argv", "image_tag", "check_engine", "container_seam_endpoint", "tail"]
+__all__ = ["DockerBackend", "build_argv", "check_engine", "container_seam_endpoint", "image_tag", "run_argv"]

@@ -1,5 +1,5 @@
-"""The one entry point the orchestrator calls for an agent eval: run the quality gates, grade every criterion, look
-for every forbidden behaviour, and reach the verdict with ``skillgrade.scoring.judge``."""
+"""The one entry point the orchestrator calls for an agent eval: run the quality gates, grade every criterion,
+look for every forbidden behaviour, and reach the verdict with ``skillgrade.scoring.judge``."""
 
 from __future__ import annotations
 
@@ -11,10 +11,20 @@ from pydantic import BaseModel, Field
 from skillgrade.agents.transcript import Transcript
 from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillgrade.definitions.models import EvalDefinition
-from skillgrade.graders.process import claims, database, diff, gates, hidden_tests, judge, meaningful_tests
-from skillgrade.graders.process import tampering, transcript as transcript_graders
+from skillgrade.graders.process import (
+    claims,
+    database,
+    diff,
+    gates,
+    hidden_tests,
+    judge,
+    meaningful_tests,
+    tampering,
+)
+from skillgrade.graders.process import transcript as transcript_graders
 from skillgrade.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
-from skillgrade.scoring.verdict import CriterionResult, Verdict, judge as reach_verdict
+from skillgrade.scoring.verdict import CriterionResult, Verdict
+from skillgrade.scoring.verdict import judge as reach_verdict
 
 Grader = Callable[[Criterion, ProcessContext], GradeResult]
 Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
@@ -63,9 +73,13 @@ def _gate_block(criterion: Criterion, results: dict[str, GateResult]) -> GradeRe
         gate = results.get(gate_id)
         if gate is None or gate.status in ("unavailable", "not_run"):
             status = gate.status if gate else "not run"
-            return GradeResult(fraction=None, evidence=[f"gate {gate_id} {status}: cannot judge this criterion"])
+            return GradeResult(
+                fraction=None, evidence=[f"gate {gate_id} {status}: cannot judge this criterion"]
+            )
         if gate.status == "failed":
-            return GradeResult(fraction=0.0, evidence=[f"gate {gate_id} failed ({gate.reason}): earns nothing"])
+            return GradeResult(
+                fraction=0.0, evidence=[f"gate {gate_id} failed ({gate.reason}): earns nothing"]
+            )
     return None
 
 
@@ -75,12 +89,18 @@ def evaluate(
     modified_dir: Path,
     transcript: Transcript | None,
     work_dir: Path,
-    judge_config: "judge.JudgeConfig | None" = None,
+    judge_config: judge.JudgeConfig | None = None,
 ) -> ProcessResult:
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    ctx = ProcessContext(definition=definition, pristine_dir=Path(pristine_dir), modified_dir=Path(modified_dir),
-                         transcript=transcript, work_dir=work_dir, judge_config=judge_config)
+    ctx = ProcessContext(
+        definition=definition,
+        pristine_dir=Path(pristine_dir),
+        modified_dir=Path(modified_dir),
+        transcript=transcript,
+        work_dir=work_dir,
+        judge_config=judge_config,
+    )
     ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
     notes: list[str] = []
 
@@ -94,14 +114,25 @@ def evaluate(
             else:
                 try:
                     outcome = grader(criterion, ctx)
-                except Exception as exc:  # a grader's own failure is the harness's, never the agent's
-                    outcome = GradeResult(fraction=None, evidence=[f"grader {criterion.grader} failed: {exc!r}"])
+                except Exception as exc:  # noqa: BLE001 - a grader's failure is the harness's, not the agent's
+                    outcome = GradeResult(
+                        fraction=None, evidence=[f"grader {criterion.grader} failed: {exc!r}"]
+                    )
         fraction = None if outcome.fraction is None else min(1.0, max(0.0, outcome.fraction))
         if fraction is None:
-            notes.append(f"{criterion.id} unjudged: {outcome.evidence[0] if outcome.evidence else 'no reason'}")
-        results.append(CriterionResult(id=criterion.id, weight=criterion.weight, fraction=fraction,
-                                       description=criterion.description, grader=criterion.grader,
-                                       evidence=outcome.evidence))
+            notes.append(
+                f"{criterion.id} unjudged: {outcome.evidence[0] if outcome.evidence else 'no reason'}"
+            )
+        results.append(
+            CriterionResult(
+                id=criterion.id,
+                weight=criterion.weight,
+                fraction=fraction,
+                description=criterion.description,
+                grader=criterion.grader,
+                evidence=outcome.evidence,
+            )
+        )
 
     forbidden: list[ForbiddenResult] = []
     for behaviour in definition.forbidden_behaviour:
@@ -111,14 +142,29 @@ def evaluate(
         else:
             try:
                 found = detector(behaviour, ctx)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001
                 found = Detection(observed=False, checked=False, evidence=[f"detector failed: {exc!r}"])
         if not found.checked:
-            notes.append(f"{behaviour.id} not checked: {found.evidence[0] if found.evidence else 'no reason'}")
-        forbidden.append(ForbiddenResult(id=behaviour.id, description=behaviour.description,
-                                         detector=behaviour.detector, observed=found.observed,
-                                         checked=found.checked, evidence=found.evidence))
+            notes.append(
+                f"{behaviour.id} not checked: {found.evidence[0] if found.evidence else 'no reason'}"
+            )
+        forbidden.append(
+            ForbiddenResult(
+                id=behaviour.id,
+                description=behaviour.description,
+                detector=behaviour.detector,
+                observed=found.observed,
+                checked=found.checked,
+                evidence=found.evidence,
+            )
+        )
 
     verdict = reach_verdict(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
-    return ProcessResult(eval_id=definition.id, criteria=results, forbidden=forbidden,
-                         gates=list(ctx.gates.values()), verdict=verdict, notes=notes)
+    return ProcessResult(
+        eval_id=definition.id,
+        criteria=results,
+        forbidden=forbidden,
+        gates=list(ctx.gates.values()),
+        verdict=verdict,
+        notes=notes,
+    )

@@ -1,0 +1,154 @@
+"""The agent-eval scoring rule (skillgrade.scoring.verdict.judge), as the design document defines it:
+properties checked with hypothesis, and the document's three worked examples."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillgrade.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
+from skillgrade.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, judge
+
+ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+fractions = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+weights = st.floats(min_value=0.01, max_value=100.0, allow_nan=False)
+
+
+@st.composite
+def criteria_lists(draw, min_size: int = 1):
+    names = draw(st.lists(ids, min_size=min_size, max_size=8, unique=True))
+    return [CriterionResult(id=n, weight=draw(weights), fraction=draw(fractions)) for n in names]
+
+
+thresholds = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+forbidden_ids = st.lists(ids, max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(criteria_lists(), forbidden_ids, thresholds)
+def test_score_is_weight_earned_over_weight_available(criteria, forbidden, threshold):
+    v = judge(criteria, forbidden, threshold)
+    available = sum(c.weight for c in criteria)
+    earned = sum(c.weight * c.fraction for c in criteria if c.fraction is not None)
+    assert v.available == pytest.approx(available)
+    assert v.score == pytest.approx(earned / available, abs=1e-6)
+    assert 0.0 <= v.score <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(criteria_lists(), thresholds)
+def test_unjudged_scores_zero_and_is_listed_by_id(criteria, threshold):
+    v = judge(criteria, (), threshold)
+    assert v.unjudged == [c.id for c in criteria if c.fraction is None]
+    # judging an unjudged criterion at zero changes nothing
+    zeroed = [c.model_copy(update={"fraction": 0.0 if c.fraction is None else c.fraction}) for c in criteria]
+    assert judge(zeroed, (), threshold).score == pytest.approx(v.score)
+
+
+@settings(max_examples=300, deadline=None)
+@given(criteria_lists(), st.lists(ids, min_size=1, max_size=3), thresholds)
+def test_any_forbidden_behaviour_fails_outright(criteria, forbidden, threshold):
+    v = judge(criteria, forbidden, threshold)
+    assert v.disqualified and not v.passed
+    assert v.forbidden_observed == sorted(set(forbidden))
+    # even a perfect score
+    perfect = [c.model_copy(update={"fraction": 1.0}) for c in criteria]
+    assert not judge(perfect, forbidden, threshold).passed
+
+
+@settings(max_examples=300, deadline=None)
+@given(criteria_lists(), thresholds)
+def test_pass_is_not_disqualified_and_score_at_least_threshold(criteria, threshold):
+    v = judge(criteria, (), threshold)
+    assert not v.disqualified
+    assert v.passed == (v.score + 1e-6 >= threshold) or math.isclose(v.score, threshold, abs_tol=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(criteria_lists(), thresholds, st.data())
+def test_earning_more_never_turns_a_pass_into_a_fail(criteria, threshold, data):
+    before = judge(criteria, (), threshold)
+    i = data.draw(st.integers(min_value=0, max_value=len(criteria) - 1))
+    c = criteria[i]
+    better = data.draw(st.floats(min_value=c.fraction or 0.0, max_value=1.0, allow_nan=False))
+    improved = list(criteria)
+    improved[i] = c.model_copy(update={"fraction": better})
+    after = judge(improved, (), threshold)
+    assert after.score + 1e-9 >= before.score
+    assert after.passed or not before.passed
+
+
+@settings(max_examples=100, deadline=None)
+@given(criteria_lists(), st.floats(min_value=0.01, max_value=1000, allow_nan=False))
+def test_scaling_every_weight_changes_nothing(criteria, k):
+    scaled = [c.model_copy(update={"weight": c.weight * k}) for c in criteria]
+    assert judge(scaled).score == pytest.approx(judge(criteria).score, abs=1e-5)
+
+
+def test_exactly_the_threshold_passes():
+    # 80 of 100 points: 0.8 is reached despite float rounding
+    c = [
+        CriterionResult(id="a", weight=0.1 * 8, fraction=1.0),
+        CriterionResult(id="b", weight=0.2, fraction=0.0),
+    ]
+    assert judge(c, (), 0.8).passed
+
+
+def test_default_threshold_is_eighty_percent():
+    assert DEFAULT_THRESHOLD == 0.8
+
+
+def test_no_weight_available_never_passes():
+    assert not judge([], (), 0.0).passed
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"threshold": 1.5},
+        {"criteria": [CriterionResult(id="a", weight=-1, fraction=1.0)]},
+        {"criteria": [CriterionResult(id="a", weight=1, fraction=1.5)]},
+    ],
+)
+def test_invalid_inputs_are_refused(bad):
+    with pytest.raises(ValueError):
+        judge(
+            bad.get("criteria", [CriterionResult(id="a", weight=1, fraction=1.0)]),
+            (),
+            bad.get("threshold", 0.8),
+        )
+
+
+# ----------------------------------------------------------------------------- the document's examples
+def _example(example_id):
+    return next(e for e in DOCUMENT_EXAMPLES if e.id == example_id)
+
+
+def test_document_weights_are_25_25_20_15_15():
+    assert [w for _, w, _ in CRITERIA] == [25, 25, 20, 15, 15]
+
+
+def test_example_all_met_passes_at_100():
+    v = _example("all-met").verdict
+    assert v.score == 1.0 and v.passed and not v.disqualified and v.label == "pass"
+
+
+def test_example_two_unjudged_fails_at_70():
+    v = _example("two-unjudged").verdict
+    assert v.score == pytest.approx(0.70)
+    assert not v.passed and not v.disqualified
+    assert v.unjudged == ["scope_discipline", "respects_policy"]
+
+
+def test_example_forbidden_fails_at_100():
+    v = _example("forbidden-observed").verdict
+    assert v.score == 1.0 and not v.passed and v.disqualified
+    assert v.label == "fail (forbidden behaviour)"
+
+
+def test_examples_are_computed_by_judge():
+    for e in DOCUMENT_EXAMPLES:
+        assert e.verdict == judge(e.criteria, e.forbidden_observed, e.threshold)
