@@ -12,20 +12,23 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 # Key shapes worth scrubbing even when no variable names them.
 KEY_PATTERNS = [
     re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"),
-    re.compile(r"\bseam_[A-Za-z0-9]+_[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\b(?:ghp|gho|ghs|github_pat)_[A-Za-z0-9_]{16,}"),
+    # Seam keys (seam_test..._<random>) but not identifiers such as seam_webhook_handler: the random part is long
+    # and has no underscore
+    re.compile(r"\bseam_[A-Za-z0-9]{3,}_[A-Za-z0-9]{16,}\b"),
 ]
 MARK = "[REDACTED]"
 
 
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if SECRET_NAME.search(k) and v and len(v) >= 8}
-    values.update(v for v in extra if v and len(v) >= 8)
+    values = {v for k, v in env.items() if SECRET_NAME.search(k) and v and len(v) >= 6}
+    values.update(v for v in extra if v and len(v) >= 6)
     return sorted(values, key=len, reverse=True)  # longest first, so a prefix never leaves a tail behind
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from skillgrade.errors import SkillgradeError
+from skillgrade.secrets import redact, secret_values
 
 # the repository's node tools (node/node_modules/.bin), when skillgrade runs from a checkout
 _REPO_NODE_BIN = Path(__file__).resolve().parents[3] / "node" / "node_modules" / ".bin"
@@ -131,30 +132,14 @@ def skill_prompt_block(skill: Skill) -> str:
 
 # -- secrets -------------------------------------------------------------------------------------------------
 
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-_SECRET_SHAPES = [
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b(?:ghp|gho|ghs|github_pat)_[A-Za-z0-9_]{16,}"),
-    re.compile(r"\bseam_[A-Za-z0-9_]{16,}"),
-]
-REDACTED = "[REDACTED]"
-
-
 class Scrubber:
     """Removes secret values (from env vars named like keys, or shaped like keys) from text before it is stored."""
 
     def __init__(self, env: dict[str, str]):
-        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and v and len(v) >= 6}
-        # longest first, so a secret containing another is replaced whole
-        self._values = sorted(values, key=len, reverse=True)
+        self._values = secret_values(env)
 
     def __call__(self, text: str) -> str:
-        for value in self._values:
-            text = text.replace(value, REDACTED)
-        for shape in _SECRET_SHAPES:
-            text = shape.sub(REDACTED, text)
-        return text
+        return redact(text, self._values)
 
     def file(self, path: Path) -> None:
         if path.is_file():
