@@ -93,3 +93,13 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
     assert r.total == 100, {n: c.reason for n, c in r.checks.items()}
     assert r.seam["spaces"][0]["created"] is False
     assert "unit-1" in {s.get("space_key") for s in emulator.state(ws.workspace_id).spaces}
+
+
+def test_a_rejected_key_is_an_infrastructure_error_not_a_score(tiny, emulator, monkeypatch, tmp_path):
+    from skillgrade.errors import InfrastructureError
+
+    monkeypatch.setenv("SEAM_API_KEY", "seam_test_not_a_real_key")
+    monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)
+    d = tiny("good")
+    with pytest.raises(InfrastructureError, match=r"Seam \(live\) bootstrap failed: Seam devices/list: HTTP 401"):
+        validate(d.app_dir, d, "live4", seam="live", logs_dir=tmp_path / "l")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pathlib import Path
 
 from skillgrade.graders.sandbox import validate
 
@@ -41,7 +42,7 @@ def test_crash_on_start_scores_0_with_its_log_tail(tiny, emulator, tmp_path):
     r = _run(tiny("crash"), emulator, tmp_path, "crash1")
     assert r.total == 0
     assert "start failed" in r.checks["build"].reason and "exit code 3" in r.checks["build"].reason
-    assert "missing DATABASE_URL" in r.checks["build"].seam["log_tail"]
+    assert "missing DATABASE_URL" in r.checks["build"].details["log_tail"]
     assert "missing DATABASE_URL" in r.log_tail
     assert r.checks["create"].reason == "not run: the app did not start"
 
@@ -105,3 +106,20 @@ def test_bad_run_id_is_refused(tiny, emulator):
     d = tiny("good")
     with pytest.raises(SkillgradeError):
         validate(d.app_dir, d, "../etc", emulator=emulator)
+
+
+def test_evidence_lists_the_seam_requests_the_app_sent(tiny, emulator, tmp_path):
+    r = _run(tiny("good"), emulator, tmp_path, "ev1")
+    assert "POST /access_codes/create" in r.checks["create"].seam["app_seam_requests"]
+    assert "POST /access_codes/update" in r.checks["update"].seam["app_seam_requests"]
+    assert "POST /access_codes/delete" in r.checks["cancel"].seam["app_seam_requests"]
+
+
+def test_seam_keys_never_reach_logs_or_evidence(tiny, emulator, tmp_path):
+    # the crash mode prints to stderr; make the app print its key first, as a careless app might
+    d = tiny("crash", run={"env": {"MODE": "crash"}, "start": "echo key=$SEAM_API_KEY >&2; exec python server.py"})
+    r = _run(d, emulator, tmp_path, "leak1")
+    assert r.total == 0
+    text = r.model_dump_json() + "".join(Path(p).read_text() for p in r.logs.values())
+    assert "[REDACTED]" in r.log_tail
+    assert "seam_test" not in text.replace("seam_test_not", "")

@@ -158,6 +158,11 @@ class Checker:
         self.run_code_ids |= ids
         self.seam.claimed_code_ids |= ids
 
+    def _note_requests(self, check: CheckResult, since: Any) -> None:
+        sent = self.seam.app_requests(since) if since is not None else None
+        if sent is not None:
+            check.seam["app_seam_requests"] = sent[:50]
+
     def _wait(self, predicate, timeout: float, since: Any) -> tuple[Any, str | None]:
         """(result, None) or (None, 'timeout'|'quiet')."""
         try:
@@ -169,6 +174,7 @@ class Checker:
     # -- create ---------------------------------------------------------------------------------------------
     def create(self, check: CheckResult, id_path: str | None) -> None:
         t0 = time.monotonic()
+        since = None
         try:
             before = self.seam.codes(self.device_ids)
             self.baseline = {c["access_code_id"] for c in before}
@@ -231,10 +237,12 @@ class Checker:
             check.ok("; ".join(notes) or None)
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
+            self._note_requests(check, since)
 
     # -- update ---------------------------------------------------------------------------------------------
     def update(self, check: CheckResult) -> None:
         t0 = time.monotonic()
+        since = None
         try:
             if self.reservation_id is None:
                 check.fail("no reservation id")
@@ -279,10 +287,12 @@ class Checker:
                               f" after {self.timeouts.update:.0f} s"))
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
+            self._note_requests(check, since)
 
     # -- cancel ---------------------------------------------------------------------------------------------
     def cancel(self, check: CheckResult) -> None:
         t0 = time.monotonic()
+        since = None
         try:
             if self.reservation_id is None:
                 check.fail("no reservation id")
@@ -316,3 +326,4 @@ class Checker:
                           f" (waited {self.timeouts.cancel:.0f} s)"))
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
+            self._note_requests(check, since)

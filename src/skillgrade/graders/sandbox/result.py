@@ -29,6 +29,7 @@ class CheckResult(BaseModel):
     reason: str | None = None  # why it failed (or a note when it passed)
     requests: list[HttpExchange] = Field(default_factory=list)
     seam: dict[str, Any] = Field(default_factory=dict)  # what was expected and found in Seam
+    details: dict[str, Any] = Field(default_factory=dict)  # build: health URL, start command, log tail on failure
     elapsed_s: float = 0.0
 
     def ok(self, note: str | None = None) -> CheckResult:

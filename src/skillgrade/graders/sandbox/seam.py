@@ -174,6 +174,10 @@ class SeamSession(ABC):
         """An opaque 'now' for ``wait(since=...)``."""
         return None
 
+    def app_requests(self, since: Any) -> list[str] | None:
+        """The Seam requests the app sent since the marker (``"POST /access_codes/create"``), where known."""
+        return None
+
     def cleanup(self) -> None:
         if self.http is not None:
             self.http.close()
@@ -246,6 +250,17 @@ class EmulatorSession(SeamSession):
         log = getattr(self.emu, "request_log", None)
         last = log[-1] if log else None
         return (_version_of(self.emu.state(self.workspace_id)), last, log is not None)
+
+    def app_requests(self, since: Any) -> list[str] | None:
+        version, last, has_log = since
+        if not has_log:
+            return None
+        entries = list(self.emu.request_log)
+        start = 0
+        if last is not None:
+            idx = next((i for i in range(len(entries) - 1, -1, -1) if entries[i] is last), None)
+            start = 0 if idx is None else idx + 1
+        return [f"{e[1]} {e[2]}" for e in entries[start:] if e[0] == self.workspace_id]
 
     def _app_wrote_since(self, since: Any) -> bool:
         """Did the app send any request to this workspace after the marker? (Or, without a request log, did the

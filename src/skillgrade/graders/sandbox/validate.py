@@ -19,6 +19,7 @@ from skillgrade.graders.sandbox.checks import Checker, render, time_templates
 from skillgrade.graders.sandbox.procs import StepFailed
 from skillgrade.graders.sandbox.result import SandboxResult
 from skillgrade.graders.sandbox.runplan import plan_for
+from skillgrade.secrets import redact, redact_tree, secret_values
 from skillgrade.graders.sandbox.seam import LIVE_ENDPOINT, EmulatorSession, LiveSession, SeamSession, WantedSpace
 
 SeamMode = Literal["emulator", "live"]
@@ -107,8 +108,8 @@ def validate(
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
     ``emulator``: a started ``SeamEmulator`` to share between validations (each still gets its own workspace);
-    without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): give up waiting for a code
-    once Seam saw no change at all for this long after a request; None waits the full time limit.
+    without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): stop waiting for a code
+    when the app sent Seam no request at all this long after the step's request; None waits the full time limit.
 
     Raises SkillgradeError for problems the user must fix (no Docker engine, no SEAM_API_KEY, a bad config);
     everything the app does wrong is a score with a reason.
@@ -139,7 +140,9 @@ def validate(
     plan = plan_for(definition, modified_dir)
 
     t_all = time.monotonic()
+    keys: list[str] = []  # Seam keys this run handed out: scrubbed from logs and evidence with the usual secrets
     with ExitStack() as stack:
+        stack.callback(_scrub_logs, logs_dir, keys)  # registered first: runs last, after the app's logs are complete
         # ---------------------------------------------------------------- Seam
         t0 = time.monotonic()
         if seam == "emulator":
@@ -156,6 +159,7 @@ def validate(
         else:
             session = LiveSession(run_id, os.environ["SEAM_API_KEY"], os.environ.get("SEAM_ENDPOINT") or LIVE_ENDPOINT)
             quiet_after = None
+        keys.append(session.api_key)
         stack.callback(_record_seam, result, session)
         stack.callback(session.cleanup)
         wanted, customer = seam_plan(config, variables)
@@ -163,9 +167,8 @@ def validate(
         try:
             session.bootstrap(wanted, customer)
         except InfrastructureError as e:
-            result.error = f"Seam bootstrap failed: {e}"
-            result.checks["build"].fail("not run: " + result.error)
-            return _finish(result, t_all)
+            # not the app's fault (a bad key, Seam down): no score, exit 2; what was created is still cleaned up
+            raise InfrastructureError(f"Seam ({seam}) bootstrap failed: {e}") from e
         result.timings["seam_bootstrap"] = round(time.monotonic() - t0, 3)
         variables.update(_seam_variables(session))
         setup = config.seam or SeamSetup()
@@ -179,7 +182,7 @@ def validate(
                       "build": plan.build, "start": plan.start, "health_path": plan.health_path}
         app = _make_backend(
             backend, plan=plan, source_dir=modified_dir, fixture=config.fixture, run_id=run_id, logs_dir=logs_dir,
-            fixture_dir=definition.fixture_dir, health_timeout=timeouts.health,
+            fixture_dir=definition.fixture_dir, dockerfile=definition.dockerfile, health_timeout=timeouts.health,
         )
         stack.callback(_record_app, result, app)
         stack.callback(app.cleanup)
@@ -187,6 +190,7 @@ def validate(
 
         build = result.checks["build"]
         t0 = time.monotonic()
+        base_url: str | None = None
         try:
             app.prepare()
             env = {k: render(v, variables) for k, v in setup.env.items()}
@@ -196,33 +200,36 @@ def validate(
         except StepFailed as e:
             build.fail(f"{e.step} failed: {e.reason}")
             if e.log_tail:
-                build.seam["log_tail"] = e.log_tail
+                build.details["log_tail"] = e.log_tail
                 result.log_tail = e.log_tail
             for name in ("create", "update", "cancel"):
                 result.checks[name].fail(f"not run: the app did not {'start' if e.step == 'start' else 'build'}")
-            return _finish(result, t_all)
         finally:
             build.elapsed_s = round(time.monotonic() - t0, 3)
-        build.ok()
+            build.details.update({"start": app.facts.get("start_argv") or plan.start, "timings": {
+                k: round(app.timings[k], 3) for k in ("copy", "install", "build", "start") if k in app.timings}})
 
         # ---------------------------------------------------------------- the checks
-        with httpx.Client(timeout=30.0, trust_env=False) as client:
-            checker = Checker(
-                client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,
-                variables=variables, timeouts=timeouts, update_check=config.sandbox_update_check,
-                quiet_after=quiet_after,
-            )
-            checker.create(result.checks["create"], endpoints.create.response_id_path)
-            checker.update(result.checks["update"])
-            checker.cancel(result.checks["cancel"])
-        if not app.alive():
-            result.log_tail = app.log_tail()
-            for c in result.checks.values():
-                if c.name != "build" and not c.passed and c.reason and "connection" in c.reason:
-                    c.reason += " (the app had exited)"
-        for name in ("create", "update", "cancel"):
-            result.timings[name] = result.checks[name].elapsed_s
-    return _finish(result, t_all)
+        if base_url is not None:
+            build.ok()
+            build.details["health_url"] = base_url + plan.health_path
+            with httpx.Client(timeout=30.0, trust_env=False) as client:
+                checker = Checker(
+                    client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,
+                    variables=variables, timeouts=timeouts, update_check=config.sandbox_update_check,
+                    quiet_after=quiet_after,
+                )
+                checker.create(result.checks["create"], endpoints.create.response_id_path)
+                checker.update(result.checks["update"])
+                checker.cancel(result.checks["cancel"])
+            if not app.alive():
+                result.log_tail = app.log_tail()
+                for c in result.checks.values():
+                    if c.name != "build" and not c.passed and c.reason and "connection" in c.reason:
+                        c.reason += " (the app had exited)"
+            for name in ("create", "update", "cancel"):
+                result.timings[name] = result.checks[name].elapsed_s
+    return _scrubbed(_finish(result, t_all), keys)
 
 
 def _host_network() -> bool:
@@ -234,14 +241,25 @@ def _host_network() -> bool:
 def _record_app(result: SandboxResult, app: Backend) -> None:
     for k, v in app.timings.items():
         result.timings[k] = round(v, 3)
-    result.logs = {k: str(v) for k, v in app.logs.items()}
+    result.logs = {k: str(v) for k, v in app.logs.items() if v.exists()}
     result.run.update({k: v for k, v in app.facts.items()})
 
 
 def _record_seam(result: SandboxResult, session: SeamSession) -> None:
     result.seam = session.describe()
     if session.http is not None:
-        result.seam["bootstrap_calls"] = session.http.calls[:20]
+        result.seam["harness_calls"] = session.http.calls[:50]  # route + status of our own Seam calls
+
+
+def _scrub_logs(logs_dir: Path, keys: list[str]) -> None:
+    redact_tree(logs_dir, secret_values(extra=keys))
+
+
+def _scrubbed(result: SandboxResult, keys: list[str]) -> SandboxResult:
+    """The result with every secret value replaced (an app may echo its key in an answer or its log)."""
+    text = result.model_dump_json()
+    clean = redact(text, secret_values(extra=keys))
+    return result if clean == text else SandboxResult.model_validate_json(clean)
 
 
 def _finish(result: SandboxResult, t_all: float) -> SandboxResult:

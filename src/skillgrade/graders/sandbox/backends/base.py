@@ -46,7 +46,8 @@ class Backend(ABC):
     name: str = "base"
 
     def __init__(self, *, plan: RunPlan, source_dir: Path, fixture: str, run_id: str, logs_dir: Path,
-                 fixture_dir: Path, install_timeout: float = 600.0, build_timeout: float = 600.0):
+                 fixture_dir: Path, dockerfile: Path | None = None, install_timeout: float = 600.0,
+                 build_timeout: float = 600.0):
         self.plan = plan
         self.source_dir = source_dir
         self.fixture = fixture
@@ -54,6 +55,7 @@ class Backend(ABC):
         self.logs_dir = logs_dir
         logs_dir.mkdir(parents=True, exist_ok=True)
         self.fixture_dir = fixture_dir
+        self.dockerfile = dockerfile or fixture_dir / "Dockerfile"
         self.install_timeout = install_timeout
         self.build_timeout = build_timeout
         self.timings: dict[str, float] = {}
@@ -124,6 +126,7 @@ def wait_healthy(url: str, timeout: float, alive: Callable[[], bool], describe_e
             except httpx.HTTPError as e:
                 last = f"{type(e).__name__}: {e}"
             if time.monotonic() >= deadline:
-                raise StepFailed("start", f"no healthy answer from {url} within {timeout:.0f} s (last: {last})")
+                raise StepFailed("start", f"no healthy answer from {url} within {timeout:.0f} s (last: {last}); "
+                                          "the app is given its port in PORT: does it listen on it?")
             time.sleep(delay)
             delay = min(delay * 1.5, 0.25)

@@ -121,7 +121,7 @@ class DockerBackend(Backend):
         copy_app(self.source_dir, context)
         self.timings["copy"] = time.monotonic() - t0
         self.timings["install"] = 0.0  # part of the image build
-        dockerfile = self.fixture_dir / "Dockerfile"
+        dockerfile = self.dockerfile
         log = self.logs_dir / "build.log"
         self.logs["build"] = log
         t0 = time.monotonic()

@@ -68,6 +68,9 @@ class ProcessBackend(Backend):
                                               with_pip=runs_pip)
             self.facts["install_cache_hit"] = hit
         self.timings["install"] = time.monotonic() - t0
+        if self.facts.get("install_cache_hit"):
+            with log.open("a") as f:
+                f.write("dependencies taken from the cache: nothing installed\n")
 
         t0 = time.monotonic()
         if self.plan.build:
