@@ -1,4 +1,6 @@
-"""Any command line as an agent: ``{prompt}`` and ``{workspace}`` are substituted per argument (no shell)."""
+"""Any command line as an agent: ``{prompt}``, ``{workspace}`` and ``{skill}`` are substituted per argument (no
+shell). The skill folder is also given as ``SKILLGRADE_SKILL_DIR`` (absent in a baseline run), so a wrapper can
+install it wherever its agent looks."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from skillgrade.agents.transcript import Message, Transcript
 NAME = "command"
 
 
-def build_argv(command: str, prompt: str, workspace: str) -> list[str]:
+def build_argv(command: str, prompt: str, workspace: str, skill: str = "") -> list[str]:
     """Split first, substitute after: a prompt with quotes or spaces stays one argument."""
-    return [arg.replace("{prompt}", prompt).replace("{workspace}", workspace) for arg in shlex.split(command)]
+    return [arg.replace("{prompt}", prompt).replace("{workspace}", workspace).replace("{skill}", skill)
+            for arg in shlex.split(command)]
 
 
 class CommandAgent(Agent):
@@ -30,7 +33,7 @@ class CommandAgent(Agent):
                 error="the command agent needs a command line (with {prompt} and {workspace})",
             )
         try:
-            argv = build_argv(ctx.command, ctx.prompt, str(ctx.workspace))
+            argv = build_argv(ctx.command, ctx.prompt, str(ctx.workspace), str(ctx.skill_dir or ""))
         except ValueError as exc:
             return AgentResult(
                 status="infrastructure_error", transcript=empty, error=f"cannot split the command line: {exc}"
@@ -39,6 +42,9 @@ class CommandAgent(Agent):
         stdout = ctx.output_dir / "agent.stdout.log"
         stderr = ctx.output_dir / "agent.stderr.log"
         env = {**os.environ, **ctx.env}
+        env.pop("SKILLGRADE_SKILL_DIR", None)
+        if ctx.skill_dir is not None:
+            env["SKILLGRADE_SKILL_DIR"] = str(ctx.skill_dir)
         outcome = run_process(
             argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=stdout, stderr=stderr
         )

@@ -1,0 +1,25 @@
+"""The shipped suite, as CI checks it: every definition valid, and every golden solution and negative control
+scores what is expected of it (`skillgrade check evals --controls`, both layers, on the embedded emulator)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import skillgrade.cli.commands  # noqa: F401
+from skillgrade.cli.main import app
+
+pytestmark = pytest.mark.slow
+
+
+def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
+    result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls"], terminal_width=240)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for eval_id in ("express-ts", "flask-py", "hotel-express-ts", "hotel-flask-py", "cowork-express-ts",
+                    "cowork-flask-py", "cancellation-support"):
+        assert eval_id in out
+    assert "✗" not in out
+    assert out.count("✓") >= 6 * 4 + 6  # 6 Seam fixtures x (golden, pristine, 2 controls) + the agent eval's 6
