@@ -91,7 +91,7 @@ def test_a_script_that_takes_the_wrong_path_scores_lower(server, tmp_path: Path,
                 "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
     [run] = out["runs"]
     assert run["outcome"] == "completed"
-    assert run["api_path_correct"] is False
+    assert run["api_path_correct"] is False and run["api_path"] == "access_codes"
     assert run["rubric_total"] <= 40 and run["combined"] < 80
     assert run["verdict"]["passed"] is False
 

@@ -40,6 +40,7 @@ def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path,
     assert summary["api_path_correct"] == 1
     [run] = out["runs"]
     assert run["outcome"] == "completed" and run["rubric_total"] == 100
+    assert run["api_path"] == "reservation_automations" and run["api_path_correct"] is True
     run_dir = tmp_path / run["run_dir"]
     assert run_dir.as_posix().endswith(f"{out['job_id']}/flask-py/run_1")
     for name in ("run.json", "diff.patch", "transcript.json", "rubric.json", "changes.json"):

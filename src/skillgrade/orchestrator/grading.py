@@ -18,6 +18,7 @@ from skillgrade.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Ver
 
 Layers = Literal["rubric", "sandbox", "both"]
 SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
+MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of it
 
 
 class GradeOutcome(BaseModel):
@@ -53,19 +54,29 @@ def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict
     cats = (rubric or {}).get("categories", {})
     for cat in definition.rubric.categories if definition.rubric else []:
         got = cats.get(cat.name)
+        evidence = [f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
+                    + (f" ({f['location']})" if f.get("location") else "")
+                    for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
         out.append(CriterionResult(
             id=cat.name, weight=round(RUBRIC_SHARE * cat.weight, 6), grader=f"rubric:{cat.check}",
             fraction=None if got is None else float(got["score"]),
             description=f"rubric category ({cat.weight:g} of 100)",
+            evidence=evidence if got is not None else ["rubric layer not run"],
         ))
     checks = check_points(sandbox) if sandbox is not None else {}
+    details = (sandbox or {}).get("checks") or {}
     if definition.config is not None:
         for name, points in SANDBOX_POINTS.items():
             got = checks.get(name)
+            detail = details.get(name) if isinstance(details.get(name), dict) else {}
+            evidence = [detail["reason"]] if detail.get("reason") else []
+            if got is None:
+                evidence = ["sandbox layer not run"]
             out.append(CriterionResult(
                 id=f"sandbox_{name}", weight=round(SANDBOX_SHARE * points, 6), grader=f"sandbox:{name}",
                 fraction=None if got is None else float(got) / points,
                 description=f"sandbox check ({points} of 100)",
+                evidence=evidence,
             ))
     return out
 
@@ -102,7 +113,7 @@ def grade(
                 api = out.rubric.get("categories", {}).get("api_path_selection")
                 if api is not None:
                     out.api_path_correct = float(api["score"]) >= 1.0
-                out.api_path = getattr(res, "chosen_api_path", None)
+                out.api_path = ",".join(res.paths_taken) or None
             except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run
                 out.errors.append(f"rubric grader failed: {exc!r}")
             out.timings["rubric"] = round(time.monotonic() - t, 3)

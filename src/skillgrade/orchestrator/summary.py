@@ -91,6 +91,18 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
     return out
 
 
+def _compress_unjudged(ids: list[str]) -> str:
+    """A layer that was not run leaves all its criteria unjudged: say that once instead of listing them."""
+    sandbox = [i for i in ids if i.startswith("sandbox_")]
+    rest = [i for i in ids if not i.startswith("sandbox_")]
+    parts = rest[:]
+    if len(sandbox) == 4:
+        parts.append("the sandbox layer (not run)")
+    else:
+        parts.extend(sandbox)
+    return ", ".join(parts)
+
+
 def table(summaries: list[EvalSummary], title: str) -> Table:
     t = Table(title=title, title_justify="left")
     for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
@@ -118,7 +130,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         if s.forbidden:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
-            notes.append("unjudged: " + ", ".join(s.unjudged))
+            notes.append("unjudged: " + _compress_unjudged(s.unjudged))
         fmt = lambda sp: sp.text() if sp is not None else "-"  # noqa: E731
         t.add_row(name, str(s.runs), fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
                   (fmt(s.score) + "%") if s.score else "-", verdict, "; ".join(notes))

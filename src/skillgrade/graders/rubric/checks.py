@@ -64,6 +64,11 @@ def _call_finding(c: SdkCall, ok: bool = True, extra: str = "") -> Finding:
 
 
 # ----------------------------------------------------------------------------- api_path_match
+def paths_taken(ctx: Context) -> list[str]:
+    """The Seam integration paths whose signature call the change makes, whatever the answer key expects."""
+    return sorted(path for path, signature in PATH_SIGNATURES.items() if _calls_named(ctx, signature))
+
+
 @check("api_path_match")
 def api_path_match(ctx: Context) -> CheckResult:
     present: dict[str, list[SdkCall]] = {}

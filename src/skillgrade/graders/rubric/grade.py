@@ -8,7 +8,7 @@ from pathlib import Path
 from skillgrade.definitions.models import AnswerKey, Rubric
 from skillgrade.errors import SkillgradeError
 from skillgrade.graders.rubric.changes import compare_trees
-from skillgrade.graders.rubric.checks import CHECKS, PATH_SIGNATURES, Context, canonical_path
+from skillgrade.graders.rubric.checks import CHECKS, PATH_SIGNATURES, Context, canonical_path, paths_taken
 from skillgrade.graders.rubric.models import CategoryResult, RubricResult
 from skillgrade.graders.rubric.project import Project
 
@@ -54,4 +54,5 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
             score=score, weighted=round(score * category.weight, 2), check=category.check, evidence=evidence
         )
     total = round(sum(c.weighted for c in categories.values()), 2)
-    return RubricResult(total=total, categories=categories, changed_files=changes.changed)
+    return RubricResult(total=total, categories=categories, changed_files=changes.changed,
+                        paths_taken=paths_taken(ctx))

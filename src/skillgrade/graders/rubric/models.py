@@ -26,6 +26,7 @@ class RubricResult(BaseModel):
     total: float  # 0..100 (the sum of the weighted points), rounded to 2 decimals
     categories: dict[str, CategoryResult]
     changed_files: list[str] = Field(default_factory=list)
+    paths_taken: list[str] = Field(default_factory=list)  # Seam paths whose signature call the change makes
 
     def plan_json(self) -> dict[str, Any]:
         """Exactly the plan's output: ``{"total", "categories": {name: {"score", "weighted"}}}``."""
