@@ -120,7 +120,7 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both") -
     if layers != "rubric" and any(e.config is not None for e in evals):
         from skillgrade.services.seam.emulator import SeamEmulator
 
-        emulator = SeamEmulator(async_delay=0.5).start(host="127.0.0.1", port=0)
+        emulator = SeamEmulator(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
     outcomes: list[ControlOutcome] = []
     try:
         for d in evals:

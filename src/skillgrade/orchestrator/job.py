@@ -43,7 +43,10 @@ class JobOptions(BaseModel):
     baseline: bool = False
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
-    emulator_delay: float = 1.0
+    emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
+    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
+    # (and an app) that expects codes at once is caught here rather than on the live service
+    emulator_automation_delay: float = 0.5
 
     def stored(self) -> dict[str, Any]:
         """The options as kept in job.json: environment values are not stored, only their names."""
@@ -137,7 +140,8 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         if specs and _needs_emulator([by_id[s.eval_id] for s in specs], opts):
             from skillgrade.services.seam.emulator import SeamEmulator
 
-            emulator = SeamEmulator(async_delay=opts.emulator_delay).start(host="127.0.0.1", port=0)
+            emulator = SeamEmulator(async_delay=opts.emulator_delay,
+                                    automation_delay=opts.emulator_automation_delay).start(host="127.0.0.1", port=0)
         executor = executor or LocalExecutor(opts.jobs)
         status = "interrupted"
         try:

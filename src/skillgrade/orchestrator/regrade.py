@@ -60,7 +60,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
         if needs and job.options.get("seam", "emulator") == "emulator":
             from skillgrade.services.seam.emulator import SeamEmulator
 
-            emulator = SeamEmulator(async_delay=emulator_delay).start(host="127.0.0.1", port=0)
+            emulator = SeamEmulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
         changes: list[Change] = []
         skipped: list[str] = []
         done = 0
