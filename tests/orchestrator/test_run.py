@@ -148,3 +148,25 @@ def test_regrade_rescores_stored_workspaces_and_reports_changes(tmp_path: Path, 
     assert (run_dir / "run.prev.json").is_file()
     assert json.loads((run_dir / "run.json").read_text())["regraded_at"]
     assert runner.invoke(app, ["regrade", "no-such-job", "--results", str(tmp_path)]).exit_code == 2
+
+
+def test_an_agent_that_cannot_run_is_refused_before_the_job(tmp_path: Path, evals_dir: Path, monkeypatch) -> None:
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
+                "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    for agent, words in (("claude-code", "ANTHROPIC_API_KEY"), ("codex", "OPENAI_API_KEY"), ("command", "--command")):
+        result = runner.invoke(app, ["run", str(evals_dir), "--agent", agent, "--results", str(tmp_path)])
+        assert result.exit_code == 2, result.output
+        assert words in result.output
+    assert not list(tmp_path.glob("*/job.json"))  # nothing was started
+
+
+def test_infrastructure_errors_are_not_scored(tmp_path: Path, evals_dir: Path) -> None:
+    code, out = _run([str(evals_dir), "--agent", "command", "--command", "/nonexistent/agent {prompt}",
+                      "--fixtures", "flask-py", "--results", str(tmp_path), "--json"])
+    assert code == 0
+    [run] = out["runs"]
+    assert run["outcome"] == "infrastructure_error" and "nonexistent" in run["error"]
+    assert run["rubric_total"] is None and run["sandbox_total"] is None and run["verdict"] is None
+    [summary] = out["evals"]
+    assert summary["graded"] == 0 and summary["rubric"] is None and summary["errors"]

@@ -7,6 +7,7 @@ returns an ``AgentResult`` (how it ended, its normalised transcript, where its r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -56,6 +57,11 @@ class Agent(ABC):
 
     def version(self) -> str | None:
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""
+        return None
+
+    def preflight(self, env: Mapping[str, str], command: str | None = None) -> str | None:
+        """Why this agent cannot run with this environment (the user's plus --agent-env), or None when it can.
+        Checked once before a job starts, so a missing key is a clear error, not a column of failed runs."""
         return None
 
     @abstractmethod

@@ -90,6 +90,15 @@ class ClaudeCodeAgent(Agent):
             argv += ["--append-system-prompt", system_prompt]
         return argv
 
+    def preflight(self, env, command=None):
+        if not self.binary or not (Path(self.binary).exists() or shutil.which(self.binary)):
+            return f"claude CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put claude on PATH)"
+        if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+                                    "ANTHROPIC_BASE_URL", MODEL_BASE_URL)):
+            return None
+        return ("claude-code needs ANTHROPIC_API_KEY (each run has a private home, so your own login is not used), "
+                f"or a model server: --agent-env {MODEL_BASE_URL}=http://127.0.0.1:PORT")
+
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         config_dir = ctx.home / ".claude"
         env = base_env(ctx.home)
@@ -162,6 +171,10 @@ class ClaudeCodeAgent(Agent):
         if outcome.timed_out:
             status = "timed_out"
             error = f"killed after {ctx.timeout:g} s"
+        elif has_result and _auth_failure(records):
+            # the model never answered: the harness's set-up failed, not the agent (rerun with --resume)
+            status = "infrastructure_error"
+            error = f"the model API refused the key: {transcript.final_message or 'authentication failed'}"
         elif has_result:
             status = "completed"  # also on a non-zero exit: an agent error is the agent's outcome
         else:
@@ -179,6 +192,19 @@ class ClaudeCodeAgent(Agent):
             error=error,
             notes=notes,
         )
+
+
+def _auth_failure(records: list[dict]) -> bool:
+    """The CLI's result says it could not authenticate (no login, a bad key), before any model turn."""
+    for r in records:
+        if r.get("type") != "result" or not r.get("is_error"):
+            continue
+        if r.get("api_error_status") in (401, 403):
+            return True
+        text = str(r.get("result") or "").lower()
+        if "not logged in" in text or "invalid api key" in text or "authentication_error" in text:
+            return True
+    return False
 
 
 def _tail(path: Path, chars: int = 2000) -> str:

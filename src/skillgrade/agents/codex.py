@@ -101,6 +101,14 @@ class CodexAgent(Agent):
             argv += ["-c", f"developer_instructions={_toml(developer_instructions)}"]
         return argv + ["--", prompt]
 
+    def preflight(self, env, command=None):
+        if not self.binary or not (Path(self.binary).exists() or shutil.which(self.binary)):
+            return f"codex CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put codex on PATH)"
+        if any(env.get(k) for k in ("OPENAI_API_KEY", API_KEY_ENV, MODEL_BASE_URL, "OPENAI_BASE_URL")):
+            return None
+        return ("codex needs OPENAI_API_KEY (each run has a private CODEX_HOME, so your own login is not used), "
+                f"or a model server: --agent-env {MODEL_BASE_URL}=http://127.0.0.1:PORT")
+
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         env = base_env(ctx.home)
         env["CODEX_HOME"] = str(ctx.home / ".codex")

@@ -24,6 +24,15 @@ class CommandAgent(Agent):
     name = NAME
     description = "any command line, with {prompt} and {workspace} placeholders"
 
+    def preflight(self, env, command=None):
+        if not command or not command.strip():
+            return "--agent command needs --command, a command line with {prompt} and {workspace} (and {skill})"
+        try:
+            build_argv(command, "", "", "")
+        except ValueError as exc:
+            return f"--command cannot be split into arguments: {exc}"
+        return None
+
     def run(self, ctx: AgentContext) -> AgentResult:
         empty = Transcript(agent=NAME)
         if not ctx.command or not ctx.command.strip():

@@ -35,6 +35,11 @@ def list_evals(
     """List every eval under PATH with its API path, stack and app port."""
     from skillgrade.definitions import load_suite, select
 
+    from skillgrade.definitions.models import API_PATHS
+
+    if api_path and api_path not in (*API_PATHS, "lower_level"):
+        err_console.print(f"[red]error[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
+        raise typer.Exit(2)
     try:
         evals = select(load_suite(path), api_path=api_path)
     except DefinitionError as exc:

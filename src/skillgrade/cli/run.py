@@ -12,8 +12,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skillgrade.cli.main import app
 from skillgrade.errors import DefinitionError, SkillgradeError
 
-console = Console()
-err = Console(stderr=True)
+def _console(stderr: bool = False) -> Console:
+    """Tables wrapped at 80 columns are unreadable in CI logs: off a terminal, use a wide console."""
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return probe
+    return Console(stderr=stderr, width=max(160, probe.width))
+
+
+console = _console()
+err = _console(stderr=True)
 
 
 def _env_pairs(values: list[str]) -> dict[str, str]:
@@ -35,13 +43,16 @@ def run(
     skill_mode: str = typer.Option("native", "--skill-mode",
                                    help="native: installed where the agent discovers personal skills; "
                                         "system-prompt: SKILL.md passed as the system prompt (the plan's way)."),
-    fixtures: str | None = typer.Option(None, "--fixtures", help="Comma-separated eval ids to run (default: all)."),
+    fixtures: str | None = typer.Option(None, "--fixtures",
+                                        help="Comma-separated eval ids to run (fixture names and agent-eval ids, "
+                                             "e.g. express-ts,cancellation-support; default: all). See skillgrade list."),
     api_path: str | None = typer.Option(None, "--api-path",
                                         help="Only evals whose expected API path is this (a filter, not an override)."),
     layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
-    runs: int = typer.Option(1, "--runs", "-n", help="Runs per eval (the summary shows mean (min-max))."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Runs executed in parallel, each fully isolated."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds before the agent is killed (whole process group)."),
+    runs: int = typer.Option(1, "--runs", "-n", min=1, help="Runs per eval (the summary shows mean (min-max))."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated."),
+    timeout: float = typer.Option(600.0, "--timeout", min=1.0,
+                                  help="Seconds before the agent is killed (whole process group)."),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
     seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
     backend: str = typer.Option("process", "--backend", help="How apps run for the sandbox layer: process or docker."),
@@ -73,10 +84,17 @@ def run(
         raise typer.BadParameter("expected process or docker", param_hint="--backend")
     if skill_mode not in ("native", "system-prompt"):
         raise typer.BadParameter("expected native or system-prompt", param_hint="--skill-mode")
-    from skillgrade.agents import available_agents
+    import os
+
+    from skillgrade.agents import available_agents, get_agent
 
     if agent not in available_agents():
         raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
+    if not resume:
+        problem = get_agent(agent).preflight({**os.environ, **_env_pairs(agent_env)}, command)
+        if problem:
+            err.print(f"[red]error[/red] {problem}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2)
     opts = JobOptions(
         suite=path, agent=agent, skill=skill, skill_mode=skill_mode, model=model,
         fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
@@ -132,8 +150,9 @@ def run(
     else:
         console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
                                        + (f" with {skill}" if skill else "") + f" ({result.job.status})"))
-        console.print(f"Results: {job_dir}  (skillgrade runs --job {result.job.job_id}; "
-                      f"skillgrade report {result.job.job_id} --html report/)")
+        where = "" if results == Path("results") else f" --results {results}"
+        console.print(f"Results: {job_dir}  (skillgrade runs --job {result.job.job_id}{where}; "
+                      f"skillgrade report {result.job.job_id}{where} --html report/)")
     if fail_under is not None:
         low = [s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)]
         if low:

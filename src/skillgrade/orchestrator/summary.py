@@ -36,6 +36,8 @@ class EvalSummary(BaseModel):
     api_path: str | None
     runs: int
     outcomes: dict[str, int]
+    errors: list[str] = Field(default_factory=list)  # infrastructure errors, not graded and not counted
+    graded: int = 0  # runs that count: all but infrastructure errors
     rubric: Spread | None = None
     sandbox: Spread | None = None
     combined: Spread | None = None
@@ -67,6 +69,9 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         outcomes: dict[str, int] = {}
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
+        errors = sorted({r.error or "unknown error" for r in runs if r.outcome == "infrastructure_error"})
+        # a run the harness failed to carry out says nothing about the agent: it is left out of every figure
+        runs = [r for r in runs if r.outcome != "infrastructure_error"] or []
         verdicts = [r.verdict for r in runs if r.verdict is not None]
         api = [r.api_path_correct for r in runs if r.api_path_correct is not None]
         unjudged = sorted({u for v in verdicts for u in v.unjudged})
@@ -75,8 +80,10 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             eval_id=eid,
             variant=variant,
             api_path=d.api_path if d else None,
-            runs=len(runs),
+            runs=sum(outcomes.values()),
             outcomes=outcomes,
+            errors=errors,
+            graded=len(runs),
             rubric=spread([r.rubric_total for r in runs]),
             sandbox=spread([r.sandbox_total for r in runs]),
             combined=spread([r.combined for r in runs]),
@@ -113,20 +120,22 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
         if s.api_path_correct is None:
             api = "-"
-        elif s.api_path_correct == s.runs:
+        elif s.api_path_correct == s.graded:
             api = f"[green]✓[/green] {s.api_path}"
         else:
-            api = f"[red]✗[/red] {s.api_path} ({s.api_path_correct}/{s.runs} right)"
+            api = f"[red]✗[/red] {s.api_path} ({s.api_path_correct}/{s.graded} right)"
         if s.pass_rate is None:
             verdict = "-"
-        elif s.runs == 1:
+        elif s.graded == 1:
             verdict = "[green]pass[/green]" if s.passed else "[red]fail[/red]"
         else:
-            verdict = f"{s.passed}/{s.runs} pass"
+            verdict = f"{s.passed}/{s.graded} pass"
         notes = []
         bad = {k: v for k, v in s.outcomes.items() if k != "completed"}
         if bad:
             notes.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in bad.items()))
+        for e in s.errors[:2]:
+            notes.append(f"[red]{e}[/red]")
         if s.forbidden:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:

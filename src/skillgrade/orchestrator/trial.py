@@ -53,7 +53,8 @@ class RunSpec(BaseModel):
         return run_dir_rel(self.job_id, self.eval_id, self.run_index, self.variant)
 
 
-def _summary(t: Transcript) -> TranscriptSummary:
+def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
+    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills."""
     return TranscriptSummary(
         turns=t.turns,
         tool_calls=len(t.tool_calls),
@@ -61,8 +62,8 @@ def _summary(t: Transcript) -> TranscriptSummary:
         input_tokens=t.usage.input_tokens,
         output_tokens=t.usage.output_tokens,
         cost_usd=t.cost_usd,
-        skill_loaded=bool(t.skills_available),
-        skill_invoked=bool(t.skills_invoked),
+        skill_loaded=skill_name is not None and skill_name in t.skills_available,
+        skill_invoked=skill_name is not None and skill_name in t.skills_invoked,
         final_message=(t.final_message or "")[:2000] or None,
     )
 
@@ -118,6 +119,9 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         (run_dir / "diff.patch").write_text(change.patch)
         write_json_atomic(run_dir / "changes.json", json.loads(change.model_dump_json()))
 
+        if agent_result.status == "infrastructure_error":
+            # the agent never got to work (no binary, no key, a broken command): nothing to grade; --resume reruns it
+            raise _NotGraded(agent_result.error or "the agent could not run")
         if agent_result.status != "completed":
             outcome = agent_result.status
             error = agent_result.error
@@ -140,6 +144,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
             _keep_workspace(ws.path, run_dir / "workspace")
     except KeyboardInterrupt:
         raise
+    except _NotGraded as exc:
+        outcome, error = "infrastructure_error", str(exc)
     except Exception as exc:  # noqa: BLE001 - recorded as the harness's failure, never the agent's
         outcome = "infrastructure_error"
         error = f"{type(exc).__name__}: {exc}"
@@ -169,7 +175,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         api_path_correct=graded.api_path_correct,
         criteria=graded.criteria,
         verdict=graded.verdict,
-        transcript=_summary(transcript),
+        transcript=_summary(transcript, _skill_name(spec)),
         files_changed=files_changed,
         emulator_spec_version=graded.emulator_spec_version,
         config=json.loads(spec.model_dump_json(exclude={"agent_env"}))
@@ -183,6 +189,21 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
     write_run_file(results_root, record)  # last: a run folder with run.json is a finished run
     return record
+
+
+class _NotGraded(Exception):
+    """The run ends as an infrastructure error before grading."""
+
+
+def _skill_name(spec: RunSpec) -> str | None:
+    if spec.skill_dir is None or spec.variant != "skill":
+        return None
+    from skillgrade.agents._common import SkillError, load_skill
+
+    try:
+        return load_skill(spec.skill_dir).name
+    except SkillError:
+        return None
 
 
 def _keep_workspace(src: Path, dest: Path) -> None:
