@@ -19,8 +19,11 @@ from skillgrade.store.files import DEFAULT_RESULTS_ROOT
 RESULTS_OPT = typer.Option(DEFAULT_RESULTS_ROOT, "--results", help="The results root (holds skillgrade.db).")
 
 
-def _console() -> Console:
-    return Console(soft_wrap=False)
+def _console(stderr: bool = False) -> Console:
+    # wide when not on a terminal (CI logs, `> file`), so table rows do not wrap at 80 columns
+    from skillgrade.report.tables import console
+
+    return console(stderr=stderr)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -86,9 +89,12 @@ def runs_cmd(
         if as_json:
             typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in runs], indent=2))
             return
-        from skillgrade.report.tables import runs_table
+        from skillgrade.report.tables import infrastructure_errors, runs_table
 
-        _console().print(runs_table(job, runs))
+        _console().print(runs_table(job, runs, st.job(job)))
+        errors = infrastructure_errors(runs)
+        if errors:
+            typer.echo(f"{len(errors)} run(s) ended in an infrastructure error: not graded, left out of every figure.")
         missing = st.missing_runs(job)
         if missing:
             typer.echo(f"{len(missing)} planned run(s) not done (or infrastructure errors): `skillgrade run --resume` "
@@ -131,7 +137,9 @@ def report_cmd(
     jobs: list[str] = typer.Argument(None, help="Job ids (default: every job for --html, the latest for the rest)."),
     html: Path | None = typer.Option(None, "--html", help="Write the static web report into this folder."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per eval x run)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the job's summary and runs as JSON."),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the job's summary and runs as JSON into this file (`-`: to stdout)."
+    ),
     results: Path = RESULTS_OPT,
     suite: Path | None = typer.Option(None, "--suite", help="Suite folder for the Evals page (default: the job's)."),
     fail_on_verdict: bool = typer.Option(False, "--fail-on-verdict", help="Exit 1 if any run's verdict failed."),
@@ -140,11 +148,17 @@ def report_cmd(
     ),
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
-    from skillgrade.report.ci import write_json, write_junit
-    from skillgrade.report.tables import summary_table
+    from skillgrade.report.ci import job_json, write_json, write_junit
+    from skillgrade.report.tables import infrastructure_errors, summary_table
     from skillgrade.scoring.stats import summarize
 
     jobs = jobs or []
+    # one line per file written; on stderr when stdout carries the JSON
+    json_to_stdout = json_out is not None and str(json_out) in ("-", "/dev/stdout")
+
+    def note(message: str) -> None:
+        typer.echo(message, err=json_to_stdout)
+
     with _open(results) as st:
         known = {j.job_id: j for j in st.jobs()}
         for j in jobs:
@@ -157,8 +171,8 @@ def report_cmd(
                 res = build_site(results, html, job_ids=jobs or None, suite=suite)
             except SkillgradeError as exc:
                 raise _fail(str(exc)) from exc
-            typer.echo(f"Wrote {res.pages} pages to {html} in {res.seconds:.1f} s (open {html / 'index.html'}, or "
-                       f"`skillgrade serve {html}`).")
+            note(f"wrote the web report ({res.pages} pages, {len(res.jobs)} job(s)) to {html} in {res.seconds:.1f} s "
+                 f"(open {html / 'index.html'}, or `skillgrade serve {html}`)")
             if res.definitions_error:
                 typer.echo(f"note: {res.definitions_error}", err=True)
         checked = jobs or ([max(known.values(), key=lambda j: (j.created_at, j.job_id)).job_id] if known else [])
@@ -169,13 +183,20 @@ def report_cmd(
             job, runs = known[job_id], st.runs(job_id=job_id)
             if junit:
                 write_junit(junit, job, runs)
+                note(f"wrote JUnit XML for {len(runs)} runs to {junit}")
             if json_out:
-                write_json(json_out, job, runs)
+                if json_to_stdout:
+                    typer.echo(json.dumps(job_json(job, runs), indent=2))
+                else:
+                    write_json(json_out, job, runs)
+                    note(f"wrote JSON for {len(runs)} runs to {json_out}")
             skill = [r for r in runs if r.variant == "skill"]
             summary = summarize(skill)
             if html is None and not junit and not json_out:
                 con = _console()
-                con.print(summary_table(f"Job {job_id}", summary))
+                con.print(summary_table(f"Job {job_id}", summary, skill))
+                for line in infrastructure_errors(runs):
+                    con.print(line, markup=False, style="yellow")
                 base = [r for r in runs if r.variant == "baseline"]
                 if base:
                     from skillgrade.scoring.stats import compare
@@ -199,10 +220,13 @@ def report_cmd(
 
 @app.command("serve")
 def serve_cmd(
-    site: Path = typer.Argument(Path("site"), help="A folder written by `skillgrade report --html`."),
+    site: Path = typer.Argument(
+        Path("report"), help="A folder written by `skillgrade report --html` (default: report, as in "
+        "`skillgrade report JOB --html report/`)."
+    ),
     port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
 ) -> None:
-    """Serve a built report on 127.0.0.1 until interrupted."""
+    """Serve a built report (default: the folder `report`) on 127.0.0.1 until interrupted."""
     from skillgrade.report.serve import start
 
     if not (site / "index.html").is_file():

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from skillgrade.report.runs import failure_reason
+from skillgrade.report.runs import failure_reason, is_graded
 from skillgrade.scoring.stats import compare, summarize
 from skillgrade.store.files import write_json_atomic
 from skillgrade.store.models import JobRecord, RunRecord
@@ -77,19 +77,23 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
         out["comparison"] = compare(base, [r for r in runs if r.variant == "skill"],
                                     a_label="baseline", b_label="skill").to_dict()
     for r in runs:
+        # a run that ended in an infrastructure error was not graded: no scores (and not counted in the summary)
+        v = r.verdict if is_graded(r) else None
         out["runs"].append(
             {
                 "eval_id": r.eval_id,
                 "variant": r.variant,
                 "run_index": r.run_index,
                 "outcome": r.outcome,
-                "score": r.verdict.score if r.verdict else None,
-                "passed": r.verdict.passed if r.verdict else False,
-                "verdict": r.verdict.label if r.verdict else None,
+                "graded": is_graded(r),
+                "score": v.score if v else None,
+                "passed": v.passed if v else False,
+                "verdict": v.label if v else None,
                 "reason": failure_reason(r),
-                "rubric_total": r.rubric_total,
-                "sandbox_total": r.sandbox_total,
-                "combined": r.combined,
+                "error": r.error,
+                "rubric_total": r.rubric_total if is_graded(r) else None,
+                "sandbox_total": r.sandbox_total if is_graded(r) else None,
+                "combined": r.combined if is_graded(r) else None,
                 "run_dir": r.run_dir,
             }
         )

@@ -166,8 +166,47 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
     return rf
 
 
+def is_graded(run: RunRecord) -> bool:
+    """False for a run that ended in an infrastructure error: the harness failed, so whatever scores it holds are
+    not the agent's; reports show none and statistics leave it out (``skillgrade.scoring.stats``)."""
+    return run.outcome != "infrastructure_error"
+
+
+def first_line(text: str | None, limit: int = 300) -> str:
+    lines = (text or "").strip().splitlines()
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def short_hash(skill_hash: str | None, n: int = 8) -> str:
+    """``sha256:1a2b3c4d`` from a full ``sha256:...`` hash."""
+    if not skill_hash:
+        return ""
+    algo, _, digest = skill_hash.partition(":")
+    return f"{algo}:{digest[:n]}" if digest else skill_hash[:n]
+
+
+def skill_label(skill_path: str | None, skill_hash: str | None, path: bool = True) -> str:
+    """``examples/skills/x (sha256:1a2b3c4d)``, or ``no skill``; with ``path=False`` the short hash alone."""
+    if not skill_path and not skill_hash:
+        return "no skill"
+    if not path or not skill_path:
+        return short_hash(skill_hash) or str(skill_path)
+    return f"{skill_path} ({short_hash(skill_hash)})" if skill_hash else str(skill_path)
+
+
+def variant_label(run: RunRecord, job_has_skill: bool) -> str:
+    """``baseline`` for baseline runs; ``skill`` for the others only when the job has a skill, else ``–``."""
+    if run.variant == "baseline":
+        return "baseline"
+    return "skill" if job_has_skill else "–"
+
+
 def failure_reason(run: RunRecord) -> str | None:
-    """Why a run failed, in one line; None when it passed."""
+    """Why a run failed, in one line; None when it passed. A run that ended in an infrastructure error was not
+    graded: its reason is the error alone, whatever verdict it holds."""
+    if not is_graded(run):
+        return "infrastructure error (not graded)" + (f": {first_line(run.error)}" if run.error else "")
     v = run.verdict
     if run.outcome != "completed" and (v is None or not v.passed):
         reason = f"run {run.outcome.replace('_', ' ')}"

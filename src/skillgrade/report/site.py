@@ -30,7 +30,14 @@ from skillgrade.definitions.models import EvalDefinition
 from skillgrade.errors import SkillgradeError
 from skillgrade.report import charts
 from skillgrade.report.examples import scoring_examples
-from skillgrade.report.runs import failure_reason, load_run_files
+from skillgrade.report.runs import (
+    failure_reason,
+    first_line,
+    is_graded,
+    load_run_files,
+    skill_label,
+    variant_label,
+)
 from skillgrade.scoring.stats import Comparison, Summary, by_eval, compare, summarize, to_points
 from skillgrade.store import db as store_db
 from skillgrade.store.models import JobRecord, RunRecord
@@ -38,6 +45,10 @@ from skillgrade.store.models import JobRecord, RunRecord
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 RUNS_PER_PAGE = 250
 SAFE_SOURCE_SUFFIXES = {".json", ".toml", ".yaml", ".yml", ".md", ".txt"}
+# Written into every site; a folder holding it is skillgrade's to clean before the next build.
+SITE_MARKER = ".skillgrade-site"
+# What a build writes at the top of the folder, removed before the next build (old job pages must not linger).
+GENERATED = ("jobs", "evals", "compare", "index.html", "jobs.html", SITE_MARKER)
 
 _FORMATTER = HtmlFormatter(cssclass="hl", nowrap=False)
 PYGMENTS_CSS = _FORMATTER.get_style_defs(".hl")
@@ -82,6 +93,7 @@ class VariantStats:
     variant: str
     summary: Summary
     points: dict[str, list]
+    errors: dict[str, list[RunRecord]] = field(default_factory=dict)  # eval id -> runs not graded (infra errors)
 
 
 @dataclass
@@ -94,6 +106,14 @@ class JobView:
     @property
     def done(self) -> int:
         return sum(r.outcome != "infrastructure_error" for r in self.runs)
+
+    @property
+    def has_skill(self) -> bool:
+        return bool(self.job.skill_path or self.job.skill_hash)
+
+    @property
+    def has_baseline(self) -> bool:
+        return any(r.variant == "baseline" for r in self.runs)
 
 
 def _env() -> Environment:
@@ -109,6 +129,8 @@ def _env() -> Environment:
     env.filters["num"] = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"
     env.filters["short"] = lambda v, n=12: "–" if not v else str(v).removeprefix("sha256:")[:n]
     env.filters["when"] = lambda v: "–" if v is None else v.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    env.filters["first_line"] = first_line
+    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded)
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
     env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS))
     return env
@@ -119,7 +141,11 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
     for v in ("skill", "baseline"):
         vr = [r for r in runs if r.variant == v]
         if vr:
-            variants.append(VariantStats(v, summarize(vr), by_eval(to_points(vr))))
+            errors: dict[str, list[RunRecord]] = defaultdict(list)
+            for r in vr:
+                if not is_graded(r):
+                    errors[r.eval_id].append(r)
+            variants.append(VariantStats(v, summarize(vr), by_eval(to_points(vr)), dict(errors)))
     comparison = None
     base = [r for r in runs if r.variant == "baseline"]
     if base:
@@ -224,6 +250,48 @@ class _Writer:
             self.result.largest_page = (rel, len(data))
 
 
+def _ours(out: Path) -> bool:
+    """The folder holds the marker, or is a site from before the marker (its index.html and jobs.html carry the
+    report's footer and policy)."""
+    if (out / SITE_MARKER).is_file():
+        return True
+    try:
+        pages = [(out / name).read_text(encoding="utf-8", errors="replace") for name in ("index.html", "jobs.html")]
+    except OSError:
+        return False
+    return all(f'content="{CSP}"' in p and "by skillgrade" in p for p in pages)
+
+
+def check_out_dir(out: Path) -> None:
+    """Raise unless ``out`` is missing, empty, or a site skillgrade wrote (it holds the marker): any other folder
+    may hold the user's files, and is neither written into nor emptied."""
+    if out.exists() and not out.is_dir():
+        raise SkillgradeError(f"{out} is a file, not a folder; choose another folder for the report")
+    if out.is_dir() and not _ours(out) and any(out.iterdir()):
+        raise SkillgradeError(f"{out} is not empty and was not written by skillgrade; choose another folder or empty it")
+
+
+def prepare_out_dir(out: Path) -> None:
+    """Make ``out`` ready for a fresh build (see ``check_out_dir``): a site skillgrade wrote loses its generated
+    parts, so pages of jobs no longer in the report do not linger; then the marker is written."""
+    check_out_dir(out)
+    if out.is_dir():
+        for name in GENERATED:
+            path = out / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+        for page in out.glob("*.html"):  # any other page an older build wrote at the top
+            page.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SITE_MARKER).write_text(
+        f"Written by skillgrade {__version__} (`skillgrade report --html`). Each build removes and rewrites this "
+        "folder's generated pages (jobs/, evals/, compare/, *.html).\n",
+        encoding="utf-8",
+    )
+
+
 def build_site(
     results_root: Path | str,
     out_dir: Path | str,
@@ -231,10 +299,11 @@ def build_site(
     suite: Path | str | None = None,
     definitions: list[EvalDefinition] | None = None,
 ) -> BuildResult:
-    """Write the static report for ``job_ids`` (all jobs when None) into ``out_dir``."""
+    """Write the static report for ``job_ids`` (all jobs when None) into ``out_dir``, cleanly: an earlier build's
+    pages are removed first (see ``prepare_out_dir``; a non-empty folder skillgrade did not write is refused)."""
     t0 = time.perf_counter()
     root, out = Path(results_root), Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)  # refuse early, before any work
     result = BuildResult(out_dir=out)
     write = _Writer(out, result)
     env = _env()
@@ -252,6 +321,7 @@ def build_site(
             jobs = list(all_jobs.values())
         job_runs = [(j, st.runs(job_id=j.job_id)) for j in jobs]
     now = datetime.now(UTC)
+    prepare_out_dir(out)
 
     # Run pages are most of the work and need no statistics: render them in worker processes (when there are many)
     # while this process computes the statistics and writes the other pages.
@@ -268,7 +338,8 @@ def build_site(
         for vs in view.variants:
             for s in vs.summary.per_eval:
                 eval_results[s.eval_id].append(
-                    {"job": view.job.job_id, "variant": vs.variant, "stats": s, "href": job_page(view.job.job_id)}
+                    {"job": view.job.job_id, "stats": s, "href": job_page(view.job.job_id),
+                     "variant": vs.variant if view.has_skill or vs.variant == "baseline" else "no skill"}
                 )
 
     # comparison pages for jobs the user named together, in the order named (not for every job in the folder)
