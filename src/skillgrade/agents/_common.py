@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -14,7 +13,9 @@ from pathlib import Path
 
 import yaml
 
+from skillgrade import processes
 from skillgrade.errors import SkillgradeError
+from skillgrade.processes import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillgrade.secrets import redact, secret_values
 
 # the repository's node tools (node/node_modules/.bin), when skillgrade runs from a checkout
@@ -163,53 +164,6 @@ class ProcessOutcome:
     extra: dict = field(default_factory=dict)
 
 
-def group_members(pgid: int) -> list[int] | None:
-    """Live (non-zombie) processes of the group, from /proc; None where /proc is not available."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
-        return None
-    members = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: the fields after the last ")" are fixed
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
-
-
-def _group_alive(pgid: int) -> bool:
-    members = group_members(pgid)
-    if members is not None:
-        return bool(members)
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def kill_group(pgid: int, grace: float = 2.0) -> None:
-    """SIGTERM the whole process group, then SIGKILL whatever is left after ``grace`` seconds."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if not _group_alive(pgid):
-                return
-            time.sleep(0.05)
-
-
 def run_process(
     argv: list[str],
     *,
@@ -238,18 +192,20 @@ def run_process(
             )
         except OSError as exc:
             return ProcessOutcome(exit_code=None, timed_out=False, duration_s=0.0, error=f"{argv[0]}: {exc}")
-        pgid = proc.pid  # start_new_session makes the child the leader of a group with its pid
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(pgid)
-            proc.wait()
-        duration = time.monotonic() - started
-        leftover = _group_alive(pgid)
-        if leftover:
-            kill_group(pgid, grace=0.5)
+        # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
+        # any way out of the block, KeyboardInterrupt included
+        with processes.tracked(proc) as pgid:
+            timed_out = False
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(pgid)
+                proc.wait()
+            duration = time.monotonic() - started
+            leftover = group_alive(pgid)
+            if leftover:
+                kill_group(pgid, grace=0.5)
     return ProcessOutcome(
         exit_code=None if timed_out else proc.returncode,
         timed_out=timed_out,

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
+from skillgrade import processes
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -45,6 +47,16 @@ class LocalExecutor(Executor):
                 item = futures[fut]
                 exc = fut.exception()
                 yield item, (exc if exc is not None else fut.result())
+        except BaseException:
+            # Ctrl-C (or the consumer giving up: GeneratorExit) lands here, never in the worker threads, and their
+            # agents and apps run in their own process groups, out of the terminal's reach. Kill those groups so the
+            # threads return now; while waiting for them, new groups are refused and the runs abandoned.
+            for fut in futures:
+                fut.cancel()
+            with processes.stopping():
+                processes.kill_all()
+                self._pool.shutdown(wait=True, cancel_futures=True)
+            raise
         finally:
             for fut in futures:
                 fut.cancel()

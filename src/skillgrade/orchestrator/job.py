@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from skillgrade import processes
 from skillgrade import store as result_store
 from skillgrade.definitions import load_suite, select
 from skillgrade.definitions.models import EvalDefinition
@@ -161,6 +162,10 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                 if on_event:
                     on_event("done", result, None)
             status = "finished"
+        except KeyboardInterrupt:
+            # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
+            processes.kill_all()
+            raise
         finally:
             if emulator is not None:
                 emulator.stop()

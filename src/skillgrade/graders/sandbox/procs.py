@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from skillgrade import processes
 
 
 class StepFailed(Exception):
@@ -20,42 +21,17 @@ class StepFailed(Exception):
 
 
 def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds.
+    """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds; reap the leader.
 
     The child was started with ``start_new_session=True``, so its pid is its group id, and the group
     outlives the leader: children that the leader forked (npm -> node, sh -> python) die too.
     """
-    pgid = proc.pid
-    _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        proc.poll()  # reap the leader so a zombie does not count as alive
-        if not _group_alive(pgid):
-            break
-        time.sleep(0.02)
-    else:
-        _signal_group(pgid, signal.SIGKILL)
+    processes.kill_group(proc.pid, grace)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        pass
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+        return  # still registered, so an interrupt's kill_all tries again
+    processes.unregister(proc.pid)
 
 
 def tail(path: Path, max_bytes: int = 4000) -> str:
@@ -91,13 +67,13 @@ def run_step(
             )
         except OSError as e:
             raise StepFailed(step, f"could not run {argv[0]!r}: {e}") from e
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise StepFailed(step, f"{' '.join(argv)} took longer than {timeout:.0f} s", tail(log)) from None
-        finally:
-            if proc.poll() is None:  # timeout, exception or KeyboardInterrupt: never leave it running
-                kill_group(proc, grace=1.0)
+        # timeout, exception or KeyboardInterrupt: the group never outlives the block; registered meanwhile so a
+        # Ctrl-C, which never reaches the step's own group, can end it
+        with processes.tracked(proc, grace=1.0):
+            try:
+                rc = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise StepFailed(step, f"{' '.join(argv)} took longer than {timeout:.0f} s", tail(log)) from None
     if rc != 0:
         raise StepFailed(step, f"{' '.join(argv)} exited with {rc}", tail(log))
     return time.monotonic() - t0

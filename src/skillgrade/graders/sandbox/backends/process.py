@@ -9,6 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from skillgrade import processes
 from skillgrade.graders.sandbox import deps
 from skillgrade.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
 from skillgrade.graders.sandbox.procs import StepFailed, free_port, kill_group, run_step
@@ -122,6 +123,8 @@ class ProcessBackend(Backend):
             )
         except OSError as e:
             raise StepFailed("start", f"could not run {argv[0]!r}: {e}") from e
+        # until stop() reaps it: a Ctrl-C never reaches the app's own group, so the interrupt handler kills it
+        processes.register(self.proc.pid)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.facts["start_argv"] = argv
         try:
@@ -143,11 +146,12 @@ class ProcessBackend(Backend):
 
     def stop(self) -> None:
         if self.proc is not None:
-            kill_group(self.proc)
+            kill_group(self.proc)  # and unregisters it
             self.facts["exit_code"] = self.proc.returncode
         for f in (self._out, self._err):
             if f is not None and not f.closed:
                 f.close()
+        processes.check()  # an interrupted job killed the app mid-check: abandon the run rather than record it
 
     def cleanup(self) -> None:
         if self.workdir is not None and not os.environ.get("SKILLGRADE_KEEP_WORKDIR"):

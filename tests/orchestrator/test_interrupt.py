@@ -1,0 +1,123 @@
+"""Ctrl-C ends the agents too: they run in their own process groups, which a terminal's SIGINT never reaches, so
+skillgrade kills every registered group on the way out (serially, and from worker threads with --jobs 2)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from skillgrade import processes
+
+SKILLGRADE = [sys.executable, "-m", "skillgrade"]
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or a zombie (dead, waiting for its parent to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2 :].split()[0] in ("Z", "X")
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    left = [p for p in pids if not _gone(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = [p for p in left if not _gone(p)]
+    return left
+
+
+def _sleep_group() -> subprocess.Popen:
+    return subprocess.Popen(["sleep", "60"], start_new_session=True, stdin=subprocess.DEVNULL)
+
+
+# -- the registry ----------------------------------------------------------------------------------------------
+
+
+def test_kill_all_kills_a_registered_group() -> None:
+    proc = _sleep_group()
+    try:
+        processes.register(proc.pid)
+        assert processes.kill_all(grace=1.0) == 1
+        assert proc.wait(timeout=5) == -signal.SIGTERM
+    finally:
+        processes.unregister(proc.pid)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.pid not in processes.registered()
+
+
+def test_tracked_kills_the_group_on_any_way_out() -> None:
+    proc = _sleep_group()
+    with pytest.raises(KeyboardInterrupt), processes.tracked(proc, grace=1.0) as pgid:
+        assert pgid in processes.registered()
+        raise KeyboardInterrupt
+    assert proc.returncode == -signal.SIGTERM
+    assert proc.pid not in processes.registered()
+
+
+def test_a_group_started_while_stopping_is_refused() -> None:
+    proc = _sleep_group()
+    with processes.stopping(), pytest.raises(KeyboardInterrupt):
+        processes.register(proc.pid)
+    assert proc.wait(timeout=5) == -signal.SIGTERM
+    assert proc.pid not in processes.registered()
+    assert not processes.interrupted()
+
+
+# -- skillgrade run, interrupted ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> None:
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    # the agent notes its pid (written whole, then renamed, so a half-written file is never read) and sleeps
+    agent = (f"{sys.executable} -c \"import os, time; d = {str(pids_dir)!r}; p = os.path.join(d, str(os.getpid())); "
+             "open(p + '.tmp', 'w').write(str(os.getpid())); os.rename(p + '.tmp', p); time.sleep(60)\"")
+    runs = jobs  # --jobs 2 --runs 2: both agents run at once, each in a worker thread
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillgrade, not the agents
+    proc = subprocess.Popen(
+        [*SKILLGRADE, "run", str(evals_dir), "--agent", "command", "--command", agent, "--fixtures", "flask-py",
+         "--layers", "rubric", "--runs", str(runs), "--jobs", str(jobs), "--results", str(tmp_path / "results"),
+         "--json"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        env=env)
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            pids = [int(p.name) for p in pids_dir.iterdir() if p.name.isdigit()]
+            if len(pids) == runs:
+                break
+            time.sleep(0.1)
+        assert len(pids) == runs, f"agents did not start: {proc.poll()=}"
+        assert not any(_gone(p) for p in pids)  # running, before the interrupt
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            _, stderr = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("skillgrade did not exit within 30 s of SIGINT")
+        assert proc.returncode == 130, stderr.decode(errors="replace")
+        assert not _wait_gone(pids, 5), "an agent outlived the interrupted skillgrade"
+        # the killed runs are abandoned (rerun by --resume), never recorded as if their agents had finished
+        assert not list((tmp_path / "results").rglob("run.json"))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in pids:  # never leave a sleeping agent behind, whatever failed
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
