@@ -103,3 +103,13 @@ def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_di
     # B (the baseline) minus A (with the skill): the stand-in agent only works with the skill
     assert data["overall"]["delta"] == pytest.approx(-0.4)
     assert data["criteria"]["api_path_selection"]["delta"] == pytest.approx(-1.0)
+
+
+def test_relative_results_folder(tmp_path: Path, evals_dir: Path, monkeypatch) -> None:
+    """The README's main job uses the default, relative `results`: graders that run tools elsewhere still find it."""
+    monkeypatch.chdir(tmp_path)
+    _, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "cancellation-support", "--json"])
+    run = _one(out)
+    assert run["verdict"]["passed"] is True, run["criteria"]
+    job = json.loads((tmp_path / "results" / out["job_id"] / "job.json").read_text())
+    assert Path(job["suite"]).is_absolute() and Path(job["options"]["results"]).is_absolute()

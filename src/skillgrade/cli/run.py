@@ -105,8 +105,13 @@ def run(
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
                         disable=as_json)
     task = None
+    started: list[str] = []
 
-    def on_event(kind, record, exc):
+    def on_event(kind, record, exc, job_id=None):
+        if kind == "job":
+            started.append(job_id)
+            progress.update(task, description=f"{agent} · job {job_id}")
+            return
         if kind == "done" and record is not None:
             score = record.combined if record.combined is not None else (
                 round(record.verdict.score * 100) if record.verdict else None)
@@ -132,8 +137,10 @@ def run(
         err.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]: finished runs are kept; continue with "
-                  "[bold]skillgrade run --resume JOB[/bold] (see skillgrade runs)")
+        job_id = started[0] if started else "JOB"
+        where = "" if results == Path("results") else f" --results {results}"
+        err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
+                  f"[bold]skillgrade run --resume {job_id}{where}[/bold]")
         raise typer.Exit(130) from None
 
     evals = [e for e in evals if e.id in result.evals]

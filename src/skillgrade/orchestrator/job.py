@@ -80,7 +80,8 @@ def _needs_emulator(evals: list[EvalDefinition], opts: JobOptions) -> bool:
     return opts.seam == "emulator" and opts.layers in ("sandbox", "both") and any(e.has_sandbox for e in evals)
 
 
-ProgressFn = Callable[[str, RunRecord | None, BaseException | None], None]
+# (event, finished run, error, job id): "job" once the job exists, then "start" / "done" / "error" per run
+ProgressFn = Callable[..., None]
 
 
 def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
@@ -97,6 +98,9 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         if not os.environ.get("SEAM_API_KEY"):
             raise SkillgradeError("--seam live needs SEAM_API_KEY set to a Seam sandbox key")
 
+    # absolute from here on: graders run tools in other folders, and job.json must mean the same from anywhere
+    opts = opts.model_copy(update={"results": opts.results.resolve(), "suite": opts.suite.resolve(),
+                                   "skill": opts.skill.resolve() if opts.skill else None})
     results_root = opts.results
     results_root.mkdir(parents=True, exist_ok=True)
     db = result_store.open(results_root)
@@ -107,6 +111,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                 raise SkillgradeError(f"--resume {resume}: no such job under {results_root}")
             opts = JobOptions.model_validate({**job.options, "agent_env": opts.agent_env,
                                               "results": results_root, "jobs": opts.jobs})
+            opts = opts.model_copy(update={"suite": opts.suite.resolve()})
             todo = db.missing_runs(resume)
             job.status = "running"
         else:
@@ -129,6 +134,8 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                                   f"({job.skill_hash} -> {shash}); start a new job instead")
         db.record_job(job)
         result_store.write_job_file(results_root, job)
+        if on_event:
+            on_event("job", None, None, job.job_id)
 
         specs = [
             RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, agent=opts.agent,
