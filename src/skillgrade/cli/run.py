@@ -34,7 +34,21 @@ def _env_pairs(values: list[str]) -> dict[str, str]:
     return out
 
 
-@app.command("run")
+RUN_EXAMPLES = """Examples:
+
+  skillgrade run evals --agent reference                         (the pipeline's own check: golden solutions)
+
+  skillgrade run evals --agent claude-code --skill my-skill --runs 5 --baseline --jobs 2
+
+  skillgrade run evals --agent codex --fixtures express-ts,flask-py --layers rubric
+
+  skillgrade run evals --agent command --command "my-agent --cwd {workspace} {prompt}"
+
+  skillgrade run --resume 20261129-231415-3902                   (finish an interrupted job)
+"""
+
+
+@app.command("run", epilog=RUN_EXAMPLES)
 def run(
     path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file)."),
     agent: str = typer.Option("reference", "--agent", "-a",
