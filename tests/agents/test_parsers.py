@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from skillgrade.agents.claude_code import parse_stream_json, read_jsonl
+from skillgrade.agents._common import read_jsonl
+from skillgrade.agents.claude_code import parse_stream_json
 from skillgrade.agents.codex import parse_exec_json, skills_from_session
 
 DATA = Path(__file__).parent / "data"

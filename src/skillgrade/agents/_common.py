@@ -3,11 +3,13 @@ reading a skill folder, keeping secrets out of stored files."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -213,6 +215,35 @@ def run_process(
         leftover_killed=leftover,
         pgid=pgid,
     )
+
+
+def read_jsonl(path: Path) -> Iterable[dict]:
+    """The JSON objects of a JSONL file; lines that are not JSON objects (a crash message) are skipped."""
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+
+
+def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path):
+    """Run an agent CLI that streams JSON lines to stdout into ``raw``. Secrets are scrubbed from what it wrote
+    before anything reads it. Returns (outcome, records, scrubber); records are empty when it could not start."""
+    scrub = Scrubber(env)
+    outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr)
+    if outcome.error:
+        return outcome, [], scrub
+    scrub.file(raw)
+    scrub.file(stderr)
+    return outcome, list(read_jsonl(raw)), scrub
 
 
 def base_env(home: Path) -> dict[str, str]:

@@ -18,14 +18,13 @@ from skillgrade.agents._common import (
     MAX_RETRIES,
     MODEL_BASE_URL,
     OFFLINE_ENV,
-    Scrubber,
     base_env,
     cli_version,
     find_binary,
     install_skill,
     load_skill,
     relative_path,
-    run_process,
+    run_jsonl_cli,
     skill_prompt_block,
 )
 from skillgrade.agents.base import Agent, AgentContext, AgentResult
@@ -145,22 +144,10 @@ class ClaudeCodeAgent(Agent):
                 notes.append("--append-system-prompt unavailable: SKILL.md prepended to the prompt")
 
         env = self.environment(ctx)
-        scrub = Scrubber(env)
         version = self.version()
-        outcome = run_process(
-            self.command(ctx, prompt, system_prompt),
-            cwd=ctx.workspace,
-            env=env,
-            timeout=ctx.timeout,
-            stdout=raw,
-            stderr=stderr,
-        )
+        outcome, records, scrub = run_jsonl_cli(self.command(ctx, prompt, system_prompt), ctx, env, raw, stderr)
         if outcome.error:
             return AgentResult(status="infrastructure_error", transcript=empty, error=outcome.error)
-        scrub.file(raw)
-        scrub.file(stderr)
-
-        records = list(read_jsonl(raw))
         transcript = parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
         transcript.cli_version = transcript.cli_version or version
         if transcript.model is None:
@@ -212,23 +199,6 @@ def _tail(path: Path, chars: int = 2000) -> str:
         return path.read_text(encoding="utf-8", errors="replace")[-chars:].strip()
     except OSError:
         return ""
-
-
-def read_jsonl(path: Path) -> Iterable[dict]:
-    """The JSON objects of a JSONL file; lines that are not JSON objects (a crash message) are skipped."""
-    if not path.is_file():
-        return
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
 
 
 def _result_text(content: Any) -> str:

@@ -17,17 +17,16 @@ from pathlib import Path
 from skillgrade.agents._common import (
     MAX_RETRIES,
     MODEL_BASE_URL,
-    Scrubber,
     base_env,
     cli_version,
     find_binary,
     install_skill,
     load_skill,
+    read_jsonl,
     relative_path,
-    run_process,
+    run_jsonl_cli,
 )
 from skillgrade.agents.base import Agent, AgentContext, AgentResult
-from skillgrade.agents.claude_code import read_jsonl
 from skillgrade.agents.transcript import Message, ToolCall, Transcript, Usage
 
 NAME = "codex"
@@ -144,22 +143,10 @@ class CodexAgent(Agent):
                 instructions = skill.text
 
         env = self.environment(ctx)
-        scrub = Scrubber(env)
         version = self.version()
-        outcome = run_process(
-            self.command(ctx, prompt, instructions),
-            cwd=ctx.workspace,
-            env=env,
-            timeout=ctx.timeout,
-            stdout=raw,
-            stderr=stderr,
-        )
+        outcome, records, scrub = run_jsonl_cli(self.command(ctx, prompt, instructions), ctx, env, raw, stderr)
         if outcome.error:
             return AgentResult(status="infrastructure_error", transcript=empty, error=outcome.error)
-        scrub.file(raw)
-        scrub.file(stderr)
-
-        records = list(read_jsonl(raw))
         transcript = parse_exec_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
         transcript.cli_version = version
         transcript.model = ctx.model or (DEFAULT_LOCAL_MODEL if self.provider_base_url(ctx.env) else None)
