@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+# registers the subcommands
+import skillgrade.cli.commands  # noqa: F401
 from skillgrade.cli.main import app
 from skillgrade.definitions import load_suite
 from skillgrade.definitions.check import check_path
-
-# registers the subcommands
-import skillgrade.cli.commands  # noqa: F401
 
 runner = CliRunner()
 

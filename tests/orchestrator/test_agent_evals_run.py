@@ -7,13 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_e2e_agents import SKILL, changed_files
 from typer.testing import CliRunner
 
 import skillgrade.cli.commands  # noqa: F401
 from skillgrade.cli.main import app
 from skillgrade.testing import ModelServer, Script
-
-from test_e2e_agents import SKILL, changed_files  # noqa: E402  (tests/orchestrator is on sys.path)
 
 runner = CliRunner()
 

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 import skillgrade.cli.commands  # noqa: F401

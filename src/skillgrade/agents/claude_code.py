@@ -145,7 +145,7 @@ class ClaudeCodeAgent(Agent):
 
         env = self.environment(ctx)
         version = self.version()
-        outcome, records, scrub = run_jsonl_cli(self.command(ctx, prompt, system_prompt), ctx, env, raw, stderr)
+        outcome, records, _ = run_jsonl_cli(self.command(ctx, prompt, system_prompt), ctx, env, raw, stderr)
         if outcome.error:
             return AgentResult(status="infrastructure_error", transcript=empty, error=outcome.error)
         transcript = parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt)

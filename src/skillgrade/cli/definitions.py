@@ -34,7 +34,6 @@ def list_evals(
 ) -> None:
     """List every eval under PATH with its API path, stack and app port."""
     from skillgrade.definitions import load_suite, select
-
     from skillgrade.definitions.models import API_PATHS
 
     if api_path and api_path not in (*API_PATHS, "lower_level"):

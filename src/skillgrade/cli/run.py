@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from skillgrade.cli.main import app
 from skillgrade.errors import DefinitionError, SkillgradeError
 
+
 def _console(stderr: bool = False) -> Console:
     """Tables wrapped at 80 columns are unreadable in CI logs: off a terminal, use a wide console."""
     probe = Console(stderr=stderr)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ class JobResult(BaseModel):
 
 
 def new_job_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 def plan_runs(evals: list[EvalDefinition], runs: int, baseline: bool) -> list[tuple[str, int, Variant]]:
@@ -125,7 +125,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         shash = skill_hash(opts.skill)
         if job is None:
             planned = plan_runs(evals, opts.runs, opts.baseline)
-            job = JobRecord(job_id=new_job_id(), created_at=datetime.now(timezone.utc), suite=str(opts.suite),
+            job = JobRecord(job_id=new_job_id(), created_at=datetime.now(UTC), suite=str(opts.suite),
                             agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
                             options=opts.stored(), planned=planned)
             todo = list(planned)

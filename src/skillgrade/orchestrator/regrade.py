@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -81,7 +81,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 new = r.model_copy(update={
                     "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
                     "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
-                    "regraded_at": datetime.now(timezone.utc),
+                    "regraded_at": datetime.now(UTC),
                 })
                 if r.outcome == "empty_diff" and new.verdict is not None:
                     new.verdict.passed = False

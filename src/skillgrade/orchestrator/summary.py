@@ -140,7 +140,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
-        fmt = lambda sp: sp.text() if sp is not None else "-"  # noqa: E731
+        fmt = lambda sp: sp.text() if sp is not None else "-"
         t.add_row(name, str(s.runs), fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
                   (fmt(s.score) + "%") if s.score else "-", verdict, "; ".join(notes))
     return t

@@ -10,7 +10,7 @@ import json
 import shutil
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,7 @@ def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
 def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, emulator: Any = None,
             judge_config: Any = None) -> RunRecord:
     """Run one trial and return its record (already written to ``<run dir>/run.json``)."""
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     timings: dict[str, float] = {}
     run_dir = results_root / spec.rel_dir
     if run_dir.exists():
@@ -166,7 +166,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         outcome=outcome,  # type: ignore[arg-type]
         error=error,
         started_at=started,
-        finished_at=datetime.now(timezone.utc),
+        finished_at=datetime.now(UTC),
         timings=timings,
         rubric_total=graded.rubric_total,
         sandbox_total=graded.sandbox_total,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from skillgrade.definitions.models import AnswerKey
 from skillgrade.graders.rubric.changes import ChangeSet

@@ -106,7 +106,7 @@ class Project:
         self._resolved.clear()
 
     @classmethod
-    def load(cls, root: Path, files: list[str], unchanged: list[str] | None = None) -> "Project":
+    def load(cls, root: Path, files: list[str], unchanged: list[str] | None = None) -> Project:
         modules = []
         for rel in sorted(files):
             module = _parse_file(root, rel)

@@ -65,9 +65,10 @@ def event_types() -> frozenset[str]:
 
 # ----------------------------------------------------------------------------- generation: Python SDK
 def _python_surface() -> tuple[dict[str, Any], list[str]]:
-    import seam  # noqa: F401  (the official package)
-    import seam.routes as routes
     from importlib.metadata import version
+
+    import seam  # noqa: F401  (the official package)
+    from seam import routes
 
     methods: dict[str, Any] = {}
 

@@ -19,8 +19,14 @@ from skillgrade.graders.sandbox.checks import Checker, render, time_templates
 from skillgrade.graders.sandbox.procs import StepFailed
 from skillgrade.graders.sandbox.result import SandboxResult
 from skillgrade.graders.sandbox.runplan import plan_for
+from skillgrade.graders.sandbox.seam import (
+    LIVE_ENDPOINT,
+    EmulatorSession,
+    LiveSession,
+    SeamSession,
+    WantedSpace,
+)
 from skillgrade.secrets import redact, redact_tree, secret_values
-from skillgrade.graders.sandbox.seam import LIVE_ENDPOINT, EmulatorSession, LiveSession, SeamSession, WantedSpace
 
 SeamMode = Literal["emulator", "live"]
 BackendName = Literal["process", "docker"]

@@ -3,4 +3,4 @@
 from skillgrade.services.seam.emulator import SeamEmulator, WorkspaceHandle
 from skillgrade.services.seam.spec import SeamSpec, load_spec
 
-__all__ = ["SeamEmulator", "WorkspaceHandle", "SeamSpec", "load_spec"]
+__all__ = ["SeamEmulator", "SeamSpec", "WorkspaceHandle", "load_spec"]

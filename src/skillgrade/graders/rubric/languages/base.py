@@ -7,8 +7,9 @@ work on this outline only, so a new language is one new module that registers it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Literal
 
 ValueKind = Literal["object", "array", "ref", "call", "func", "str", "other"]
 
@@ -25,11 +26,11 @@ class Value:
 
     kind: ValueKind
     line: int = 0
-    keys: dict[str, "Value"] = field(default_factory=dict)
-    spreads: list["Value"] = field(default_factory=list)
-    items: list["Value"] = field(default_factory=list)
+    keys: dict[str, Value] = field(default_factory=dict)
+    spreads: list[Value] = field(default_factory=list)
+    items: list[Value] = field(default_factory=list)
     chain: tuple[str, ...] = ()
-    args: list["Value"] = field(default_factory=list)
+    args: list[Value] = field(default_factory=list)
     func: int | None = None
     text: str = ""
 

@@ -257,9 +257,7 @@ class _Outliner:
         if name:
             self.classes = self.classes + [name]
         for child in node.named_children:
-            if child.type not in ("comment", "formal_parameters", "type_annotation"):
-                self.visit(child)
-            elif child.type == "formal_parameters":  # default values may hold calls
+            if child.type not in ("comment", "formal_parameters", "type_annotation") or child.type == "formal_parameters":
                 self.visit(child)
         body = node.child_by_field_name("body")
         if node.type == "arrow_function" and body is not None and body.type != "statement_block":
