@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data"
 
 def test_claude_stream_example():
     t = parse_stream_json(
-        read_jsonl(DATA / "claude_stream_example.jsonl"), workspace="/tmp/work/repo1", prompt="go"
+        read_jsonl(DATA / "claude_stream_example.jsonl"), workspace="/tmp/ws/repo1", prompt="go"
     )
     assert t.agent == "claude-code"
     assert t.session_id == "8a12cdf5-1591-4c6c-af4d-84d56511e64f"
@@ -37,7 +37,7 @@ def test_claude_stream_example():
 
 def test_claude_denied_example():
     t = parse_stream_json(
-        read_jsonl(DATA / "claude_stream_denied_example.jsonl"), workspace="/tmp/work/repo2"
+        read_jsonl(DATA / "claude_stream_denied_example.jsonl"), workspace="/tmp/ws/repo2"
     )
     by_id = {c.id: c for c in t.tool_calls}
     assert [c.name for c in t.tool_calls] == ["Bash", "Bash", "WebFetch"]
@@ -131,7 +131,7 @@ def test_claude_skill_call_and_edit_paths():
 
 def test_codex_exec_json_example():
     t = parse_exec_json(
-        read_jsonl(DATA / "codex_exec_json_example.jsonl"), workspace="/tmp/work/repo3", prompt="go"
+        read_jsonl(DATA / "codex_exec_json_example.jsonl"), workspace="/tmp/ws/repo3", prompt="go"
     )
     assert t.agent == "codex" and t.session_id == "01a22965-a2e2-7e53-965d-c50f8c7aec0f"
     assert [m.text for m in t.messages] == ["go", "Creating hello.txt.", "Created hello.txt."]

