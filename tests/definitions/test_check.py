@@ -164,3 +164,13 @@ def test_parameters_the_real_api_rejects_are_flagged(suite: Path) -> None:
     assert "customer_keys" in w.message and "ALL of the customer's data" in w.message
     result = runner.invoke(app, ["check", str(suite), "--strict"])
     assert result.exit_code == 2
+
+
+def test_one_wrong_type_does_not_hide_other_errors(suite: Path) -> None:
+    def breaks(d):
+        d["app_port"] = "abc"
+        d["test_endpoints"]["update"]["method"] = "FETCH"
+
+    _edit(suite / "fixtures/express-ts/eval_config.json", breaks)
+    pointers = {p.pointer for p in _errors(suite)}
+    assert pointers == {"/app_port", "/test_endpoints/update/method"}

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from skillgrade.definitions.loader import ANSWER_KEY_FILE, load_fixture, load_rubric
+from skillgrade.definitions.jsonfile import read_json
+from skillgrade.definitions.loader import ANSWER_KEY_FILE, CONFIG_FILE, load_fixture, load_rubric
 from skillgrade.definitions.models import API_PATHS, RUBRIC_CHECKS, EvalDefinition
 from skillgrade.definitions.suite import definition_sources, load_one
 from skillgrade.errors import DefinitionError, Problem
@@ -118,28 +119,37 @@ def _check_parameters_against_spec(d: EvalDefinition, kp: Path) -> list[Problem]
     return problems
 
 
-def _check_config(d: EvalDefinition) -> list[Problem]:
+def _check_config(cp: Path, cfg: object) -> list[Problem]:
+    """Semantic checks of an eval_config.json, on the raw JSON: they run even when another field has the wrong type,
+    so one error does not hide the next."""
     problems: list[Problem] = []
-    cfg = d.config
-    if cfg is None:
+    if not isinstance(cfg, dict):
         return problems
-    cp = d.source
-    if PATH_ALIASES.get(cfg.expected_api_path, cfg.expected_api_path) not in API_PATHS:
+    api_path = cfg.get("expected_api_path")
+    if isinstance(api_path, str) and PATH_ALIASES.get(api_path, api_path) not in API_PATHS:
         problems.append(Problem(cp, "/expected_api_path",
-                                f"unknown API path {cfg.expected_api_path!r}; expected one of: {', '.join(API_PATHS)}"))
+                                f"unknown API path {api_path!r}; expected one of: {', '.join(API_PATHS)}"))
+    endpoints = cfg.get("test_endpoints")
+    endpoints = endpoints if isinstance(endpoints, dict) else {}
     for phase in ("create", "update", "cancel"):
-        ep = getattr(cfg.test_endpoints, phase)
-        if ep.response_id_path is not None and not ep.response_id_path.strip(". "):
+        ep = endpoints.get(phase)
+        if not isinstance(ep, dict):
+            continue
+        rid = ep.get("response_id_path")
+        if isinstance(rid, str) and not rid.strip(". "):
             problems.append(Problem(cp, f"/test_endpoints/{phase}/response_id_path",
                                     "empty; expected a dot path into the response such as 'reservation.id'"))
-        if ep.method.upper() not in {"GET", "POST", "PUT", "PATCH", "DELETE"}:
-            problems.append(Problem(cp, f"/test_endpoints/{phase}/method", f"unknown HTTP method {ep.method!r}"))
-        if not ep.path.startswith("/"):
+        method = ep.get("method")
+        if isinstance(method, str) and method.upper() not in {"GET", "POST", "PUT", "PATCH", "DELETE"}:
+            problems.append(Problem(cp, f"/test_endpoints/{phase}/method", f"unknown HTTP method {method!r}"))
+        path = ep.get("path")
+        if isinstance(path, str) and not path.startswith("/"):
             problems.append(Problem(cp, f"/test_endpoints/{phase}/path", "expected a path starting with '/'"))
-    if cfg.test_endpoints.create.response_id_path is None:
-        problems.append(Problem(cp, "/test_endpoints/create/response_id_path",
-                                "missing; the validator needs it to find the new reservation's id"))
-    if cfg.pass_threshold is not None and not 0 <= cfg.pass_threshold <= 1:
+        if phase == "create" and "response_id_path" not in ep:
+            problems.append(Problem(cp, "/test_endpoints/create/response_id_path",
+                                    "missing; the validator needs it to find the new reservation's id"))
+    threshold = cfg.get("pass_threshold")
+    if isinstance(threshold, (int, float)) and not 0 <= threshold <= 1:
         problems.append(Problem(cp, "/pass_threshold", "expected a share between 0 and 1, e.g. 0.8"))
     return problems
 
@@ -181,14 +191,17 @@ def check_path(path: Path, defined: Callable[[Path], set[str] | None] = defined_
         if kind == "plan-json":
             rubric_files.add(suite_dir / "rubric.json")
             local: list[Problem] = []
+            config_file = source / CONFIG_FILE
+            raw: list[Problem] = []
+            config_data = read_json(config_file, raw) if config_file.is_file() else None
             try:
                 d = load_fixture(source, problems=local)
             except DefinitionError:
-                problems.extend(p for p in local if not p.file.name == "rubric.json")
-                continue
+                d = None
             problems.extend(p for p in local if not p.file.name == "rubric.json")
-            problems.extend(_check_config(d))
-            problems.extend(_check_answer_key(d, defined))
+            problems.extend(_check_config(config_file, config_data))
+            if d is not None:
+                problems.extend(_check_answer_key(d, defined))
         else:
             try:
                 load_one(kind, source, suite_dir)
