@@ -12,6 +12,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
 )
 
 
@@ -29,6 +30,17 @@ def _root(
 
 
 def main() -> None:
-    from skillgrade.cli import commands  # noqa: F401  (registers subcommands)
+    import sys
 
-    app()
+    from skillgrade.cli import commands  # noqa: F401  (registers subcommands)
+    from skillgrade.errors import DefinitionError, SkillgradeError
+
+    try:
+        app()
+    except DefinitionError as exc:  # a command that did not handle it itself: still file + field, exit 2
+        for p in exc.problems:
+            print(f"error {p}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except SkillgradeError as exc:
+        print(f"error {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)

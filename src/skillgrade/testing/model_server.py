@@ -640,17 +640,10 @@ def _error_response(api: str, status: int, message: str) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m skillgrade.testing.model_server",
-        description="Serve scripted model replies (Anthropic Messages and OpenAI Responses) on 127.0.0.1.",
-    )
-    parser.add_argument("scripts", nargs="+", type=Path, help="YAML or JSON script files")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--log", type=Path, help="write every request received to this JSONL file on exit")
-    args = parser.parse_args(argv)
-    scripts = [s for path in args.scripts for s in load_scripts(path)]
-    server = ModelServer(scripts, port=args.port).start()
+def serve_scripts(paths: list[Path], port: int = 0, log: Path | None = None) -> None:
+    """Serve the scripts until interrupted, printing each script's base URL; optionally log every request."""
+    scripts = [s for path in paths for s in load_scripts(path)]
+    server = ModelServer(scripts, port=port).start()
     for script in scripts:
         print(f"{script.id}: {server.base_url(script.id)}", flush=True)
     try:
@@ -660,10 +653,22 @@ def main(argv: list[str] | None = None) -> int:
         pass
     finally:
         server.stop()
-        if args.log:
-            with args.log.open("w", encoding="utf-8") as fh:
+        if log:
+            with log.open("w", encoding="utf-8") as fh:
                 for record in server.requests():
                     fh.write(record.model_dump_json() + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m skillgrade.testing.model_server",
+        description="Serve scripted model replies (Anthropic Messages and OpenAI Responses) on 127.0.0.1.",
+    )
+    parser.add_argument("scripts", nargs="+", type=Path, help="YAML or JSON script files")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--log", type=Path, help="write every request received to this JSONL file on exit")
+    args = parser.parse_args(argv)
+    serve_scripts(args.scripts, args.port, args.log)
     return 0
 
 
