@@ -7,12 +7,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from skillgrade import pyparse
+
 
 def parse(source: str | None) -> ast.Module | None:
     if source is None:
         return None
     try:
-        return ast.parse(source)
+        return pyparse.parse(source)
     except (SyntaxError, ValueError):
         return None
 

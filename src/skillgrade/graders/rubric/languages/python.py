@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from skillgrade import pyparse
 from skillgrade.graders.rubric.languages.base import Call, Function, Module, Route, Value, register
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete"}
@@ -281,7 +282,7 @@ class _Outliner(ast.NodeVisitor):
 
 def parse(source: bytes, path: str) -> Module:
     try:
-        tree = ast.parse(source, filename=path)
+        tree = pyparse.parse(source, filename=path)
         outliner = _Outliner(path)
         outliner.visit(tree)
     except (SyntaxError, ValueError, RecursionError):
