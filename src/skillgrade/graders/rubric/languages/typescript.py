@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 
 import tree_sitter as ts
 
@@ -35,15 +36,24 @@ _COMPARISONS = {"===", "==", "!==", "!="}
 
 
 @functools.cache
-def _parser(grammar: str) -> ts.Parser:
+def _language(grammar: str) -> ts.Language:
     if grammar == "javascript":
         import tree_sitter_javascript as tsj
 
-        return ts.Parser(ts.Language(tsj.language()))
+        return ts.Language(tsj.language())
     import tree_sitter_typescript as tst
 
-    lang = tst.language_tsx() if grammar == "tsx" else tst.language_typescript()
-    return ts.Parser(ts.Language(lang))
+    return ts.Language(tst.language_tsx() if grammar == "tsx" else tst.language_typescript())
+
+
+_PARSERS = threading.local()  # a tree-sitter parser is not safe to share between threads (runs grade in parallel)
+
+
+def _parser(grammar: str) -> ts.Parser:
+    cache = _PARSERS.__dict__.setdefault("by_grammar", {})
+    if grammar not in cache:
+        cache[grammar] = ts.Parser(_language(grammar))
+    return cache[grammar]
 
 
 def _text(node: ts.Node) -> str:
