@@ -22,7 +22,7 @@ import httpx
 
 
 def _serve(conn: Any) -> None:
-    from skillgrade.services.seam.emulator import SeamEmulator
+    from skillassay.services.seam.emulator import SeamEmulator
 
     emu = SeamEmulator(async_delay=0.2).start()
     ws = emu.create_workspace("bench")

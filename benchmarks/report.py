@@ -16,9 +16,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from skillgrade import store
-from skillgrade.report.site import build_site
-from skillgrade.store.synthetic import make_job
+from skillassay import store
+from skillassay.report.site import build_site
+from skillassay.store.synthetic import make_job
 
 TARGET_SECONDS = 10.0
 TARGET_PAGE_BYTES = 1_000_000
@@ -30,7 +30,7 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, help="write results/ and site/ here and keep them")
     args = ap.parse_args()
 
-    work = args.keep or Path(tempfile.mkdtemp(prefix="skillgrade-bench-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="skillassay-bench-"))
     results, site = work / "results", work / "site"
     shutil.rmtree(results, ignore_errors=True)
     shutil.rmtree(site, ignore_errors=True)

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillgrade.definitions.models import AnswerKey, Rubric
-from skillgrade.graders.rubric import grade
+from skillassay.definitions.models import AnswerKey, Rubric
+from skillassay.graders.rubric import grade
 
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
@@ -107,7 +107,7 @@ def main() -> None:
     for copy in (True, False):
         how = "copied keeping times" if copy else "written anew (every file's bytes compared)"
         for files, changed in ((500, 5), (5000, 5), (5000, 50), (5000, 500)):
-            root = Path(tempfile.mkdtemp(prefix="skillgrade-bench-"))
+            root = Path(tempfile.mkdtemp(prefix="skillassay-bench-"))
             try:
                 pristine, modified = synthetic(root, files, changed, copy)
                 seconds = timed(lambda: grade(pristine, modified, KEY, RUBRIC, "reservation_automations"))
@@ -116,7 +116,7 @@ def main() -> None:
                 shutil.rmtree(root)
     print("one large changed file (median of 5):")
     for functions in (200, 2000):
-        root = Path(tempfile.mkdtemp(prefix="skillgrade-bench-"))
+        root = Path(tempfile.mkdtemp(prefix="skillassay-bench-"))
         try:
             pristine, modified = synthetic(root, 10, 1, True)
             body = "".join(

@@ -1,5 +1,5 @@
-"""The harness's own cost per run: `skillgrade run` with the `reference` agent (no model, no network), so what is
-measured is skillgrade itself: workspace, grading (rubric + sandbox on the emulator), storing.
+"""The harness's own cost per run: `skillassay run` with the `reference` agent (no model, no network), so what is
+measured is skillassay itself: workspace, grading (rubric + sandbox on the emulator), storing.
 
 Prints per-run wall time and the breakdown, serial and with --jobs 2, after one warm-up job (dependency caches warm).
 
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillgrade.orchestrator.job import JobOptions, run_job
+from skillassay.orchestrator.job import JobOptions, run_job
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,8 +1,8 @@
-"""Sandbox layer timings per fixture: a cold run (empty skillgrade cache) and warm repeats, with the breakdown.
+"""Sandbox layer timings per fixture: a cold run (empty skillassay cache) and warm repeats, with the breakdown.
 
     .venv/bin/python benchmarks/sandbox.py [--fixtures express-ts flask-py] [--warm 3] [--async-delay 1.0] [--no-cold]
 
-Cold = a new, empty ``SKILLGRADE_CACHE_DIR`` (dependencies installed, build run); npm's and pip's own download caches
+Cold = a new, empty ``SKILLASSAY_CACHE_DIR`` (dependencies installed, build run); npm's and pip's own download caches
 are whatever the machine has, as for a user. Warm = the same inputs again with that cache (nothing installed, build
 outputs restored). Each validation drives the fixture's golden solution against one shared Seam emulator.
 Targets (warm): express-ts under 10 s, flask-py under 6 s.
@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from skillgrade.definitions import load_fixture  # noqa: E402
-from skillgrade.graders.sandbox import validate  # noqa: E402
-from skillgrade.services.seam.emulator import SeamEmulator  # noqa: E402
+from skillassay.definitions import load_fixture  # noqa: E402
+from skillassay.graders.sandbox import validate  # noqa: E402
+from skillassay.services.seam.emulator import SeamEmulator  # noqa: E402
 
 COLUMNS = ("seam_bootstrap", "copy", "install", "build", "start", "create", "update", "cancel", "total")
 TARGETS = {"express-ts": 10.0, "flask-py": 6.0}
@@ -46,12 +46,12 @@ def main() -> int:
                     help="rebuild every time (warm = dependencies cached, build re-run: an agent's changed app)")
     args = ap.parse_args()
     if args.no_build_cache:
-        os.environ["SKILLGRADE_NO_BUILD_CACHE"] = "1"
+        os.environ["SKILLASSAY_NO_BUILD_CACHE"] = "1"
 
-    cache = None if args.no_cold else tempfile.mkdtemp(prefix="skillgrade-bench-cache-")
+    cache = None if args.no_cold else tempfile.mkdtemp(prefix="skillassay-bench-cache-")
     if cache:
-        os.environ["SKILLGRADE_CACHE_DIR"] = cache
-    print(f"emulator async_delay={args.async_delay}s; cache={os.environ.get('SKILLGRADE_CACHE_DIR', '~/.cache/skillgrade')}; "
+        os.environ["SKILLASSAY_CACHE_DIR"] = cache
+    print(f"emulator async_delay={args.async_delay}s; cache={os.environ.get('SKILLASSAY_CACHE_DIR', '~/.cache/skillassay')}; "
           f"build cache={'off' if args.no_build_cache else 'on'}; cpus={os.cpu_count()}")
     print(f"{'fixture / run':<28}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'score':>7}")
     failed = False

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up everything skillgrade and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
+# Sets up everything skillassay and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
 # the Python package in .venv, the node tools (Seam OpenAPI spec, official npm SDK, Claude Code and Codex CLIs) in
 # node/node_modules, and Chromium for the report's browser test. Safe to run again: it skips what is there.
 set -euo pipefail
@@ -21,11 +21,11 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
 fi
-echo "setup: installing skillgrade into .venv"
+echo "setup: installing skillassay into .venv"
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 
 echo "setup: installing node tools (npm ci --prefix node)"
 npm ci --prefix node --no-audit --no-fund --loglevel=error
 
-echo "setup: done. Try: .venv/bin/skillgrade --help"
+echo "setup: done. Try: .venv/bin/skillassay --help"

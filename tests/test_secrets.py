@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillgrade.secrets import MARK, redact, redact_tree, secret_values
+from skillassay.secrets import MARK, redact, redact_tree, secret_values
 
 
 def test_values_of_secret_variables_are_redacted() -> None:

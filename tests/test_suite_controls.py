@@ -1,5 +1,5 @@
 """The shipped suite, as CI checks it: every definition valid, and every golden solution and negative control
-scores what is expected of it (`skillgrade check evals --controls`, both layers, on the embedded emulator)."""
+scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401
-from skillgrade.cli.main import app
+import skillassay.cli.commands  # noqa: F401
+from skillassay.cli.main import app
 
 pytestmark = pytest.mark.slow
 

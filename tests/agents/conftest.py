@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.agents import AgentContext
+from skillassay.agents import AgentContext
 
 SKILL_MD = """---
 name: demo-skill

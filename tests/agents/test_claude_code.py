@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from skillgrade.agents import get_agent
-from skillgrade.agents.claude_code import ClaudeCodeAgent
-from skillgrade.testing import ModelServer, parse_scripts
+from skillassay.agents import get_agent
+from skillassay.agents.claude_code import ClaudeCodeAgent
+from skillassay.testing import ModelServer, parse_scripts
 
 SECRET = "sk-ant-" + "api03-test-secret-0123456789abcdef"  # built, so no key-shaped literal is committed
 
@@ -27,8 +27,8 @@ def run_claude(server, make_ctx, turns, script_id="s", **ctx_args):
     (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
     server.add_script(script)
     env = {
-        "SKILLGRADE_MODEL_BASE_URL": server.base_url(script_id),
-        "SKILLGRADE_MAX_RETRIES": "0",
+        "SKILLASSAY_MODEL_BASE_URL": server.base_url(script_id),
+        "SKILLASSAY_MAX_RETRIES": "0",
         "ANTHROPIC_API_KEY": SECRET,
         **ctx_args.pop("env", {}),
     }
@@ -191,7 +191,7 @@ def test_command_line_and_private_environment(tmp_path, make_ctx, skill_dir):
         model="claude-test-1",
         skill_dir=skill_dir,
         skill_mode="system-prompt",
-        env={"SKILLGRADE_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLGRADE_MAX_RETRIES": "2"},
+        env={"SKILLASSAY_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLASSAY_MAX_RETRIES": "2"},
     )
     result = ClaudeCodeAgent(binary=binary).run(ctx)
     assert result.status == "completed"
@@ -214,7 +214,7 @@ def test_command_line_and_private_environment(tmp_path, make_ctx, skill_dir):
 @needs_claude
 def test_a_retried_turn_gets_the_same_reply(server, make_ctx):
     turns = [{"error": 500, "fail_times": 1, "actions": [{"text": "after a retry"}]}]
-    _, result = run_claude(server, make_ctx, turns, env={"SKILLGRADE_MAX_RETRIES": "1"})
+    _, result = run_claude(server, make_ctx, turns, env={"SKILLASSAY_MAX_RETRIES": "1"})
     assert result.status == "completed", result.error
     assert result.transcript.final_message == "after a retry" and not result.transcript.is_error
     assert [r.status for r in server.conversation_requests("s")] == [500, 200]

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from skillgrade.agents import get_agent
-from skillgrade.agents.codex import CodexAgent
-from skillgrade.testing import ModelServer, parse_scripts
+from skillassay.agents import get_agent
+from skillassay.agents.codex import CodexAgent
+from skillassay.testing import ModelServer, parse_scripts
 
 SECRET = "sk-proj-test-secret-0123456789abcdefgh"
 
@@ -36,8 +36,8 @@ def run_codex(server, make_ctx, turns, script_id="c", **ctx_args):
     (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
     server.add_script(script)
     env = {
-        "SKILLGRADE_MODEL_BASE_URL": server.base_url(script_id),
-        "SKILLGRADE_MAX_RETRIES": "1",
+        "SKILLASSAY_MODEL_BASE_URL": server.base_url(script_id),
+        "SKILLASSAY_MAX_RETRIES": "1",
         "OPENAI_API_KEY": SECRET,
     }
     ctx = make_ctx(env=env, **ctx_args)
@@ -45,7 +45,7 @@ def run_codex(server, make_ctx, turns, script_id="c", **ctx_args):
 
 
 def test_config_points_at_the_model_server(make_ctx, tmp_path):
-    ctx = make_ctx(env={"SKILLGRADE_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLGRADE_MAX_RETRIES": "1"})
+    ctx = make_ctx(env={"SKILLASSAY_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLASSAY_MAX_RETRIES": "1"})
     toml = CodexAgent().config_toml(ctx)
     import tomllib
 

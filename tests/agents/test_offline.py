@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from skillgrade.agents.claude_code import ClaudeCodeAgent
-from skillgrade.agents.codex import CodexAgent
-from skillgrade.testing import ModelServer, parse_scripts
+from skillassay.agents.claude_code import ClaudeCodeAgent
+from skillassay.agents.codex import CodexAgent
+from skillassay.testing import ModelServer, parse_scripts
 
 
 @pytest.mark.slow
@@ -23,7 +23,7 @@ def test_only_the_model_server_is_contacted(agent_class, tmp_path, make_ctx, wor
     wrapper.chmod(0o755)
     script = parse_scripts({"id": "s", "turns": [[{"text": "hi"}]]})[0]
     with ModelServer([script]) as server:
-        ctx = make_ctx(env={"SKILLGRADE_MODEL_BASE_URL": server.base_url("s"), "SKILLGRADE_MAX_RETRIES": "0"})
+        ctx = make_ctx(env={"SKILLASSAY_MODEL_BASE_URL": server.base_url("s"), "SKILLASSAY_MAX_RETRIES": "0"})
         result = agent_class(binary=str(wrapper)).run(ctx)
         port = server.port
     assert result.status == "completed", result.error

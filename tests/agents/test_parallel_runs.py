@@ -4,10 +4,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from skillgrade.agents import get_agent
-from skillgrade.agents.claude_code import ClaudeCodeAgent
-from skillgrade.agents.codex import CodexAgent
-from skillgrade.testing import ModelServer, parse_scripts
+from skillassay.agents import get_agent
+from skillassay.agents.claude_code import ClaudeCodeAgent
+from skillassay.agents.codex import CodexAgent
+from skillassay.testing import ModelServer, parse_scripts
 
 
 @pytest.mark.slow
@@ -44,7 +44,7 @@ def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
                 workspace=ws,
                 output_dir=tmp_path / f"out{n}",
                 home=tmp_path / f"home{n}",
-                env={"SKILLGRADE_MODEL_BASE_URL": server.base_url(script.id), "SKILLGRADE_MAX_RETRIES": "1"},
+                env={"SKILLASSAY_MODEL_BASE_URL": server.base_url(script.id), "SKILLASSAY_MAX_RETRIES": "1"},
             )
             return get_agent(agent).run(ctx)
 

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from skillgrade.agents._common import read_jsonl
-from skillgrade.agents.claude_code import parse_stream_json
-from skillgrade.agents.codex import parse_exec_json, skills_from_session
+from skillassay.agents._common import read_jsonl
+from skillassay.agents.claude_code import parse_stream_json
+from skillassay.agents.codex import parse_exec_json, skills_from_session
 
 DATA = Path(__file__).parent / "data"
 

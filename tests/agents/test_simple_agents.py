@@ -4,10 +4,10 @@ import time
 
 import pytest
 
-from skillgrade.agents import UnknownAgentError, available_agents, get_agent
-from skillgrade.agents._common import Scrubber, SkillError, group_members, load_skill
-from skillgrade.agents.command import build_argv
-from skillgrade.errors import SkillgradeError
+from skillassay.agents import UnknownAgentError, available_agents, get_agent
+from skillassay.agents._common import Scrubber, SkillError, group_members, load_skill
+from skillassay.agents.command import build_argv
+from skillassay.errors import SkillassayError
 
 
 def test_registry():
@@ -16,7 +16,7 @@ def test_registry():
         assert get_agent(name).name == name
     with pytest.raises(UnknownAgentError) as info:
         get_agent("gpt-engineer")
-    assert isinstance(info.value, SkillgradeError) and "available" in str(info.value)
+    assert isinstance(info.value, SkillassayError) and "available" in str(info.value)
 
 
 def test_noop_changes_nothing(make_ctx, workspace):
@@ -59,7 +59,7 @@ def test_command_agent_failure_timeout_and_missing_binary(make_ctx):
     )
     assert hung.status == "timed_out" and time.monotonic() - started < 10
 
-    missing = get_agent("command").run(make_ctx(command="no-such-binary-skillgrade {prompt}"))
+    missing = get_agent("command").run(make_ctx(command="no-such-binary-skillassay {prompt}"))
     assert missing.status == "infrastructure_error" and "no-such-binary" in missing.error
     assert get_agent("command").run(make_ctx(command=None)).status == "infrastructure_error"
 

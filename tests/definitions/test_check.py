@@ -1,4 +1,4 @@
-"""`skillgrade check` on the shipped suite and on broken copies: exit 2 and a message naming file and field."""
+"""`skillassay check` on the shipped suite and on broken copies: exit 2 and a message naming file and field."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 # registers the subcommands
-import skillgrade.cli.commands  # noqa: F401
-from skillgrade.cli.main import app
-from skillgrade.definitions import load_suite
-from skillgrade.definitions.check import check_path
+import skillassay.cli.commands  # noqa: F401
+from skillassay.cli.main import app
+from skillassay.definitions import load_suite
+from skillassay.definitions.check import check_path
 
 runner = CliRunner()
 

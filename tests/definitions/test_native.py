@@ -11,10 +11,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate, json_schema
-from skillgrade.definitions.native import load_native
-from skillgrade.definitions.suite import load_suite
-from skillgrade.errors import DefinitionError
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate, json_schema
+from skillassay.definitions.native import load_native
+from skillassay.definitions.suite import load_suite
+from skillassay.errors import DefinitionError
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "evals" / "agent-evals" / "cancellation-support.toml"
@@ -208,7 +208,7 @@ def test_bad_control_expectation_is_reported(suite):
 def test_committed_schema_matches_the_model():
     committed = json.loads((REPO / "docs" / "schema" / "agent-eval.schema.json").read_text())
     assert committed == json.loads(json.dumps(json_schema())), (
-        "docs/schema/agent-eval.schema.json is stale: regenerate it (see skillgrade.definitions.agent_eval)"
+        "docs/schema/agent-eval.schema.json is stale: regenerate it (see skillassay.definitions.agent_eval)"
     )
 
 

@@ -1,4 +1,4 @@
-"""`skillgrade run` on the agent eval `cancellation-support` with every agent, and a skill against its baseline."""
+"""`skillassay run` on the agent eval `cancellation-support` with every agent, and a skill against its baseline."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from test_e2e_agents import SKILL, changed_files
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401
-from skillgrade.cli.main import app
-from skillgrade.testing import ModelServer, Script
+import skillassay.cli.commands  # noqa: F401
+from skillassay.cli.main import app
+from skillassay.testing import ModelServer, Script
 
 runner = CliRunner()
 
@@ -72,7 +72,7 @@ def test_claude_code_that_implements_and_runs_the_tests_passes(tmp_path: Path, e
             {"id": "cancel", "turns": turns, "final_text": "Cancellation added in OrderService; all tests pass."}))
         _, out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "cancellation-support",
                        "--results", str(tmp_path), "--json", "--timeout", "240",
-                       "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
+                       "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
     run = _one(out)
     assert run["outcome"] == "completed", run.get("error")
     assert run["verdict"]["passed"] is True, run["verdict"]
@@ -86,7 +86,7 @@ def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_di
     # an agent that does the work only when the skill is installed (the command agent gets no skill, so the
     # stand-in reads the skill folder's presence from an environment variable the test sets per variant)
     script = (f"import os,shutil; shutil.copytree(r'{golden}', '.', dirs_exist_ok=True) "
-              "if os.environ.get('SKILLGRADE_SKILL_DIR') else None")
+              "if os.environ.get('SKILLASSAY_SKILL_DIR') else None")
     code, out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} -c \"{script}\"",
                       "--skill", str(SKILL), "--baseline", "--runs", "2", "--fixtures", "flask-py",
                       "--layers", "rubric", "--results", str(tmp_path), "--json"])

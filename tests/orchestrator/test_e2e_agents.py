@@ -1,4 +1,4 @@
-"""The main job with the real agent CLIs, offline: `skillgrade run` drives Claude Code and Codex against the project's
+"""The main job with the real agent CLIs, offline: `skillassay run` drives Claude Code and Codex against the project's
 scripted model server, then grades both layers on the embedded Seam emulator."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401
-from skillgrade.cli.main import app
-from skillgrade.testing import ModelServer, Script
-from skillgrade.workspace import EXCLUDED_DIRS
+import skillassay.cli.commands  # noqa: F401
+from skillassay.cli.main import app
+from skillassay.testing import ModelServer, Script
+from skillassay.workspace import EXCLUDED_DIRS
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -65,8 +65,8 @@ def test_claude_code_with_the_skill_installed_natively_scores_100(server, tmp_pa
     sid = server.add_script(claude_script("golden", changed_files(fx / "app", fx / "test_golden")))
     out = _run([str(evals_dir), "--agent", "claude-code", "--skill", str(SKILL), "--fixtures", "express-ts",
                 "--results", str(tmp_path), "--json", "--timeout", "180",
-                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}",
-                "--agent-env", "SKILLGRADE_MAX_RETRIES=1"])
+                "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
     [run] = out["runs"]
     assert run["outcome"] == "completed", run.get("error")
     assert run["sandbox_total"] == 100
@@ -88,7 +88,7 @@ def test_a_script_that_takes_the_wrong_path_scores_lower(server, tmp_path: Path,
     sid = server.add_script(claude_script("wrong", changed_files(fx / "app", fx / "test_controls" / "wrong-path")))
     out = _run([str(evals_dir), "--agent", "claude-code", "--skill", str(SKILL), "--fixtures", "express-ts",
                 "--results", str(tmp_path), "--json", "--timeout", "180",
-                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
+                "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
     [run] = out["runs"]
     assert run["outcome"] == "completed"
     assert run["api_path_correct"] is False and run["api_path"] == "access_codes"
@@ -100,7 +100,7 @@ def test_hung_agent_is_killed_at_the_timeout(server, tmp_path: Path, evals_dir: 
     sid = server.add_script(Script.model_validate({"id": "hang", "turns": [{"hang": 120, "actions": []}]}))
     out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "flask-py", "--layers", "rubric",
                 "--results", str(tmp_path), "--json", "--timeout", "8",
-                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}"])
+                "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
     [run] = out["runs"]
     assert run["outcome"] == "timed_out"
     assert run["timings"]["agent"] < 60
@@ -122,8 +122,8 @@ def test_codex_run_completes_end_to_end(server, tmp_path: Path, evals_dir: Path)
     sid = server.add_script(Script.model_validate({"id": "codex-golden", "turns": turns, "final_text": "Done."}))
     out = _run([str(evals_dir), "--agent", "codex", "--skill", str(SKILL), "--fixtures", "flask-py",
                 "--layers", "rubric", "--results", str(tmp_path), "--json", "--timeout", "180",
-                "--agent-env", f"SKILLGRADE_MODEL_BASE_URL={server.base_url(sid)}",
-                "--agent-env", "SKILLGRADE_MAX_RETRIES=1"])
+                "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
     [run] = out["runs"]
     assert run["outcome"] == "completed", run.get("error")
     assert run["rubric_total"] == 100

@@ -1,5 +1,5 @@
 """Ctrl-C ends the agents too: they run in their own process groups, which a terminal's SIGINT never reaches, so
-skillgrade kills every registered group on the way out (serially, and from worker threads with --jobs 2)."""
+skillassay kills every registered group on the way out (serially, and from worker threads with --jobs 2)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade import processes
+from skillassay import processes
 
-SKILLGRADE = [sys.executable, "-m", "skillgrade"]
+SKILLASSAY = [sys.executable, "-m", "skillassay"]
 
 
 def _gone(pid: int) -> bool:
@@ -74,7 +74,7 @@ def test_a_group_started_while_stopping_is_refused() -> None:
     assert not processes.interrupted()
 
 
-# -- skillgrade run, interrupted ---------------------------------------------------------------------------------
+# -- skillassay run, interrupted ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -86,9 +86,9 @@ def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> 
              "open(p + '.tmp', 'w').write(str(os.getpid())); os.rename(p + '.tmp', p); time.sleep(60)\"")
     runs = jobs  # --jobs 2 --runs 2: both agents run at once, each in a worker thread
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillgrade, not the agents
+    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the agents
     proc = subprocess.Popen(
-        [*SKILLGRADE, "run", str(evals_dir), "--agent", "command", "--command", agent, "--fixtures", "flask-py",
+        [*SKILLASSAY, "run", str(evals_dir), "--agent", "command", "--command", agent, "--fixtures", "flask-py",
          "--layers", "rubric", "--runs", str(runs), "--jobs", str(jobs), "--results", str(tmp_path / "results"),
          "--json"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
@@ -107,9 +107,9 @@ def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> 
         try:
             _, stderr = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
-            pytest.fail("skillgrade did not exit within 30 s of SIGINT")
+            pytest.fail("skillassay did not exit within 30 s of SIGINT")
         assert proc.returncode == 130, stderr.decode(errors="replace")
-        assert not _wait_gone(pids, 5), "an agent outlived the interrupted skillgrade"
+        assert not _wait_gone(pids, 5), "an agent outlived the interrupted skillassay"
         # the killed runs are abandoned (rerun by --resume), never recorded as if their agents had finished
         assert not list((tmp_path / "results").rglob("run.json"))
     finally:

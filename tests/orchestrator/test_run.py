@@ -1,4 +1,4 @@
-"""`skillgrade run` end to end on the rubric layer with the built-in agents, resume after a kill, and exit codes.
+"""`skillassay run` end to end on the rubric layer with the built-in agents, resume after a kill, and exit codes.
 
 The sandbox layer and the real agent CLIs have their own end-to-end tests (tests/orchestrator/test_e2e_*.py)."""
 
@@ -14,12 +14,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401
-from skillgrade.cli.main import app
-from skillgrade.store import open as open_store
+import skillassay.cli.commands  # noqa: F401
+from skillassay.cli.main import app
+from skillassay.store import open as open_store
 
 runner = CliRunner()
-SKILLGRADE = [sys.executable, "-m", "skillgrade"]
+SKILLASSAY = [sys.executable, "-m", "skillassay"]
 
 
 def _run(args: list[str]) -> tuple[int, dict | str]:
@@ -100,7 +100,7 @@ def test_resume_after_the_orchestrator_is_killed(tmp_path: Path, evals_dir: Path
     """Kill mid-job: finished runs stay as they were; --resume runs only what was unfinished."""
     slow = f"{sys.executable} -c \"import time; time.sleep(3)\""
     proc = subprocess.Popen(
-        [*SKILLGRADE, "run", str(evals_dir), "--agent", "command", "--command", slow, "--fixtures", "flask-py",
+        [*SKILLASSAY, "run", str(evals_dir), "--agent", "command", "--command", slow, "--fixtures", "flask-py",
          "--layers", "rubric", "--runs", "3", "--results", str(tmp_path), "--json"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

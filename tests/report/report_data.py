@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.agents.transcript import Message, ToolCall, Transcript
-from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
-from skillgrade.definitions.models import EvalDefinition
-from skillgrade.store.synthetic import make_job
+from skillassay.agents.transcript import Message, ToolCall, Transcript
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
+from skillassay.definitions.models import EvalDefinition
+from skillassay.store.synthetic import make_job
 
 JOB = "20261129-224512-ab12"
 OTHER = "20261130-010000-cd34"

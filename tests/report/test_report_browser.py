@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from report_data import JOB
 
-from skillgrade.report.serve import start
-from skillgrade.report.site import build_site
+from skillassay.report.serve import start
+from skillassay.report.site import build_site
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
@@ -95,7 +95,7 @@ def test_navigate_evals_job_run_diff_transcript(served_site, tmp_path):
             browser.close()
     for name in ("evals.png", "job.png", "run.png"):
         assert (tmp_path / name).stat().st_size > 10_000
-    keep = Path(__import__("os").environ.get("SKILLGRADE_KEEP_SCREENSHOTS", ""))
+    keep = Path(__import__("os").environ.get("SKILLASSAY_KEEP_SCREENSHOTS", ""))
     if keep.name:
         keep.mkdir(parents=True, exist_ok=True)
         for name in ("evals.png", "job.png", "run.png"):

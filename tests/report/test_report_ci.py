@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 from report_data import JOB, OTHER
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401  (registers every command)
-from skillgrade.cli.main import app
-from skillgrade.report.ci import job_json, junit_xml
-from skillgrade.store.synthetic import make_job
+import skillassay.cli.commands  # noqa: F401  (registers every command)
+from skillassay.cli.main import app
+from skillassay.report.ci import job_json, junit_xml
+from skillassay.store.synthetic import make_job
 
 runner = CliRunner()
 
@@ -23,7 +23,7 @@ def cli(*args: str):
 def test_junit_one_testcase_per_eval_and_run(results_tree):
     runs = results_tree.runs
     runs[0] = runs[0].model_copy(update={"outcome": "infrastructure_error", "error": "docker \x1b[31mdied\x07"})
-    from skillgrade.store.models import JobRecord
+    from skillassay.store.models import JobRecord
 
     job = JobRecord.model_validate_json((results_tree.root / JOB / "job.json").read_text())
     root = ET.fromstring(junit_xml(job, runs))
@@ -40,7 +40,7 @@ def test_junit_one_testcase_per_eval_and_run(results_tree):
 
 
 def test_json_summary(results_tree):
-    from skillgrade.store.models import JobRecord
+    from skillassay.store.models import JobRecord
 
     job = JobRecord.model_validate_json((results_tree.root / JOB / "job.json").read_text())
     data = job_json(job, results_tree.runs)

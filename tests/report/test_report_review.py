@@ -10,15 +10,15 @@ import pytest
 from report_data import JOB, OTHER
 from typer.testing import CliRunner
 
-import skillgrade.cli.commands  # noqa: F401  (registers every command)
-from skillgrade.cli.main import app
-from skillgrade.errors import SkillgradeError
-from skillgrade.report.ci import job_json
-from skillgrade.report.site import SITE_MARKER, build_site
-from skillgrade.report.tables import console
-from skillgrade.scoring.stats import summarize
-from skillgrade.store.files import write_job_file, write_run_file
-from skillgrade.store.synthetic import make_job
+import skillassay.cli.commands  # noqa: F401  (registers every command)
+from skillassay.cli.main import app
+from skillassay.errors import SkillassayError
+from skillassay.report.ci import job_json
+from skillassay.report.site import SITE_MARKER, build_site
+from skillassay.report.tables import console
+from skillassay.scoring.stats import summarize
+from skillassay.store.files import write_job_file, write_run_file
+from skillassay.store.synthetic import make_job
 
 runner = CliRunner()
 NO_SKILL = "20261201-090000-ef56"
@@ -101,11 +101,11 @@ def test_site_refuses_a_folder_it_did_not_write(results_tree, tmp_path):
     out = tmp_path / "mine"
     out.mkdir()
     (out / "thesis.tex").write_text("precious")
-    with pytest.raises(SkillgradeError, match="not empty and was not written by skillgrade"):
+    with pytest.raises(SkillassayError, match="not empty and was not written by skillassay"):
         build_site(results_tree.root, out, definitions=[])
     r = cli("report", JOB, "--html", str(out), "--results", str(results_tree.root))
     assert r.exit_code == 2
-    assert "is not empty and was not written by skillgrade; choose another folder or empty it" in r.output
+    assert "is not empty and was not written by skillassay; choose another folder or empty it" in r.output
     assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
     # an empty folder is fine
     empty = tmp_path / "empty"
@@ -201,7 +201,7 @@ def test_a_job_whose_only_run_failed_to_run(tmp_path):
 
 
 def _job_and_runs(root, job_id):
-    from skillgrade import store
+    from skillassay import store
 
     with store.open(root) as st:
         return st.job(job_id), st.runs(job_id=job_id)
@@ -237,7 +237,7 @@ def test_serve_defaults_to_the_report_folder(tmp_path, monkeypatch):
 def test_site_from_before_the_marker_is_rebuilt(results_tree, tmp_path):
     out = tmp_path / "site"
     build_site(results_tree.root, out, definitions=[])
-    (out / SITE_MARKER).unlink()  # as an older skillgrade left it
+    (out / SITE_MARKER).unlink()  # as an older skillassay left it
     (out / "jobs" / "gone-job").mkdir()
     build_site(results_tree.root, out, definitions=[])
     assert not (out / "jobs" / "gone-job").exists() and (out / SITE_MARKER).is_file()

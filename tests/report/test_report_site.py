@@ -7,9 +7,9 @@ import re
 import pytest
 from report_data import JOB, OTHER, XSS_DIFF, XSS_TRANSCRIPT
 
-from skillgrade.report import site as site_mod
-from skillgrade.report.site import CSP, build_site
-from skillgrade.store.synthetic import make_job
+from skillassay.report import site as site_mod
+from skillassay.report.site import CSP, build_site
+from skillassay.store.synthetic import make_job
 
 
 def pages(out):
@@ -75,9 +75,9 @@ def test_no_results_says_so(tmp_path, definitions):
 
 
 def test_unknown_job_is_an_error(results_tree, tmp_path):
-    from skillgrade.errors import SkillgradeError
+    from skillassay.errors import SkillassayError
 
-    with pytest.raises(SkillgradeError, match="no job nope"):
+    with pytest.raises(SkillassayError, match="no job nope"):
         build_site(results_tree.root, tmp_path / "site", job_ids=["nope"], definitions=[])
 
 
@@ -98,7 +98,7 @@ def test_job_page_charts_comparison_and_pagination(results_tree, tmp_path, monke
 
 
 def test_huge_diff_is_capped(results_tree, tmp_path, monkeypatch):
-    monkeypatch.setattr("skillgrade.report.runs.MAX_DIFF_BYTES", 2000)
+    monkeypatch.setattr("skillassay.report.runs.MAX_DIFF_BYTES", 2000)
     r = results_tree.runs[1]
     (results_tree.root / r.run_dir / "diff.patch").write_text(
         "diff --git a/x b/x\n--- a/x\n+++ b/x\n" + "+line\n" * 10000, encoding="utf-8"
@@ -133,7 +133,7 @@ def test_xss_strings_present_in_fixture():
 
 
 def test_scoring_examples_come_from_judge():
-    from skillgrade.report import examples
+    from skillassay.report import examples
 
     for source in (examples.scoring_examples(), examples._computed()):
         full, unjudged, forbidden = source

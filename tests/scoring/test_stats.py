@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillgrade.scoring import stats
-from skillgrade.scoring.verdict import CriterionResult, judge
-from skillgrade.store.models import RunRecord
+from skillassay.scoring import stats
+from skillassay.scoring.verdict import CriterionResult, judge
+from skillassay.store.models import RunRecord
 
 T0 = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""The agent-eval scoring rule (skillgrade.scoring.verdict.judge), as the design document defines it:
+"""The agent-eval scoring rule (skillassay.scoring.verdict.judge), as the design document defines it:
 properties checked with hypothesis, and the document's three worked examples."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillgrade.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
-from skillgrade.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, judge
+from skillassay.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
+from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, judge
 
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 fractions = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))

@@ -9,8 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from skillgrade import store
-from skillgrade.store.synthetic import make_job
+from skillassay import store
+from skillassay.store.synthetic import make_job
 
 JOB = "20261129-224512-ab12"
 
@@ -18,9 +18,9 @@ JOB = "20261129-224512-ab12"
 def test_wal_mode_and_schema(tmp_path):
     with store.open(tmp_path) as st:
         assert st.journal_mode == "wal"
-        assert (tmp_path / "skillgrade.db").is_file()
+        assert (tmp_path / "skillassay.db").is_file()
     # WAL is a property of the database file: a plain connection sees it too
-    conn = sqlite3.connect(tmp_path / "skillgrade.db")
+    conn = sqlite3.connect(tmp_path / "skillassay.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
@@ -87,7 +87,7 @@ def test_open_indexes_existing_files_and_rebuild(tmp_path):
         assert len(st.jobs()) == 2
     # the DB is only an index: delete it, reopen, same content
     for suffix in ("", "-wal", "-shm"):
-        (tmp_path / f"skillgrade.db{suffix}").unlink(missing_ok=True)
+        (tmp_path / f"skillassay.db{suffix}").unlink(missing_ok=True)
     with store.open(tmp_path) as st:
         assert st.count_runs() == 10
         # a stale row (no file behind it) disappears on rebuild; a broken file is reported and skipped

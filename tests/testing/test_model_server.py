@@ -5,7 +5,7 @@ import time
 import httpx
 import pytest
 
-from skillgrade.testing import ModelServer, parse_scripts
+from skillassay.testing import ModelServer, parse_scripts
 
 SCRIPT = {
     "id": "one",
@@ -176,7 +176,7 @@ def test_other_requests_get_harmless_answers(server):
 
 def test_scripts_by_header_and_unknown_scripts(server):
     r = httpx.post(
-        server.base_url() + "/v1/messages", json=anthropic_body([]), headers={"x-skillgrade-script": "one"}
+        server.base_url() + "/v1/messages", json=anthropic_body([]), headers={"x-skillassay-script": "one"}
     )
     assert r.status_code == 200
     assert httpx.post(server.base_url("nope") + "/v1/messages", json=anthropic_body([])).status_code == 404
@@ -224,7 +224,7 @@ def test_cli_entry_point_serves_a_script_file(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text("id: cli\nturns: [[{text: hi}]]\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillgrade.testing.model_server", str(path)],
+        [sys.executable, "-m", "skillassay.testing.model_server", str(path)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -1,4 +1,4 @@
-"""`skillgrade model-server`: serves a script file; a bad file is an error naming it, exit 2."""
+"""`skillassay model-server`: serves a script file; a bad file is an error naming it, exit 2."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import httpx
 def test_serves_a_script_and_rejects_bad_files(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text("id: demo\nturns:\n  - - text: hi\n")
-    proc = subprocess.Popen([sys.executable, "-m", "skillgrade", "model-server", str(script)],
+    proc = subprocess.Popen([sys.executable, "-m", "skillassay", "model-server", str(script)],
                             stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -33,7 +33,7 @@ def test_serves_a_script_and_rejects_bad_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("turns: [[{bogus: 1}]]\n")
     for path in (bad, tmp_path / "missing.yaml"):
-        result = subprocess.run([sys.executable, "-m", "skillgrade", "model-server", str(path)],
+        result = subprocess.run([sys.executable, "-m", "skillassay", "model-server", str(path)],
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == 2
         assert str(path) in result.stderr

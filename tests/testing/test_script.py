@@ -3,7 +3,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from skillgrade.testing.script import (
+from skillassay.testing.script import (
     ExecAction,
     PatchAction,
     Script,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.workspace import compute_change, create_workspace, safe_read
+from skillassay.workspace import compute_change, create_workspace, safe_read
 
 
 @pytest.fixture()
@@ -33,7 +33,7 @@ def test_copy_leaves_out_dependencies_and_build_output(app: Path, tmp_path: Path
     names = {p.name for p in ws.path.iterdir()}
     assert names == {"src", "package.json", ".git"}
     log = subprocess.run(["git", "log", "--format=%an <%ae>|%s"], cwd=ws.path, capture_output=True, text=True)
-    assert log.stdout.strip().splitlines() == ["skillgrade <skillgrade@localhost>|pristine"]
+    assert log.stdout.strip().splitlines() == ["skillassay <skillassay@localhost>|pristine"]
 
 
 def test_pristine_commit_does_not_depend_on_user_git_config(app: Path, tmp_path: Path, monkeypatch) -> None:
@@ -97,7 +97,7 @@ def test_refuses_non_empty_destination(app: Path, tmp_path: Path) -> None:
     dest = tmp_path / "ws"
     dest.mkdir()
     (dest / "x").write_text("x")
-    from skillgrade.errors import InfrastructureError
+    from skillassay.errors import InfrastructureError
 
     with pytest.raises(InfrastructureError, match="not empty"):
         create_workspace(app, dest)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour
-from skillgrade.graders.process import diff
-from skillgrade.graders.process.base import compute_change, matches
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
+from skillassay.graders.process import diff
+from skillassay.graders.process.base import compute_change, matches
 
 SERVICE = """
 from contextlib import contextmanager

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from skillgrade.definitions.agent_eval import Criterion
-from skillgrade.graders.process import judge
-from skillgrade.graders.process.judge import JudgeConfig
-from skillgrade.testing.model_server import ModelServer
-from skillgrade.testing.script import Script
+from skillassay.definitions.agent_eval import Criterion
+from skillassay.graders.process import judge
+from skillassay.graders.process.judge import JudgeConfig
+from skillassay.testing.model_server import ModelServer
+from skillassay.testing.script import Script
 
 APP = {"calc.py": "def add(a, b):\n    return a + b\n"}
 CHANGED = {"calc.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"}
@@ -112,7 +112,7 @@ def test_no_judge_configured(make_ctx):
 def test_no_judge_configured_through_evaluate(tmp_path):
     from process_helpers import make_definition, write_tree
 
-    from skillgrade.graders.process import evaluate
+    from skillassay.graders.process import evaluate
 
     d = make_definition(tmp_path, criteria=[CRITERION])
     r = evaluate(
@@ -126,10 +126,10 @@ def test_config_from_env():
     assert JudgeConfig.from_env({}) is None
     c = JudgeConfig.from_env(
         {
-            "SKILLGRADE_JUDGE_MODEL": "m",
-            "SKILLGRADE_JUDGE_PROVIDER": "openai-chat",
-            "SKILLGRADE_JUDGE_BASE_URL": "http://127.0.0.1:1/v1",
-            "SKILLGRADE_JUDGE_API_KEY_ENV": "MY_KEY",
+            "SKILLASSAY_JUDGE_MODEL": "m",
+            "SKILLASSAY_JUDGE_PROVIDER": "openai-chat",
+            "SKILLASSAY_JUDGE_BASE_URL": "http://127.0.0.1:1/v1",
+            "SKILLASSAY_JUDGE_API_KEY_ENV": "MY_KEY",
         }
     )
     assert c.url == "http://127.0.0.1:1/v1/chat/completions"

@@ -7,8 +7,8 @@ import sys
 
 from process_helpers import make_definition, shell, transcript, write_tree
 
-from skillgrade.definitions.agent_eval import Criterion, QualityGate
-from skillgrade.graders.process import evaluate, gates, hidden_tests, meaningful_tests
+from skillassay.definitions.agent_eval import Criterion, QualityGate
+from skillassay.graders.process import evaluate, gates, hidden_tests, meaningful_tests
 
 APP = {
     "calc.py": "def add(a, b):\n    return a + b\n",
@@ -175,7 +175,7 @@ def test_no_new_tests(make_ctx):
 
 # ----------------------------------------------------------------------------- evaluate
 def test_evaluate_unknown_grader_and_crash_are_unjudged(tmp_path, monkeypatch):
-    from skillgrade.graders.process import engine as ev
+    from skillassay.graders.process import engine as ev
 
     pristine = write_tree(tmp_path / "p", APP)
     modified = write_tree(tmp_path / "m", WITH_SUB)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillgrade.definitions.agent_eval import ForbiddenBehaviour
-from skillgrade.graders.process.tampering import detect
+from skillassay.definitions.agent_eval import ForbiddenBehaviour
+from skillassay.graders.process.tampering import detect
 
 BEHAVIOUR = ForbiddenBehaviour(id="tampers", description="", detector="test_tampering")
 TESTS = """import sys

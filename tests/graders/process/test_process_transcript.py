@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from process_helpers import edit, shell, transcript
 
-from skillgrade.definitions.agent_eval import Criterion, ForbiddenBehaviour
-from skillgrade.graders.process import claims, database
-from skillgrade.graders.process import transcript as tg
-from skillgrade.graders.process.base import GateResult
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
+from skillassay.graders.process import claims, database
+from skillassay.graders.process import transcript as tg
+from skillassay.graders.process.base import GateResult
 
 APP = {
     "orders/service.py": "def pay(conn):\n    conn.execute('UPDATE orders SET status = 1')\n",
@@ -215,7 +215,7 @@ def test_policy_violations(make_ctx, calls, denials, expected):
 
 
 def test_policy_tool_kind_and_changed_protected_file(make_ctx):
-    from skillgrade.agents.transcript import ToolCall
+    from skillassay.agents.transcript import ToolCall
 
     web = ToolCall(id="w", name="WebFetch", kind="other")
     assert tg.grade_policy(POLICY, make_ctx(APP, APP, transcript(web))).fraction == 0.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from skillgrade.definitions.models import AnswerKey, Rubric, RubricCategory
-from skillgrade.graders.rubric import grade
+from skillassay.definitions.models import AnswerKey, Rubric, RubricCategory
+from skillassay.graders.rubric import grade
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -1,4 +1,4 @@
-"""``skillgrade rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input."""
+"""``skillassay rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from rubric_helpers import write_tree
 from typer.testing import CliRunner
 
-from skillgrade.cli import commands  # noqa: F401  (registers the subcommands)
-from skillgrade.cli.main import app
+from skillassay.cli import commands  # noqa: F401  (registers the subcommands)
+from skillassay.cli.main import app
 
 RUBRIC = {
     "categories": [

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rubric_helpers import REPO
 
-from skillgrade.definitions.models import AnswerKey, ControlExpectation, Rubric
-from skillgrade.graders.rubric import grade
+from skillassay.definitions.models import AnswerKey, ControlExpectation, Rubric
+from skillassay.graders.rubric import grade
 
 EVALS = REPO / "evals"
 FIXTURES = EVALS / "fixtures"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rubric_helpers import RA_KEY_PY, scores
 
-from skillgrade.definitions.models import AnswerKey
+from skillassay.definitions.models import AnswerKey
 
 PRISTINE = {
     "requirements.txt": "flask==3.1.3\n",
@@ -283,14 +283,14 @@ def test_access_grants_path(make_app):
 def test_library_rejects_unknown_check_and_path(make_app):
     import pytest
 
-    from skillgrade.definitions.models import Rubric, RubricCategory
-    from skillgrade.errors import SkillgradeError
+    from skillassay.definitions.models import Rubric, RubricCategory
+    from skillassay.errors import SkillassayError
 
     app = make_app(PRISTINE, {})
     bad = Rubric(categories=[RubricCategory(name="x", weight=100, check="regex_match")])
-    with pytest.raises(SkillgradeError, match=r"/categories/0/check.*regex_match"):
+    with pytest.raises(SkillassayError, match=r"/categories/0/check.*regex_match"):
         app.grade(RA_KEY_PY, rubric=bad)
-    with pytest.raises(SkillgradeError, match="expected_api_path 'cloud'"):
+    with pytest.raises(SkillassayError, match="expected_api_path 'cloud'"):
         app.grade(RA_KEY_PY, api_path="cloud")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rubric_helpers import REPO
 
-from skillgrade.graders.rubric import sdk_surface
+from skillassay.graders.rubric import sdk_surface
 
 NODE_MODULES = REPO / "node" / "node_modules"
 
@@ -15,7 +15,7 @@ def test_committed_surface_is_current():
     pytest.importorskip("seam")
     fresh = sdk_surface.render(sdk_surface.generate(NODE_MODULES))
     assert fresh == sdk_surface.DATA_FILE.read_text(encoding="utf-8"), (
-        "the SDK surface is stale: python -m skillgrade.graders.rubric.sdk_surface --write"
+        "the SDK surface is stale: python -m skillassay.graders.rubric.sdk_surface --write"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rubric_helpers import RA_KEY, scores
 
-from skillgrade.definitions.models import AnswerKey
+from skillassay.definitions.models import AnswerKey
 
 PRISTINE = {
     "package.json": '{"name": "pms", "dependencies": {"express": "4.21.2"}}\n',

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from skillgrade.definitions.models import EvalDefinition, PlanEvalConfig
+from skillassay.definitions.models import EvalDefinition, PlanEvalConfig
 
 HERE = Path(__file__).resolve().parent
 TINYAPP = HERE / "tinyapp"
@@ -70,7 +70,7 @@ def make_fixture(root: Path, config: dict[str, Any], dockerfile: str = TINY_DOCK
 
 @pytest.fixture(scope="session")
 def emulator():
-    from skillgrade.services.seam.emulator import SeamEmulator
+    from skillassay.services.seam.emulator import SeamEmulator
 
     emu = SeamEmulator(async_delay=0.2).start()
     yield emu

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.errors import InfrastructureError
-from skillgrade.graders.sandbox.backends import docker
+from skillassay.errors import InfrastructureError
+from skillassay.graders.sandbox.backends import docker
 
 
 def test_image_tag_is_docker_safe():
@@ -85,7 +85,7 @@ def test_cli_exits_2_without_an_engine(tmp_path):
         pytest.skip("flask-py fixture not present")
     env = {**os.environ, "PATH": _fake_docker(tmp_path, 'echo "no engine here" >&2; exit 1\n')}
     r = subprocess.run(
-        [sys.executable, "-m", "skillgrade", "sandbox", "--modified-dir", str(fx / "test_golden"),
+        [sys.executable, "-m", "skillassay", "sandbox", "--modified-dir", str(fx / "test_golden"),
          "--fixture-dir", str(fx), "--run-id", "d1", "--backend", "docker"],
         capture_output=True, text=True, env=env, timeout=120,
     )

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skillgrade.definitions import load_fixture
-from skillgrade.errors import SkillgradeError
-from skillgrade.graders.sandbox import validate
+from skillassay.definitions import load_fixture
+from skillassay.errors import SkillassayError
+from skillassay.graders.sandbox import validate
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 
@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 def test_live_needs_a_key(tiny, monkeypatch):
     monkeypatch.delenv("SEAM_API_KEY", raising=False)
     d = tiny("good")
-    with pytest.raises(SkillgradeError, match="SEAM_API_KEY"):
+    with pytest.raises(SkillassayError, match="SEAM_API_KEY"):
         validate(d.app_dir, d, "live0", seam="live")
 
 
@@ -96,7 +96,7 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
 
 
 def test_a_rejected_key_is_an_infrastructure_error_not_a_score(tiny, emulator, monkeypatch, tmp_path):
-    from skillgrade.errors import InfrastructureError
+    from skillassay.errors import InfrastructureError
 
     monkeypatch.setenv("SEAM_API_KEY", "seam_test_not_a_real_key")
     monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.graders.sandbox import validate
-from skillgrade.graders.sandbox.backends.process import ProcessBackend
-from skillgrade.graders.sandbox.checks import Checker
-from skillgrade.graders.sandbox.procs import StepFailed, run_step
-from skillgrade.graders.sandbox.runplan import InstallSpec, RunPlan
+from skillassay.graders.sandbox import validate
+from skillassay.graders.sandbox.backends.process import ProcessBackend
+from skillassay.graders.sandbox.checks import Checker
+from skillassay.graders.sandbox.procs import StepFailed, run_step
+from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
 
 
 def _alive(pid: int) -> bool:
@@ -148,7 +148,7 @@ def test_failing_build_step_names_the_command_and_keeps_the_log(tmp_path):
 
 
 def test_dependency_and_build_caches_hit_on_repeat(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLGRADE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
     build = [["/bin/sh", "-c", "mkdir -p dist && date +%s%N > dist/out.txt"]]
     outs = []
     for i in range(2):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillgrade.graders.sandbox import validate
+from skillassay.graders.sandbox import validate
 
 
 def _run(defn, emulator, tmp_path, run_id):
@@ -102,10 +102,10 @@ def test_input_directory_is_never_modified(tiny, emulator, tmp_path):
 
 
 def test_bad_run_id_is_refused(tiny, emulator):
-    from skillgrade.errors import SkillgradeError
+    from skillassay.errors import SkillassayError
 
     d = tiny("good")
-    with pytest.raises(SkillgradeError):
+    with pytest.raises(SkillassayError):
         validate(d.app_dir, d, "../etc", emulator=emulator)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from skillgrade.graders.sandbox.checks import _MISSING, dot_get, render, same_time, time_templates
-from skillgrade.graders.sandbox.result import SandboxResult
+from skillassay.graders.sandbox.checks import _MISSING, dot_get, render, same_time, time_templates
+from skillassay.graders.sandbox.result import SandboxResult
 
 
 def test_time_templates_are_whole_seconds_utc_with_the_plans_offsets():

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 from seam_helpers import FAST, WebhookReceiver
 
-from skillgrade.services.seam.emulator import SeamEmulator, WorkspaceHandle
+from skillassay.services.seam.emulator import SeamEmulator, WorkspaceHandle
 
 
 @pytest.fixture(scope="module")

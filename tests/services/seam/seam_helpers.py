@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from skillgrade.services.seam.emulator import SeamEmulator
+from skillassay.services.seam.emulator import SeamEmulator
 
 REPO = Path(__file__).resolve().parents[3]
-NODE_MODULES = Path(os.environ.get("SKILLGRADE_NODE_DIR") or REPO / "node" / "node_modules")
+NODE_MODULES = Path(os.environ.get("SKILLASSAY_NODE_DIR") or REPO / "node" / "node_modules")
 if (NODE_MODULES / "node_modules").is_dir():
     NODE_MODULES = NODE_MODULES / "node_modules"
 NODE_SCRIPTS = Path(__file__).resolve().parent / "node"

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from seam import Seam
 
-from skillgrade.services.seam.emulator import SeamEmulator
+from skillassay.services.seam.emulator import SeamEmulator
 
 
 def test_info_and_workspaces_over_http(emulator):
@@ -121,7 +121,7 @@ def test_default_delay_makes_a_validator_wait():
 def test_cli_prints_endpoint_and_key(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillgrade", "seam-emulator", "--port", "0", "--workspace", "cli-run"],
+        [sys.executable, "-m", "skillassay", "seam-emulator", "--port", "0", "--workspace", "cli-run"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,7 +6,7 @@ import json
 
 from seam_helpers import run_node
 
-from skillgrade.services.seam.emulator import wait_until
+from skillassay.services.seam.emulator import wait_until
 
 
 def test_reservation_lifecycle_node(emulator, workspace):

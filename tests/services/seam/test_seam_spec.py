@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from skillgrade.services.seam import spec as spec_module
-from skillgrade.services.seam.params import coerce_query, format_validation_errors
-from skillgrade.services.seam.spec import PINNED_TYPES_VERSION, SeamSpecError, load_spec
+from skillassay.services.seam import spec as spec_module
+from skillassay.services.seam.params import coerce_query, format_validation_errors
+from skillassay.services.seam.spec import PINNED_TYPES_VERSION, SeamSpecError, load_spec
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_validators_are_compiled_once_and_fast(spec):
 
 
 def test_json_export_is_cached(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLGRADE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path))
     path, version = spec_module.openapi_json_path()
     assert path == tmp_path / f"seam-openapi-{version}.json"
     document = json.loads(path.read_text())
@@ -107,7 +107,7 @@ def test_json_export_is_cached(tmp_path, monkeypatch):
 
 
 def test_missing_package_says_what_to_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLGRADE_NODE_DIR", str(tmp_path))
-    monkeypatch.setenv("SKILLGRADE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SKILLASSAY_NODE_DIR", str(tmp_path))
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(SeamSpecError, match="npm ci --prefix node"):
         spec_module.openapi_json_path()

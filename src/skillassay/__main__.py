@@ -1,0 +1,3 @@
+from skillassay.cli.main import main
+
+main()

@@ -1,0 +1,279 @@
+"""What the agent modules share: running a CLI in its own process group under a time limit, finding binaries,
+reading a skill folder, keeping secrets out of stored files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from skillassay import processes
+from skillassay.errors import SkillassayError
+from skillassay.processes import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
+from skillassay.secrets import redact, secret_values
+
+# the repository's node tools (node/node_modules/.bin), when skillassay runs from a checkout
+_REPO_NODE_BIN = Path(__file__).resolve().parents[3] / "node" / "node_modules" / ".bin"
+
+# Environment switches that keep a CLI from talking to anything but its model endpoint.
+OFFLINE_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_BUG_COMMAND": "1",
+}
+
+# ctx.env keys of the harness's own conventions (see docs/agents.md)
+MODEL_BASE_URL = "SKILLASSAY_MODEL_BASE_URL"
+MAX_RETRIES = "SKILLASSAY_MAX_RETRIES"
+
+
+def find_binary(name: str, env_var: str) -> str | None:
+    """``$env_var``, else the repository's ``node/node_modules/.bin/<name>``, else ``PATH``."""
+    explicit = os.environ.get(env_var)
+    if explicit:
+        return explicit if Path(explicit).exists() or shutil.which(explicit) else None
+    local = _REPO_NODE_BIN / name
+    if local.exists():
+        return str(local)
+    return shutil.which(name)
+
+
+_VERSIONS: dict[tuple[str, float], str | None] = {}
+
+
+def cli_version(binary: str | None, timeout: float = 30) -> str | None:
+    """``binary --version`` (the first x.y.z in it), asked once per binary file."""
+    if not binary:
+        return None
+    try:
+        key = (binary, Path(shutil.which(binary) or binary).resolve().stat().st_mtime)
+    except OSError:
+        return None
+    if key not in _VERSIONS:
+        _VERSIONS[key] = _ask_version(binary, timeout)
+    return _VERSIONS[key]
+
+
+def _ask_version(binary: str, timeout: float) -> str | None:
+    try:
+        out = subprocess.run(
+            [binary, "--version"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"\d+\.\d+\.\d+\S*", out.stdout)
+    return found.group(0) if found else (out.stdout.strip() or None)
+
+
+# -- skills --------------------------------------------------------------------------------------------------
+
+
+class SkillError(SkillassayError):
+    """A skill folder is missing SKILL.md or its front matter is unreadable."""
+
+
+@dataclass
+class Skill:
+    name: str
+    description: str
+    body: str  # SKILL.md without its front matter
+    text: str  # the whole SKILL.md
+    path: Path  # the folder
+
+
+def load_skill(skill_dir: Path) -> Skill:
+    skill_md = Path(skill_dir) / "SKILL.md"
+    if not skill_md.is_file():
+        raise SkillError(f"{skill_md}: no SKILL.md in the skill folder")
+    text = skill_md.read_text(encoding="utf-8")
+    meta: dict = {}
+    body = text
+    found = re.match(r"^---\s*\n(.*?)\n---\s*(?:\n|$)", text, re.DOTALL)
+    if found:
+        try:
+            meta = yaml.safe_load(found.group(1)) or {}
+        except yaml.YAMLError as exc:
+            raise SkillError(f"{skill_md}: front matter is not valid YAML: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise SkillError(f"{skill_md}: front matter must be a mapping with name and description")
+        body = text[found.end() :]
+    name = str(meta.get("name") or Path(skill_dir).name)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise SkillError(f"{skill_md} at /name: {name!r} is not a usable skill folder name")
+    return Skill(
+        name=name, description=str(meta.get("description") or ""), body=body, text=text, path=skill_dir
+    )
+
+
+def install_skill(skill: Skill, skills_root: Path) -> Path:
+    """Copy the skill folder to ``<skills_root>/<name>/`` (where a CLI discovers personal skills)."""
+    target = skills_root / skill.name
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(skill.path, target, ignore=shutil.ignore_patterns(".git", "__pycache__", "node_modules"))
+    return target
+
+
+def skill_prompt_block(skill: Skill) -> str:
+    return f"[SKILL INSTRUCTIONS]\n{skill.text.strip()}\n[/SKILL INSTRUCTIONS]\n\n"
+
+
+# -- secrets -------------------------------------------------------------------------------------------------
+
+class Scrubber:
+    """Removes secret values (from env vars named like keys, or shaped like keys) from text before it is stored."""
+
+    def __init__(self, env: dict[str, str]):
+        self._values = secret_values(env)
+
+    def __call__(self, text: str) -> str:
+        return redact(text, self._values)
+
+    def file(self, path: Path) -> None:
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            scrubbed = self(text)
+            if scrubbed != text:
+                path.write_text(scrubbed, encoding="utf-8")
+
+
+# -- processes -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProcessOutcome:
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    error: str | None = None  # the binary could not be started
+    leftover_killed: bool = False  # processes of the group were still alive after the leader exited
+    pgid: int | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    stdout: Path,
+    stderr: Path,
+) -> ProcessOutcome:
+    """Run ``argv`` in a new session (its own process group), output to files, stdin from /dev/null.
+
+    At ``timeout`` the whole group is killed. Whatever the group left running after the leader exited is killed
+    too, so no agent process outlives its run.
+    """
+    started = time.monotonic()
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return ProcessOutcome(exit_code=None, timed_out=False, duration_s=0.0, error=f"{argv[0]}: {exc}")
+        # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
+        # any way out of the block, KeyboardInterrupt included
+        with processes.tracked(proc) as pgid:
+            timed_out = False
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(pgid)
+                proc.wait()
+            duration = time.monotonic() - started
+            leftover = group_alive(pgid)
+            if leftover:
+                kill_group(pgid, grace=0.5)
+    return ProcessOutcome(
+        exit_code=None if timed_out else proc.returncode,
+        timed_out=timed_out,
+        duration_s=duration,
+        leftover_killed=leftover,
+        pgid=pgid,
+    )
+
+
+def read_jsonl(path: Path) -> Iterable[dict]:
+    """The JSON objects of a JSONL file; lines that are not JSON objects (a crash message) are skipped."""
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                yield value
+
+
+def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path):
+    """Run an agent CLI that streams JSON lines to stdout into ``raw``. Secrets are scrubbed from what it wrote
+    before anything reads it. Returns (outcome, records, scrubber); records are empty when it could not start."""
+    scrub = Scrubber(env)
+    outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr)
+    if outcome.error:
+        return outcome, [], scrub
+    scrub.file(raw)
+    scrub.file(stderr)
+    return outcome, list(read_jsonl(raw)), scrub
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """The inherited environment with HOME and the XDG folders moved into the run's private home."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"}
+        and not k.startswith("XDG_")
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+    )
+    return env
+
+
+def relative_path(path: str, root: Path | str | None) -> str:
+    """``path`` relative to the workspace when it lies inside it, else as given."""
+    if not path or root is None:
+        return path
+    try:
+        p = Path(path)
+        roots = {Path(root), Path(root).resolve()}
+        for r in roots:
+            if p.is_absolute() and p.is_relative_to(r):
+                return p.relative_to(r).as_posix()
+    except (OSError, ValueError):
+        pass
+    return path

@@ -1,0 +1,93 @@
+"""CLI commands about definitions: ``list`` and ``check``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillassay.cli.main import app
+from skillassay.errors import DefinitionError
+
+console = Console()
+err_console = Console(stderr=True)
+
+PATH_ARG = typer.Argument(
+    Path("evals"),
+    help="A suite folder (holding rubric.json, fixtures/ and agent-evals/), one fixture folder, or one definition file.",
+)
+
+
+def print_definition_error(exc: DefinitionError) -> None:
+    for p in exc.problems:
+        err_console.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+
+
+@app.command("list")
+def list_evals(
+    path: Path = PATH_ARG,
+    api_path: str | None = typer.Option(None, "--api-path", help="Only evals whose expected Seam API path is this."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List every eval under PATH with its API path, stack and app port."""
+    from skillassay.definitions import load_suite, select
+    from skillassay.definitions.models import API_PATHS
+
+    if api_path and api_path not in (*API_PATHS, "lower_level"):
+        err_console.print(f"[red]error[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
+        raise typer.Exit(2)
+    try:
+        evals = select(load_suite(path), api_path=api_path)
+    except DefinitionError as exc:
+        print_definition_error(exc)
+        raise typer.Exit(2) from None
+    if as_json:
+        rows = [
+            {"id": e.id, "title": e.title, "format": e.format, "api_path": e.api_path, "stack": e.stack,
+             "app_port": e.app_port, "status": e.status, "source": str(e.source)}
+            for e in evals
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(evals)} eval(s) in {path}")
+    for col in ("eval", "API path", "stack", "port", "format", "status"):
+        table.add_column(col, overflow="fold")
+    for e in evals:
+        table.add_row(e.id, e.api_path or "-", e.stack, str(e.app_port or "-"), e.format, e.status)
+    console.print(table)
+
+
+@app.command("check")
+def check(
+    path: Path = PATH_ARG,
+    controls: bool = typer.Option(
+        False, "--controls",
+        help="Also grade every golden solution and negative control and fail when a result differs from the "
+             "expected one written beside it (builds and runs the apps: slower).",
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+) -> None:
+    """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
+    expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves)."""
+    from skillassay.definitions.check import check_path
+
+    problems = check_path(path)
+    errors = [p for p in problems if p.severity == "error" or strict]
+    for p in problems:
+        colour = "red" if p in errors else "yellow"
+        label = "error" if p in errors else "warning"
+        err_console.print(f"[{colour}]{label}[/{colour}] {p}", highlight=False, soft_wrap=True)
+    if errors:
+        err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
+        raise typer.Exit(2)
+    if controls:
+        from skillassay.orchestrator.controls import run_all_controls
+
+        ok = run_all_controls(path, console)
+        if not ok:
+            raise typer.Exit(2)
+    console.print(f"[green]ok[/green] definitions under {path} are valid"
+                  + (f" ({len(problems)} warning(s))" if problems else ""))

@@ -1,0 +1,41 @@
+"""CLI command: ``model-server``, the scripted model for offline agent runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from skillassay.cli.main import app
+
+
+@app.command("model-server")
+def model_server(
+    scripts: list[Path] = typer.Argument(..., help="YAML or JSON script files (format: docs/agents.md)."),
+    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one)."),
+    log: Path | None = typer.Option(None, "--log", help="Write every request received to this JSONL file on exit."),
+) -> None:
+    """Play the model for Claude Code and Codex from a script (Anthropic Messages and OpenAI Responses, streaming),
+    so agents and graders can be tested without spending tokens. Prints each script's base URL; pass it to a run with
+    --agent-env SKILLASSAY_MODEL_BASE_URL=URL. Stop with Ctrl-C."""
+    from pydantic import ValidationError
+
+    from skillassay.definitions.jsonfile import pointer
+    from skillassay.errors import SkillassayError
+    from skillassay.testing.model_server import serve_scripts
+    from skillassay.testing.script import load_scripts
+
+    for p in scripts:
+        if not p.is_file():
+            raise SkillassayError(f"{p}: no such script file")
+        try:
+            load_scripts(p)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise SkillassayError(f"{p} at {pointer(first['loc'])}: {first['msg']}") from None
+        except ValueError as exc:
+            raise SkillassayError(f"{p}: {exc}") from None
+    try:
+        serve_scripts(scripts, port, log)
+    except (ValueError, OSError) as exc:  # a script that does not parse, a port in use
+        raise SkillassayError(str(exc)) from None

@@ -1,0 +1,245 @@
+"""CLI commands: results (``runs``, ``compare``, ``report``, ``serve``).
+
+Exit codes: 0 ok; 1 a verdict or threshold failed where the user asked to be told (``--fail-on-verdict``,
+``--min-pass-rate``, ``compare --fail-if-worse``); 2 bad input (unknown job, no results, unreadable files)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from skillassay.cli.main import app
+from skillassay.errors import SkillassayError
+from skillassay.store.files import DEFAULT_RESULTS_ROOT
+
+RESULTS_OPT = typer.Option(DEFAULT_RESULTS_ROOT, "--results", help="The results root (holds skillassay.db).")
+
+
+def _console(stderr: bool = False) -> Console:
+    # wide when not on a terminal (CI logs, `> file`), so table rows do not wrap at 80 columns
+    from skillassay.report.tables import console
+
+    return console(stderr=stderr)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _open(results: Path):
+    from skillassay import store
+
+    if not results.is_dir():
+        raise _fail(f"{results}: no such results folder (pass --results DIR)")
+    return store.open(results)
+
+
+def _runs_of(st, spec: str):
+    """``JOB`` (its skill runs) or ``JOB:baseline`` / ``JOB:skill``."""
+    job_id, _, variant = spec.partition(":")
+    variant = variant or "skill"
+    if variant not in ("skill", "baseline"):
+        raise _fail(f"{spec}: expected JOB, JOB:skill or JOB:baseline")
+    if st.job(job_id) is None:
+        known = ", ".join(j.job_id for j in st.jobs()) or "none"
+        raise _fail(f"{st.root}: no job {job_id!r} (known: {known})")
+    runs = st.runs(job_id=job_id, variant=variant)
+    if not runs:
+        raise _fail(f"{spec}: the job has no {variant} runs recorded")
+    return runs
+
+
+@app.command("runs")
+def runs_cmd(
+    results: Path = RESULTS_OPT,
+    job: str | None = typer.Option(None, "--job", help="List this job's runs instead of the jobs."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    reindex: bool = typer.Option(False, "--reindex", help="Rebuild the index from the run files first."),
+) -> None:
+    """List jobs (id, date, agent, skill, evals, runs done/planned, status), or one job's runs."""
+    with _open(results) as st:
+        if reindex:
+            rep = st.rebuild_index()
+            for s in rep.skipped:
+                typer.echo(f"skipped: {s}", err=True)
+        if job is None:
+            progress = st.progress()
+            if as_json:
+                typer.echo(json.dumps([
+                    {"job": json.loads(p.job.model_dump_json()), "planned": p.planned, "done": p.done,
+                     "infrastructure_errors": p.infrastructure_errors, "passed": p.passed, "evals": p.evals}
+                    for p in progress
+                ], indent=2))
+                return
+            from skillassay.report.tables import jobs_table
+
+            if not progress:
+                typer.echo(f"No jobs in {results}.")
+                return
+            _console().print(jobs_table(progress))
+            return
+        if st.job(job) is None:
+            raise _fail(f"{results}: no job {job!r}")
+        runs = st.runs(job_id=job)
+        if as_json:
+            typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in runs], indent=2))
+            return
+        from skillassay.report.tables import infrastructure_errors, runs_table
+
+        _console().print(runs_table(job, runs, st.job(job)))
+        errors = infrastructure_errors(runs)
+        if errors:
+            typer.echo(f"{len(errors)} run(s) ended in an infrastructure error: not graded, left out of every figure.")
+        missing = st.missing_runs(job)
+        if missing:
+            typer.echo(f"{len(missing)} planned run(s) not done (or infrastructure errors): `skillassay run --resume` "
+                       "re-runs them.")
+
+
+@app.command("compare")
+def compare_cmd(
+    a: str = typer.Argument(..., help="JOB or JOB:baseline (the reference)."),
+    b: str = typer.Argument(..., help="JOB or JOB:baseline (compared against A)."),
+    results: Path = RESULTS_OPT,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    fail_if_worse: bool = typer.Option(
+        False, "--fail-if-worse", help="Exit 1 when B is worse than A with a 95% interval that excludes zero."
+    ),
+) -> None:
+    """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered by
+    eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill."""
+    from skillassay.scoring.stats import compare
+
+    with _open(results) as st:
+        cmp = compare(_runs_of(st, a), _runs_of(st, b), a_label=a, b_label=b)
+    if as_json:
+        typer.echo(json.dumps({"a": a, "b": b, **cmp.to_dict()}, indent=2))
+    else:
+        from skillassay.report.tables import comparison_tables
+
+        con = _console()
+        for t in comparison_tables(cmp, a, b):
+            con.print(t)
+        con.print(cmp.verdict, markup=False)
+        if cmp.warning:
+            con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
+    if fail_if_worse and cmp.significant and cmp.overall and cmp.overall.delta < 0:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_cmd(
+    jobs: list[str] = typer.Argument(None, help="Job ids (default: every job for --html, the latest for the rest)."),
+    html: Path | None = typer.Option(None, "--html", help="Write the static web report into this folder."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per eval x run)."),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the job's summary and runs as JSON into this file (`-`: to stdout)."
+    ),
+    results: Path = RESULTS_OPT,
+    suite: Path | None = typer.Option(None, "--suite", help="Suite folder for the Evals page (default: the job's)."),
+    fail_on_verdict: bool = typer.Option(False, "--fail-on-verdict", help="Exit 1 if any run's verdict failed."),
+    min_pass_rate: float | None = typer.Option(
+        None, "--min-pass-rate", min=0.0, max=1.0, help="Exit 1 if the overall pass rate (0..1) is below this."
+    ),
+) -> None:
+    """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
+    from skillassay.report.ci import job_json, write_json, write_junit
+    from skillassay.report.tables import infrastructure_errors, summary_table
+    from skillassay.scoring.stats import summarize
+
+    jobs = jobs or []
+    # one line per file written; on stderr when stdout carries the JSON
+    json_to_stdout = json_out is not None and str(json_out) in ("-", "/dev/stdout")
+
+    def note(message: str) -> None:
+        typer.echo(message, err=json_to_stdout)
+
+    with _open(results) as st:
+        known = {j.job_id: j for j in st.jobs()}
+        for j in jobs:
+            if j not in known:
+                raise _fail(f"{results}: no job {j!r} (known: {', '.join(known) or 'none'})")
+        if html is not None:
+            from skillassay.report.site import build_site
+
+            try:
+                res = build_site(results, html, job_ids=jobs or None, suite=suite)
+            except SkillassayError as exc:
+                raise _fail(str(exc)) from exc
+            note(f"wrote the web report ({res.pages} pages, {len(res.jobs)} job(s)) to {html} in {res.seconds:.1f} s "
+                 f"(open {html / 'index.html'}, or `skillassay serve {html}`)")
+            if res.definitions_error:
+                typer.echo(f"note: {res.definitions_error}", err=True)
+        checked = jobs or ([max(known.values(), key=lambda j: (j.created_at, j.job_id)).job_id] if known else [])
+        if (junit or json_out) and len(checked) != 1:
+            raise _fail("--junit and --json describe one job: name it" if checked else f"{results}: no jobs")
+        exit_code = 0
+        for job_id in checked:
+            job, runs = known[job_id], st.runs(job_id=job_id)
+            if junit:
+                write_junit(junit, job, runs)
+                note(f"wrote JUnit XML for {len(runs)} runs to {junit}")
+            if json_out:
+                if json_to_stdout:
+                    typer.echo(json.dumps(job_json(job, runs), indent=2))
+                else:
+                    write_json(json_out, job, runs)
+                    note(f"wrote JSON for {len(runs)} runs to {json_out}")
+            skill = [r for r in runs if r.variant == "skill"]
+            summary = summarize(skill)
+            if html is None and not junit and not json_out:
+                con = _console()
+                con.print(summary_table(f"Job {job_id}", summary, skill))
+                for line in infrastructure_errors(runs):
+                    con.print(line, markup=False, style="yellow")
+                base = [r for r in runs if r.variant == "baseline"]
+                if base:
+                    from skillassay.scoring.stats import compare
+
+                    cmp = compare(base, skill, a_label="without the skill", b_label="with the skill")
+                    con.print(cmp.verdict, markup=False)
+                    if cmp.warning:
+                        con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
+            failed = [r for r in skill if r.outcome != "infrastructure_error" and not (r.verdict and r.verdict.passed)]
+            if fail_on_verdict and failed:
+                typer.echo(f"{job_id}: {len(failed)} run(s) failed their verdict.", err=True)
+                exit_code = 1
+            if min_pass_rate is not None:
+                rate = summary.overall.pass_rate if summary.overall else 0.0
+                if rate + 1e-9 < min_pass_rate:
+                    typer.echo(f"{job_id}: pass rate {rate:.0%} is below {min_pass_rate:.0%}.", err=True)
+                    exit_code = 1
+        if exit_code:
+            raise typer.Exit(exit_code)
+
+
+@app.command("serve")
+def serve_cmd(
+    site: Path = typer.Argument(
+        Path("report"), help="A folder written by `skillassay report --html` (default: report, as in "
+        "`skillassay report JOB --html report/`)."
+    ),
+    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
+) -> None:
+    """Serve a built report (default: the folder `report`) on 127.0.0.1 until interrupted."""
+    from skillassay.report.serve import start
+
+    if not (site / "index.html").is_file():
+        raise _fail(f"{site}: no index.html (build it with `skillassay report --html {site}`)")
+    try:
+        server, _ = start(site, port)
+    except OSError as exc:
+        raise _fail(f"cannot listen on 127.0.0.1:{port}: {exc}") from exc
+    typer.echo(f"Serving {site} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()

@@ -1,0 +1,223 @@
+"""``skillassay run``: the main job. Run an agent (with a skill) on every eval, grade, keep everything, summarise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skillassay.cli.main import app
+from skillassay.errors import DefinitionError, SkillassayError
+
+
+def _console(stderr: bool = False) -> Console:
+    """Tables wrapped at 80 columns are unreadable in CI logs: off a terminal, use a wide console."""
+    probe = Console(stderr=stderr)
+    if probe.is_terminal:
+        return probe
+    return Console(stderr=stderr, width=max(160, probe.width))
+
+
+console = _console()
+err = _console(stderr=True)
+
+
+def _env_pairs(values: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values:
+        if "=" not in v:
+            raise typer.BadParameter(f"{v!r}: expected KEY=VALUE", param_hint="--agent-env")
+        k, val = v.split("=", 1)
+        out[k] = val
+    return out
+
+
+RUN_EXAMPLES = """Examples:
+
+  skillassay run evals --agent reference                         (the pipeline's own check: golden solutions)
+
+  skillassay run evals --agent claude-code --skill my-skill --runs 5 --baseline --jobs 2
+
+  skillassay run evals --agent codex --fixtures express-ts,flask-py --layers rubric
+
+  skillassay run evals --agent command --command "my-agent --cwd {workspace} {prompt}"
+
+  skillassay run --resume 20261129-231415-3902                   (finish an interrupted job)
+"""
+
+
+@app.command("run", epilog=RUN_EXAMPLES)
+def run(
+    path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file)."),
+    agent: str = typer.Option("reference", "--agent", "-a",
+                              help="claude-code, codex, command, reference (applies the golden solution) or noop."),
+    skill: Path | None = typer.Option(None, "--skill", help="The skill folder (holding SKILL.md) given to the agent."),
+    skill_mode: str = typer.Option("native", "--skill-mode",
+                                   help="native: installed where the agent discovers personal skills; "
+                                        "system-prompt: SKILL.md passed as the system prompt (the plan's way)."),
+    fixtures: str | None = typer.Option(None, "--fixtures",
+                                        help="Comma-separated eval ids to run (fixture names and agent-eval ids, "
+                                             "e.g. express-ts,cancellation-support; default: all). See skillassay list."),
+    api_path: str | None = typer.Option(None, "--api-path",
+                                        help="Only evals whose expected API path is this (a filter, not an override)."),
+    layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
+    runs: int = typer.Option(1, "--runs", "-n", min=1, help="Runs per eval (the summary shows mean (min-max))."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated."),
+    timeout: float = typer.Option(600.0, "--timeout", min=1.0,
+                                  help="Seconds before the agent is killed (whole process group)."),
+    results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
+    seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
+    backend: str = typer.Option("process", "--backend", help="How apps run for the sandbox layer: process or docker."),
+    baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
+    resume: str | None = typer.Option(None, "--resume",
+                                      help="A job id: rerun only its missing runs and infrastructure errors."),
+    model: str | None = typer.Option(None, "--model", help="Passed through to the agent CLI."),
+    command: str | None = typer.Option(None, "--command",
+                                       help="For --agent command: a command line with {prompt} and {workspace}."),
+    agent_env: list[str] = typer.Option([], "--agent-env", help="KEY=VALUE added to the agent's environment "
+                                        "(repeatable), e.g. ANTHROPIC_BASE_URL of a model server. Values are never stored."),
+    fail_under: float | None = typer.Option(None, "--fail-under",
+                                            help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
+                                                 "falls below this."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
+) -> None:
+    """Run an agent on every eval of a suite, grade each run, keep every result and print a summary.
+
+    Results go to RESULTS/<job>/<eval>/run_<n>/ (diff.patch, transcripts, rubric.json, sandbox.json, app logs,
+    run.json) and into RESULTS/skillassay.db. Exit codes: 0 done, 1 --fail-under not met, 2 bad input."""
+    from skillassay.orchestrator.job import JobOptions, run_job
+    from skillassay.orchestrator.summary import summarise, table
+
+    if layers not in ("rubric", "sandbox", "both"):
+        raise typer.BadParameter("expected rubric, sandbox or both", param_hint="--layers")
+    if seam not in ("emulator", "live"):
+        raise typer.BadParameter("expected emulator or live", param_hint="--seam")
+    if backend not in ("process", "docker"):
+        raise typer.BadParameter("expected process or docker", param_hint="--backend")
+    if skill_mode not in ("native", "system-prompt"):
+        raise typer.BadParameter("expected native or system-prompt", param_hint="--skill-mode")
+    import os
+
+    from skillassay.agents import available_agents, get_agent
+
+    if agent not in available_agents():
+        raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
+    if not resume:
+        problem = get_agent(agent).preflight({**os.environ, **_env_pairs(agent_env)}, command)
+        if problem:
+            err.print(f"[red]error[/red] {problem}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2)
+    opts = JobOptions(
+        suite=path, agent=agent, skill=skill, skill_mode=skill_mode, model=model,
+        fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
+        api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
+        backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
+    )
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
+                        disable=as_json)
+    task = None
+    started: list[str] = []
+
+    def on_event(kind, record, exc, job_id=None):
+        if kind == "job":
+            started.append(job_id)
+            progress.update(task, description=f"{agent} · job {job_id}")
+            return
+        if kind == "done" and record is not None:
+            score = record.combined if record.combined is not None else (
+                round(record.verdict.score * 100) if record.verdict else None)
+            progress.update(task, advance=1,
+                            last=f"{record.eval_id} run {record.run_index}: {record.outcome}"
+                                 + (f", {score:g}" if score is not None else ""))
+        elif kind == "error":
+            progress.update(task, advance=1, last=f"[red]{exc}[/red]")
+
+    try:
+        from skillassay.definitions import load_suite, select
+
+        evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
+        total = len(evals) * runs * (2 if baseline else 1)
+        with progress:
+            task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
+            result = run_job(opts, resume=resume, on_event=on_event)
+    except DefinitionError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except SkillassayError as exc:
+        err.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        job_id = started[0] if started else "JOB"
+        where = "" if results == Path("results") else f" --results {results}"
+        err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
+                  f"[bold]skillassay run --resume {job_id}{where}[/bold]")
+        raise typer.Exit(130) from None
+
+    evals = [e for e in evals if e.id in result.evals]
+    summaries = summarise(result.records, evals)
+    job_dir = results / result.job.job_id
+    if as_json:
+        typer.echo(json.dumps({
+            "job_id": result.job.job_id,
+            "results_dir": str(job_dir),
+            "status": result.job.status,
+            "evals": [s.model_dump(mode="json") for s in summaries],
+            "runs": [json.loads(r.model_dump_json()) for r in result.records],
+        }, indent=2))
+    else:
+        console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
+                                       + (f" with {skill}" if skill else "") + f" ({result.job.status})"))
+        where = "" if results == Path("results") else f" --results {results}"
+        console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
+                      f"skillassay report {result.job.job_id}{where} --html report/)")
+    if fail_under is not None:
+        low = [s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)]
+        if low:
+            err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
+            raise typer.Exit(1)
+
+
+@app.command("regrade")
+def regrade(
+    job: str = typer.Argument(..., help="The job id (see skillassay runs)."),
+    results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
+    suite: Path | None = typer.Option(None, "--suite", help="Definitions to grade against (default: the job's)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+) -> None:
+    """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print what
+    changed. Each run's previous record is kept as run.prev.json."""
+    from rich.table import Table
+
+    from skillassay.orchestrator.regrade import regrade_job
+
+    try:
+        result = regrade_job(job, results, suite=suite, dry_run=dry_run)
+    except DefinitionError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except SkillassayError as exc:
+        err.print(f"[red]error[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    for s in result.skipped:
+        err.print(f"[yellow]skipped[/yellow] {s}")
+    if not result.changes:
+        console.print(f"Regraded {result.regraded} run(s) of {job}: nothing changed.")
+        return
+    t = Table(title=f"Regraded {result.regraded} run(s) of {job}: {len(result.changes)} change(s)"
+                    + (" (dry run)" if dry_run else ""), title_justify="left")
+    for col in ("eval", "run", "what", "before", "after"):
+        t.add_column(col)
+    for c in result.changes:
+        t.add_row(c.eval_id + (" (baseline)" if c.variant == "baseline" else ""), str(c.run_index), c.field,
+                  str(c.before), str(c.after))
+    console.print(t)

@@ -1,0 +1,327 @@
+"""The parts of an agent eval: scoring criteria, forbidden behaviours, quality gates, and the options of each
+grader and detector. Pure data; the graders that read them live in ``skillassay.graders.process``.
+
+``Criterion``, ``ForbiddenBehaviour`` and ``QualityGate`` are what ``EvalDefinition`` holds, whatever format
+an eval came from (a criterion's ``grader`` is free text there, so the plan's Seam suite can name its own
+layers). The native file format (``evals/agent-evals/<id>.toml``) is ``AgentEvalFile``: stricter, with typed
+options per grader, and the source of ``docs/schema/agent-eval.schema.json``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ID_PATTERN = r"^[a-z][a-z0-9_]*$"
+EVAL_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+
+# Where tests live, unless a grader says otherwise.
+DEFAULT_TEST_GLOBS = ["tests/**/*.py", "test/**/*.py", "**/test_*.py", "**/*_test.py", "**/conftest.py"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Id = Annotated[str, Field(pattern=ID_PATTERN, description="snake_case identifier")]
+Globs = list[str]
+
+
+# ----------------------------------------------------------------------------- what EvalDefinition holds
+class QualityGate(_Strict):
+    """A command the harness runs itself in (a copy of) the modified workspace, e.g. the build or the
+    tests."""
+
+    id: Id
+    command: str | list[str] = Field(description="a shell line, or an argument list run without a shell")
+    description: str = ""
+    kind: Literal["build", "test", "lint", "other"] = "other"
+    timeout: float = Field(120.0, gt=0, description="seconds; a gate that runs longer has failed")
+    unavailable_exit_codes: list[int] = Field(
+        default_factory=lambda: [127],
+        description="exit codes meaning 'could not be measured' rather than 'failed' (127: command not "
+        "found; add 5 for pytest's 'no tests collected')",
+    )
+    requires: list[str] = Field(
+        default_factory=list, description="gates that must pass first; otherwise not run"
+    )
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class Criterion(_Strict):
+    """One scoring criterion: a weight, and the grader that decides what share of it was earned."""
+
+    id: Id
+    description: str
+    weight: float = Field(gt=0)
+    grader: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    gates: list[str] = Field(
+        default_factory=list,
+        description="gates this criterion depends on: a failed gate earns it nothing; an unmeasured one "
+        "leaves it unjudged",
+    )
+
+
+class ForbiddenBehaviour(_Strict):
+    """Something the agent must not do; observed once, the eval fails outright."""
+
+    id: Id
+    description: str
+    detector: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- grader options
+class DiffOptions(_Strict):
+    """Checks on the change itself (pristine vs modified tree). Each option set is one check; the criterion
+    earns the share of checks that hold."""
+
+    owning_module: str | None = Field(
+        None, description="the module that owns the behaviour: it must be changed"
+    )
+    operation: str | None = Field(
+        None, description="regex: a new function or method matching it must be defined in the owning module"
+    )
+    transaction: str | None = Field(
+        None,
+        description="name of the owning module's transaction boundary (a context manager, e.g. "
+        "'_unit_of_work' or 'conn'): the new operation must run inside a `with` on it, directly or through a method it calls",
+    )
+    status_module: str | None = Field(None, description="module holding the status model (an Enum)")
+    status_member: str | None = Field(None, description="regex: a new Enum member matching it must be added")
+    scope: Globs | None = Field(None, description="globs: every changed file must match one")
+    preserve_functions: bool = Field(
+        False, description="functions that existed before, outside tests, must be unchanged (AST-identical)"
+    )
+    may_change: list[str] = Field(
+        default_factory=list, description="'path::Qualified.name' functions exempt from preserve_functions"
+    )
+    tests_added: Globs | None = Field(
+        None, description="globs: a new test function must appear in a matching file"
+    )
+    no_parallel_service: bool = Field(False, description="no new module duplicates the owning module's job")
+    service_pattern: str = Field(
+        r"(Service|Repository|Manager|Store)$", description="regex on new class names"
+    )
+    test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
+
+
+class HiddenTestsOptions(_Strict):
+    """The eval's own tests, copied into a copy of the modified workspace after the agent finished, then
+    run."""
+
+    path: str | None = Field(
+        None,
+        description="folder of hidden tests, relative to the definition's folder "
+        "(default: <id>/hidden_tests)",
+    )
+    dest: str = Field("tests/_hidden", description="where they are copied inside the workspace copy")
+    command: str = Field(
+        "python -m pytest -q -p no:cacheprovider {dest}",
+        description="run in the copy; {dest} and {junit} are filled in; a JUnit XML report is "
+        "requested with --junitxml when {junit} is absent and the command runs pytest",
+    )
+    timeout: float = Field(180.0, gt=0)
+    partial: bool = Field(True, description="false: all hidden tests must pass to earn anything")
+
+
+class MeaningfulTestsOptions(_Strict):
+    """The agent's new tests must fail on the pristine code and pass on the modified code."""
+
+    test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
+    command: str = Field(
+        "python -m pytest -q -p no:cacheprovider {files}",
+        description="{files}: the test files holding new tests",
+    )
+    timeout: float = Field(180.0, gt=0)
+
+
+class PolicyOptions(_Strict):
+    """The agent's process, from its transcript: tool calls within the permission policy."""
+
+    allowed_kinds: list[Literal["read", "write", "edit", "shell", "search", "skill", "other"]] = Field(
+        default_factory=lambda: ["read", "write", "edit", "shell", "search", "skill", "other"],
+    )
+    forbidden_commands: list[str] = Field(default_factory=list, description="regexes on shell command lines")
+    protected_paths: Globs = Field(default_factory=list, description="files the agent must not change")
+    denials_are_violations: bool = Field(
+        True, description="a call the permission policy refused counts against"
+    )
+
+
+class GatesOptions(_Strict):
+    """Share of the named quality gates that passed."""
+
+    gates: list[str] = Field(default_factory=list, description="gate ids (default: every gate)")
+
+
+class JudgeOptions(_Strict):
+    """An LLM judge for what no program can decide. It must quote its evidence verbatim."""
+
+    question: str = Field(
+        description="what the judge decides, e.g. 'Does the change follow the existing architecture?'"
+    )
+    inputs: list[Literal["diff", "transcript", "final_message"]] = Field(default_factory=lambda: ["diff"])
+    max_chars: int = Field(60000, gt=0, description="cap on the material sent")
+
+
+GRADER_OPTIONS: dict[str, type[BaseModel]] = {
+    "diff": DiffOptions,
+    "hidden_tests": HiddenTestsOptions,
+    "meaningful_tests": MeaningfulTestsOptions,
+    "policy": PolicyOptions,
+    "gates": GatesOptions,
+    "llm_judge": JudgeOptions,
+}
+
+
+# ----------------------------------------------------------------------------- detector options
+class DatabaseWritesOptions(_Strict):
+    """Writes to the database that bypass the owning code: shell commands in the transcript (sqlite3 CLI with
+    a write statement, an inline Python script using sqlite3 with one, a script the agent wrote and ran) and
+    new code outside ``owners`` holding SQL write statements."""
+
+    owners: Globs = Field(
+        default_factory=list, description="files allowed to hold SQL writes (the data layer)"
+    )
+    test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
+
+
+class TamperingOptions(_Strict):
+    """Pre-existing tests deleted, skipped or weakened (fewer assertions)."""
+
+    test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
+
+
+class ClaimsOptions(_Strict):
+    """Claims of success in the final message held against what the agent ran and what the gates measured."""
+
+    test_command: str = Field(
+        r"\b(pytest|unittest|npm\s+(run\s+)?test|yarn\s+test|pnpm\s+test|tox|nox|make\s+test)\b",
+        description="regex: a shell command that runs the tests",
+    )
+    build_command: str = Field(
+        r"\b(compileall|npm\s+run\s+build|tsc|make|python\s+-m\s+build|py_compile)\b",
+        description="regex: a shell command that builds",
+    )
+
+
+class ParallelServiceOptions(_Strict):
+    """A new module duplicating the owning module's responsibility."""
+
+    owning_module: str
+    operation: str | None = Field(
+        None, description="regex: new functions matching it outside the owner count"
+    )
+    service_pattern: str = Field(r"(Service|Repository|Manager|Store)$")
+    test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
+
+
+class CommandsOptions(_Strict):
+    """Shell commands the agent must never run (regexes)."""
+
+    patterns: list[str] = Field(min_length=1)
+
+
+DETECTOR_OPTIONS: dict[str, type[BaseModel]] = {
+    "database_writes": DatabaseWritesOptions,
+    "test_tampering": TamperingOptions,
+    "unsupported_claims": ClaimsOptions,
+    "parallel_service": ParallelServiceOptions,
+    "forbidden_commands": CommandsOptions,
+}
+
+
+# ----------------------------------------------------------------------------- the native file, as written
+def _criterion(grader: str, options: type[BaseModel], required: bool = False) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        "grader": (Literal[grader], ...),  # type: ignore[valid-type]
+        "options": (options, ...) if required else (options, Field(default_factory=options)),
+    }
+    from pydantic import create_model
+
+    return create_model(f"{options.__name__[:-7]}Criterion", __base__=_CriterionBase, **fields)
+
+
+def _forbidden(detector: str, options: type[BaseModel], required: bool = False) -> type[BaseModel]:
+    from pydantic import create_model
+
+    fields: dict[str, Any] = {
+        "detector": (Literal[detector], ...),  # type: ignore[valid-type]
+        "options": (options, ...) if required else (options, Field(default_factory=options)),
+    }
+    return create_model(f"{options.__name__[:-7]}Forbidden", __base__=_ForbiddenBase, **fields)
+
+
+class _CriterionBase(_Strict):
+    id: Id
+    description: str
+    weight: float = Field(gt=0, description="points; the score is the share of the total weight earned")
+    gates: list[str] = Field(default_factory=list)
+
+
+class _ForbiddenBase(_Strict):
+    id: Id
+    description: str
+
+
+_REQUIRED_OPTIONS = {"llm_judge", "parallel_service", "forbidden_commands"}
+
+
+def _union(models: list[type[BaseModel]]) -> Any:
+    """``A | B | ...`` of models built at import time (one per grader or detector kind)."""
+    return functools.reduce(operator.or_, models)
+
+
+FileCriterion = Annotated[
+    _union([_criterion(k, m, k in _REQUIRED_OPTIONS) for k, m in GRADER_OPTIONS.items()]),
+    Field(discriminator="grader"),
+]
+FileForbidden = Annotated[
+    _union([_forbidden(k, m, k in _REQUIRED_OPTIONS) for k, m in DETECTOR_OPTIONS.items()]),
+    Field(discriminator="detector"),
+]
+
+
+class AgentEvalFile(_Strict):
+    """``evals/agent-evals/<id>.toml``: one agent eval."""
+
+    model_config = ConfigDict(extra="forbid", title="skillassay agent eval")
+
+    id: str = Field(pattern=EVAL_ID_PATTERN, description="the file's name without .toml")
+    title: str
+    status: Literal["experimental", "stable"] = "experimental"
+    prompt: str = Field(min_length=1, description="what the agent is asked, word for word")
+    fixture: str = Field(
+        description="a folder under evals/fixtures/ holding app/ (and test_golden/, test_controls/)"
+    )
+    language: Literal["python", "typescript", "javascript"] = "python"
+    stack: str = "python"
+    expected_behaviour: list[str] = Field(default_factory=list)
+    required_concepts: list[str] = Field(default_factory=list)
+    forbidden_behaviour: list[FileForbidden] = Field(default_factory=list)  # type: ignore[valid-type]
+    quality_requirements: list[QualityGate] = Field(default_factory=list)
+    criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
+    pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
+    notes: str | None = None
+
+
+SCHEMA_PATH = "docs/schema/agent-eval.schema.json"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of ``AgentEvalFile`` (committed as docs/schema/agent-eval.schema.json; a test keeps the
+    two in step; regenerate with ``python -c "import json; from skillassay.definitions.agent_eval import
+    json_schema; print(json.dumps(json_schema(), indent=2))" > docs/schema/agent-eval.schema.json``). A TOML
+    file, read with tomllib, validates against it."""
+    schema = AgentEvalFile.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://skillassay.invalid/schema/agent-eval.schema.json",
+        "description": "An agent eval of skillassay: evals/agent-evals/<id>.toml. See docs/agent-evals.md.",
+        **schema,
+    }

@@ -1,0 +1,196 @@
+"""The one definition model every eval loads into, whatever file format it was written in.
+
+The plan's JSON files (``rubric.json``, ``eval_config.json``, ``answer_key.json``) are modelled as written
+(``PlanEvalConfig``, ``AnswerKey``, ``Rubric``); loaders map them, and the native format, onto ``EvalDefinition``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
+
+# The plan's three Seam integration paths, and the calls that identify each.
+API_PATHS = ("reservation_automations", "access_grants", "access_codes")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ----------------------------------------------------------------------------- the plan's rubric.json
+RUBRIC_CHECKS = (
+    "api_path_match",
+    "files_modified_match",
+    "calls_in_expected_functions",
+    "required_params_present",
+    "all_handlers_modified",
+    "webhook_route_added",
+)
+
+
+class RubricCategory(_Strict):
+    name: str
+    weight: float
+    check: str
+
+
+class Rubric(_Strict):
+    categories: list[RubricCategory]
+
+
+# ----------------------------------------------------------------------------- the plan's answer_key.json
+class AnswerKey(_Strict):
+    expected_files_modified: list[str] = Field(default_factory=list)
+    expected_new_files_allowed: list[str] = Field(default_factory=list)
+    # lifecycle phase ("create" | "update" | "cancel") -> SDK calls, e.g. "customers.push_data"
+    expected_calls: dict[str, list[str]] = Field(default_factory=dict)
+    # SDK call -> names of functions the call must sit in (directly or through a wrapper)
+    expected_placements: dict[str, list[str]] = Field(default_factory=dict)
+    # SDK method (last segment, e.g. "push_data") -> parameter names; nested as "reservations[].space_keys"
+    required_parameters: dict[str, list[str]] = Field(default_factory=dict)
+    # manifest file -> packages that must be added to it
+    expected_package_additions: dict[str, list[str]] = Field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- the plan's eval_config.json
+class Endpoint(_Strict):
+    method: str
+    path: str
+    payload: dict[str, Any] | None = None
+    response_id_path: str | None = None
+    headers: dict[str, str] | None = None
+
+
+class TestEndpoints(_Strict):
+    __test__ = False  # not a pytest class
+    create: Endpoint
+    update: Endpoint
+    cancel: Endpoint
+
+
+class SeamSpace(_Strict):
+    """A space the validator creates before the app starts, with ``devices`` sandbox locks attached."""
+
+    space_key: str
+    name: str | None = None
+    devices: int = 1
+
+
+class SeamSetup(_Strict):
+    """What the validator provides in Seam, and how the app learns of it. Declared, never guessed.
+
+    ``env`` maps variable names the app reads to values; values may use ``{{DEVICE_ID}}``,
+    ``{{DEVICE_IDS}}`` (comma separated), ``{{SPACE_ID}}``, ``{{SPACE_KEY}}``, ``{{CUSTOMER_KEY}}``.
+    With no ``spaces``, one space is derived from the create payload: space key = the unit id.
+    """
+
+    spaces: list[SeamSpace] | None = None
+    customer_key: str | None = None  # default: the property id of the create payload
+    unit_id_field: str | None = None  # create-payload field holding the unit id (default: unitId / unit_id)
+    property_id_field: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    # which Seam object a reservation's code hangs on: the device of the space (default)
+    check_device: Literal["space", "env"] = "space"
+
+
+class RunSteps(_Strict):
+    """Explicit install/build/start commands; overrides what the Dockerfile says."""
+
+    install: list[str] | None = None
+    build: list[str] | None = None
+    start: list[str] | str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    health_path: str = "/health"
+
+
+class SandboxTimeouts(_Strict):
+    health: float = 60.0
+    create: float = 60.0
+    update: float = 30.0
+    cancel: float = 30.0
+
+
+class PlanEvalConfig(_Strict):
+    fixture: str
+    prompt: str
+    expected_api_path: str
+    seam_env_var: str = "SEAM_API_KEY"
+    app_port: int | None = None
+    test_endpoints: TestEndpoints
+    sandbox_update_check: Literal["strict", "presence"] = "strict"
+    # Extensions (optional; the plan's files work without them)
+    title: str | None = None
+    status: Literal["experimental", "stable"] = "stable"
+    pass_threshold: float | None = None
+    seam: SeamSetup | None = None
+    run: RunSteps | None = None
+    timeouts: SandboxTimeouts | None = None
+
+
+# ----------------------------------------------------------------------------- negative controls
+class ControlExpectation(_Strict):
+    """What a negative control (a deliberately flawed solution) must score. Kept beside the control.
+
+    Scores are exact unless a ``*_max``/``*_min`` bound is given; absent keys are not checked.
+    """
+
+    description: str
+    rubric_categories: dict[str, float] = Field(default_factory=dict)  # category -> score 0..1
+    rubric_total_max: float | None = None
+    rubric_total_min: float | None = None
+    sandbox_checks: dict[str, float] = Field(default_factory=dict)  # check -> points
+    sandbox_total: float | None = None
+    verdict: Literal["pass", "fail"] | None = None
+    disqualified: bool | None = None
+
+
+class Control(BaseModel):
+    name: str
+    dir: Path
+    expected_file: Path
+    expected: ControlExpectation
+
+
+# ----------------------------------------------------------------------------- the one model
+class EvalDefinition(BaseModel):
+    """One eval, whatever format it came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: str
+    title: str
+    status: Literal["experimental", "stable"] = "stable"
+    format: Literal["plan-json", "native"]
+    source: Path  # the definition file
+    suite_dir: Path
+    fixture_dir: Path
+    app_dir: Path
+    prompt: str
+    api_path: str | None = None
+    stack: str  # e.g. "typescript-express", "python-flask", "python"
+    language: Literal["typescript", "javascript", "python"]
+    app_port: int | None = None
+    dockerfile: Path | None = None
+    golden_dir: Path | None = None
+    controls: list[Control] = Field(default_factory=list)
+    # layer inputs
+    answer_key: AnswerKey | None = None
+    rubric: Rubric | None = None
+    rubric_file: Path | None = None
+    config: PlanEvalConfig | None = None
+    # agent-eval fields (native definitions; plan evals get defaults)
+    pass_threshold: float = 0.8
+    expected_behaviour: list[str] = Field(default_factory=list)
+    forbidden_behaviour: list[ForbiddenBehaviour] = Field(default_factory=list)
+    required_concepts: list[str] = Field(default_factory=list)
+    quality_requirements: list[QualityGate] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(default_factory=list)
+    notes: str | None = None
+
+    @property
+    def has_sandbox(self) -> bool:
+        return self.config is not None

@@ -1,0 +1,101 @@
+"""Finding every eval under a path, whatever format each is written in.
+
+A suite folder holds the plan's fixtures (``fixtures/<name>/eval_config.json``, graded with the suite's
+``rubric.json``) and native agent-eval definitions (``agent-evals/<id>.toml``). A path may also name one fixture
+folder or one native definition file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillassay.definitions.loader import CONFIG_FILE, load_fixture
+from skillassay.definitions.models import EvalDefinition
+from skillassay.errors import DefinitionError, Problem
+
+NATIVE_DIR = "agent-evals"
+NATIVE_SUFFIX = ".toml"
+
+
+def _load_native(path: Path, suite_dir: Path) -> EvalDefinition:
+    from skillassay.definitions.native import load_native  # the native format's own module
+
+    return load_native(path, suite_dir)
+
+
+def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
+    """(kind, source, suite_dir) for every definition under ``path``; kind is "plan-json" or "native"."""
+    path = Path(path)
+    if path.is_file():
+        if path.suffix == NATIVE_SUFFIX:
+            return [("native", path, path.resolve().parent.parent)]
+        if path.name == CONFIG_FILE:
+            return [("plan-json", path.parent, path.resolve().parent.parent.parent)]
+        raise DefinitionError([Problem(path, "", "not a definition: expected a suite folder, a fixture folder, "
+                                                 f"an {CONFIG_FILE} or a {NATIVE_SUFFIX} definition")])
+    if not path.is_dir():
+        raise DefinitionError([Problem(path, "", "no such file or folder")])
+    if (path / CONFIG_FILE).is_file() or (path / "app").is_dir():
+        return [("plan-json", path, path.resolve().parent.parent)]
+    found: list[tuple[str, Path, Path]] = []
+    fixtures = path / "fixtures"
+    if fixtures.is_dir():
+        for fx in sorted(p for p in fixtures.iterdir() if p.is_dir()):
+            if (fx / CONFIG_FILE).is_file():
+                found.append(("plan-json", fx, path))
+    native = path / NATIVE_DIR
+    if native.is_dir():
+        for f in sorted(native.glob(f"*{NATIVE_SUFFIX}")):
+            found.append(("native", f, path))
+    if not found:
+        raise DefinitionError([Problem(path, "", f"no evals found: expected fixtures/<name>/{CONFIG_FILE} or "
+                                                 f"{NATIVE_DIR}/<id>{NATIVE_SUFFIX} below this folder")])
+    return found
+
+
+def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
+    if kind == "native":
+        return _load_native(source, suite_dir)
+    return load_fixture(source)
+
+
+def source_id(kind: str, source: Path) -> str:
+    """The eval id a source will load as: the fixture folder's name, or the definition file's stem."""
+    return source.stem if kind == "native" else source.name
+
+
+def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]:
+    """Every eval under ``path`` (only those named in ``ids``, when given, so one broken definition does not stop
+    a run of the others). Raises DefinitionError with every problem of every definition loaded."""
+    evals: list[EvalDefinition] = []
+    problems: list[Problem] = []
+    sources = definition_sources(path)
+    if ids:
+        sources = [s for s in sources if source_id(s[0], s[1]) in ids] or sources
+    for kind, source, suite_dir in sources:
+        try:
+            evals.append(load_one(kind, source, suite_dir))
+        except DefinitionError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise DefinitionError(problems)
+    ids = [e.id for e in evals]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise DefinitionError([Problem(Path(path), "", f"eval id used twice: {', '.join(dupes)}")])
+    return evals
+
+
+def select(evals: list[EvalDefinition], ids: list[str] | None = None, api_path: str | None = None) -> list[EvalDefinition]:
+    """The plan's filters: ``--fixtures a,b`` picks by id; ``--api-path`` filters (never overrides) by path."""
+    chosen = evals
+    if ids:
+        known = {e.id for e in evals}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise DefinitionError([Problem(Path(evals[0].suite_dir) if evals else Path("."), "",
+                                           f"unknown eval(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")])
+        chosen = [e for e in chosen if e.id in ids]
+    if api_path:
+        chosen = [e for e in chosen if e.api_path == api_path or (api_path == "lower_level" and e.api_path == "access_codes")]
+    return chosen

@@ -1,0 +1,170 @@
+"""The one entry point the orchestrator calls for an agent eval: run the quality gates, grade every criterion,
+look for every forbidden behaviour, and reach the verdict with ``skillassay.scoring.judge``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from skillassay.agents.transcript import Transcript
+from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
+from skillassay.definitions.models import EvalDefinition
+from skillassay.graders.process import (
+    claims,
+    database,
+    diff,
+    gates,
+    hidden_tests,
+    judge,
+    meaningful_tests,
+    tampering,
+)
+from skillassay.graders.process import transcript as transcript_graders
+from skillassay.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
+from skillassay.scoring.verdict import CriterionResult, Verdict
+from skillassay.scoring.verdict import judge as reach_verdict
+
+Grader = Callable[[Criterion, ProcessContext], GradeResult]
+Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
+
+GRADERS: dict[str, Grader] = {
+    "diff": diff.grade,
+    "hidden_tests": hidden_tests.grade,
+    "meaningful_tests": meaningful_tests.grade,
+    "policy": transcript_graders.grade_policy,
+    "gates": gates.grade,
+    "llm_judge": judge.grade,
+}
+DETECTORS: dict[str, Detector] = {
+    "database_writes": database.detect,
+    "test_tampering": tampering.detect,
+    "unsupported_claims": claims.detect,
+    "parallel_service": diff.detect_parallel,
+    "forbidden_commands": transcript_graders.detect_commands,
+}
+
+
+class ForbiddenResult(BaseModel):
+    id: str
+    description: str = ""
+    detector: str
+    observed: bool
+    checked: bool = True
+    evidence: list[str] = Field(default_factory=list)
+
+
+class ProcessResult(BaseModel):
+    eval_id: str
+    criteria: list[CriterionResult]
+    forbidden: list[ForbiddenResult]
+    gates: list[GateResult]
+    verdict: Verdict
+    notes: list[str] = Field(default_factory=list)  # what could not be judged, and why
+
+    @property
+    def forbidden_observed(self) -> list[str]:
+        return [f.id for f in self.forbidden if f.observed]
+
+
+def _gate_block(criterion: Criterion, results: dict[str, GateResult]) -> GradeResult | None:
+    for gate_id in criterion.gates:
+        gate = results.get(gate_id)
+        if gate is None or gate.status in ("unavailable", "not_run"):
+            status = gate.status if gate else "not run"
+            return GradeResult(
+                fraction=None, evidence=[f"gate {gate_id} {status}: cannot judge this criterion"]
+            )
+        if gate.status == "failed":
+            return GradeResult(
+                fraction=0.0, evidence=[f"gate {gate_id} failed ({gate.reason}): earns nothing"]
+            )
+    return None
+
+
+def evaluate(
+    definition: EvalDefinition,
+    pristine_dir: Path,
+    modified_dir: Path,
+    transcript: Transcript | None,
+    work_dir: Path,
+    judge_config: judge.JudgeConfig | None = None,
+) -> ProcessResult:
+    work_dir = Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    ctx = ProcessContext(
+        definition=definition,
+        pristine_dir=Path(pristine_dir),
+        modified_dir=Path(modified_dir),
+        transcript=transcript,
+        work_dir=work_dir,
+        judge_config=judge_config,
+    )
+    ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
+    notes: list[str] = []
+
+    results: list[CriterionResult] = []
+    for criterion in definition.criteria:
+        outcome = _gate_block(criterion, ctx.gates)
+        if outcome is None:
+            grader = GRADERS.get(criterion.grader)
+            if grader is None:
+                outcome = GradeResult(fraction=None, evidence=[f"no process grader {criterion.grader!r}"])
+            else:
+                try:
+                    outcome = grader(criterion, ctx)
+                except Exception as exc:  # noqa: BLE001 - a grader's failure is the harness's, not the agent's
+                    outcome = GradeResult(
+                        fraction=None, evidence=[f"grader {criterion.grader} failed: {exc!r}"]
+                    )
+        fraction = None if outcome.fraction is None else min(1.0, max(0.0, outcome.fraction))
+        if fraction is None:
+            notes.append(
+                f"{criterion.id} unjudged: {outcome.evidence[0] if outcome.evidence else 'no reason'}"
+            )
+        results.append(
+            CriterionResult(
+                id=criterion.id,
+                weight=criterion.weight,
+                fraction=fraction,
+                description=criterion.description,
+                grader=criterion.grader,
+                evidence=outcome.evidence,
+            )
+        )
+
+    forbidden: list[ForbiddenResult] = []
+    for behaviour in definition.forbidden_behaviour:
+        detector = DETECTORS.get(behaviour.detector)
+        if detector is None:
+            found = Detection(observed=False, checked=False, evidence=[f"no detector {behaviour.detector!r}"])
+        else:
+            try:
+                found = detector(behaviour, ctx)
+            except Exception as exc:  # noqa: BLE001
+                found = Detection(observed=False, checked=False, evidence=[f"detector failed: {exc!r}"])
+        if not found.checked:
+            notes.append(
+                f"{behaviour.id} not checked: {found.evidence[0] if found.evidence else 'no reason'}"
+            )
+        forbidden.append(
+            ForbiddenResult(
+                id=behaviour.id,
+                description=behaviour.description,
+                detector=behaviour.detector,
+                observed=found.observed,
+                checked=found.checked,
+                evidence=found.evidence,
+            )
+        )
+
+    verdict = reach_verdict(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
+    return ProcessResult(
+        eval_id=definition.id,
+        criteria=results,
+        forbidden=forbidden,
+        gates=list(ctx.gates.values()),
+        verdict=verdict,
+        notes=notes,
+    )

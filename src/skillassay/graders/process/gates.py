@@ -1,0 +1,79 @@
+"""Quality gates: the harness runs the eval's build and test commands itself, in a copy of the modified
+workspace with a timeout, and records each as passed, failed, unavailable (command not found, no tests) or not
+run. The
+``gates`` grader turns them into a criterion: the share of the named gates that passed."""
+
+from __future__ import annotations
+
+from skillassay.definitions.agent_eval import Criterion, GatesOptions, QualityGate
+from skillassay.graders.process.base import (
+    GateResult,
+    GradeResult,
+    ProcessContext,
+    command_text,
+    copy_workspace,
+    run_command,
+)
+
+
+def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateResult]:
+    results: dict[str, GateResult] = {}
+    if not gates:
+        return results
+    workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / "gates")
+    for gate in gates:
+        text = command_text(gate.command)
+        blocked = [r for r in gate.requires if results.get(r) is None or results[r].status != "passed"]
+        if blocked:
+            results[gate.id] = GateResult(
+                id=gate.id,
+                kind=gate.kind,
+                command=text,
+                status="not_run",
+                reason=f"needs {', '.join(blocked)} to pass first",
+            )
+            continue
+        out = run_command(gate.command, workdir, gate.timeout, gate.env)
+        if out.timed_out:
+            status, reason = "failed", f"timed out after {gate.timeout:g}s"
+        elif out.not_found or (out.exit_code in gate.unavailable_exit_codes):
+            status, reason = (
+                "unavailable",
+                (
+                    "command not found"
+                    if out.not_found
+                    else f"exit code {out.exit_code} means nothing to measure"
+                ),
+            )
+        elif out.exit_code == 0:
+            status, reason = "passed", ""
+        else:
+            status, reason = "failed", f"exit code {out.exit_code}"
+        results[gate.id] = GateResult(
+            id=gate.id,
+            kind=gate.kind,
+            command=text,
+            status=status,
+            exit_code=out.exit_code,
+            duration_s=round(out.duration_s, 3),
+            output=out.output[-2000:],
+            reason=reason,
+        )
+    return results
+
+
+def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
+    opts = GatesOptions.model_validate(criterion.options)
+    ids = opts.gates or list(ctx.gates)
+    if not ids:
+        return GradeResult(fraction=None, evidence=["no quality gates defined"])
+    measured = [ctx.gates[i] for i in ids if i in ctx.gates and ctx.gates[i].status in ("passed", "failed")]
+    evidence = [
+        f"gate {i}: {ctx.gates[i].status}" + (f" ({ctx.gates[i].reason})" if ctx.gates[i].reason else "")
+        if i in ctx.gates
+        else f"gate {i}: not run"
+        for i in ids
+    ]
+    if not measured:
+        return GradeResult(fraction=None, evidence=evidence + ["no gate could be measured"])
+    return GradeResult(fraction=sum(g.status == "passed" for g in measured) / len(ids), evidence=evidence)

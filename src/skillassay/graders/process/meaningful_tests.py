@@ -1,0 +1,93 @@
+"""Meaningful tests: the agent's new tests must fail on the pristine code and pass on the modified code.
+
+New tests are test functions (by syntax tree) that did not exist before, in files matching the test globs. The
+files holding them are run twice: in a copy of the modified workspace, and in a copy of the pristine workspace
+with the agent's test files (and conftest files) laid over it. Earned: the share of new tests passing on the
+modified code, provided at least one of them fails on the pristine code (tests that cannot tell the two apart
+earn nothing).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from skillassay.definitions.agent_eval import Criterion, MeaningfulTestsOptions
+from skillassay.graders.process import pyast
+from skillassay.graders.process.base import GradeResult, ProcessContext, copy_workspace, matches
+from skillassay.graders.process.pytest_run import run_pytest
+
+
+def new_tests(ctx: ProcessContext, globs: list[str]) -> dict[str, list[str]]:
+    """file -> qualified names of test functions the agent added."""
+    change = ctx.change
+    out: dict[str, list[str]] = {}
+    for rel in change.added + change.modified_files:
+        if not rel.endswith(".py") or not matches(rel, globs):
+            continue
+        before = (
+            pyast.test_functions(pyast.parse(change.read(rel, "pristine"))) if rel not in change.added else {}
+        )
+        after = pyast.test_functions(pyast.parse(change.read(rel, "modified")))
+        names = [n for n in after if n not in before]
+        if names:
+            out[rel] = names
+    return out
+
+
+def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
+    opts = MeaningfulTestsOptions.model_validate(criterion.options)
+    added = new_tests(ctx, opts.test_globs)
+    if not added:
+        return GradeResult(fraction=0.0, evidence=["the agent added no tests"])
+    files = " ".join(sorted(added))
+    command = opts.command.replace("{files}", files)
+
+    modified = copy_workspace(ctx.modified_dir, ctx.work_dir / f"meaningful-{criterion.id}-modified")
+    pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / f"meaningful-{criterion.id}-pristine")
+    for rel in ctx.change.added + ctx.change.modified_files:
+        if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
+            (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ctx.modified_dir / rel, pristine / rel)
+    on_modified = run_pytest(
+        command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml"
+    )
+    on_pristine = run_pytest(
+        command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml"
+    )
+    if on_modified.outcome.not_found:
+        return GradeResult(
+            fraction=None, evidence=[f"could not run the tests: {on_modified.outcome.output.strip()}"]
+        )
+
+    total = 0
+    passing: list[str] = []
+    failing_before: list[str] = []
+    evidence = []
+    for rel, names in sorted(added.items()):
+        for name in names:
+            total += 1
+            key = f"{rel}::{name}"
+            now = on_modified.outcome_of(rel, name)
+            before = on_pristine.outcome_of(rel, name)
+            if before is None and rel in on_pristine.collection_errors:
+                before = "failed"  # the file cannot even be imported against the old code
+            if now == "passed":
+                passing.append(key)
+            if before in ("failed", None) and now == "passed":
+                failing_before.append(key)
+            evidence.append(f"{key}: modified {now or 'not collected'}, pristine {before or 'not collected'}")
+    if not failing_before:
+        return GradeResult(
+            fraction=0.0,
+            evidence=evidence
+            + ["no new test fails on the pristine code: the tests do not detect the change"],
+        )
+    share = len(passing) / total
+    return GradeResult(
+        fraction=share,
+        evidence=[
+            f"{len(failing_before)}/{total} new tests fail on the pristine "
+            f"code; {len(passing)}/{total} pass on the modified code"
+        ]
+        + evidence,
+    )

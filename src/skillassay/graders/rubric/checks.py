@@ -1,0 +1,384 @@
+"""The six checks of the plan's rubric, looked up by the ``check`` name a rubric.json category gives.
+
+Each check returns a score in 0..1 and the evidence for it. Scoring rules: docs/rubric.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skillassay.definitions.models import AnswerKey
+from skillassay.graders.rubric.changes import ChangeSet
+from skillassay.graders.rubric.languages.base import Module, Route, Value
+from skillassay.graders.rubric.models import Finding
+from skillassay.graders.rubric.project import MAX_WRAPPER_DEPTH, FnRef, Project, SdkCall
+from skillassay.graders.rubric.sdk_surface import event_types
+
+# The call that identifies each integration path (the plan's "lower_level" is access_codes).
+PATH_SIGNATURES = {
+    "reservation_automations": "customers.push_data",
+    "access_grants": "access_grants.create",
+    "access_codes": "access_codes.create",
+}
+PATH_ALIASES = {"lower_level": "access_codes"}
+
+
+def canonical_path(name: str) -> str | None:
+    name = PATH_ALIASES.get(name, name)
+    return name if name in PATH_SIGNATURES else None
+
+
+@dataclass
+class Context:
+    project: Project  # changed and new files of the modified app
+    pristine: Project  # the same files (and deleted ones) as they were in the pristine app
+    changes: ChangeSet
+    answer_key: AnswerKey
+    expected_api_path: str  # canonical
+
+
+CheckResult = tuple[float, list[Finding]]
+CHECKS: dict[str, Callable[[Context], CheckResult]] = {}
+
+
+def check(name: str):
+    def deco(fn):
+        CHECKS[name] = fn
+        return fn
+
+    return deco
+
+
+def _calls_named(ctx: Context, name: str) -> list[SdkCall]:
+    return [c for c in ctx.project.sdk_calls if c.name == name]
+
+
+def _call_finding(c: SdkCall, ok: bool = True, extra: str = "") -> Finding:
+    names = [c.module.functions[i].qualname for i in c.module.enclosing(c.call.scope) if c.module.functions[i].name]
+    where = f" in {names[0]}" if names else " at module level"
+    problems = f" ({'; '.join(c.problems)})" if c.problems else ""
+    return Finding(ok=ok, message=f"`{c.written}` ({c.name}){where}{extra}{problems}", location=c.location)
+
+
+# ----------------------------------------------------------------------------- api_path_match
+def paths_taken(ctx: Context) -> list[str]:
+    """The Seam integration paths whose signature call the change makes, whatever the answer key expects."""
+    return sorted(path for path, signature in PATH_SIGNATURES.items() if _calls_named(ctx, signature))
+
+
+@check("api_path_match")
+def api_path_match(ctx: Context) -> CheckResult:
+    present: dict[str, list[SdkCall]] = {}
+    for path, signature in PATH_SIGNATURES.items():
+        calls = _calls_named(ctx, signature)
+        if calls:
+            present[path] = calls
+    evidence = [
+        _call_finding(c, ok=path == ctx.expected_api_path, extra=f": the {path} path")
+        for path in sorted(present)
+        for c in present[path]
+    ]
+    expected = ctx.expected_api_path
+    others = sorted(p for p in present if p != expected)
+    if expected not in present:
+        evidence.append(Finding(ok=False, message=f"no `{PATH_SIGNATURES[expected]}` call: the expected path "
+                                                  f"({expected}) was not taken"))
+        return 0.0, evidence
+    if others:
+        evidence.append(Finding(ok=False, message=f"another path's signature call is present too: {', '.join(others)}"))
+        return 0.5, evidence
+    return 1.0, evidence
+
+
+# ----------------------------------------------------------------------------- files_modified_match
+def _norm(path: str) -> str:
+    path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _allowed(path: str, patterns: list[str]) -> bool:
+    for pattern in map(_norm, patterns):
+        if path == pattern or fnmatch.fnmatchcase(path, pattern):
+            return True
+        if pattern.endswith("/") and path.startswith(pattern):
+            return True
+    return False
+
+
+@check("files_modified_match")
+def files_modified_match(ctx: Context) -> CheckResult:
+    key = ctx.answer_key
+    changed = set(ctx.changes.modified) | set(ctx.changes.added)
+    evidence: list[Finding] = []
+    expected = sorted({_norm(p) for p in key.expected_files_modified})
+    hit = 0
+    for path in expected:
+        if path in changed:
+            hit += 1
+            evidence.append(Finding(ok=True, message=f"modified {path}", location=path))
+        else:
+            evidence.append(Finding(ok=False, message=f"expected {path} to be modified; it was not", location=path))
+    share = hit / len(expected) if expected else 1.0
+    added = ctx.changes.added
+    unexpected = [p for p in added if not _allowed(p, key.expected_new_files_allowed) and p not in expected]
+    for path in added:
+        if path in unexpected:
+            evidence.append(Finding(ok=False, message=f"unexpected new file {path}", location=path))
+        else:
+            evidence.append(Finding(ok=True, message=f"new file {path} (allowed)", location=path))
+    penalty = 0.3 * len(unexpected) / len(added) if added else 0.0
+    return max(0.0, min(1.0, share - penalty)), evidence
+
+
+# ----------------------------------------------------------------------------- calls_in_expected_functions
+def _placed(ctx: Context, call_name: str, function: str) -> tuple[bool, Finding]:
+    project = ctx.project
+    starts = project.find_functions(function)
+    if not starts:
+        return False, Finding(ok=False, message=f"{call_name} in {function}: no function named {function} in the "
+                                                f"changed files")
+    for start in starts:
+        for ref, path in project.reach(start):
+            calls = [c for c in project.calls_in(ref) if c.name == call_name]
+            if calls:
+                chain = " -> ".join(project.function(r).qualname for r in path)
+                via = f" via {chain}" if len(path) > 1 else ""
+                return True, Finding(ok=True, message=f"{call_name} in {function}{via}: `{calls[0].written}`",
+                                     location=calls[0].location)
+    where = ", ".join(project.describe(s) for s in starts)
+    return False, Finding(ok=False, message=f"{call_name} not reached from {function} ({where}) within "
+                                            f"{MAX_WRAPPER_DEPTH} wrapper calls")
+
+
+@check("calls_in_expected_functions")
+def calls_in_expected_functions(ctx: Context) -> CheckResult:
+    pairs = [(call, fn) for call, fns in sorted(ctx.answer_key.expected_placements.items()) for fn in fns]
+    if not pairs:
+        return 1.0, [Finding(ok=True, message="the answer key expects no placements")]
+    evidence = []
+    placed = 0
+    for call_name, fn in pairs:
+        ok, finding = _placed(ctx, call_name, fn)
+        placed += ok
+        evidence.append(finding)
+    return placed / len(pairs), evidence
+
+
+# ----------------------------------------------------------------------------- required_params_present
+def _steps(param: str) -> list[str]:
+    """``reservations[].space_keys`` -> ["reservations", "[]", "space_keys"]."""
+    steps: list[str] = []
+    for part in param.split("."):
+        while part.endswith("[]"):
+            part = part[:-2]
+            steps.append(part)
+            steps.append("[]")
+            part = ""
+        if part:
+            steps.append(part)
+    return [s for s in steps if s]
+
+
+def _has_param(project: Project, sdk: SdkCall, param: str, accepted: list[str]) -> tuple[bool, str | None]:
+    """Whether the call's parameters hold ``param``; the second value notes a spelling correction."""
+    steps = _steps(param)
+    note = None
+    if steps and accepted and steps[0] not in accepted and steps[0] + "s" in accepted:
+        note = f"`{steps[0]}` read as `{steps[0]}s` (the SDK's {sdk.method} takes `{steps[0]}s`)"
+        steps[0] = steps[0] + "s"
+    current = [project.argument(sdk)]
+    for step in steps:
+        if step == "[]":
+            current = [item for ctx in current for item in project.items(ctx)]
+        else:
+            current = [v for ctx in current for v in project.key_values(ctx, step)]
+        if not current:
+            return False, note
+    return True, note
+
+
+def _method_calls(ctx: Context, method: str) -> tuple[list[str], list[SdkCall]]:
+    expected = sorted({c for calls in ctx.answer_key.expected_calls.values() for c in calls if c.rsplit(".", 1)[-1] == method})
+    if expected:
+        return expected, [c for c in ctx.project.sdk_calls if c.name in expected]
+    calls = [c for c in ctx.project.sdk_calls if c.method == method]
+    return sorted({c.name for c in calls}) or [method], calls
+
+
+@check("required_params_present")
+def required_params_present(ctx: Context) -> CheckResult:
+    required = ctx.answer_key.required_parameters
+    if not required:
+        return 1.0, [Finding(ok=True, message="the answer key requires no parameters")]
+    evidence: list[Finding] = []
+    method_scores = []
+    for method, params in sorted(required.items()):
+        names, calls = _method_calls(ctx, method)
+        if not calls:
+            evidence.append(Finding(ok=False, message=f"{method}: no {' / '.join(names)} call found"))
+            method_scores.append(0.0)
+            continue
+        scores = []
+        for sdk in calls:
+            if not sdk.valid:
+                scores.append(0.0)
+                for problem in sdk.problems:
+                    evidence.append(Finding(ok=False, message=f"{sdk.name}: {problem}", location=sdk.location))
+                continue
+            accepted = ctx.project.surface_params(sdk)
+            present, missing, notes = [], [], []
+            for param in params:
+                ok, note = _has_param(ctx.project, sdk, param, accepted)
+                (present if ok else missing).append(param)
+                if note:
+                    notes.append(note)
+            share = len(present) / len(params) if params else 1.0
+            scores.append(share)
+            msg = f"{sdk.name}: {len(present)}/{len(params)} required parameters"
+            if missing:
+                msg += f"; missing {', '.join(missing)}"
+            if notes:
+                msg += f" ({'; '.join(notes)})"
+            evidence.append(Finding(ok=not missing, message=msg, location=sdk.location))
+        method_scores.append(sum(scores) / len(scores))
+    return sum(method_scores) / len(method_scores), evidence
+
+
+# ----------------------------------------------------------------------------- all_handlers_modified
+# Words that tie a lifecycle phase to its handler's name (createReservation, update_booking, cancelStay, ...).
+PHASE_WORDS = {
+    "create": ("create", "add"),
+    "update": ("update", "change", "modify", "edit", "reschedule"),
+    "cancel": ("cancel", "delete", "remove"),
+}
+
+
+def _phase_handlers(ctx: Context, phase: str, call_name: str) -> list[str]:
+    words = PHASE_WORDS.get(phase, (phase,))
+    fns = ctx.answer_key.expected_placements.get(call_name, [])
+    return [fn for fn in fns if any(w in fn.lower() for w in words)]
+
+
+@check("all_handlers_modified")
+def all_handlers_modified(ctx: Context) -> CheckResult:
+    """A phase counts when one of its calls is reached from that phase's handler: the placement function of the
+    call whose name names the phase (create_reservation for "create"). When no placement names the phase, the call
+    appearing anywhere in the changed files counts (the plan's rule)."""
+    phases = ctx.answer_key.expected_calls
+    if not phases:
+        return 1.0, [Finding(ok=True, message="the answer key lists no lifecycle phases")]
+    done = 0
+    evidence = []
+    for phase, calls in sorted(phases.items()):
+        hit: Finding | None = None
+        tried: list[str] = []
+        for call_name in calls:
+            handlers = _phase_handlers(ctx, phase, call_name)
+            if handlers:
+                for fn in handlers:
+                    ok, finding = _placed(ctx, call_name, fn)
+                    tried.append(f"{call_name} from {fn}")
+                    if ok:
+                        hit = finding
+                        break
+            else:
+                found = _calls_named(ctx, call_name)
+                tried.append(call_name)
+                if found:
+                    hit = _call_finding(found[0])
+            if hit is not None:
+                break
+        if hit is not None:
+            done += 1
+            evidence.append(Finding(ok=True, message=f"{phase}: {hit.message}", location=hit.location))
+        else:
+            evidence.append(Finding(ok=False, message=f"{phase}: not handled (looked for {'; '.join(tried)})"))
+    return done / len(phases), evidence
+
+
+# ----------------------------------------------------------------------------- webhook_route_added
+_WEBHOOK = re.compile("webhook", re.IGNORECASE)
+
+
+def _is_event(text: str) -> bool:
+    events = event_types()
+    if text in events:
+        return True
+    return text.endswith(".") and any(e.startswith(text) for e in events)
+
+
+def _handler_refs(project: Project, module: Module, values: list[Value]) -> list[FnRef]:
+    out: list[FnRef] = []
+    for value in values:
+        if value.kind == "func" and value.func is not None:
+            out.append(FnRef(module.path, value.func))
+        elif value.kind == "ref" and value.chain:
+            same = [r for r in project.by_name.get(value.chain[-1], []) if r.module == module.path]
+            out.extend(same or project.by_name.get(value.chain[-1], []))
+        elif value.kind == "call":
+            out.extend(_handler_refs(project, module, value.args))
+    return out
+
+
+def _module_strings(value: Value) -> list[str]:
+    if value.kind == "object":
+        return list(value.keys)
+    if value.kind == "array":
+        return [i.text for i in value.items if i.kind == "str"]
+    if value.kind == "call":
+        return [s for a in value.args for s in _module_strings(a)]
+    return []
+
+
+def _events_handled(project: Project, handlers: list[FnRef]) -> list[tuple[str, str]]:
+    found: dict[str, str] = {}
+    for start in handlers:
+        for ref, _path in project.reach(start):
+            module = project.modules[ref.module]
+            fn = project.function(ref)
+            for text, line in fn.decision_strings:
+                if _is_event(text):
+                    found.setdefault(text, f"{module.path}:{line}")
+            for name in sorted(fn.names):  # a module-level dispatch table or list of event types
+                for value in module.bindings.get(name, []):
+                    for text in _module_strings(value):
+                        if _is_event(text):
+                            found.setdefault(text, f"{module.path}:{value.line}")
+    return sorted(found.items())
+
+
+def _routes(project: Project) -> list[tuple[Module, Route]]:
+    return [(m, r) for m in project.modules.values() for r in m.routes]
+
+
+@check("webhook_route_added")
+def webhook_route_added(ctx: Context) -> CheckResult:
+    before = {(m.path, r.method, r.path) for m, r in _routes(ctx.pristine)}
+    new = [(m, r) for m, r in _routes(ctx.project) if (m.path, r.method, r.path) not in before]
+    if not new:
+        return 0.0, [Finding(ok=False, message="no new HTTP route")]
+    best = 0.0
+    evidence = []
+    for module, route in new:
+        handlers = _handler_refs(ctx.project, module, route.handlers)
+        names = [ctx.project.function(h).qualname for h in handlers]
+        events = _events_handled(ctx.project, handlers)
+        webhookish = bool(_WEBHOOK.search(route.path) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names))
+        label = f"new route {route.method} {route.path}"
+        where = f"{module.path}:{route.line}"
+        if events:
+            best = max(best, 1.0)
+            listed = ", ".join(f"{e} ({loc})" for e, loc in events)
+            evidence.append(Finding(ok=True, message=f"{label} handles Seam events: {listed}", location=where))
+        elif webhookish:
+            best = max(best, 0.5)
+            evidence.append(Finding(ok=False, message=f"{label} is a webhook route but handles no Seam event type",
+                                    location=where))
+        else:
+            evidence.append(Finding(ok=False, message=f"{label}: not a webhook route", location=where))
+    return best, evidence

@@ -1,0 +1,119 @@
+"""What every language module extracts from one source file: a small, language-neutral outline.
+
+A language module turns source text into a ``Module``: the functions (with line ranges and local bindings), every
+call (receiver chain and arguments), routes, and the string literals that sit in decision positions. The checks
+work on this outline only, so a new language is one new module that registers its file extensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+ValueKind = Literal["object", "array", "ref", "call", "func", "str", "other"]
+
+
+@dataclass
+class Value:
+    """An expression, as far as the checks care about it.
+
+    ``object``: ``keys`` (literal keys) and ``spreads`` (``...base`` / ``**base``); ``array``: ``items`` (for a
+    ``.map(x => ({...}))`` or a comprehension, the one element template); ``ref``: a name chain (``seam.customers``);
+    ``call``: ``chain`` of the callee and ``args``; ``func``: ``func``, an index into ``Module.functions``;
+    ``str``: ``text``.
+    """
+
+    kind: ValueKind
+    line: int = 0
+    keys: dict[str, Value] = field(default_factory=dict)
+    spreads: list[Value] = field(default_factory=list)
+    items: list[Value] = field(default_factory=list)
+    chain: tuple[str, ...] = ()
+    args: list[Value] = field(default_factory=list)
+    func: int | None = None
+    text: str = ""
+
+
+@dataclass
+class Call:
+    """A call expression. ``chain`` is the callee as segments: ``this.seam.customers.pushData`` ->
+    ``("this", "seam", "customers", "pushData")``; a call inside the chain keeps its name with ``()``
+    (``getSeam().customers.pushData`` -> ``("getSeam()", "customers", "pushData")``)."""
+
+    chain: tuple[str, ...]
+    line: int
+    args: list[Value] = field(default_factory=list)
+    kwargs: dict[str, Value] = field(default_factory=dict)  # Python keyword arguments
+    kw_spreads: list[Value] = field(default_factory=list)  # Python ``**payload``
+    scope: int | None = None  # innermost enclosing function (index into Module.functions), None at module level
+
+
+@dataclass
+class Function:
+    name: str | None  # None for an anonymous function (a callback)
+    qualname: str  # "ReservationService.create", "createReservation", "<anonymous>"
+    start_line: int
+    end_line: int
+    parent: int | None = None  # lexically enclosing function
+    params: list[str] = field(default_factory=list)  # positional parameter names (self/cls left out)
+    bindings: dict[str, list[Value]] = field(default_factory=dict)  # local name -> values assigned to it
+    returns: list[Value] = field(default_factory=list)
+    decision_strings: list[tuple[str, int]] = field(default_factory=list)  # compared / switched / dispatched on
+    names: set[str] = field(default_factory=set)  # identifiers the body reads
+
+
+@dataclass
+class Route:
+    method: str  # "POST", "GET", ... or "ANY"
+    path: str  # with a known prefix (Flask blueprint url_prefix) applied
+    line: int
+    handlers: list[Value] = field(default_factory=list)  # func values or refs to functions by name
+
+
+@dataclass
+class Module:
+    path: str  # relative, POSIX
+    language: str  # SDK surface to check against: "python" | "javascript"
+    functions: list[Function] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    bindings: dict[str, list[Value]] = field(default_factory=dict)  # module-level names
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> module it comes from
+    import_sources: list[str] = field(default_factory=list)  # every module imported
+    routes: list[Route] = field(default_factory=list)
+    decision_strings: list[tuple[str, int]] = field(default_factory=list)  # at module level
+
+    def enclosing(self, index: int | None) -> list[int]:
+        """``index`` and every function lexically around it, innermost first."""
+        out = []
+        while index is not None:
+            out.append(index)
+            index = self.functions[index].parent
+        return out
+
+
+Parser = Callable[[bytes, str], Module]
+
+# file extension -> parser; filled by the language modules
+_REGISTRY: dict[str, Parser] = {}
+
+
+def register(extensions: tuple[str, ...], parser: Parser) -> None:
+    for ext in extensions:
+        _REGISTRY[ext] = parser
+
+
+def parser_for(path: str) -> Parser | None:
+    from skillassay.graders.rubric import languages  # noqa: F401  (imports every language module)
+
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".d.ts"):
+        return None  # declarations hold no code
+    dot = name.rfind(".")
+    return _REGISTRY.get(name[dot:].lower()) if dot > 0 else None
+
+
+def supported_extensions() -> tuple[str, ...]:
+    from skillassay.graders.rubric import languages  # noqa: F401
+
+    return tuple(sorted(_REGISTRY))

@@ -1,0 +1,414 @@
+"""TypeScript, TSX and JavaScript, read with the tree-sitter grammars from PyPI.
+
+Comments are separate nodes and strings are ``string`` nodes, so neither can look like a call.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+
+import tree_sitter as ts
+
+from skillassay.graders.rubric.languages.base import Call, Function, Module, Route, Value, register
+
+_FUNCTION_TYPES = {
+    "function_declaration",
+    "generator_function_declaration",
+    "function_expression",
+    "function",
+    "generator_function",
+    "arrow_function",
+    "method_definition",
+}
+_CLASS_TYPES = {"class_declaration", "class", "abstract_class_declaration"}
+_WRAPPERS = {
+    "await_expression",
+    "parenthesized_expression",
+    "as_expression",
+    "satisfies_expression",
+    "non_null_expression",
+    "type_assertion",
+}
+_ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "all": "ANY"}
+_COMPARISONS = {"===", "==", "!==", "!="}
+
+
+@functools.cache
+def _language(grammar: str) -> ts.Language:
+    if grammar == "javascript":
+        import tree_sitter_javascript as tsj
+
+        return ts.Language(tsj.language())
+    import tree_sitter_typescript as tst
+
+    return ts.Language(tst.language_tsx() if grammar == "tsx" else tst.language_typescript())
+
+
+_PARSERS = threading.local()  # a tree-sitter parser is not safe to share between threads (runs grade in parallel)
+
+
+def _parser(grammar: str) -> ts.Parser:
+    cache = _PARSERS.__dict__.setdefault("by_grammar", {})
+    if grammar not in cache:
+        cache[grammar] = ts.Parser(_language(grammar))
+    return cache[grammar]
+
+
+def _text(node: ts.Node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _inner(node: ts.Node) -> ts.Node:
+    while node.type in _WRAPPERS:
+        inner = next((c for c in node.named_children if not c.type.startswith("type")), None)
+        if inner is None:
+            break
+        node = inner
+    return node
+
+
+def _string(node: ts.Node | None) -> str | None:
+    """The text of a string literal (or a template literal without substitutions)."""
+    if node is None:
+        return None
+    if node.type == "string":
+        return "".join(_text(c) for c in node.named_children if c.type in ("string_fragment", "escape_sequence"))
+    if node.type == "template_string" and not any(c.type == "template_substitution" for c in node.named_children):
+        return _text(node)[1:-1]
+    return None
+
+
+def _chain(node: ts.Node) -> tuple[str, ...]:
+    node = _inner(node)
+    kind = node.type
+    if kind in ("identifier", "property_identifier", "private_property_identifier", "shorthand_property_identifier"):
+        return (_text(node),)
+    if kind in ("this", "super"):
+        return (kind,)
+    if kind == "member_expression":
+        obj, prop = node.child_by_field_name("object"), node.child_by_field_name("property")
+        inner = _chain(obj) if obj is not None else ()
+        return inner + (_text(prop),) if inner and prop is not None else ()
+    if kind == "subscript_expression":
+        obj = node.child_by_field_name("object")
+        inner = _chain(obj) if obj is not None else ()
+        key = _string(node.child_by_field_name("index"))
+        return inner + ((key,) if key is not None else ("[]",)) if inner else ()
+    if kind == "call_expression":
+        fn = node.child_by_field_name("function")
+        inner = _chain(fn) if fn is not None else ()
+        return inner[:-1] + (inner[-1] + "()",) if inner else ()
+    return ()
+
+
+class _Outliner:
+    def __init__(self, path: str):
+        self.module = Module(path=path, language="javascript")
+        self.scope: int | None = None
+        self.classes: list[str] = []
+        self.func_index: dict[int, int] = {}  # node id -> function index
+
+    # ------------------------------------------------------------------ helpers
+    def _bind(self, name: str, value: Value) -> None:
+        table = self.module.bindings if self.scope is None else self.module.functions[self.scope].bindings
+        table.setdefault(name, []).append(value)
+
+    def _decision(self, node: ts.Node | None) -> None:
+        text = _string(node)
+        if text is None:
+            return
+        target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
+        target.append((text, node.start_point[0] + 1))
+
+    def value(self, node: ts.Node | None) -> Value:
+        if node is None:
+            return Value("other")
+        node = _inner(node)
+        line = node.start_point[0] + 1
+        kind = node.type
+        if kind == "object":
+            out = Value("object", line)
+            for child in node.named_children:
+                if child.type == "pair":
+                    key = child.child_by_field_name("key")
+                    name = _string(key) if key is not None and key.type == "string" else (
+                        _text(key) if key is not None and key.type in ("property_identifier", "number") else None
+                    )
+                    if name is not None:
+                        out.keys[name] = self.value(child.child_by_field_name("value"))
+                elif child.type == "shorthand_property_identifier":
+                    out.keys[_text(child)] = Value("ref", line, chain=(_text(child),))
+                elif child.type == "spread_element":
+                    out.spreads.append(self.value(child.named_children[0] if child.named_children else None))
+                elif child.type == "method_definition":
+                    name_node = child.child_by_field_name("name")
+                    if name_node is not None:
+                        out.keys[_text(name_node)] = Value("func", line, func=self.func_index.get(child.id))
+            return out
+        if kind == "array":
+            return Value("array", line, items=[self.value(c) for c in node.named_children if c.type != "spread_element"])
+        if kind in ("identifier", "this", "member_expression", "subscript_expression"):
+            chain = _chain(node)
+            return Value("ref", line, chain=chain) if chain else Value("other", line)
+        if kind == "call_expression":
+            chain = _chain(node.child_by_field_name("function"))
+            args_node = node.child_by_field_name("arguments")
+            args = [self.value(a) for a in args_node.named_children] if args_node is not None else []
+            if chain and chain[-1] in ("map", "flatMap") and args:
+                if args[0].kind == "func" and args[0].func is not None:  # rs.map(r => ({...}))
+                    return Value("array", line, items=list(self.module.functions[args[0].func].returns))
+                if args[0].kind == "ref" and args[0].chain:  # rs.map(toSeamReservation): its return value
+                    return Value("array", line, items=[Value("call", line, chain=args[0].chain)])
+            if chain == ("Object", "assign") and args:  # Object.assign({}, base, {...}): one merged object
+                return Value("object", line, spreads=args)
+            return Value("call", line, chain=chain, args=args)
+        if kind == "new_expression":
+            ctor = node.child_by_field_name("constructor")
+            args_node = node.child_by_field_name("arguments")
+            args = [self.value(a) for a in args_node.named_children] if args_node is not None else []
+            return Value("call", line, chain=("new",) + (_chain(ctor) if ctor is not None else ()), args=args)
+        if kind in _FUNCTION_TYPES:
+            return Value("func", line, func=self.func_index.get(node.id))
+        text = _string(node)
+        if text is not None:
+            return Value("str", line, text=text)
+        return Value("other", line)
+
+    def _function_name(self, node: ts.Node) -> str | None:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            return _text(name)
+        parent = node.parent
+        while parent is not None and parent.type in _WRAPPERS:
+            parent = parent.parent
+        if parent is None:
+            return None
+        if parent.type == "variable_declarator":
+            target = parent.child_by_field_name("name")
+            return _text(target) if target is not None and target.type == "identifier" else None
+        if parent.type in ("pair", "public_field_definition", "field_definition"):
+            key = parent.child_by_field_name("key") or parent.child_by_field_name("name") or parent.child_by_field_name("property")
+            if key is not None:
+                return _string(key) if key.type == "string" else _text(key)
+        if parent.type == "assignment_expression":
+            chain = _chain(parent.child_by_field_name("left"))
+            return chain[-1] if chain else None
+        if parent.type == "export_statement":
+            return "default"
+        if parent.type == "arguments" and parent.parent is not None:
+            # const createReservation = asyncHandler(async (req, res) => {...}): the wrapped function takes the name
+            call = parent.parent
+            holder = call.parent
+            while holder is not None and holder.type in _WRAPPERS:
+                holder = holder.parent
+            if call.type == "call_expression" and holder is not None and holder.type == "variable_declarator":
+                target = holder.child_by_field_name("name")
+                if target is not None and target.type == "identifier":
+                    return _text(target)
+        return None
+
+    # ------------------------------------------------------------------ the walk
+    def visit(self, node: ts.Node) -> None:
+        kind = node.type
+        if kind in _FUNCTION_TYPES:
+            self._function(node)
+            return
+        if kind in _CLASS_TYPES:
+            name = node.child_by_field_name("name")
+            self.classes.append(_text(name) if name is not None else "<class>")
+            self._children(node)
+            self.classes.pop()
+            return
+        self._children(node)  # post-order: values below are outlined before they are read
+        if kind == "call_expression":
+            self._call(node)
+        elif kind == "variable_declarator":
+            self._declarator(node)
+        elif kind == "assignment_expression":
+            self._assignment(node)
+        elif kind == "return_statement":
+            if self.scope is not None and node.named_children:
+                self.module.functions[self.scope].returns.append(self.value(node.named_children[0]))
+        elif kind == "binary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None and _text(op) in _COMPARISONS:
+                self._decision(node.child_by_field_name("left"))
+                self._decision(node.child_by_field_name("right"))
+        elif kind == "switch_case":
+            self._decision(node.child_by_field_name("value"))
+        elif kind == "pair":
+            key = node.child_by_field_name("key")
+            if key is not None and key.type == "string":
+                self._decision(key)
+        elif kind == "identifier":
+            if self.scope is not None:
+                self.module.functions[self.scope].names.add(_text(node))
+        elif kind == "import_statement":
+            self._import(node)
+
+    def _children(self, node: ts.Node) -> None:
+        for child in node.named_children:
+            if child.type != "comment":
+                self.visit(child)
+
+    def _function(self, node: ts.Node) -> None:
+        name = self._function_name(node)
+        qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+        fn = Function(name=name, qualname=qual, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
+                      parent=self.scope)
+        self.module.functions.append(fn)
+        index = len(self.module.functions) - 1
+        self.func_index[node.id] = index
+        fn.params = self._params(node)
+        outer, self.scope = self.scope, index
+        saved = self.classes
+        if name:
+            self.classes = self.classes + [name]
+        for child in node.named_children:
+            if child.type not in ("comment", "formal_parameters", "type_annotation") or child.type == "formal_parameters":
+                self.visit(child)
+        body = node.child_by_field_name("body")
+        if node.type == "arrow_function" and body is not None and body.type != "statement_block":
+            fn.returns.append(self.value(body))
+        self.scope, self.classes = outer, saved
+
+    @staticmethod
+    def _params(node: ts.Node) -> list[str]:
+        single = node.child_by_field_name("parameter")  # x => ...
+        if single is not None:
+            return [_text(single)]
+        params = node.child_by_field_name("parameters")
+        out = []
+        for p in params.named_children if params is not None else []:
+            target = p.child_by_field_name("pattern") if p.type in ("required_parameter", "optional_parameter") else p
+            if target is not None and target.type == "assignment_pattern":
+                target = target.child_by_field_name("left")
+            out.append(_text(target) if target is not None and target.type == "identifier" else "")
+        return out
+
+    def _declarator(self, node: ts.Node) -> None:
+        target, value_node = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if target is None or value_node is None:
+            return
+        if target.type == "identifier":
+            value = self.value(value_node)
+            self._bind(_text(target), value)
+            inner = _inner(value_node)
+            if inner.type == "call_expression" and _chain(inner.child_by_field_name("function")) == ("require",):
+                args = inner.child_by_field_name("arguments")
+                source = _string(args.named_children[0]) if args is not None and args.named_children else None
+                if source is not None:
+                    self.module.import_sources.append(source)
+                    self.module.imports[_text(target)] = source
+        elif target.type == "object_pattern":  # const { customers } = seam
+            base = _chain(value_node)
+            for child in target.named_children:
+                if child.type == "shorthand_property_identifier_pattern":
+                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=base + (_text(child),) if base else ()))
+                elif child.type == "pair_pattern":
+                    key, val = child.child_by_field_name("key"), child.child_by_field_name("value")
+                    if key is not None and val is not None and val.type == "identifier":
+                        self._bind(_text(val), Value("ref", node.start_point[0] + 1,
+                                                     chain=base + (_text(key),) if base else ()))
+
+    def _assignment(self, node: ts.Node) -> None:
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            return
+        value = self.value(right)
+        if left.type == "identifier":
+            self._bind(_text(left), value)
+        elif left.type in ("member_expression", "subscript_expression"):
+            chain = _chain(left)
+            if len(chain) == 2 and chain[0] != "this" and chain[1] != "[]":  # payload.reservations = [...]
+                self._bind(chain[0], Value("object", node.start_point[0] + 1, keys={chain[1]: value}))
+            if chain:
+                self._bind(".".join(chain), value)
+
+    def _import(self, node: ts.Node) -> None:
+        source = _string(node.child_by_field_name("source"))
+        if source is None:
+            return
+        self.module.import_sources.append(source)
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "import_specifier":
+                alias = n.child_by_field_name("alias") or n.child_by_field_name("name")
+                if alias is not None:
+                    self.module.imports[_text(alias)] = source
+            elif n.type == "identifier" and n.parent is not None and n.parent.type in ("import_clause", "namespace_import"):
+                self.module.imports[_text(n)] = source
+            else:
+                stack.extend(n.named_children)
+
+    def _call(self, node: ts.Node) -> None:
+        fn_node = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        if fn_node is None:
+            return
+        chain = _chain(fn_node)
+        arg_nodes = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        if not chain:
+            return
+        self.module.calls.append(
+            Call(chain=chain, line=node.start_point[0] + 1, scope=self.scope, args=[self.value(a) for a in arg_nodes])
+        )
+        method = chain[-1]
+        if method in ("startsWith", "endsWith", "includes", "has") and arg_nodes:
+            self._decision(arg_nodes[0])
+        if method in ("includes", "has"):  # ['access_code.set_on_device', ...].includes(type)
+            obj = _inner(fn_node).child_by_field_name("object") if _inner(fn_node).type == "member_expression" else None
+            if obj is not None and _inner(obj).type == "array":
+                for item in _inner(obj).named_children:
+                    self._decision(item)
+        self._route(node, fn_node, chain, arg_nodes)
+
+    def _route(self, node: ts.Node, fn_node: ts.Node, chain: tuple[str, ...], arg_nodes: list[ts.Node]) -> None:
+        verb = _ROUTE_VERBS.get(chain[-1])
+        if verb is None or len(chain) < 2:
+            return
+        fn_node = _inner(fn_node)
+        obj = fn_node.child_by_field_name("object") if fn_node.type == "member_expression" else None
+        obj = _inner(obj) if obj is not None else None
+        path, handlers = None, arg_nodes
+        if obj is not None and obj.type == "call_expression" and _chain(obj.child_by_field_name("function"))[-1:] == ("route",):
+            inner_args = obj.child_by_field_name("arguments")
+            if inner_args is not None and inner_args.named_children:
+                path = _string(inner_args.named_children[0])
+        elif arg_nodes:
+            path, handlers = _string(arg_nodes[0]), arg_nodes[1:]
+        if path is None or not path.startswith("/") or not handlers:
+            return
+        self.module.routes.append(Route(verb, path, node.start_point[0] + 1, [self.value(h) for h in handlers]))
+
+
+def _parse(source: bytes, path: str, grammar: str) -> Module:
+    tree = _parser(grammar).parse(source)
+    outliner = _Outliner(path)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))  # the walk recurses once per syntax level
+    try:
+        outliner.visit(tree.root_node)
+    finally:
+        sys.setrecursionlimit(limit)
+    return outliner.module
+
+
+def parse_typescript(source: bytes, path: str) -> Module:
+    return _parse(source, path, "typescript")
+
+
+def parse_tsx(source: bytes, path: str) -> Module:
+    return _parse(source, path, "tsx")
+
+
+def parse_javascript(source: bytes, path: str) -> Module:
+    return _parse(source, path, "javascript")
+
+
+register((".ts", ".mts", ".cts"), parse_typescript)
+register((".tsx",), parse_tsx)
+register((".js", ".mjs", ".cjs", ".jsx"), parse_javascript)

@@ -1,0 +1,214 @@
+"""Dependency installs cached by what determines them, so an unchanged repeat installs nothing.
+
+- node: ``node_modules`` built once per hash of (node version, install command, package.json, package-lock.json) in
+  ``<cache>/deps/node-<hash>/``, then symlinked into the app copy.
+- python: a venv made from the running Python, once per hash of (Python version, requirements files, extra packages),
+  in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin`` first on PATH.
+
+``<cache>`` is ``$SKILLASSAY_CACHE_DIR`` or ``~/.cache/skillassay``. A cache entry is complete only once its ``.complete``
+marker exists; builds of one entry are serialised with a file lock so concurrent validations share the work.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from skillassay.graders.sandbox.procs import StepFailed, run_step
+from skillassay.graders.sandbox.runplan import InstallSpec
+
+MARKER = ".complete"
+
+
+def cache_root() -> Path:
+    root = os.environ.get("SKILLASSAY_CACHE_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "skillassay"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _digest(parts: list[bytes]) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "big"))
+        h.update(p)
+    return h.hexdigest()[:20]
+
+
+_node_version: str | None = None
+
+
+def node_version() -> str:
+    global _node_version
+    if _node_version is None:
+        try:
+            _node_version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise StepFailed("install", f"node is not available on this machine: {e}") from e
+    return _node_version
+
+
+def node_key(app_dir: Path, npm_argv: list[str]) -> str:
+    parts = [node_version().encode(), json.dumps(npm_argv).encode()]
+    for name in ("package.json", "package-lock.json", ".npmrc"):
+        f = app_dir / name
+        parts.append(name.encode() + (f.read_bytes() if f.exists() else b"<absent>"))
+    return "node-" + _digest(parts)
+
+
+def python_key(app_dir: Path, spec: InstallSpec) -> str:
+    parts = [sys.version.encode(), json.dumps(spec.pip_args).encode()]
+    for name in spec.pip_requirements:
+        f = app_dir / name
+        parts.append(name.encode() + (f.read_bytes() if f.exists() else b"<absent>"))
+    return "py-" + _digest(parts)
+
+
+def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float) -> bool:
+    """Make ``app_dir/node_modules`` point at a cached install. Returns True on a cache hit."""
+    if not (app_dir / "package.json").exists():
+        raise StepFailed("install", f"{npm_argv[0]} {npm_argv[1]}: no package.json in the app")
+    key = node_key(app_dir, npm_argv)
+    entry = cache_root() / "deps" / key
+    hit = True
+    with _locked(entry.with_name(key + ".lock")):
+        if not (entry / MARKER).exists():
+            hit = False
+            shutil.rmtree(entry, ignore_errors=True)
+            entry.mkdir(parents=True)
+            for name in ("package.json", "package-lock.json", ".npmrc"):
+                if (app_dir / name).exists():
+                    shutil.copy2(app_dir / name, entry / name)
+            argv = list(npm_argv)
+            if argv[1] == "ci" and not (entry / "package-lock.json").exists():
+                argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
+            try:
+                run_step("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log, timeout=timeout)
+            except BaseException:
+                shutil.rmtree(entry, ignore_errors=True)
+                raise
+            (entry / "node_modules").mkdir(exist_ok=True)
+            (entry / MARKER).write_text(json.dumps({"argv": argv}))
+    target = app_dir / "node_modules"
+    if target.is_symlink() or target.exists():
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    target.symlink_to(entry / "node_modules", target_is_directory=True)
+    return hit
+
+
+def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: Path, timeout: float,
+                with_pip: bool = False) -> tuple[Path, bool]:
+    """Return (venv dir, cache hit). The venv is made from the running Python.
+
+    Without ``with_pip`` (nothing in the app runs pip itself) the venv is made without pip and filled by the running
+    Python's pip (``pip --python``): seconds faster than bootstrapping pip into every new venv.
+    """
+    import importlib.util
+
+    outer_pip = not with_pip and importlib.util.find_spec("pip") is not None
+    for name in spec.pip_requirements:
+        if not (app_dir / name).exists():
+            raise StepFailed("install", f"pip install -r {name}: the file is missing from the app")
+    key = python_key(app_dir, spec) + ("-pip" if not outer_pip else "")
+    entry = cache_root() / "deps" / key
+    hit = True
+    with _locked(entry.with_name(key + ".lock")):
+        if not (entry / MARKER).exists():
+            hit = False
+            shutil.rmtree(entry, ignore_errors=True)
+            try:
+                venv = [_base_python(), "-m", "venv", str(entry)] + (["--without-pip"] if outer_pip else [])
+                run_step("install", venv, cwd=app_dir, env=env, log=log, timeout=timeout)
+                if outer_pip:
+                    pip = [_base_python(), "-m", "pip", "--python", str(entry / "bin" / "python"), "install"]
+                else:
+                    pip = [str(entry / "bin" / "python"), "-m", "pip", "install"]
+                pip += ["--disable-pip-version-check", "-q"]
+                args = [a for r in spec.pip_requirements for a in ("-r", r)] + spec.pip_args
+                if args:
+                    run_step("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout)
+            except BaseException:
+                shutil.rmtree(entry, ignore_errors=True)
+                raise
+            (entry / MARKER).write_text(json.dumps({"requirements": spec.pip_requirements, "args": spec.pip_args}))
+    return entry, hit
+
+
+def _base_python() -> str:
+    # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python.
+    return sys.executable
+
+
+# ----------------------------------------------------------------------------- build outputs
+# Like Docker's layer cache for `COPY . . ; RUN npm run build`: when the whole source tree, the dependencies and the
+# build commands are unchanged, the files the build produced are restored instead of building again.
+BUILD_SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "__pycache__"}
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in BUILD_SKIP_DIRS)
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def tree_snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for f in _walk_files(root):
+        st = f.lstat()
+        out[str(f.relative_to(root))] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def build_key(root: Path, build: list[list[str]], deps_key: str) -> str:
+    parts = [json.dumps(build).encode(), deps_key.encode()]
+    for f in _walk_files(root):
+        rel = str(f.relative_to(root)).encode()
+        parts.append(rel + b"\0" + (os.readlink(f).encode() if f.is_symlink() else f.read_bytes()))
+    return "build-" + _digest(parts)
+
+
+def restore_build(root: Path, key: str) -> bool:
+    entry = cache_root() / "builds" / key
+    if not (entry / MARKER).exists():
+        return False
+    files = entry / "files"
+    if files.exists():
+        shutil.copytree(files, root, dirs_exist_ok=True, symlinks=True)
+    return True
+
+
+def save_build(root: Path, key: str, before: dict[str, tuple[int, int]]) -> None:
+    entry = cache_root() / "builds" / key
+    after = tree_snapshot(root)
+    produced = [rel for rel, sig in after.items() if before.get(rel) != sig]
+    with _locked(entry.with_name(key + ".lock")):
+        if (entry / MARKER).exists():
+            return
+        shutil.rmtree(entry, ignore_errors=True)
+        (entry / "files").mkdir(parents=True)
+        for rel in produced:
+            dest = entry / "files" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, dest, follow_symlinks=False)
+        (entry / MARKER).write_text(json.dumps({"files": len(produced)}))

@@ -1,0 +1,401 @@
+"""The Seam side of a validation: a run-scoped bootstrap, observing access codes, and clean-up.
+
+Two sessions share one shape:
+- ``EmulatorSession``: a fresh workspace of the local emulator per validation; spaces created through its real HTTP
+  API with the workspace key; waits use the emulator's condition API (no polling).
+- ``LiveSession``: the same HTTP bootstrap against Seam's sandbox (or any ``SEAM_ENDPOINT``) with the caller's key,
+  polling with backoff, and clean-up of only what this run created.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+
+from skillassay.errors import InfrastructureError
+
+T = TypeVar("T")
+LIVE_ENDPOINT = "https://connect.getseam.com"
+
+
+class SeamCallError(InfrastructureError):
+    def __init__(self, route: str, status: int | None, body: str):
+        self.route, self.status, self.body = route, status, body
+        super().__init__(f"Seam {route}: {'HTTP ' + str(status) if status else 'no answer'}: {body[:500]}")
+
+
+@dataclass
+class SpaceInfo:
+    space_key: str
+    name: str
+    space_id: str | None = None
+    device_ids: list[str] = field(default_factory=list)
+    created: bool = True  # False: the space already existed (live sandbox) and is not ours to delete
+
+
+@dataclass
+class WantedSpace:
+    space_key: str
+    name: str
+    devices: int = 1
+
+
+def code_summary(code: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("access_code_id", "device_id", "name", "code", "type", "status", "starts_at", "ends_at", "created_at")
+    return {k: code.get(k) for k in keys if k in code}
+
+
+class SeamHttp:
+    """A minimal Seam HTTP client: POST with a JSON body, which Seam (and the emulator) accept on every route."""
+
+    def __init__(self, base_url: str, api_key: str, *, local: bool):
+        self.base_url = base_url.rstrip("/")
+        self.client = httpx.Client(
+            base_url=self.base_url,
+            headers={"authorization": f"Bearer {api_key}", "seam-sdk-name": "skillassay-sandbox"},
+            timeout=30.0,
+            trust_env=not local,
+        )
+        self.calls: list[dict[str, Any]] = []  # route + status, for the evidence (never the key)
+
+    def call(self, route: str, body: Mapping[str, Any] | None = None, *, retries: int = 2) -> dict[str, Any]:
+        attempt = 0
+        while True:
+            try:
+                r = self.client.post("/" + route.lstrip("/"), json=dict(body or {}))
+            except httpx.HTTPError as e:
+                if attempt < retries:
+                    attempt += 1
+                    time.sleep(0.5 * attempt)
+                    continue
+                self.calls.append({"route": route, "status": None})
+                raise SeamCallError(route, None, f"{type(e).__name__}: {e}") from e
+            self.calls.append({"route": route, "status": r.status_code})
+            if (r.status_code == 429 or r.status_code >= 500) and attempt < retries:
+                attempt += 1
+                time.sleep(0.5 * attempt)
+                continue
+            if r.status_code >= 400:
+                raise SeamCallError(route, r.status_code, r.text)
+            try:
+                return r.json()
+            except ValueError as e:
+                raise SeamCallError(route, r.status_code, "non-JSON answer: " + r.text[:300]) from e
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class SeamSession(ABC):
+    mode: str = "base"
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.spaces: list[SpaceInfo] = []
+        self.customer_key: str | None = None
+        self.http: SeamHttp | None = None
+        self.claimed_code_ids: set[str] = set()  # codes attributed to this run (clean-up in live mode)
+        self.reservation_ids: set[str] = set()  # the app's ids for this run's reservations (clean-up in live mode)
+
+    # the app's view
+    @property
+    @abstractmethod
+    def endpoint(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def api_key(self) -> str: ...
+
+    @property
+    def spec_version(self) -> str | None:
+        return None
+
+    # ------------------------------------------------------------------ bootstrap
+    @abstractmethod
+    def device_pool(self, n: int) -> list[str]:
+        """``n`` lock device ids that can hold access codes (fewer if the workspace has fewer)."""
+
+    def bootstrap(self, wanted: list[WantedSpace], customer_key: str | None) -> None:
+        assert self.http is not None
+        self.customer_key = customer_key
+        pool = self.device_pool(sum(max(1, w.devices) for w in wanted))
+        if not pool:
+            raise InfrastructureError(f"Seam ({self.mode}): the workspace has no lock that can hold access codes")
+        i = 0
+        for w in wanted:
+            ids = []
+            for _ in range(max(1, w.devices)):
+                ids.append(pool[i % len(pool)])  # reuse devices if the workspace has too few
+                i += 1
+            body = {"name": w.name, "space_key": w.space_key, "device_ids": ids}
+            try:
+                space = self.http.call("spaces/create", body).get("space", {})
+                self.spaces.append(SpaceInfo(w.space_key, w.name, space.get("space_id"), ids))
+            except SeamCallError as e:
+                existing = self._existing_space(w.space_key) if e.status and e.status < 500 else None
+                if existing is None:
+                    raise
+                # a shared sandbox may hold the key already: use it, make sure our lock is on it, never delete it
+                ids = list(dict.fromkeys(existing.get("device_ids") or [])) or ids
+                self.http.call("spaces/add_devices", {"space_id": existing["space_id"], "device_ids": ids})
+                self.spaces.append(SpaceInfo(w.space_key, w.name, existing["space_id"], ids, created=False))
+
+    def _existing_space(self, space_key: str) -> dict[str, Any] | None:
+        assert self.http is not None
+        try:
+            spaces = self.http.call("spaces/list", {}).get("spaces", [])
+        except SeamCallError:
+            return None
+        return next((s for s in spaces if s.get("space_key") == space_key), None)
+
+    def device_ids(self) -> list[str]:
+        return list(dict.fromkeys(d for s in self.spaces for d in s.device_ids))
+
+    # ------------------------------------------------------------------ observing
+    @abstractmethod
+    def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
+        """Access codes on these devices, as Seam reports them now."""
+
+    @abstractmethod
+    def wait(self, device_ids: list[str], predicate: Callable[[list[dict[str, Any]]], T], timeout: float,
+             quiet_after: float | None = None, since: Any = None) -> T | None:
+        """Wait until ``predicate(codes)`` is truthy and return it. Raises TimeoutError.
+
+        ``quiet_after``/``since`` (emulator only): return None early when nothing at all changed in the workspace
+        since marker ``since`` for ``quiet_after`` seconds: the app wrote nothing to Seam, so no code can come.
+        """
+
+    def marker(self) -> Any:
+        """An opaque 'now' for ``wait(since=...)``."""
+        return None
+
+    def app_requests(self, since: Any) -> list[str] | None:
+        """The Seam requests the app sent since the marker (``"POST /access_codes/create"``), where known."""
+        return None
+
+    def cleanup(self) -> None:
+        if self.http is not None:
+            self.http.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "endpoint": self.endpoint,
+            "spaces": [s.__dict__ for s in self.spaces],
+            "customer_key": self.customer_key,
+            "spec_version": self.spec_version,
+        }
+
+
+# ============================================================================ emulator
+def _devices_of(ws: Any) -> list[Mapping[str, Any]]:
+    devices = getattr(ws, "devices", None) or []
+    return list(devices.values()) if isinstance(devices, Mapping) else list(devices)
+
+
+def _codes_of(snapshot: Any) -> list[Mapping[str, Any]]:
+    codes = snapshot["access_codes"] if isinstance(snapshot, Mapping) else getattr(snapshot, "access_codes", ())
+    return list(codes.values()) if isinstance(codes, Mapping) else list(codes)
+
+
+def _version_of(snapshot: Any) -> Any:
+    return snapshot.get("version") if isinstance(snapshot, Mapping) else getattr(snapshot, "version", None)
+
+
+def can_hold_codes(device: Mapping[str, Any]) -> bool:
+    caps = device.get("capabilities_supported")
+    if caps is not None:
+        return "access_code" in caps
+    return bool(device.get("can_program_online_access_codes", True))
+
+
+class EmulatorSession(SeamSession):
+    mode = "emulator"
+
+    def __init__(self, emulator: Any, run_id: str):
+        super().__init__(run_id)
+        self.emu = emulator
+        self.ws = emulator.create_workspace(name=f"run-{run_id}")
+        self.http = SeamHttp(emulator.base_url, self.ws.api_key, local=True)
+
+    @property
+    def endpoint(self) -> str:
+        return self.emu.base_url
+
+    @property
+    def api_key(self) -> str:
+        return self.ws.api_key
+
+    @property
+    def spec_version(self) -> str | None:
+        return getattr(self.emu, "spec_version", None)
+
+    @property
+    def workspace_id(self) -> str:
+        return self.ws.workspace_id
+
+    def device_pool(self, n: int) -> list[str]:
+        return [d["device_id"] for d in _devices_of(self.ws) if can_hold_codes(d)][:n]
+
+    def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
+        wanted = set(device_ids)
+        return [dict(c) for c in _codes_of(self.emu.state(self.workspace_id)) if c.get("device_id") in wanted]
+
+    def marker(self) -> Any:
+        log = getattr(self.emu, "request_log", None)
+        last = log[-1] if log else None
+        return (_version_of(self.emu.state(self.workspace_id)), last, log is not None)
+
+    def app_requests(self, since: Any) -> list[str] | None:
+        version, last, has_log = since
+        if not has_log:
+            return None
+        entries = list(self.emu.request_log)
+        start = 0
+        if last is not None:
+            idx = next((i for i in range(len(entries) - 1, -1, -1) if entries[i] is last), None)
+            start = 0 if idx is None else idx + 1
+        return [f"{e[1]} {e[2]}" for e in entries[start:] if e[0] == self.workspace_id]
+
+    def _app_wrote_since(self, since: Any) -> bool:
+        """Did the app send any request to this workspace after the marker? (Or, without a request log, did the
+        workspace change at all?)"""
+        version, last, has_log = since
+        if not has_log:
+            return _version_of(self.emu.state(self.workspace_id)) != version
+        entries = list(self.emu.request_log)  # a C-level copy: safe against the server thread appending
+        start = 0
+        if last is not None:
+            idx = next((i for i in range(len(entries) - 1, -1, -1) if entries[i] is last), None)
+            if idx is None:
+                return True  # the marker scrolled out of the log: plenty happened, assume the app was among it
+            start = idx + 1
+        return any(e[0] == self.workspace_id for e in entries[start:])
+
+    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None):
+        wanted = set(device_ids)
+
+        def on(snapshot: Any) -> Any:
+            return predicate([dict(c) for c in _codes_of(snapshot) if c.get("device_id") in wanted])
+
+        t0 = time.monotonic()
+        if quiet_after is not None and since is not None and quiet_after < timeout:
+            # Early exit only when the app sent Seam nothing at all since the request: then no code can come.
+            while True:
+                left = quiet_after - (time.monotonic() - t0)
+                try:
+                    return self.emu.wait_for(self.workspace_id, on, timeout=max(0.001, min(0.25, left)))
+                except TimeoutError:
+                    pass
+                if self._app_wrote_since(since):
+                    break
+                if time.monotonic() - t0 >= quiet_after:
+                    return None
+        remaining = max(0.0, timeout - (time.monotonic() - t0))
+        return self.emu.wait_for(self.workspace_id, on, timeout=max(remaining, 0.001))
+
+    def cleanup(self) -> None:
+        try:
+            delete = getattr(self.emu, "delete_workspace", None)
+            if delete is not None:  # a shared emulator must not grow with every validation
+                delete(self.workspace_id)
+        finally:
+            super().cleanup()
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "workspace_id": self.workspace_id}
+
+
+# ============================================================================ live
+class LiveSession(SeamSession):
+    """Seam's sandbox through HTTP only. Also pointed at the emulator in tests: the same code path, offline."""
+
+    mode = "live"
+
+    def __init__(self, run_id: str, api_key: str, endpoint: str | None = None, *, poll_min: float = 0.5,
+                 poll_max: float = 5.0):
+        super().__init__(run_id)
+        self._endpoint = (endpoint or LIVE_ENDPOINT).rstrip("/")
+        self._key = api_key
+        local = any(h in self._endpoint for h in ("://127.0.0.1", "://localhost"))
+        self.http = SeamHttp(self._endpoint, api_key, local=local)
+        self.poll_min, self.poll_max = poll_min, poll_max
+        self.cleanup_log: list[dict[str, Any]] = []
+
+    @property
+    def endpoint(self) -> str:
+        return self._endpoint
+
+    @property
+    def api_key(self) -> str:
+        return self._key
+
+    def device_pool(self, n: int) -> list[str]:
+        assert self.http is not None
+        devices = self.http.call("devices/list", {}).get("devices", [])
+        return [d["device_id"] for d in devices if can_hold_codes(d)][:n]
+
+    def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
+        assert self.http is not None
+        out: list[dict[str, Any]] = []
+        for d in device_ids:
+            out.extend(self.http.call("access_codes/list", {"device_id": d}).get("access_codes", []))
+        return out
+
+    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None):
+        deadline = time.monotonic() + timeout
+        delay = self.poll_min
+        while True:
+            result = predicate(self.codes(device_ids))
+            if result:
+                return result
+            now = time.monotonic()
+            if now >= deadline:
+                raise TimeoutError(f"condition not met within {timeout} s")
+            time.sleep(min(delay, deadline - now))
+            delay = min(delay * 1.6, self.poll_max)
+
+    def cleanup(self) -> None:
+        """Remove only this run's data: its customer when the key is run-scoped, else its reservations; the codes
+        it claimed; the spaces it created. Never a whole customer or space another run may be using."""
+        try:
+            if self.http is None:
+                return
+            if self.customer_key and self.run_id in self.customer_key:
+                self._try("customers/delete_data", {"customer_keys": [self.customer_key]})
+            elif self.reservation_ids:
+                self._try("customers/delete_data", {"reservation_keys": sorted(self.reservation_ids)})
+            still = {c["access_code_id"] for c in self._safe_codes()}
+            for code_id in sorted(self.claimed_code_ids & still):
+                self._try("access_codes/delete", {"access_code_id": code_id})
+            for s in self.spaces:
+                if s.space_id and s.created:
+                    self._try("spaces/delete", {"space_id": s.space_id})
+        finally:
+            super().cleanup()
+
+    def _safe_codes(self) -> list[dict[str, Any]]:
+        try:
+            return self.codes(self.device_ids())
+        except SeamCallError:
+            return []
+
+    def _try(self, route: str, body: dict[str, Any]) -> None:
+        assert self.http is not None
+        try:
+            self.http.call(route, body)
+            self.cleanup_log.append({"route": route, "body": body, "ok": True})
+        except SeamCallError as e:
+            self.cleanup_log.append({"route": route, "body": body, "ok": False, "error": str(e)})
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "cleanup": self.cleanup_log}
+
+
+def summaries(codes: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [code_summary(c) for c in codes]

@@ -1,0 +1,157 @@
+"""Grading one finished run: the layers an eval has, turned into criteria and a verdict.
+
+Used by ``skillassay run`` right after the agent stops and by ``skillassay regrade`` on stored workspaces, so a
+regrade scores exactly as a run would.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from skillassay.agents.transcript import Transcript
+from skillassay.definitions.models import EvalDefinition
+from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Verdict, combined_score, judge
+
+Layers = Literal["rubric", "sandbox", "both"]
+SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
+MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of it
+
+
+class GradeOutcome(BaseModel):
+    rubric: dict[str, Any] | None = None  # the rubric layer's JSON (plan keys + evidence)
+    sandbox: dict[str, Any] | None = None  # the sandbox layer's JSON (plan keys + evidence)
+    process: dict[str, Any] | None = None  # agent-eval graders' JSON
+    rubric_total: float | None = None
+    sandbox_total: float | None = None
+    combined: float | None = None
+    api_path: str | None = None
+    api_path_correct: bool | None = None
+    emulator_spec_version: str | None = None
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    forbidden_observed: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    errors: list[str] = Field(default_factory=list)  # grader failures (infrastructure), kept with the run
+
+
+def check_points(sandbox: dict | None) -> dict[str, float]:
+    """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with points)."""
+    out: dict[str, float] = {}
+    for name, value in ((sandbox or {}).get("checks") or {}).items():
+        out[name] = float(value["points"] if isinstance(value, dict) else value)
+    return out
+
+
+def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
+    """The Seam suite as weighted criteria, so one verdict rule serves every eval: each rubric category weighs
+    0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run leaves its
+    criteria unjudged."""
+    out: list[CriterionResult] = []
+    cats = (rubric or {}).get("categories", {})
+    for cat in definition.rubric.categories if definition.rubric else []:
+        got = cats.get(cat.name)
+        evidence = [f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
+                    + (f" ({f['location']})" if f.get("location") else "")
+                    for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
+        out.append(CriterionResult(
+            id=cat.name, weight=round(RUBRIC_SHARE * cat.weight, 6), grader=f"rubric:{cat.check}",
+            fraction=None if got is None else float(got["score"]),
+            description=f"rubric category ({cat.weight:g} of 100)",
+            evidence=evidence if got is not None else ["rubric layer not run"],
+        ))
+    checks = check_points(sandbox) if sandbox is not None else {}
+    details = (sandbox or {}).get("checks") or {}
+    if definition.config is not None:
+        for name, points in SANDBOX_POINTS.items():
+            got = checks.get(name)
+            detail = details.get(name) if isinstance(details.get(name), dict) else {}
+            evidence = [detail["reason"]] if detail.get("reason") else []
+            if got is None:
+                evidence = ["sandbox layer not run"]
+            out.append(CriterionResult(
+                id=f"sandbox_{name}", weight=round(SANDBOX_SHARE * points, 6), grader=f"sandbox:{name}",
+                fraction=None if got is None else float(got) / points,
+                description=f"sandbox check ({points} of 100)",
+                evidence=evidence,
+            ))
+    return out
+
+
+def grade(
+    definition: EvalDefinition,
+    modified_dir: Path,
+    run_dir: Path,
+    run_id: str,
+    *,
+    layers: Layers = "both",
+    seam: str = "emulator",
+    backend: str = "process",
+    emulator: Any = None,
+    transcript: Transcript | None = None,
+    judge_config: Any = None,
+) -> GradeOutcome:
+    import time
+
+    out = GradeOutcome()
+    want_rubric = layers in ("rubric", "both")
+    want_sandbox = layers in ("sandbox", "both")
+
+    if definition.format == "plan-json":
+        if want_rubric and definition.answer_key and definition.rubric:
+            from skillassay.graders.rubric import grade as grade_rubric
+
+            t = time.monotonic()
+            try:
+                res = grade_rubric(definition.app_dir, modified_dir, definition.answer_key, definition.rubric,
+                                   definition.api_path or "")
+                out.rubric = json.loads(res.model_dump_json())
+                out.rubric_total = float(res.total)
+                api = out.rubric.get("categories", {}).get("api_path_selection")
+                if api is not None:
+                    out.api_path_correct = float(api["score"]) >= 1.0
+                out.api_path = ",".join(res.paths_taken) or None
+            except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run
+                out.errors.append(f"rubric grader failed: {exc!r}")
+            out.timings["rubric"] = round(time.monotonic() - t, 3)
+        if want_sandbox and definition.config is not None:
+            from skillassay.graders.sandbox import validate
+
+            t = time.monotonic()
+            try:
+                res = validate(modified_dir, definition, run_id, seam=seam, backend=backend, emulator=emulator,
+                               logs_dir=run_dir)
+                out.sandbox = json.loads(res.model_dump_json())
+                out.sandbox_total = float(res.total)
+                out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)
+                if res.error:  # the validator could not do its job: not the agent's fault
+                    out.errors.append(f"sandbox: {res.error}")
+            except Exception as exc:  # noqa: BLE001
+                out.errors.append(f"sandbox validator failed: {exc!r}")
+            out.timings["sandbox"] = round(time.monotonic() - t, 3)
+        out.combined = combined_score(out.rubric_total, out.sandbox_total)
+        out.criteria = seam_criteria(definition, out.rubric, out.sandbox)
+        out.verdict = judge(out.criteria, [], definition.pass_threshold)
+        return out
+
+    # native agent evals: the process graders decide criteria, forbidden behaviour and the verdict
+    from skillassay.graders.process import evaluate
+
+    t = time.monotonic()
+    work = run_dir / "grading"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        res = evaluate(definition, definition.app_dir, modified_dir, transcript, work, judge_config=judge_config)
+        out.process = json.loads(res.model_dump_json())
+        out.criteria = list(res.criteria)
+        out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]
+        out.verdict = res.verdict
+    except Exception as exc:  # noqa: BLE001
+        out.errors.append(f"process graders failed: {exc!r}")
+        out.criteria = []
+        out.verdict = None
+    out.timings["process"] = round(time.monotonic() - t, 3)
+    return out

@@ -1,0 +1,108 @@
+"""``skillassay regrade JOB``: re-score a job's stored workspaces and transcripts with the current graders, without
+running any agent, and say what changed. The previous record is kept beside the new one (``run.prev.json``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from skillassay import store as result_store
+from skillassay.agents.transcript import Transcript
+from skillassay.definitions import load_suite
+from skillassay.errors import SkillassayError
+from skillassay.orchestrator.grading import grade
+from skillassay.store.models import RunRecord
+
+
+class Change(BaseModel):
+    eval_id: str
+    variant: str
+    run_index: int
+    field: str
+    before: float | str | None
+    after: float | str | None
+
+
+class RegradeResult(BaseModel):
+    job_id: str
+    regraded: int
+    skipped: list[str]
+    changes: list[Change]
+
+
+def _fields(r: RunRecord) -> dict[str, float | str | None]:
+    out: dict[str, float | str | None] = {
+        "rubric": r.rubric_total, "sandbox": r.sandbox_total, "combined": r.combined,
+        "verdict": None if r.verdict is None else ("pass" if r.verdict.passed else "fail"),
+        "score": None if r.verdict is None else round(r.verdict.score * 100, 2),
+    }
+    for c in r.criteria:
+        out[f"criterion:{c.id}"] = None if c.fraction is None else round(c.fraction, 4)
+    return out
+
+
+def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, emulator_delay: float = 1.0,
+                dry_run: bool = False) -> RegradeResult:
+    db = result_store.open(results_root)
+    try:
+        job = db.job(job_id)
+        if job is None:
+            raise SkillassayError(f"no job {job_id!r} under {results_root}")
+        evals = {e.id: e for e in load_suite(suite or Path(job.suite))}
+        runs = db.runs(job_id=job_id)
+        layers = job.options.get("layers", "both")
+        emulator = None
+        needs = layers != "rubric" and any(evals.get(r.eval_id) and evals[r.eval_id].has_sandbox for r in runs)
+        if needs and job.options.get("seam", "emulator") == "emulator":
+            from skillassay.services.seam.emulator import SeamEmulator
+
+            emulator = SeamEmulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
+        changes: list[Change] = []
+        skipped: list[str] = []
+        done = 0
+        try:
+            for r in runs:
+                run_dir = results_root / r.run_dir
+                ws = run_dir / "workspace"
+                d = evals.get(r.eval_id)
+                if d is None or not ws.is_dir():
+                    skipped.append(f"{r.run_dir}: " + ("eval no longer in the suite" if d is None
+                                                      else "no stored workspace"))
+                    continue
+                tfile = run_dir / "transcript.json"
+                transcript = Transcript.model_validate_json(tfile.read_text()) if tfile.is_file() else None
+                g = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}", layers=layers,
+                          seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "process"),
+                          emulator=emulator, transcript=transcript)
+                new = r.model_copy(update={
+                    "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
+                    "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
+                    "regraded_at": datetime.now(UTC),
+                })
+                if r.outcome == "empty_diff" and new.verdict is not None:
+                    new.verdict.passed = False
+                before, after = _fields(r), _fields(new)
+                for k in sorted(set(before) | set(after)):
+                    if before.get(k) != after.get(k):
+                        changes.append(Change(eval_id=r.eval_id, variant=r.variant, run_index=r.run_index, field=k,
+                                              before=before.get(k), after=after.get(k)))
+                done += 1
+                if dry_run:
+                    continue
+                for name, data in (("rubric.json", g.rubric), ("sandbox.json", g.sandbox), ("process.json", g.process)):
+                    if data is not None:
+                        (run_dir / name).write_text(json.dumps(data, indent=2) + "\n")
+                prev = run_dir / "run.json"
+                os.replace(prev, run_dir / "run.prev.json")
+                result_store.write_run_file(results_root, new)
+                db.record_run(new)
+        finally:
+            if emulator is not None:
+                emulator.stop()
+        return RegradeResult(job_id=job_id, regraded=done, skipped=skipped, changes=changes)
+    finally:
+        db.close()

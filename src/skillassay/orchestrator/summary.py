@@ -1,0 +1,146 @@
+"""The job summary: one row per eval (and variant), as a terminal table or JSON."""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+
+from skillassay.definitions.models import EvalDefinition
+from skillassay.store.models import RunRecord
+
+
+class Spread(BaseModel):
+    mean: float
+    min: float
+    max: float
+    n: int
+
+    def text(self) -> str:
+        if self.n == 1:
+            return f"{self.mean:.0f}"
+        return f"{self.mean:.1f} ({self.min:.0f}-{self.max:.0f})"
+
+
+def spread(values: list[float | None]) -> Spread | None:
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return Spread(mean=round(mean(vals), 2), min=min(vals), max=max(vals), n=len(vals))
+
+
+class EvalSummary(BaseModel):
+    eval_id: str
+    variant: str
+    api_path: str | None
+    runs: int
+    outcomes: dict[str, int]
+    errors: list[str] = Field(default_factory=list)  # infrastructure errors, not graded and not counted
+    graded: int = 0  # runs that count: all but infrastructure errors
+    rubric: Spread | None = None
+    sandbox: Spread | None = None
+    combined: Spread | None = None
+    score: Spread | None = None  # verdict score, 0-100
+    passed: int = 0
+    pass_rate: float | None = None
+    api_path_correct: int | None = None  # runs whose API path was right
+    unjudged: list[str] = Field(default_factory=list)
+    forbidden: list[str] = Field(default_factory=list)
+    threshold: float | None = None
+
+    @property
+    def headline(self) -> float | None:
+        """The number a --fail-under threshold is held against: the combined score, else the verdict score."""
+        if self.combined is not None:
+            return self.combined.mean
+        return self.score.mean if self.score is not None else None
+
+
+def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[EvalSummary]:
+    by_id = {e.id: e for e in evals}
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    for r in records:
+        groups.setdefault((r.eval_id, r.variant), []).append(r)
+    out: list[EvalSummary] = []
+    order = {e.id: i for i, e in enumerate(evals)}
+    for (eid, variant), runs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1] != "skill")):
+        d = by_id.get(eid)
+        outcomes: dict[str, int] = {}
+        for r in runs:
+            outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
+        errors = sorted({r.error or "unknown error" for r in runs if r.outcome == "infrastructure_error"})
+        # a run the harness failed to carry out says nothing about the agent: it is left out of every figure
+        runs = [r for r in runs if r.outcome != "infrastructure_error"] or []
+        verdicts = [r.verdict for r in runs if r.verdict is not None]
+        api = [r.api_path_correct for r in runs if r.api_path_correct is not None]
+        unjudged = sorted({u for v in verdicts for u in v.unjudged})
+        forbidden = sorted({f for v in verdicts for f in v.forbidden_observed})
+        out.append(EvalSummary(
+            eval_id=eid,
+            variant=variant,
+            api_path=d.api_path if d else None,
+            runs=sum(outcomes.values()),
+            outcomes=outcomes,
+            errors=errors,
+            graded=len(runs),
+            rubric=spread([r.rubric_total for r in runs]),
+            sandbox=spread([r.sandbox_total for r in runs]),
+            combined=spread([r.combined for r in runs]),
+            score=spread([v.score * 100 for v in verdicts]),
+            passed=sum(1 for v in verdicts if v.passed),
+            pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4) if verdicts else None,
+            api_path_correct=sum(1 for a in api if a) if api else None,
+            unjudged=unjudged,
+            forbidden=forbidden,
+            threshold=d.pass_threshold if d else None,
+        ))
+    return out
+
+
+def _compress_unjudged(ids: list[str]) -> str:
+    """A layer that was not run leaves all its criteria unjudged: say that once instead of listing them."""
+    sandbox = [i for i in ids if i.startswith("sandbox_")]
+    rest = [i for i in ids if not i.startswith("sandbox_")]
+    parts = rest[:]
+    if len(sandbox) == 4:
+        parts.append("the sandbox layer (not run)")
+    else:
+        parts.extend(sandbox)
+    return ", ".join(parts)
+
+
+def table(summaries: list[EvalSummary], title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
+                    ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
+                    ("Score", {"justify": "right"}), ("Verdict", {}), ("Notes", {})):
+        t.add_column(col, overflow="fold", **kw)
+    for s in summaries:
+        name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
+        if s.api_path_correct is None:
+            api = "-"
+        elif s.api_path_correct == s.graded:
+            api = f"[green]✓[/green] {s.api_path}"
+        else:
+            api = f"[red]✗[/red] {s.api_path} ({s.api_path_correct}/{s.graded} right)"
+        if s.pass_rate is None:
+            verdict = "-"
+        elif s.graded == 1:
+            verdict = "[green]pass[/green]" if s.passed else "[red]fail[/red]"
+        else:
+            verdict = f"{s.passed}/{s.graded} pass"
+        notes = []
+        bad = {k: v for k, v in s.outcomes.items() if k != "completed"}
+        if bad:
+            notes.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in bad.items()))
+        for e in s.errors[:2]:
+            notes.append(f"[red]{e}[/red]")
+        if s.forbidden:
+            notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
+        if s.unjudged:
+            notes.append("unjudged: " + _compress_unjudged(s.unjudged))
+        fmt = lambda sp: sp.text() if sp is not None else "-"
+        t.add_row(name, str(s.runs), fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
+                  (fmt(s.score) + "%") if s.score else "-", verdict, "; ".join(notes))
+    return t

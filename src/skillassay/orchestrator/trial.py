@@ -1,0 +1,214 @@
+"""One run (a trial): fresh workspace -> agent -> change -> graders -> score -> files on disk.
+
+Everything a run produces lands in its own folder, and ``run.json`` is written last and atomically: a folder with a
+``run.json`` is a finished run, whatever happens to the orchestrator afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from skillassay.agents import get_agent
+from skillassay.agents.base import AgentContext, AgentResult
+from skillassay.agents.transcript import Transcript
+from skillassay.definitions.models import EvalDefinition
+from skillassay.orchestrator.environment import machine_info
+from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
+from skillassay.secrets import redact, redact_tree, secret_values
+from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
+from skillassay.store.models import RunRecord, TranscriptSummary, Variant
+from skillassay.workspace import create_workspace
+
+
+class RunSpec(BaseModel):
+    """Everything one run needs; also what its run.json records as its configuration."""
+
+    job_id: str
+    eval_id: str
+    run_index: int
+    variant: Variant = "skill"
+    agent: str
+    skill_dir: Path | None = None
+    skill_hash: str | None = None
+    skill_mode: str = "native"
+    model: str | None = None
+    layers: Layers = "both"
+    seam: str = "emulator"
+    backend: str = "process"
+    timeout: float = 600.0
+    agent_env: dict[str, str] = Field(default_factory=dict)
+    command: str | None = None
+    keep_workspace: bool = True
+
+    @property
+    def rel_dir(self) -> str:
+        return run_dir_rel(self.job_id, self.eval_id, self.run_index, self.variant)
+
+
+def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
+    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills."""
+    return TranscriptSummary(
+        turns=t.turns,
+        tool_calls=len(t.tool_calls),
+        denials=len(t.permission_denials) or sum(1 for c in t.tool_calls if c.denied),
+        input_tokens=t.usage.input_tokens,
+        output_tokens=t.usage.output_tokens,
+        cost_usd=t.cost_usd,
+        skill_loaded=skill_name is not None and skill_name in t.skills_available,
+        skill_invoked=skill_name is not None and skill_name in t.skills_invoked,
+        final_message=(t.final_message or "")[:2000] or None,
+    )
+
+
+def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, emulator: Any = None,
+            judge_config: Any = None) -> RunRecord:
+    """Run one trial and return its record (already written to ``<run dir>/run.json``)."""
+    started = datetime.now(UTC)
+    timings: dict[str, float] = {}
+    run_dir = results_root / spec.rel_dir
+    if run_dir.exists():
+        shutil.rmtree(run_dir)  # an unfinished earlier attempt (no run.json): start clean
+    run_dir.mkdir(parents=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"skillassay-{spec.eval_id}-"))
+    workspace_dir = scratch / "workspace"
+    home = scratch / "home"
+    home.mkdir()
+    run_id = f"{spec.job_id}-{spec.eval_id}-{spec.variant[0]}{spec.run_index}"
+    outcome = "completed"
+    error: str | None = None
+    agent_result: AgentResult | None = None
+    graded = GradeOutcome()
+    files_changed = 0
+    agent_version = None
+    try:
+        t = time.monotonic()
+        ws = create_workspace(definition.app_dir, workspace_dir)
+        timings["workspace"] = round(time.monotonic() - t, 3)
+
+        agent = get_agent(spec.agent)
+        agent_version = agent.version()
+        ctx = AgentContext(
+            workspace=ws.path,
+            prompt=definition.prompt,
+            output_dir=run_dir,
+            home=home,
+            timeout=spec.timeout,
+            skill_dir=spec.skill_dir if spec.variant == "skill" else None,
+            skill_mode=spec.skill_mode,  # type: ignore[arg-type]
+            model=spec.model,
+            env=dict(spec.agent_env),
+            fixture_dir=definition.fixture_dir,
+            golden_dir=definition.golden_dir,
+            command=spec.command,
+        )
+        t = time.monotonic()
+        agent_result = agent.run(ctx)
+        timings["agent"] = round(time.monotonic() - t, 3)
+        write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
+
+        change = ws.compute_change()
+        files_changed = len(change.files)
+        (run_dir / "diff.patch").write_text(change.patch)
+        write_json_atomic(run_dir / "changes.json", json.loads(change.model_dump_json()))
+
+        if agent_result.status == "infrastructure_error":
+            # the agent never got to work (no binary, no key, a broken command): nothing to grade; --resume reruns it
+            raise _NotGraded(agent_result.error or "the agent could not run")
+        if agent_result.status != "completed":
+            outcome = agent_result.status
+            error = agent_result.error
+        elif change.empty:
+            outcome = "empty_diff"  # the plan counts an empty diff as a failure; it is still graded (scores 0s)
+        # graded whatever the agent's end: a timed-out agent may have left a working change behind
+        graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
+                       backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
+                       judge_config=judge_config)
+        timings.update(graded.timings)
+        if graded.rubric is not None:
+            write_json_atomic(run_dir / "rubric.json", graded.rubric)
+        if graded.sandbox is not None:
+            write_json_atomic(run_dir / "sandbox.json", graded.sandbox)
+        if graded.process is not None:
+            write_json_atomic(run_dir / "process.json", graded.process)
+        if graded.errors and outcome == "completed":
+            outcome, error = "infrastructure_error", "; ".join(graded.errors)
+        if spec.keep_workspace:
+            _keep_workspace(ws.path, run_dir / "workspace")
+    except KeyboardInterrupt:
+        raise
+    except _NotGraded as exc:
+        outcome, error = "infrastructure_error", str(exc)
+    except Exception as exc:  # noqa: BLE001 - recorded as the harness's failure, never the agent's
+        outcome = "infrastructure_error"
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    transcript = agent_result.transcript if agent_result else Transcript(agent=spec.agent)
+    record = RunRecord(
+        job_id=spec.job_id,
+        eval_id=spec.eval_id,
+        run_index=spec.run_index,
+        variant=spec.variant,
+        run_dir=spec.rel_dir,
+        agent=spec.agent,
+        agent_version=agent_version or (agent_result.cli_version if agent_result else None),
+        skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
+        skill_hash=spec.skill_hash if spec.variant == "skill" else None,
+        outcome=outcome,  # type: ignore[arg-type]
+        error=error,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        timings=timings,
+        rubric_total=graded.rubric_total,
+        sandbox_total=graded.sandbox_total,
+        combined=graded.combined,
+        api_path=graded.api_path,
+        api_path_correct=graded.api_path_correct,
+        criteria=graded.criteria,
+        verdict=graded.verdict,
+        transcript=_summary(transcript, _skill_name(spec)),
+        files_changed=files_changed,
+        emulator_spec_version=graded.emulator_spec_version,
+        config=json.loads(spec.model_dump_json(exclude={"agent_env"}))
+        | {"agent_env_keys": sorted(spec.agent_env), "definition": str(definition.source)},
+        machine=machine_info(),
+    )
+    if outcome == "empty_diff" and record.verdict is not None:
+        record.verdict.passed = False
+    hidden = secret_values() + secret_values(spec.agent_env)
+    redact_tree(run_dir, hidden)
+    record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+    write_run_file(results_root, record)  # last: a run folder with run.json is a finished run
+    return record
+
+
+class _NotGraded(Exception):
+    """The run ends as an infrastructure error before grading."""
+
+
+def _skill_name(spec: RunSpec) -> str | None:
+    if spec.skill_dir is None or spec.variant != "skill":
+        return None
+    from skillassay.agents._common import SkillError, load_skill
+
+    try:
+        return load_skill(spec.skill_dir).name
+    except SkillError:
+        return None
+
+
+def _keep_workspace(src: Path, dest: Path) -> None:
+    """Keep the agent's final tree (without dependencies, with its git history) so a regrade can re-score it."""
+    from skillassay.workspace import EXCLUDED_DIRS
+
+    ignore = shutil.ignore_patterns(*[d for d in EXCLUDED_DIRS if d != ".git"])
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)

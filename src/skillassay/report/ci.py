@@ -1,0 +1,108 @@
+"""Machine-readable results for CI: JUnit XML (one testcase per eval x run) and a JSON summary."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from skillassay.report.runs import failure_reason, is_graded
+from skillassay.scoring.stats import compare, summarize
+from skillassay.store.files import write_json_atomic
+from skillassay.store.models import JobRecord, RunRecord
+
+
+def _case_name(run: RunRecord) -> str:
+    return f"{'baseline ' if run.variant == 'baseline' else ''}run_{run.run_index}"
+
+
+def _clean(text: str) -> str:
+    """XML 1.0 cannot carry most control characters; logs and errors may contain them."""
+    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+
+
+def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
+    """One ``testcase`` per run (classname = eval id, name = run_<n>); a failed verdict is a ``failure`` with the
+    reason; an infrastructure error is an ``error`` (the harness failed, not the agent)."""
+    suites = ET.Element("testsuites", name=f"skillassay {job.job_id}")
+    by_eval: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        by_eval.setdefault(r.eval_id, []).append(r)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for eval_id, eruns in sorted(by_eval.items()):
+        suite = ET.SubElement(suites, "testsuite", name=eval_id)
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+        for r in eruns:
+            seconds = max(0.0, (r.finished_at - r.started_at).total_seconds())
+            case = ET.SubElement(suite, "testcase", classname=eval_id, name=_case_name(r), time=f"{seconds:.3f}")
+            counts["tests"] += 1
+            if r.outcome == "infrastructure_error":
+                counts["errors"] += 1
+                el = ET.SubElement(case, "error", message=_clean(f"infrastructure error: {r.error or 'unknown'}"[:500]))
+                el.text = _clean(r.error or "")
+                continue
+            props = ET.SubElement(case, "properties")
+            if r.verdict is not None:
+                ET.SubElement(props, "property", name="score", value=f"{r.verdict.score:.4f}")
+            ET.SubElement(props, "property", name="outcome", value=r.outcome)
+            ET.SubElement(props, "property", name="run_dir", value=r.run_dir)
+            reason = failure_reason(r)
+            if reason is not None:
+                counts["failures"] += 1
+                el = ET.SubElement(case, "failure", message=_clean(reason[:500]), type="verdict")
+                el.text = _clean(reason)
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+    for k, v in totals.items():
+        suites.set(k, str(v))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "job": json.loads(job.model_dump_json()),
+        "summary": {},
+        "comparison": None,
+        "runs": [],
+    }
+    for variant in ("skill", "baseline"):
+        vr = [r for r in runs if r.variant == variant]
+        if vr:
+            out["summary"][variant] = summarize(vr).to_dict()
+    base = [r for r in runs if r.variant == "baseline"]
+    if base:
+        out["comparison"] = compare(base, [r for r in runs if r.variant == "skill"],
+                                    a_label="baseline", b_label="skill").to_dict()
+    for r in runs:
+        # a run that ended in an infrastructure error was not graded: no scores (and not counted in the summary)
+        v = r.verdict if is_graded(r) else None
+        out["runs"].append(
+            {
+                "eval_id": r.eval_id,
+                "variant": r.variant,
+                "run_index": r.run_index,
+                "outcome": r.outcome,
+                "graded": is_graded(r),
+                "score": v.score if v else None,
+                "passed": v.passed if v else False,
+                "verdict": v.label if v else None,
+                "reason": failure_reason(r),
+                "error": r.error,
+                "rubric_total": r.rubric_total if is_graded(r) else None,
+                "sandbox_total": r.sandbox_total if is_graded(r) else None,
+                "combined": r.combined if is_graded(r) else None,
+                "run_dir": r.run_dir,
+            }
+        )
+    return out
+
+
+def write_junit(path: Path, job: JobRecord, runs: list[RunRecord]) -> None:
+    write_json_atomic(Path(path), junit_xml(job, runs).rstrip("\n"))
+
+
+def write_json(path: Path, job: JobRecord, runs: list[RunRecord]) -> None:
+    write_json_atomic(Path(path), job_json(job, runs))

@@ -1,0 +1,156 @@
+"""Terminal tables (rich) for ``skillassay runs``, ``compare`` and ``report``."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+
+from rich.console import Console
+from rich.table import Table
+
+from skillassay.report.runs import failure_reason, first_line, is_graded, skill_label, variant_label
+from skillassay.scoring.stats import Comparison, Summary
+from skillassay.store.db import JobProgress
+from skillassay.store.models import JobRecord, RunRecord
+
+WIDE = 160  # columns when not on a terminal (CI logs, `> file`): rich's default of 80 wraps ids mid-word
+
+
+def console(stderr: bool = False) -> Console:
+    """A console for tables: the terminal's width on a terminal; otherwise $COLUMNS when set, else at least 160
+    columns, so tables in CI logs and files keep one row per line."""
+    con = Console(soft_wrap=False, stderr=stderr)
+    if not con.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        con = Console(soft_wrap=False, stderr=stderr, width=max(WIDE, con.width))
+    return con
+
+
+def _pct(v: float | None, d: int = 1) -> str:
+    return "–" if v is None else f"{v * 100:.{d}f}%"
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.1f}"
+
+
+def jobs_table(progress: list[JobProgress]) -> Table:
+    t = Table(title="Jobs (runs: done/planned)")
+    for col in ("job", "date", "agent", "skill", "evals", "runs", "passed", "status"):
+        t.add_column(col, justify="right" if col in ("evals", "runs", "passed") else "left", no_wrap=col == "job")
+    for p in progress:
+        j = p.job
+        done = f"{p.done}/{p.planned}" + (f" ({p.infrastructure_errors} infra errors)" if p.infrastructure_errors else "")
+        t.add_row(
+            j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, skill_label(j.skill_path, j.skill_hash, path=False), str(p.evals),
+            done, str(p.passed), j.status,
+        )
+    return t
+
+
+def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None) -> Table:
+    """One row per run. A run that ended in an infrastructure error was not graded: no scores, its error shown.
+    The variant column appears only when the job has baseline runs (a job without a skill has one kind of run)."""
+    has_skill = bool(job.skill_path or job.skill_hash) if job else any(r.skill_path or r.skill_hash for r in runs)
+    show_variant = any(r.variant == "baseline" for r in runs)
+    show_error = any(r.error for r in runs)
+    t = Table(title=f"Runs of {job_id}" + ("" if has_skill else " (no skill)"))
+    cols = ["eval", *(["variant"] if show_variant else []), "run", "outcome", "rubric", "sandbox", "combined",
+            "score", "verdict", *(["error"] if show_error else [])]
+    for col in cols:
+        t.add_column(col, justify="right" if col in ("run", "rubric", "sandbox", "combined", "score") else "left",
+                     no_wrap=col == "eval", overflow="fold")
+    for r in runs:
+        v = r.verdict
+        graded = is_graded(r)
+        if not graded:
+            verdict = "[yellow]not graded[/]"
+        elif v is None:
+            verdict = "–"
+        else:
+            verdict = "[green]pass[/]" if v.passed else f"[red]{v.label}[/]"
+        scores = (
+            [_num(r.rubric_total), _num(r.sandbox_total), _num(r.combined), _pct(v.score if v else None)]
+            if graded else ["–"] * 4
+        )
+        error = first_line(r.error, 200) if r.error else ""
+        t.add_row(
+            r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index), r.outcome,
+            *scores, verdict, *([_esc(error)] if show_error else []),
+        )
+    return t
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -> Table:
+    """Statistics per eval and overall. With ``runs``, evals whose runs all ended in an infrastructure error get a
+    row too (no scores: nothing was graded), and the runs column counts the runs left out."""
+    t = Table(title=title)
+    ks = list(s.overall.pass_at_k) if s.overall else []
+    errors: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in runs or []:
+        if not is_graded(r):
+            errors[r.eval_id].append(r)
+    for col in ("eval", "runs", "mean", "95% interval", "sd", "min", "max", "pass rate",
+                *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)):
+        t.add_column(col, justify="left" if col == "eval" else "right", no_wrap=col == "eval")
+    counted = {x.eval_id for x in s.per_eval}
+    for x in s.per_eval:
+        _stats_row(t, x, ks, len(errors.get(x.eval_id, [])))
+    for eval_id, errs in errors.items():  # evals none of whose runs was graded: a row, and no scores
+        if eval_id not in counted:
+            t.add_row(eval_id, f"0 (+{len(errs)} not graded)", *("–" for _ in range(6 + 2 * len(ks))))
+    if s.overall:
+        _stats_row(t, s.overall, ks, s.overall.excluded)
+    return t
+
+
+def _stats_row(t: Table, x, ks: list[int], n_err: int) -> None:
+    t.add_row(
+        "overall" if x.eval_id == "*" else x.eval_id, str(x.n) + (f" (+{n_err} not graded)" if n_err else ""),
+        _pct(x.mean), f"{_pct(x.ci[0])} – {_pct(x.ci[1])}", f"{x.sd * 100:.1f}", _pct(x.min), _pct(x.max),
+        _pct(x.pass_rate, 0), *(_pct(x.pass_at_k.get(k), 0) for k in ks), *(_pct(x.pass_hat_k.get(k), 0) for k in ks),
+    )
+
+
+def infrastructure_errors(runs: list[RunRecord]) -> list[str]:
+    """One line per run that ended in an infrastructure error: not graded, left out of every statistic."""
+    out = []
+    for r in runs:
+        if not is_graded(r):
+            label = f"{'baseline ' if r.variant == 'baseline' else ''}run {r.run_index}"
+            out.append(f"{r.eval_id} {label}: infrastructure error (not graded, not counted): "
+                       f"{first_line(r.error, 300) if r.error else 'no error recorded'}")
+    return out
+
+
+def comparison_tables(cmp: Comparison, a: str, b: str) -> list[Table]:
+    t = Table(title=f"B = {b} vs A = {a} (differences in points, B minus A)")
+    for col in ("eval", "pairs", "A", "B", "difference", "95% interval", "pass rate", "runs needed"):
+        t.add_column(col, justify="left" if col == "eval" else "right", no_wrap=col == "eval")
+    for d in [*cmp.per_eval, *([cmp.overall] if cmp.overall else [])]:
+        ci = f"{d.ci[0] * 100:+.1f} to {d.ci[1] * 100:+.1f}" if d.ci else "–"
+        if d.excludes_zero:
+            ci = f"[bold]{ci}[/]"
+        t.add_row(
+            "overall" if d.eval_id == "*" else d.eval_id, str(d.pairs), _pct(d.mean_a), _pct(d.mean_b),
+            f"{d.delta * 100:+.1f}", ci, f"{_pct(d.pass_rate_a, 0)} → {_pct(d.pass_rate_b, 0)}",
+            "–" if d.runs_needed is None else str(d.runs_needed),
+        )
+    out = [t]
+    if cmp.criteria:
+        c = Table(title="Per criterion (mean fraction earned)")
+        for col in ("criterion", "A", "B", "difference"):
+            c.add_column(col, justify="left" if col == "criterion" else "right")
+        for cid, (ma, mb, dd) in cmp.criteria.items():
+            c.add_row(cid, _pct(ma), _pct(mb), f"{dd * 100:+.1f}")
+        out.append(c)
+    return out
+
+
+__all__ = ["comparison_tables", "console", "failure_reason", "infrastructure_errors", "jobs_table", "runs_table",
+           "summary_table"]

@@ -1,0 +1,293 @@
+"""``SeamEmulator``: the embedded Seam sandbox's lifecycle (uvicorn in a background thread) and harness API.
+
+emu = SeamEmulator(async_delay=1.0).start()
+ws = emu.create_workspace(name="run-123")     # own seam_test_... key, own seeded locks
+... point an app at emu.base_url with SEAM_ENDPOINT / SEAM_API_KEY=ws.api_key ...
+emu.wait_for_access_codes(ws.workspace_id, device_id, lambda codes: any(c["status"] == "set" for c in codes))
+emu.stop()
+"""
+
+from __future__ import annotations
+
+import gc
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import uvicorn
+
+from skillassay.errors import InfrastructureError
+from skillassay.services.seam.app import Fault, FaultTable, SeamApp
+from skillassay.services.seam.automations import Engine, Scheduler
+from skillassay.services.seam.handlers import HANDLERS
+from skillassay.services.seam.seed import seed_sandbox
+from skillassay.services.seam.spec import SeamSpec, load_spec, route_name
+from skillassay.services.seam.store import Store, WorkspaceSnapshot, public_copy
+from skillassay.services.seam.webhooks import WebhookDispatcher
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WorkspaceHandle:
+    workspace_id: str
+    api_key: str
+    name: str
+    devices: list[dict[str, Any]] = field(default_factory=list)
+
+    def device(self, name: str) -> dict[str, Any]:
+        """A seeded device by its name (e.g. ``"FRONT DOOR"``)."""
+        for device in self.devices:
+            if device["properties"]["name"] == name:
+                return device
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workspace_id": self.workspace_id,
+            "api_key": self.api_key,
+            "name": self.name,
+            "devices": self.devices,
+        }
+
+
+class SeamEmulator:
+    """An in-memory Seam API for the routes an integration uses, faithful to the official SDKs."""
+
+    def __init__(
+        self,
+        async_delay: float = 1.0,
+        *,
+        automation_delay: float = 0.0,
+        spec: SeamSpec | None = None,
+        webhook_retries: int = 2,
+    ):
+        self.spec = spec or load_spec()
+        for path in HANDLERS:  # compile every emulated route's validator now (~40 ms), not on first use
+            _ = self.spec.routes[path].validator
+        self.store = Store()
+        self.faults = FaultTable()
+        self._scheduler = Scheduler()
+        self._dispatcher = WebhookDispatcher(retries=webhook_retries)
+        self.engine = Engine(self.store, self._scheduler, self._dispatcher, async_delay, automation_delay)
+        self.app = SeamApp(self)
+        # (workspace_id, method, path, query) of recent authenticated API requests, for tests and debugging
+        self.request_log: deque[tuple[str, str, str, str]] = deque(maxlen=2000)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._base_url: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    @property
+    def async_delay(self) -> float:
+        return self.engine.async_delay
+
+    @property
+    def spec_version(self) -> str:
+        return self.spec.version
+
+    @property
+    def base_url(self) -> str:
+        if self._base_url is None:
+            raise InfrastructureError("the Seam emulator is not serving: call start() first")
+        return self._base_url
+
+    def base_url_or_request(self, request: Any) -> str:
+        return self._base_url or str(request.base_url).rstrip("/")
+
+    def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> SeamEmulator:
+        """Serve on a background thread; returns once the socket accepts connections."""
+        self._scheduler.start()
+        self._dispatcher.start()
+        # The parsed OpenAPI document and compiled validators are hundreds of thousands of long-lived
+        # objects; moving them out of the collector's generations keeps full collections (latency
+        # spikes) short.
+        gc.freeze()
+        if self._server is not None:
+            return self
+        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on sockets that say they are TCP, and
+        # without it a response sent in two writes waits ~40 ms for a delayed ACK.
+        sock = socket.socket(
+            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+        )
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            sock.close()
+            raise InfrastructureError(f"the Seam emulator cannot listen on {host}:{port}: {exc}") from exc
+        bound_port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_keep_alive=30,
+            backlog=512,
+        )
+        server = uvicorn.Server(config)
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="seam-emulator-http", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise InfrastructureError("the Seam emulator's HTTP server did not start")
+            time.sleep(0.01)
+        self._sock = sock
+        shown = f"[{host}]" if ":" in host else host
+        self._base_url = f"http://{shown}:{bound_port}"
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            self._server = None
+            self._thread = None
+            self._base_url = None
+        self._scheduler.stop()
+        self._dispatcher.stop()
+
+    def __enter__(self) -> SeamEmulator:
+        return self.start() if self._server is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def serve_forever(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Blocking variant for the CLI (Ctrl-C stops it)."""
+        self.start(host, port)
+        try:
+            while self._thread is not None and self._thread.is_alive():
+                self._thread.join(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    # -- workspaces --------------------------------------------------------------------------------
+    def create_workspace(self, name: str | None = None) -> WorkspaceHandle:
+        ws = self.store.add_workspace(name or f"skillassay-{uuid.uuid4().hex[:8]}")
+        with self.store.lock:
+            seed_sandbox(ws)
+            self.store.touch(ws)
+            devices = [public_copy(d) for d in ws.devices.values()]
+        return WorkspaceHandle(ws.workspace_id, ws.api_key, ws.name, devices)
+
+    def workspaces(self) -> list[WorkspaceHandle]:
+        with self.store.lock:
+            return [
+                WorkspaceHandle(
+                    ws.workspace_id, ws.api_key, ws.name, [public_copy(d) for d in ws.devices.values()]
+                )
+                for ws in self.store.workspaces.values()
+            ]
+
+    def delete_workspace(self, workspace_id: str) -> None:
+        with self.store.lock:
+            ws = self.store.workspaces.pop(workspace_id, None)
+            if ws is not None:
+                self.store._by_key.pop(ws.api_key, None)
+            self.store.changed.notify_all()
+
+    def state(self, workspace_id: str) -> WorkspaceSnapshot:
+        return self.store.snapshot(workspace_id)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "emulator": "skillassay-seam-emulator",
+            "spec_version": self.spec_version,
+            "spec_package": "@seamapi/types",
+            "async_delay": self.async_delay,
+            "workspace_count": len(self.store.workspaces),
+        }
+
+    # -- waiting -----------------------------------------------------------------------------------
+    def wait_for(
+        self, workspace_id: str, predicate: Callable[[WorkspaceSnapshot], T], timeout: float = 60.0
+    ) -> T:
+        """Block until ``predicate(snapshot)`` is truthy (re-checked on every change); return its value."""
+        return self.store.wait_for(workspace_id, predicate, timeout)
+
+    def wait_for_access_codes(
+        self,
+        workspace_id: str,
+        device_id: str | None = None,
+        predicate: Callable[[list[Mapping[str, Any]]], Any] | None = None,
+        timeout: float = 60.0,
+        *,
+        reservation_key: str | None = None,
+    ) -> Any:
+        """Wait until the codes on ``device_id`` (optionally only those of ``reservation_key``) satisfy
+        ``predicate`` (default: at least one code, all ``set``). Returns the predicate's value (or the
+        codes)."""
+
+        def check(snap: WorkspaceSnapshot) -> Any:
+            codes = snap.codes(device_id=device_id, reservation_key=reservation_key)
+            if predicate is None:
+                return codes if codes and all(c["status"] == "set" for c in codes) else None
+            return predicate(codes)
+
+        return self.wait_for(workspace_id, check, timeout)
+
+    def wait_for_events(
+        self, workspace_id: str, event_type: str, count: int = 1, timeout: float = 60.0, **fields: Any
+    ) -> list[Mapping[str, Any]]:
+        def check(snap: WorkspaceSnapshot) -> Any:
+            found = [
+                e
+                for e in snap.events
+                if e["event_type"] == event_type and all(e.get(k) == v for k, v in fields.items())
+            ]
+            return found if len(found) >= count else None
+
+        return self.wait_for(workspace_id, check, timeout)
+
+    # -- fault injection ---------------------------------------------------------------------------
+    def inject_fault(
+        self,
+        route: str = "*",
+        status: int | None = 500,
+        times: int | None = 1,
+        latency: float = 0.0,
+        workspace_id: str | None = None,
+    ) -> str:
+        """Make the next ``times`` requests (None: every request) to ``route`` fail with ``status``
+        and/or wait ``latency`` seconds first. ``route`` is ``"/access_codes/list"``,
+        ``"access_codes.list"`` or ``"*"``."""
+        if route != "*":
+            route = route_name(route)
+        fault_id = str(uuid.uuid4())
+        self.faults.add(Fault(fault_id, route, status or None, times, latency, workspace_id))
+        return fault_id
+
+    def clear_faults(self, fault_id: str | None = None) -> None:
+        self.faults.clear(fault_id)
+
+    @property
+    def webhook_deliveries(self) -> list[Any]:
+        return list(self._dispatcher.records)
+
+
+def wait_until(check: Callable[[], T], timeout: float, interval: float = 0.05) -> T:
+    """Poll ``check`` for out-of-band conditions (e.g. a webhook receiver got N posts)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+__all__ = ["SeamEmulator", "WorkspaceHandle", "wait_until"]

@@ -1,0 +1,76 @@
+"""What a run and a job leave behind. Written as ``run.json`` / ``job.json`` beside the per-run files and indexed in
+SQLite (``skillassay.store.db``). Paths inside are relative to the results root so a results folder can move."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from skillassay.scoring.verdict import CriterionResult, Verdict
+
+# How a run ended. Kept distinct: an empty diff is the agent's failure (as the plan says); an infrastructure error is
+# the harness's, and only those runs are re-run by --resume.
+Outcome = Literal["completed", "timed_out", "crashed", "empty_diff", "infrastructure_error"]
+Variant = Literal["skill", "baseline"]
+
+
+class TranscriptSummary(BaseModel):
+    turns: int | None = None
+    tool_calls: int = 0
+    denials: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    skill_loaded: bool = False
+    skill_invoked: bool = False
+    final_message: str | None = None
+
+
+class RunRecord(BaseModel):
+    schema_version: int = 1
+    job_id: str
+    eval_id: str
+    run_index: int  # 1-based, as in run_<n>
+    variant: Variant = "skill"
+    run_dir: str  # relative to the results root, e.g. "20261129-224512/express-ts/run_1"
+    agent: str
+    agent_version: str | None = None
+    skill_path: str | None = None
+    skill_hash: str | None = None  # sha256 of the skill folder's files
+    outcome: Outcome
+    error: str | None = None
+    started_at: datetime
+    finished_at: datetime
+    timings: dict[str, float] = Field(default_factory=dict)  # seconds: workspace, agent, rubric, sandbox, ...
+    # Seam plan layers (None when the layer was not run)
+    rubric_total: float | None = None
+    sandbox_total: float | None = None
+    combined: float | None = None
+    api_path: str | None = None  # the path the rubric saw the agent choose
+    api_path_correct: bool | None = None
+    # agent-eval criteria and verdict (every eval has one; the Seam suite's criteria are its rubric categories and
+    # sandbox checks, weighted 40/60)
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    transcript: TranscriptSummary = Field(default_factory=TranscriptSummary)
+    files_changed: int = 0
+    emulator_spec_version: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
+    machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
+    regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
+
+
+class JobRecord(BaseModel):
+    schema_version: int = 1
+    job_id: str
+    created_at: datetime
+    suite: str
+    agent: str
+    skill_path: str | None = None
+    skill_hash: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)  # flags as given (layers, runs, jobs, timeout, seam, ...)
+    planned: list[tuple[str, int, Variant]] = Field(default_factory=list)  # (eval_id, run_index, variant)
+    status: Literal["running", "finished", "interrupted"] = "running"
+    finished_at: datetime | None = None

@@ -1,3 +1,0 @@
-from skillgrade.cli.main import main
-
-main()
