@@ -18,7 +18,10 @@ from pathlib import Path
 
 from skillassay import store
 from skillassay.report.site import build_site
-from skillassay.store.synthetic import make_job
+
+# the synthetic results builder is test data: it lives beside the tests, not in the package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from synthetic_runs import make_job  # noqa: E402
 
 TARGET_SECONDS = 10.0
 TARGET_PAGE_BYTES = 1_000_000

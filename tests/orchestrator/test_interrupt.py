@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay import processes
+from skillassay import reaper
 
 SKILLASSAY = [sys.executable, "-m", "skillassay"]
 
@@ -45,33 +45,33 @@ def _sleep_group() -> subprocess.Popen:
 def test_kill_all_kills_a_registered_group() -> None:
     proc = _sleep_group()
     try:
-        processes.register(proc.pid)
-        assert processes.kill_all(grace=1.0) == 1
+        reaper.register(proc.pid)
+        assert reaper.kill_all(grace=1.0) == 1
         assert proc.wait(timeout=5) == -signal.SIGTERM
     finally:
-        processes.unregister(proc.pid)
+        reaper.unregister(proc.pid)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.pid not in processes.registered()
+    assert proc.pid not in reaper.registered()
 
 
 def test_tracked_kills_the_group_on_any_way_out() -> None:
     proc = _sleep_group()
-    with pytest.raises(KeyboardInterrupt), processes.tracked(proc, grace=1.0) as pgid:
-        assert pgid in processes.registered()
+    with pytest.raises(KeyboardInterrupt), reaper.tracked(proc, grace=1.0) as pgid:
+        assert pgid in reaper.registered()
         raise KeyboardInterrupt
     assert proc.returncode == -signal.SIGTERM
-    assert proc.pid not in processes.registered()
+    assert proc.pid not in reaper.registered()
 
 
 def test_a_group_started_while_stopping_is_refused() -> None:
     proc = _sleep_group()
-    with processes.stopping(), pytest.raises(KeyboardInterrupt):
-        processes.register(proc.pid)
+    with reaper.stopping(), pytest.raises(KeyboardInterrupt):
+        reaper.register(proc.pid)
     assert proc.wait(timeout=5) == -signal.SIGTERM
-    assert proc.pid not in processes.registered()
-    assert not processes.interrupted()
+    assert proc.pid not in reaper.registered()
+    assert not reaper.interrupted()
 
 
 # -- skillassay run, interrupted ---------------------------------------------------------------------------------

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from synthetic_runs import make_job
 
-from skillassay.agents.transcript import Message, ToolCall, Transcript
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
 from skillassay.definitions.models import EvalDefinition
-from skillassay.store.synthetic import make_job
+from skillassay.transcripts import Message, ToolCall, Transcript
 
 JOB = "20261129-224512-ab12"
 OTHER = "20261130-010000-cd34"

@@ -6,12 +6,12 @@ import json
 import xml.etree.ElementTree as ET
 
 from report_data import JOB, OTHER
+from synthetic_runs import make_job
 from typer.testing import CliRunner
 
 import skillassay.cli.commands  # noqa: F401  (registers every command)
 from skillassay.cli.main import app
 from skillassay.report.ci import job_json, junit_xml
-from skillassay.store.synthetic import make_job
 
 runner = CliRunner()
 

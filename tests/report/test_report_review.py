@@ -8,6 +8,7 @@ import re
 
 import pytest
 from report_data import JOB, OTHER
+from synthetic_runs import make_job
 from typer.testing import CliRunner
 
 import skillassay.cli.commands  # noqa: F401  (registers every command)
@@ -18,7 +19,6 @@ from skillassay.report.site import SITE_MARKER, build_site
 from skillassay.report.tables import console
 from skillassay.scoring.stats import summarize
 from skillassay.store.files import write_job_file, write_run_file
-from skillassay.store.synthetic import make_job
 
 runner = CliRunner()
 NO_SKILL = "20261201-090000-ef56"

@@ -6,10 +6,10 @@ import re
 
 import pytest
 from report_data import JOB, OTHER, XSS_DIFF, XSS_TRANSCRIPT
+from synthetic_runs import make_job
 
 from skillassay.report import site as site_mod
 from skillassay.report.site import CSP, build_site
-from skillassay.store.synthetic import make_job
 
 
 def pages(out):
@@ -132,7 +132,7 @@ def test_xss_strings_present_in_fixture():
     assert "<script>" in XSS_TRANSCRIPT and "</pre>" in XSS_DIFF
 
 
-def test_scoring_examples_come_from_judge():
+def test_scoring_examples_come_from_decide():
     from skillassay.report import examples
 
     for source in (examples.scoring_examples(), examples._computed()):

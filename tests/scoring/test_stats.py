@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillassay.scoring import stats
-from skillassay.scoring.verdict import CriterionResult, judge
+from skillassay.scoring.verdict import CriterionResult, decide
 from skillassay.store.models import RunRecord
 
 T0 = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
@@ -23,7 +23,7 @@ def run(eval_id: str, i: int, score: float, outcome: str = "completed", variant:
     crit = [CriterionResult(id="c1", weight=50, fraction=score), CriterionResult(id="c2", weight=50, fraction=score)]
     return RunRecord(
         job_id="j", eval_id=eval_id, run_index=i, variant=variant, run_dir=f"j/{eval_id}/run_{i}", agent="noop",
-        outcome=outcome, started_at=T0, finished_at=T0, criteria=crit, verdict=judge(crit),
+        outcome=outcome, started_at=T0, finished_at=T0, criteria=crit, verdict=decide(crit),
     )
 
 

@@ -1,4 +1,4 @@
-"""The agent-eval scoring rule (skillassay.scoring.verdict.judge), as the design document defines it:
+"""The agent-eval scoring rule (skillassay.scoring.verdict.decide), as the design document defines it:
 properties checked with hypothesis, and the document's three worked examples."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillassay.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
-from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, judge
+from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, decide
 
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 fractions = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
@@ -30,7 +30,7 @@ forbidden_ids = st.lists(ids, max_size=3)
 @settings(max_examples=300, deadline=None)
 @given(criteria_lists(), forbidden_ids, thresholds)
 def test_score_is_weight_earned_over_weight_available(criteria, forbidden, threshold):
-    v = judge(criteria, forbidden, threshold)
+    v = decide(criteria, forbidden, threshold)
     available = sum(c.weight for c in criteria)
     earned = sum(c.weight * c.fraction for c in criteria if c.fraction is not None)
     assert v.available == pytest.approx(available)
@@ -41,28 +41,28 @@ def test_score_is_weight_earned_over_weight_available(criteria, forbidden, thres
 @settings(max_examples=300, deadline=None)
 @given(criteria_lists(), thresholds)
 def test_unjudged_scores_zero_and_is_listed_by_id(criteria, threshold):
-    v = judge(criteria, (), threshold)
+    v = decide(criteria, (), threshold)
     assert v.unjudged == [c.id for c in criteria if c.fraction is None]
     # judging an unjudged criterion at zero changes nothing
     zeroed = [c.model_copy(update={"fraction": 0.0 if c.fraction is None else c.fraction}) for c in criteria]
-    assert judge(zeroed, (), threshold).score == pytest.approx(v.score)
+    assert decide(zeroed, (), threshold).score == pytest.approx(v.score)
 
 
 @settings(max_examples=300, deadline=None)
 @given(criteria_lists(), st.lists(ids, min_size=1, max_size=3), thresholds)
 def test_any_forbidden_behaviour_fails_outright(criteria, forbidden, threshold):
-    v = judge(criteria, forbidden, threshold)
+    v = decide(criteria, forbidden, threshold)
     assert v.disqualified and not v.passed
     assert v.forbidden_observed == sorted(set(forbidden))
     # even a perfect score
     perfect = [c.model_copy(update={"fraction": 1.0}) for c in criteria]
-    assert not judge(perfect, forbidden, threshold).passed
+    assert not decide(perfect, forbidden, threshold).passed
 
 
 @settings(max_examples=300, deadline=None)
 @given(criteria_lists(), thresholds)
 def test_pass_is_not_disqualified_and_score_at_least_threshold(criteria, threshold):
-    v = judge(criteria, (), threshold)
+    v = decide(criteria, (), threshold)
     assert not v.disqualified
     assert v.passed == (v.score + 1e-6 >= threshold) or math.isclose(v.score, threshold, abs_tol=1e-6)
 
@@ -70,13 +70,13 @@ def test_pass_is_not_disqualified_and_score_at_least_threshold(criteria, thresho
 @settings(max_examples=200, deadline=None)
 @given(criteria_lists(), thresholds, st.data())
 def test_earning_more_never_turns_a_pass_into_a_fail(criteria, threshold, data):
-    before = judge(criteria, (), threshold)
+    before = decide(criteria, (), threshold)
     i = data.draw(st.integers(min_value=0, max_value=len(criteria) - 1))
     c = criteria[i]
     better = data.draw(st.floats(min_value=c.fraction or 0.0, max_value=1.0, allow_nan=False))
     improved = list(criteria)
     improved[i] = c.model_copy(update={"fraction": better})
-    after = judge(improved, (), threshold)
+    after = decide(improved, (), threshold)
     assert after.score + 1e-9 >= before.score
     assert after.passed or not before.passed
 
@@ -85,7 +85,7 @@ def test_earning_more_never_turns_a_pass_into_a_fail(criteria, threshold, data):
 @given(criteria_lists(), st.floats(min_value=0.01, max_value=1000, allow_nan=False))
 def test_scaling_every_weight_changes_nothing(criteria, k):
     scaled = [c.model_copy(update={"weight": c.weight * k}) for c in criteria]
-    assert judge(scaled).score == pytest.approx(judge(criteria).score, abs=1e-5)
+    assert decide(scaled).score == pytest.approx(decide(criteria).score, abs=1e-5)
 
 
 def test_exactly_the_threshold_passes():
@@ -94,7 +94,7 @@ def test_exactly_the_threshold_passes():
         CriterionResult(id="a", weight=0.1 * 8, fraction=1.0),
         CriterionResult(id="b", weight=0.2, fraction=0.0),
     ]
-    assert judge(c, (), 0.8).passed
+    assert decide(c, (), 0.8).passed
 
 
 def test_default_threshold_is_eighty_percent():
@@ -102,7 +102,7 @@ def test_default_threshold_is_eighty_percent():
 
 
 def test_no_weight_available_never_passes():
-    assert not judge([], (), 0.0).passed
+    assert not decide([], (), 0.0).passed
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_no_weight_available_never_passes():
 )
 def test_invalid_inputs_are_refused(bad):
     with pytest.raises(ValueError):
-        judge(
+        decide(
             bad.get("criteria", [CriterionResult(id="a", weight=1, fraction=1.0)]),
             (),
             bad.get("threshold", 0.8),
@@ -151,4 +151,4 @@ def test_example_forbidden_fails_at_100():
 
 def test_examples_are_computed_by_judge():
     for e in DOCUMENT_EXAMPLES:
-        assert e.verdict == judge(e.criteria, e.forbidden_observed, e.threshold)
+        assert e.verdict == decide(e.criteria, e.forbidden_observed, e.threshold)

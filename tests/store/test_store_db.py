@@ -8,9 +8,9 @@ import threading
 from datetime import timedelta
 
 import pytest
+from synthetic_runs import make_job
 
 from skillassay import store
-from skillassay.store.synthetic import make_job
 
 JOB = "20261129-224512-ab12"
 

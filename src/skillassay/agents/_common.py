@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from skillassay import processes
+from skillassay import reaper
 from skillassay.errors import SkillassayError
-from skillassay.processes import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
+from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values
 
 # the repository's node tools (node/node_modules/.bin), when skillassay runs from a checkout
@@ -196,7 +196,7 @@ def run_process(
             return ProcessOutcome(exit_code=None, timed_out=False, duration_s=0.0, error=f"{argv[0]}: {exc}")
         # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
         # any way out of the block, KeyboardInterrupt included
-        with processes.tracked(proc) as pgid:
+        with reaper.tracked(proc) as pgid:
             timed_out = False
             try:
                 proc.wait(timeout=timeout)

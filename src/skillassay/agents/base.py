@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from skillassay.agents.transcript import Transcript
+from skillassay.transcripts import Transcript
 
 SkillMode = Literal["native", "system-prompt"]
 AgentStatus = Literal["completed", "timed_out", "crashed", "infrastructure_error"]

@@ -28,7 +28,7 @@ from skillassay.agents._common import (
     skill_prompt_block,
 )
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.transcript import Message, ToolCall, Transcript, Usage
+from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "claude-code"
 BIN_ENV = "SKILLASSAY_CLAUDE_BIN"

@@ -27,7 +27,7 @@ from skillassay.agents._common import (
     run_jsonl_cli,
 )
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.transcript import Message, ToolCall, Transcript, Usage
+from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "codex"
 BIN_ENV = "SKILLASSAY_CODEX_BIN"

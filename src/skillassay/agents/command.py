@@ -9,7 +9,7 @@ import shlex
 
 from skillassay.agents._common import Scrubber, run_process
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.transcript import Message, Transcript
+from skillassay.transcripts import Message, Transcript
 
 NAME = "command"
 

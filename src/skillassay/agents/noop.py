@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.transcript import Message, Transcript
+from skillassay.transcripts import Message, Transcript
 
 NAME = "noop"
 

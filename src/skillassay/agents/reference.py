@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.transcript import Message, ToolCall, Transcript
+from skillassay.transcripts import Message, ToolCall, Transcript
 
 NAME = "reference"
 # never copied from the golden tree, never deleted from the workspace

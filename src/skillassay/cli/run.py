@@ -70,7 +70,7 @@ def run(
                                   help="Seconds before the agent is killed (whole process group)."),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
     seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
-    backend: str = typer.Option("process", "--backend", help="How apps run for the sandbox layer: process or docker."),
+    backend: str = typer.Option("host", "--backend", help="How apps run for the sandbox layer: host or docker."),
     baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
     resume: str | None = typer.Option(None, "--resume",
                                       help="A job id: rerun only its missing runs and infrastructure errors."),
@@ -95,8 +95,8 @@ def run(
         raise typer.BadParameter("expected rubric, sandbox or both", param_hint="--layers")
     if seam not in ("emulator", "live"):
         raise typer.BadParameter("expected emulator or live", param_hint="--seam")
-    if backend not in ("process", "docker"):
-        raise typer.BadParameter("expected process or docker", param_hint="--backend")
+    if backend not in ("host", "docker"):
+        raise typer.BadParameter("expected host or docker", param_hint="--backend")
     if skill_mode not in ("native", "system-prompt"):
         raise typer.BadParameter("expected native or system-prompt", param_hint="--skill-mode")
     import os

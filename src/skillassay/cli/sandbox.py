@@ -29,8 +29,8 @@ def sandbox(
              "SEAM_API_KEY (SEAM_ENDPOINT overrides the URL); only this run's data is created and cleaned up.",
     ),
     backend: str = typer.Option(
-        "process", "--backend",
-        help="process: run the app as local processes with cached dependencies (default). docker: docker build "
+        "host", "--backend",
+        help="host: run the app as a process group on this machine with cached dependencies (default). docker: docker build "
              "and docker run as the plan did (needs a running Docker engine).",
     ),
     logs: Path | None = typer.Option(
@@ -51,8 +51,8 @@ def sandbox(
 
     if seam not in ("emulator", "live"):
         raise typer.BadParameter("use emulator or live", param_hint="--seam")
-    if backend not in ("process", "docker"):
-        raise typer.BadParameter("use process or docker", param_hint="--backend")
+    if backend not in ("host", "docker"):
+        raise typer.BadParameter("use host or docker", param_hint="--backend")
     try:
         definition = load_fixture(fixture_dir)
         result = validate(
@@ -72,5 +72,5 @@ def _lit(value: str) -> Literal["emulator", "live"]:
     return "live" if value == "live" else "emulator"
 
 
-def _lit_b(value: str) -> Literal["process", "docker"]:
-    return "docker" if value == "docker" else "process"
+def _lit_b(value: str) -> Literal["host", "docker"]:
+    return "docker" if value == "docker" else "host"

@@ -157,7 +157,7 @@ def _check_config(cp: Path, cfg: object) -> list[Problem]:
 def defined_functions(app_dir: Path) -> set[str] | None:
     """Names of the functions and methods the app defines, from its syntax trees (the rubric's own parsers)."""
     try:
-        from skillassay.graders.rubric.languages.base import parser_for
+        from skillassay.languages import parser_for
     except ImportError:
         return None
     from skillassay.workspace import EXCLUDED_DIRS

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import TypeVar
 
-from skillassay import processes
+from skillassay import reaper
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,8 +53,8 @@ class LocalExecutor(Executor):
             # threads return now; while waiting for them, new groups are refused and the runs abandoned.
             for fut in futures:
                 fut.cancel()
-            with processes.stopping():
-                processes.kill_all()
+            with reaper.stopping():
+                reaper.kill_all()
                 self._pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.models import EvalDefinition
-from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Verdict, combined_score, judge
+from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Verdict, combined_score, decide
+from skillassay.transcripts import Transcript
 
 Layers = Literal["rubric", "sandbox", "both"]
 SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
@@ -89,7 +89,7 @@ def grade(
     *,
     layers: Layers = "both",
     seam: str = "emulator",
-    backend: str = "process",
+    backend: str = "host",
     emulator: Any = None,
     transcript: Transcript | None = None,
     judge_config: Any = None,
@@ -134,7 +134,7 @@ def grade(
             out.timings["sandbox"] = round(time.monotonic() - t, 3)
         out.combined = combined_score(out.rubric_total, out.sandbox_total)
         out.criteria = seam_criteria(definition, out.rubric, out.sandbox)
-        out.verdict = judge(out.criteria, [], definition.pass_threshold)
+        out.verdict = decide(out.criteria, [], definition.pass_threshold)
         return out
 
     # native agent evals: the process graders decide criteria, forbidden behaviour and the verdict

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from skillassay import processes
+from skillassay import reaper
 from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
@@ -40,7 +40,7 @@ class JobOptions(BaseModel):
     timeout: float = 600.0
     results: Path = Path("results")
     seam: str = "emulator"
-    backend: str = "process"
+    backend: str = "host"
     baseline: bool = False
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
@@ -171,7 +171,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             status = "finished"
         except KeyboardInterrupt:
             # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
-            processes.kill_all()
+            reaper.kill_all()
             raise
         finally:
             if emulator is not None:

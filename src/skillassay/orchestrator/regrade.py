@@ -11,14 +11,14 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from skillassay import store as result_store
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator.grading import grade
 from skillassay.store.models import RunRecord
+from skillassay.transcripts import Transcript
 
 
-class Change(BaseModel):
+class ScoreChange(BaseModel):
     eval_id: str
     variant: str
     run_index: int
@@ -31,7 +31,7 @@ class RegradeResult(BaseModel):
     job_id: str
     regraded: int
     skipped: list[str]
-    changes: list[Change]
+    changes: list[ScoreChange]
 
 
 def _fields(r: RunRecord) -> dict[str, float | str | None]:
@@ -61,7 +61,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
             from skillassay.services.seam.emulator import SeamEmulator
 
             emulator = SeamEmulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
-        changes: list[Change] = []
+        changes: list[ScoreChange] = []
         skipped: list[str] = []
         done = 0
         try:
@@ -76,7 +76,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 tfile = run_dir / "transcript.json"
                 transcript = Transcript.model_validate_json(tfile.read_text()) if tfile.is_file() else None
                 g = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}", layers=layers,
-                          seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "process"),
+                          seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "host"),
                           emulator=emulator, transcript=transcript)
                 new = r.model_copy(update={
                     "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
@@ -88,7 +88,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 before, after = _fields(r), _fields(new)
                 for k in sorted(set(before) | set(after)):
                     if before.get(k) != after.get(k):
-                        changes.append(Change(eval_id=r.eval_id, variant=r.variant, run_index=r.run_index, field=k,
+                        changes.append(ScoreChange(eval_id=r.eval_id, variant=r.variant, run_index=r.run_index, field=k,
                                               before=before.get(k), after=after.get(k)))
                 done += 1
                 if dry_run:

@@ -18,13 +18,13 @@ from pydantic import BaseModel, Field
 
 from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.models import EvalDefinition
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.secrets import redact, redact_tree, secret_values
 from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
 from skillassay.store.models import RunRecord, TranscriptSummary, Variant
+from skillassay.transcripts import Transcript
 from skillassay.workspace import create_workspace
 
 
@@ -42,7 +42,7 @@ class RunSpec(BaseModel):
     model: str | None = None
     layers: Layers = "both"
     seam: str = "emulator"
-    backend: str = "process"
+    backend: str = "host"
     timeout: float = 600.0
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None

@@ -1,4 +1,4 @@
-"""The design document's three scoring examples, computed with the harness's own ``judge`` (never typed in).
+"""The design document's three scoring examples, computed with the harness's own ``decide`` (never typed in).
 
 Taken from ``skillassay.scoring.examples.DOCUMENT_EXAMPLES`` when that module provides them in a shape the report
 understands; otherwise computed here with the same function and the same three cases."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from skillassay.scoring.verdict import CriterionResult, Verdict, judge
+from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 
 
 @dataclass
@@ -44,7 +44,7 @@ def _computed() -> list[ScoringExample]:
         ("Two criteria no grader could judge", _criteria(("scope_discipline", "respects_policy")), []),
         ("Full marks, but a forbidden behaviour observed", _criteria(), ["edited_tests_to_pass"]),
     ):
-        out.append(ScoringExample(title, crit, forbidden, 0.8, judge(crit, forbidden, 0.8)))
+        out.append(ScoringExample(title, crit, forbidden, 0.8, decide(crit, forbidden, 0.8)))
     return out
 
 
@@ -62,7 +62,7 @@ def _adapt(item: Any) -> ScoringExample | None:
     threshold = 0.8 if threshold is None else float(threshold)
     title = _field(item, "title") or _field(item, "name") or _field(item, "label") or "Example"
     explanation = _field(item, "explanation") or ""
-    return ScoringExample(str(title), crit, forbidden, threshold, judge(crit, forbidden, threshold), str(explanation))
+    return ScoringExample(str(title), crit, forbidden, threshold, decide(crit, forbidden, threshold), str(explanation))
 
 
 def scoring_examples() -> list[ScoringExample]:

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from skillassay.agents.transcript import Transcript
 from skillassay.store.models import RunRecord
+from skillassay.transcripts import Transcript
 
 MAX_DIFF_BYTES = 300_000
 MAX_JSON_BYTES = 60_000

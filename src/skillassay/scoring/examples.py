@@ -1,13 +1,13 @@
 """The design document's three worked examples of the agent-eval scoring rule, as data, each verdict computed
 by
-``skillassay.scoring.judge`` (never written by hand). The web report renders them from here; tests check they
+``skillassay.scoring.decide`` (never written by hand). The web report renders them from here; tests check they
 come out as the document says."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, Verdict, judge
+from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, Verdict, decide
 
 # The first agent eval's criteria (evals/agent-evals/cancellation-support.toml), weights 25/25/20/15/15.
 CRITERIA: list[tuple[str, float, str]] = [
@@ -51,7 +51,7 @@ def _example(
         explanation=explanation,
         criteria=criteria,
         forbidden_observed=forbidden,
-        verdict=judge(criteria, forbidden, DEFAULT_THRESHOLD),
+        verdict=decide(criteria, forbidden, DEFAULT_THRESHOLD),
     )
 
 

@@ -46,7 +46,7 @@ class Verdict(BaseModel):
         return "pass" if self.passed else "fail"
 
 
-def judge(
+def decide(
     criteria: Sequence[CriterionResult],
     forbidden_observed: Iterable[str] = (),
     threshold: float = DEFAULT_THRESHOLD,

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from process_helpers import make_definition, write_tree
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process.base import ProcessContext
+from skillassay.transcripts import Transcript
 
 
 @pytest.fixture

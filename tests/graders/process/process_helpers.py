@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillassay.agents.transcript import Message, ToolCall, Transcript
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
 from skillassay.definitions.models import EvalDefinition
+from skillassay.transcripts import Message, ToolCall, Transcript
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

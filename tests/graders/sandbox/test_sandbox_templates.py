@@ -40,7 +40,7 @@ def test_same_time_tolerates_format_not_a_different_instant():
 
 
 def test_plan_json_shape():
-    r = SandboxResult(fixture="f", run_id="r", seam_mode="emulator", backend="process")
+    r = SandboxResult(fixture="f", run_id="r", seam_mode="emulator", backend="host")
     r.checks["build"].ok()
     r.checks["create"].ok()
     r.checks["update"].fail("code ends_at mismatch")

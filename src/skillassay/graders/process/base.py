@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.models import EvalDefinition
+from skillassay.transcripts import Transcript
 from skillassay.workspace.workspace import EXCLUDED_DIRS
 
 if TYPE_CHECKING:  # pragma: no cover

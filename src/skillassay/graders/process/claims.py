@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.agent_eval import ClaimsOptions, ForbiddenBehaviour
 from skillassay.graders.process.base import Detection, GateResult, ProcessContext
+from skillassay.transcripts import Transcript
 
 TEST_CLAIM = re.compile(
     r"\b(all\s+|the\s+|every\s+)*(\d+\s+)?(existing\s+|new\s+|unit\s+)*(tests?|test\s+suite|specs?)\s+"

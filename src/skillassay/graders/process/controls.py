@@ -4,7 +4,7 @@ agent's work, each checked against the verdict it must get.
 A control is ``test_controls/<name>/`` (a whole modified app) with ``<name>.expected.json``
 (ControlExpectation:
 ``verdict`` pass/fail, ``disqualified``) and, when the control is about the agent's process, the normalised
-transcript ``<name>.transcript.json`` (``skillassay.agents.transcript.Transcript``) beside it. The reference
+transcript ``<name>.transcript.json`` (``skillassay.transcripts.Transcript``) beside it. The reference
 solution
 ``test_golden/`` is checked too (it must pass, not disqualified), with ``test_golden.transcript.json`` when
 present.
@@ -18,11 +18,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.definitions.native import transcript_file
 from skillassay.graders.process.engine import ProcessResult, evaluate
 from skillassay.graders.process.judge import JudgeConfig
+from skillassay.transcripts import Transcript
 
 GOLDEN = "test_golden"
 

@@ -25,10 +25,10 @@ import ast
 import re
 import shlex
 
-from skillassay.agents.transcript import ToolCall, Transcript
 from skillassay.definitions.agent_eval import DatabaseWritesOptions, ForbiddenBehaviour
 from skillassay.graders.process import pyast
 from skillassay.graders.process.base import ChangeSet, Detection, ProcessContext, matches
+from skillassay.transcripts import ToolCall, Transcript
 
 SQL_WRITE = re.compile(
     r"\b(INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+[\w.\"`\[\]]+\s+SET|DELETE\s+FROM|REPLACE\s+INTO|"

@@ -1,5 +1,5 @@
 """The one entry point the orchestrator calls for an agent eval: run the quality gates, grade every criterion,
-look for every forbidden behaviour, and reach the verdict with ``skillassay.scoring.judge``."""
+look for every forbidden behaviour, and reach the verdict with ``skillassay.scoring.decide``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from skillassay.agents.transcript import Transcript
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process import (
@@ -21,10 +20,10 @@ from skillassay.graders.process import (
     meaningful_tests,
     tampering,
 )
-from skillassay.graders.process import transcript as transcript_graders
+from skillassay.graders.process import policy as transcript_graders
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
-from skillassay.scoring.verdict import CriterionResult, Verdict
-from skillassay.scoring.verdict import judge as reach_verdict
+from skillassay.scoring.verdict import CriterionResult, Verdict, decide
+from skillassay.transcripts import Transcript
 
 Grader = Callable[[Criterion, ProcessContext], GradeResult]
 Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
@@ -159,7 +158,7 @@ def evaluate(
             )
         )
 
-    verdict = reach_verdict(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
+    verdict = decide(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
     return ProcessResult(
         eval_id=definition.id,
         criteria=results,

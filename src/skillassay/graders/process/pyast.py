@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from skillassay import pyparse
+from skillassay.languages import pyparse
 
 
 def parse(source: str | None) -> ast.Module | None:

@@ -22,7 +22,7 @@ SKIPPED_DIRS = frozenset(
 
 
 @dataclass
-class ChangeSet:
+class TreeChanges:
     modified: list[str] = field(default_factory=list)  # in both trees, content differs
     added: list[str] = field(default_factory=list)  # only in the modified tree
     deleted: list[str] = field(default_factory=list)  # only in the pristine tree
@@ -71,9 +71,9 @@ def _same(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
                 return True
 
 
-def compare_trees(pristine: Path, modified: Path) -> ChangeSet:
+def compare_trees(pristine: Path, modified: Path) -> TreeChanges:
     before, after = list_files(pristine), list_files(modified)
-    changes = ChangeSet()
+    changes = TreeChanges()
     p_root, m_root = str(pristine), str(modified)
     for rel in sorted(after):
         if rel not in before:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay.graders.rubric.changes import read_source
-from skillassay.graders.rubric.languages.base import Call, Function, Module, Value, parser_for
 from skillassay.graders.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
+from skillassay.languages import parser_for
+from skillassay.languages.base import Call, Function, Module, Value
 
 # How far the wrapper rule follows calls: a function counts as containing an SDK call when the call is in its body
 # or in a function it calls, up to this many wrapper functions deep (createReservation -> syncReservation -> pushData

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillassay.graders.sandbox.procs import StepFailed, run_step
 from skillassay.graders.sandbox.runplan import InstallSpec
+from skillassay.graders.sandbox.steps import StepFailed, run_step
 
 MARKER = ".complete"
 

@@ -49,7 +49,7 @@ class SandboxResult(BaseModel):
     fixture: str
     run_id: str
     seam_mode: Literal["emulator", "live"]
-    backend: Literal["process", "docker"]
+    backend: Literal["host", "docker"]
     total: int = 0
     checks: dict[str, CheckResult] = Field(default_factory=empty_checks)
     timings: dict[str, float] = Field(default_factory=dict)  # seconds: copy, install, build, start, create, ...

@@ -16,7 +16,6 @@ from skillassay.definitions.models import EvalDefinition, PlanEvalConfig, Sandbo
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.graders.sandbox.backends.base import Backend
 from skillassay.graders.sandbox.checks import Checker, render, time_templates
-from skillassay.graders.sandbox.procs import StepFailed
 from skillassay.graders.sandbox.result import SandboxResult
 from skillassay.graders.sandbox.runplan import plan_for
 from skillassay.graders.sandbox.seam import (
@@ -26,10 +25,11 @@ from skillassay.graders.sandbox.seam import (
     SeamSession,
     WantedSpace,
 )
+from skillassay.graders.sandbox.steps import StepFailed
 from skillassay.secrets import redact, redact_tree, secret_values
 
 SeamMode = Literal["emulator", "live"]
-BackendName = Literal["process", "docker"]
+BackendName = Literal["host", "docker"]
 
 UNIT_FIELDS = ("unitId", "unit_id")
 PROPERTY_FIELDS = ("propertyId", "property_id")
@@ -95,9 +95,9 @@ def _make_backend(name: BackendName, **kw: Any) -> Backend:
         from skillassay.graders.sandbox.backends.docker import DockerBackend
 
         return DockerBackend(**kw)
-    from skillassay.graders.sandbox.backends.process import ProcessBackend
+    from skillassay.graders.sandbox.backends.host import HostBackend
 
-    return ProcessBackend(**kw)
+    return HostBackend(**kw)
 
 
 def validate(
@@ -106,7 +106,7 @@ def validate(
     run_id: str,
     *,
     seam: SeamMode = "emulator",
-    backend: BackendName = "process",
+    backend: BackendName = "host",
     emulator: Any = None,
     logs_dir: Path | None = None,
     quiet_after: float | None = QUIET_AFTER,

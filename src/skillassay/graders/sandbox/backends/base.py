@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from skillassay.graders.sandbox.procs import StepFailed
 from skillassay.graders.sandbox.runplan import RunPlan
+from skillassay.graders.sandbox.steps import StepFailed
 
 # Not copied into the work copy: installed or generated state from the agent's machine.
 COPY_IGNORE = ("node_modules", ".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache")
@@ -89,7 +89,7 @@ class Backend(ABC):
         return emulator_url
 
     def log_tail(self, max_bytes: int = 3000) -> str:
-        from skillassay.graders.sandbox.procs import tail
+        from skillassay.graders.sandbox.steps import tail
 
         chunks = []
         for name, path in self.logs.items():

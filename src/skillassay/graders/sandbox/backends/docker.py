@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from skillassay.errors import InfrastructureError
 from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
-from skillassay.graders.sandbox.procs import StepFailed, free_port, run_step
+from skillassay.graders.sandbox.steps import StepFailed, free_port, run_step
 
 Network = Literal["host", "bridge"]
 

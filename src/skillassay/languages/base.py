@@ -2,7 +2,7 @@
 
 A language module turns source text into a ``Module``: the functions (with line ranges and local bindings), every
 call (receiver chain and arguments), routes, and the string literals that sit in decision positions. The checks
-work on this outline only, so a new language is one new module that registers its file extensions.
+work on this outline only, so a new language is one new module (listed in ``skillassay.languages``).
 """
 
 from __future__ import annotations
@@ -93,27 +93,3 @@ class Module:
 
 
 Parser = Callable[[bytes, str], Module]
-
-# file extension -> parser; filled by the language modules
-_REGISTRY: dict[str, Parser] = {}
-
-
-def register(extensions: tuple[str, ...], parser: Parser) -> None:
-    for ext in extensions:
-        _REGISTRY[ext] = parser
-
-
-def parser_for(path: str) -> Parser | None:
-    from skillassay.graders.rubric import languages  # noqa: F401  (imports every language module)
-
-    name = path.rsplit("/", 1)[-1]
-    if name.endswith(".d.ts"):
-        return None  # declarations hold no code
-    dot = name.rfind(".")
-    return _REGISTRY.get(name[dot:].lower()) if dot > 0 else None
-
-
-def supported_extensions() -> tuple[str, ...]:
-    from skillassay.graders.rubric import languages  # noqa: F401
-
-    return tuple(sorted(_REGISTRY))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from skillassay.agents.transcript import ToolCall
 from skillassay.definitions.agent_eval import CommandsOptions, Criterion, ForbiddenBehaviour, PolicyOptions
 from skillassay.graders.process.base import Detection, GradeResult, ProcessContext, matches
 from skillassay.graders.process.database import matches_suffix
+from skillassay.transcripts import ToolCall
 
 
 def _short(call: ToolCall) -> str:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from skillassay import processes
+from skillassay import reaper
 
 
 class StepFailed(Exception):
@@ -26,12 +26,12 @@ def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
     The child was started with ``start_new_session=True``, so its pid is its group id, and the group
     outlives the leader: children that the leader forked (npm -> node, sh -> python) die too.
     """
-    processes.kill_group(proc.pid, grace)
+    reaper.kill_group(proc.pid, grace)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         return  # still registered, so an interrupt's kill_all tries again
-    processes.unregister(proc.pid)
+    reaper.unregister(proc.pid)
 
 
 def tail(path: Path, max_bytes: int = 4000) -> str:
@@ -69,7 +69,7 @@ def run_step(
             raise StepFailed(step, f"could not run {argv[0]!r}: {e}") from e
         # timeout, exception or KeyboardInterrupt: the group never outlives the block; registered meanwhile so a
         # Ctrl-C, which never reaches the step's own group, can end it
-        with processes.tracked(proc, grace=1.0):
+        with reaper.tracked(proc, grace=1.0):
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:

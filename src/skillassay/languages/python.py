@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from skillassay import pyparse
-from skillassay.graders.rubric.languages.base import Call, Function, Module, Route, Value, register
+from skillassay.languages import pyparse
+from skillassay.languages.base import Call, Function, Module, Route, Value
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete"}
 
@@ -289,5 +289,3 @@ def parse(source: bytes, path: str) -> Module:
         return Module(path=path, language="python")  # a file that does not parse grades as empty
     return outliner.module
 
-
-register((".py",), parse)

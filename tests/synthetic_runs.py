@@ -9,10 +9,10 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from skillassay.agents.transcript import Message, ToolCall, Transcript, Usage
-from skillassay.scoring.verdict import CriterionResult, judge
+from skillassay.scoring.verdict import CriterionResult, decide
 from skillassay.store.files import run_dir_rel, write_job_file, write_json_atomic, write_run_file
 from skillassay.store.models import JobRecord, RunRecord, TranscriptSummary, Variant
+from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 CRITERIA = (
     ("api_path_selection", 15),
@@ -113,7 +113,7 @@ def make_job(
             CriterionResult(id=cid, weight=w, fraction=round(f, 2), grader="rubric", evidence=[f"{cid}: {f:.2f}"])
             for (cid, w), f in zip(CRITERIA, fractions, strict=True)
         ]
-        verdict = judge(crit)
+        verdict = decide(crit)
         started = created + timedelta(seconds=30 * k)
         rec = RunRecord(
             job_id=job_id,

@@ -8,7 +8,7 @@ from process_helpers import edit, shell, transcript
 
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.graders.process import claims, database
-from skillassay.graders.process import transcript as tg
+from skillassay.graders.process import policy as tg
 from skillassay.graders.process.base import GateResult
 
 APP = {
@@ -215,7 +215,7 @@ def test_policy_violations(make_ctx, calls, denials, expected):
 
 
 def test_policy_tool_kind_and_changed_protected_file(make_ctx):
-    from skillassay.agents.transcript import ToolCall
+    from skillassay.transcripts import ToolCall
 
     web = ToolCall(id="w", name="WebFetch", kind="other")
     assert tg.grade_policy(POLICY, make_ctx(APP, APP, transcript(web))).fraction == 0.0

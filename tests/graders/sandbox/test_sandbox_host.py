@@ -1,4 +1,4 @@
-"""The process backend: process groups die on every way out (success, failure, exception, Ctrl-C); caches hit."""
+"""The host backend: process groups die on every way out (success, failure, exception, Ctrl-C); caches hit."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from skillassay.graders.sandbox import validate
-from skillassay.graders.sandbox.backends.process import ProcessBackend
+from skillassay.graders.sandbox.backends.host import HostBackend
 from skillassay.graders.sandbox.checks import Checker
-from skillassay.graders.sandbox.procs import StepFailed, run_step
 from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+from skillassay.graders.sandbox.steps import StepFailed, run_step
 
 
 def _alive(pid: int) -> bool:
@@ -50,13 +50,13 @@ def _read_pids(path: Path, n: int, timeout: float = 10.0) -> list[int]:
     raise AssertionError(f"{path} never got {n} pids")
 
 
-def _backend(tmp_path: Path, start: list[str], build: list[list[str]] | None = None) -> ProcessBackend:
+def _backend(tmp_path: Path, start: list[str], build: list[list[str]] | None = None) -> HostBackend:
     src = tmp_path / "src"
     src.mkdir(exist_ok=True)
     (src / "requirements.txt").write_text("")
     plan = RunPlan(runtime="python", install=InstallSpec(pip_requirements=["requirements.txt"]), build=build or [],
                    start=start)
-    return ProcessBackend(plan=plan, source_dir=src, fixture="proc", run_id="p", logs_dir=tmp_path / "logs",
+    return HostBackend(plan=plan, source_dir=src, fixture="proc", run_id="p", logs_dir=tmp_path / "logs",
                           fixture_dir=tmp_path, health_timeout=20)
 
 

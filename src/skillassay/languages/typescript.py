@@ -11,7 +11,7 @@ import threading
 
 import tree_sitter as ts
 
-from skillassay.graders.rubric.languages.base import Call, Function, Module, Route, Value, register
+from skillassay.languages.base import Call, Function, Module, Route, Value
 
 _FUNCTION_TYPES = {
     "function_declaration",
@@ -408,7 +408,3 @@ def parse_tsx(source: bytes, path: str) -> Module:
 def parse_javascript(source: bytes, path: str) -> Module:
     return _parse(source, path, "javascript")
 
-
-register((".ts", ".mts", ".cts"), parse_typescript)
-register((".tsx",), parse_tsx)
-register((".js", ".mjs", ".cjs", ".jsx"), parse_javascript)

@@ -1,4 +1,5 @@
-"""Run the app as a local process group: a copy of the modified dir, cached dependencies, the machine's node/python."""
+"""Run the app on this machine (the host) as its own process group: a copy of the modified dir, cached dependencies,
+the machine's node/python."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillassay import processes
+from skillassay import reaper
 from skillassay.graders.sandbox import deps
 from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
-from skillassay.graders.sandbox.procs import StepFailed, free_port, kill_group, run_step
+from skillassay.graders.sandbox.steps import StepFailed, free_port, kill_group, run_step
 
 
-class ProcessBackend(Backend):
-    name = "process"
+class HostBackend(Backend):
+    name = "host"
 
     def __init__(self, *, health_timeout: float = 60.0, work_root: Path | None = None, **kw):
         super().__init__(**kw)
@@ -124,7 +125,7 @@ class ProcessBackend(Backend):
         except OSError as e:
             raise StepFailed("start", f"could not run {argv[0]!r}: {e}") from e
         # until stop() reaps it: a Ctrl-C never reaches the app's own group, so the interrupt handler kills it
-        processes.register(self.proc.pid)
+        reaper.register(self.proc.pid)
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.facts["start_argv"] = argv
         try:
@@ -151,7 +152,7 @@ class ProcessBackend(Backend):
         for f in (self._out, self._err):
             if f is not None and not f.closed:
                 f.close()
-        processes.check()  # an interrupted job killed the app mid-check: abandon the run rather than record it
+        reaper.check()  # an interrupted job killed the app mid-check: abandon the run rather than record it
 
     def cleanup(self) -> None:
         if self.workdir is not None and not os.environ.get("SKILLASSAY_KEEP_WORKDIR"):

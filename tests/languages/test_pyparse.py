@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from skillassay import pyparse
+from skillassay.languages import pyparse
 
 
 def test_a_parse_waits_for_the_one_in_progress() -> None:
