@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything skillassay and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
 # the Python package in .venv, the node tools (Seam OpenAPI spec, official npm SDK, Claude Code and Codex CLIs) in
-# node/node_modules, and Chromium for the report's browser test. Safe to run again: it skips what is there.
+# node/node_modules, Chromium for the report's browser test, and bubblewrap + strace for sealed runs.
+# Safe to run again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,9 @@ need_apt=()
 command -v git >/dev/null || need_apt+=(git)
 command -v node >/dev/null || need_apt+=(nodejs npm)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# bubblewrap seals every agent, app and grader process (docs/sealing.md); strace records what they touch
+command -v bwrap >/dev/null || need_apt+=(bubblewrap)
+command -v strace >/dev/null || need_apt+=(strace)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "setup: installing ${need_apt[*]} (Debian packages)"

@@ -1,4 +1,9 @@
-"""OpenAI's Codex CLI (``codex exec --json --sandbox workspace-write``), with a per-run ``CODEX_HOME``.
+"""OpenAI's Codex CLI (``codex exec --json --dangerously-bypass-approvals-and-sandbox``), with a per-run
+``CODEX_HOME``.
+
+Codex's own sandbox is off: skillassay's sandbox (bubblewrap) is the boundary. Codex's ``workspace-write`` mode
+uses bubblewrap itself when it is installed, and then its patches silently fail to reach the workspace (seen with
+Debian's bubblewrap 0.8), so a run would measure Codex's sandbox, not the agent.
 
 Codex discovers personal skills in ``$CODEX_HOME/skills/<name>/SKILL.md`` and lists them to the model; the model reads
 a skill by opening its SKILL.md with a shell command. ``system-prompt`` mode passes SKILL.md as the config value
@@ -90,8 +95,8 @@ class CodexAgent(Agent):
             self.binary or "codex",
             "exec",
             "--json",
-            "--sandbox",
-            "workspace-write",
+            # the flag Codex documents for "environments that are externally sandboxed": ours
+            "--dangerously-bypass-approvals-and-sandbox",
             "--skip-git-repo-check",
         ]
         if ctx.model:
