@@ -64,6 +64,7 @@ class RecordedRequest(BaseModel):
     turn: int | None = None  # which script turn it was answered with; None for side calls and other requests
     side_call: bool = False
     status: int = 200
+    headers: dict[str, str] = Field(default_factory=dict)  # as received (lower-case names)
     received_at: float = Field(default_factory=time.time)
 
     def text(self) -> str:
@@ -168,7 +169,8 @@ class ModelServer:
             script_id, path = match.group(1), match.group(2) or "/"
         raw = await request.body()
         body = _decode_body(raw, request.headers.get("content-encoding"))
-        record = RecordedRequest(script_id=script_id, method=request.method, path=path, body=body)
+        record = RecordedRequest(script_id=script_id, method=request.method, path=path, body=body,
+                                 headers={k.lower(): v for k, v in request.headers.items()})
 
         api = None
         if request.method == "POST" and path.rstrip("/").endswith("/messages"):
@@ -218,6 +220,8 @@ class ModelServer:
             await asyncio.sleep(turn.hang)
         if failing and turn.error is not None:
             return _error_response(api, turn.error, f"scripted error at turn {index}")
+        if turn.stream_error is not None and body.get("stream") is not False:
+            return _sse(_stream_error_events(api, turn.stream_error, str(body.get("model") or "scripted-model")))
         variables = dict(self._variables.get(script.id, {}))
         cwd = _find_cwd(api, body)
         if cwd:
@@ -632,12 +636,39 @@ def _sse(events: Iterable[tuple[str, dict]]) -> StreamingResponse:
     return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
 
+_ERROR_TYPES = {
+    # status -> (Anthropic error type, OpenAI error code), as the providers name them
+    400: ("invalid_request_error", "invalid_request_error"),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", "permission_denied"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+    529: ("overloaded_error", "server_is_overloaded"),
+}
+
+
 def _error_response(api: str, status: int, message: str) -> JSONResponse:
+    anthropic_type, openai_code = _ERROR_TYPES.get(status, ("api_error", "server_error"))
     if api == "anthropic":
-        body = {"type": "error", "error": {"type": "api_error", "message": message}}
+        body = {"type": "error", "error": {"type": anthropic_type, "message": message}}
     else:
-        body = {"error": {"type": "server_error", "code": "server_error", "message": message}}
+        body = {"error": {"type": openai_code, "code": openai_code, "message": message}}
     return JSONResponse(body, status_code=status)
+
+
+def _stream_error_events(api: str, error_type: str, model: str) -> Iterable[tuple[str, dict]]:
+    """A stream that starts (HTTP 200) and then fails: how providers report overload or errors mid-answer."""
+    message = f"scripted {error_type} during the answer"
+    if api == "anthropic":
+        start = {"id": "msg_stream_error", "type": "message", "role": "assistant", "model": model, "content": [],
+                 "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+        yield "message_start", {"type": "message_start", "message": start}
+        yield "error", {"type": "error", "error": {"type": error_type, "message": message}}
+    else:
+        pending = {"id": "resp_stream_error", "object": "response", "status": "in_progress", "model": model,
+                   "output": [], "usage": None}
+        yield "response.created", {"type": "response.created", "sequence_number": 0, "response": pending}
+        failed = {**pending, "status": "failed", "error": {"code": error_type, "message": message}}
+        yield "response.failed", {"type": "response.failed", "sequence_number": 1, "response": failed}
 
 
 def serve_scripts(paths: list[Path], port: int = 0, log: Path | None = None) -> None:
@@ -656,6 +687,9 @@ def serve_scripts(paths: list[Path], port: int = 0, log: Path | None = None) -> 
         if log:
             with log.open("w", encoding="utf-8") as fh:
                 for record in server.requests():
+                    # the log is a file: keep credentials' presence, never their values
+                    record.headers = {k: ("[present]" if k in ("authorization", "x-api-key") else v)
+                                      for k, v in record.headers.items()}
                     fh.write(record.model_dump_json() + "\n")
 
 

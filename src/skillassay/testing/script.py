@@ -15,8 +15,10 @@ YAML example (one script; the file may also hold a list of scripts, or ``{script
       - error: 500                                # this turn answers HTTP 500 (every attempt)
       - {error: 529, fail_times: 1, actions: [{text: ok}]}   # 529 once, then the reply (retries)
       - hang: 30                                  # this turn answers after 30 s (timeouts)
+      - stream_error: overloaded_error            # HTTP 200, then an error event inside the stream
 
-A turn is either a list of actions or a mapping with ``actions`` and the options ``error``, ``hang``, ``usage``.
+A turn is either a list of actions or a mapping with ``actions`` and the options ``error``, ``fail_times``,
+``hang``, ``stream_error``, ``usage``.
 An action is a one-key mapping (``text``, ``tool_use``, ``exec``, ``patch``, ``function_call``) or the long form with
 ``type``. ``tool_use`` is for the Anthropic Messages API; ``exec``, ``patch`` and ``function_call`` for OpenAI
 Responses; ``text`` for both. ``{workspace}`` in any string is replaced with the request's working directory when
@@ -109,6 +111,8 @@ class Turn(_Strict):
     error: int | None = None  # answer this HTTP status (e.g. 500) instead of a reply, on every attempt...
     fail_times: int | None = None  # ...or only on the first N attempts (then the actions), to test retries
     hang: float | None = None  # wait this many seconds before answering (to test timeouts)
+    # answer 200, start the stream, then fail inside it with this error type (e.g. overloaded_error), every attempt
+    stream_error: str | None = None
     usage: ScriptUsage | None = None
 
     @model_validator(mode="before")

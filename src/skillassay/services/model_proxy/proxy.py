@@ -1,0 +1,469 @@
+"""The job's model proxy: the agent's only model endpoint, holding the real keys, metering every call.
+
+One per job, in a background thread of the harness. Each run attempt gets a grant: a random token that the proxy
+swaps for the provider's key on the way up, and refuses once the run is over. Answers stream back unchanged (the
+agent sees exactly what the provider said, errors included, so it retries as it would against the provider);
+on the way, the proxy reads each answer's usage and errors into the grant's record.
+
+Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses, the model lists):
+a run's token cannot reach the rest of the operator's account through the real key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import secrets
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from datetime import UTC, datetime
+from typing import Self
+
+import anyio
+import httpx
+import uvicorn
+from pydantic import BaseModel, Field
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from skillassay.errors import InfrastructureError, SkillassayError
+from skillassay.secrets import redact
+from skillassay.services.model_proxy.grants import (
+    ADMIN_PREFIX,
+    GrantReport,
+    ModelEndpoint,
+    ModelProxyClient,
+)
+from skillassay.services.model_proxy.meter import Meter, error_text
+from skillassay.usage import Api, ModelCall, ModelUsage, PriceTable, ProviderError, classify, load_prices
+
+DEFAULT_UPSTREAMS: dict[Api, str] = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
+# The provider keys a harness may hold, in the order they are preferred, and how each is sent upstream.
+# None of them is ever given to an agent (agents/cli.py drops every name here from an agent's environment).
+PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
+    "ANTHROPIC_API_KEY": ("anthropic", "x-api-key"),
+    "ANTHROPIC_AUTH_TOKEN": ("anthropic", "authorization"),
+    "OPENAI_API_KEY": ("openai", "authorization"),
+    "CODEX_API_KEY": ("openai", "authorization"),
+}
+MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused (413): no model call is that big
+_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+        "transfer-encoding", "upgrade", "host", "content-length"}
+_NOT_UP = _HOP | {"authorization", "x-api-key", "cookie", "accept-encoding"}
+_NOT_DOWN = _HOP | {"content-encoding", "set-cookie"}
+
+
+class Upstream(BaseModel):
+    """Where one API's calls go, and the key the proxy adds (None: send none, e.g. to the scripted server)."""
+
+    api: Api
+    base_url: str
+    key: str | None = Field(default=None, repr=False)
+    key_header: str = "authorization"  # "x-api-key" or "authorization" (Bearer)
+
+    def headers(self) -> dict[str, str]:
+        if not self.key:
+            return {}
+        if self.key_header == "x-api-key":
+            return {"x-api-key": self.key}
+        return {"authorization": f"Bearer {self.key}"}
+
+
+def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> dict[Api, Upstream]:
+    """The upstream of each API: ``override`` for both when given (a scripted model server, a gateway), else the
+    provider's own base URL variable, else the provider; with the first provider key found in ``env``."""
+    out: dict[Api, Upstream] = {}
+    for api in ("anthropic", "openai"):
+        if override:
+            base = override
+        elif api == "anthropic":
+            base = env.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAMS[api]
+        else:
+            base = env.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS[api]
+        base = base.rstrip("/")
+        if base.endswith("/v1"):  # OPENAI_BASE_URL is given with /v1 by custom; the proxy adds the path itself
+            base = base[:-3]
+        if not base.startswith(("http://", "https://")):
+            raise SkillassayError(f"model upstream {base!r}: expected an http:// or https:// URL")
+        key, header = None, "authorization"
+        for name, (key_api, how) in PROVIDER_KEYS.items():
+            if key_api == api and env.get(name):
+                key, header = env[name], how
+                break
+        out[api] = Upstream(api=api, base_url=base, key=key, key_header=header)  # type: ignore[arg-type]
+    return out
+
+
+def _route(method: str, path: str, headers: Mapping[str, str]) -> Api | None:
+    """Which API a request is for, or None when the proxy does not pass it on."""
+    if method == "POST" and path in ("/v1/messages", "/v1/messages/count_tokens"):
+        return "anthropic"
+    if path == "/v1/responses" and method == "POST":
+        return "openai"
+    if path.startswith("/v1/responses/") and method in ("POST", "GET"):  # compaction, retrieval of a response
+        return "openai"
+    if method == "GET" and (path == "/v1/models" or path.startswith("/v1/models/")):
+        return "anthropic" if ("x-api-key" in headers or "anthropic-version" in headers) else "openai"
+    return None
+
+
+def _error(api: Api | None, status: int, message: str, kind: str = "api_error") -> JSONResponse:
+    """An error in the shape the agent's SDK expects from its provider."""
+    if api == "openai":
+        body = {"error": {"message": message, "type": kind, "code": kind}}
+    else:
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+    return JSONResponse(body, status_code=status)
+
+
+class _Grant:
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.usage = ModelUsage()
+        self.calls: list[ModelCall] = []
+        self.in_flight = 0
+        self.released = False
+
+    def report(self) -> GrantReport:
+        return GrantReport(run_id=self.run_id, usage=self.usage.model_copy(deep=True), calls=list(self.calls))
+
+
+class ModelProxy:
+    """Start it, hand ``grant(run_id)`` to each run attempt, ``release(token)`` when the attempt ends."""
+
+    def __init__(
+        self,
+        upstreams: Mapping[Api, Upstream],
+        prices: PriceTable | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        public_host: str | None = None,
+        connect_timeout: float = 30.0,
+        read_timeout: float = 600.0,
+    ):
+        self.upstreams = dict(upstreams)
+        self.prices = prices or load_prices()
+        self.host = host
+        self.public_host = public_host
+        self._requested_port = port
+        self.port: int | None = None
+        self.admin_token = secrets.token_urlsafe(32)
+        self._timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=60.0, pool=None)
+        self._grants: dict[str, _Grant] = {}
+        self._job = ModelUsage()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._client: httpx.AsyncClient | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        # the key values, to keep them out of anything the proxy records (an error message may echo a key)
+        self._hidden = [u.key for u in self.upstreams.values() if u.key]
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The root URL runs are given (``public_host`` when the proxy listens on all interfaces for other nodes)."""
+        if self.port is None:
+            raise RuntimeError("the model proxy is not running")
+        host = self.public_host or (self.host if self.host not in ("0.0.0.0", "::") else socket.gethostname())
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> Self:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self._requested_port))
+        except OSError as exc:
+            sock.close()
+            raise InfrastructureError(f"the model proxy cannot listen on {self.host}:{self._requested_port}: "
+                                      f"{exc.strerror or exc}") from None
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self._app(), log_level="warning", lifespan="on", access_log=False,
+                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name="skillassay-model-proxy", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise InfrastructureError("the model proxy did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def client(self) -> ModelProxyClient:
+        """The admin side over HTTP, for runs executed elsewhere (another process or node)."""
+        return ModelProxyClient(url=self.url, admin_token=self.admin_token)
+
+    # -- grants ----------------------------------------------------------------------------------------------
+    def grant(self, run_id: str) -> ModelEndpoint:
+        token = "sk-skillassay-run-" + secrets.token_urlsafe(24)
+        with self._lock:
+            self._grants[token] = _Grant(run_id)
+        return ModelEndpoint(base_url=self.url, token=token)
+
+    def report(self, token: str) -> GrantReport:
+        with self._lock:
+            grant = self._grants.get(token)
+            if grant is None:
+                raise KeyError("no such grant")
+            return grant.report()
+
+    def release(self, token: str, wait: float = 5.0) -> GrantReport:
+        """End a grant: its token is refused from now on. Waits (up to ``wait`` s) for calls still streaming, so
+        a run killed mid-answer still counts what the provider billed for it."""
+        deadline = time.monotonic() + wait
+        with self._lock:
+            grant = self._grants.get(token)
+            if grant is None:
+                raise KeyError("no such grant")
+            grant.released = True
+            while grant.in_flight and time.monotonic() < deadline:
+                self._idle.wait(timeout=max(0.0, deadline - time.monotonic()))
+            return grant.report()
+
+    def job_usage(self) -> ModelUsage:
+        with self._lock:
+            return self._job.model_copy(deep=True)
+
+    # -- HTTP ------------------------------------------------------------------------------------------------
+    def _app(self) -> Starlette:
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            # follow_redirects off: a provider redirect is passed to the agent as is, never followed with the key
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, trust_env=False)
+            try:
+                yield
+            finally:
+                await self._client.aclose()
+
+        methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+        return Starlette(
+            routes=[
+                Route(ADMIN_PREFIX + "/grants", self._admin_grant, methods=["POST"]),
+                Route(ADMIN_PREFIX + "/grants/{token}", self._admin_report, methods=["GET", "DELETE"]),
+                Route(ADMIN_PREFIX + "/usage", self._admin_usage, methods=["GET"]),
+                Route("/{path:path}", self._handle, methods=methods),
+            ],
+            lifespan=lifespan,
+        )
+
+    def _is_admin(self, request: Request) -> bool:
+        given = request.headers.get("authorization", "")
+        return hmac.compare_digest(given.encode(), f"Bearer {self.admin_token}".encode())
+
+    async def _admin_grant(self, request: Request) -> Response:
+        if not self._is_admin(request):
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        try:
+            body = await request.json()
+            run_id = str(body["run_id"])
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": "expected {\"run_id\": ...}"}, status_code=400)
+        endpoint = self.grant(run_id)
+        return JSONResponse({"base_url": endpoint.base_url, "token": endpoint.token})
+
+    async def _admin_report(self, request: Request) -> Response:
+        if not self._is_admin(request):
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        token = request.path_params["token"]
+        try:
+            if request.method == "DELETE":
+                report = await asyncio.to_thread(self.release, token)
+            else:
+                report = self.report(token)
+        except KeyError:
+            return JSONResponse({"error": "no such grant"}, status_code=404)
+        return Response(report.model_dump_json(), media_type="application/json")
+
+    async def _admin_usage(self, request: Request) -> Response:
+        if not self._is_admin(request):
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        return Response(self.job_usage().model_dump_json(), media_type="application/json")
+
+    @staticmethod
+    def _token(request: Request) -> str | None:
+        key = request.headers.get("x-api-key")
+        if key:
+            return key.strip()
+        auth = request.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            return auth[7:].strip()
+        return None
+
+    async def _handle(self, request: Request) -> Response:
+        path = "/" + request.path_params.get("path", "")
+        if path == "/" and request.method in ("GET", "HEAD"):
+            return Response(status_code=200)  # Claude Code's warm-up: nothing to pass on
+        api = _route(request.method, path, request.headers)
+        if api is None:
+            return JSONResponse({"error": {"message": f"skillassay's model proxy does not pass on "
+                                                      f"{request.method} {path}", "type": "not_found_error"}},
+                                status_code=404)
+        token = self._token(request)
+        with self._lock:
+            grant = self._grants.get(token or "")
+            if grant is None or grant.released:
+                grant = None
+            else:
+                grant.in_flight += 1
+        if grant is None:
+            return _error(api, 401, "skillassay model proxy: this run's token is unknown or its run is over",
+                          "authentication_error")
+        try:
+            return await self._forward(request, api, path, grant)
+        except BaseException:
+            self._done(grant)
+            raise
+
+    def _done(self, grant: _Grant, call: ModelCall | None = None) -> None:
+        with self._lock:
+            if call is not None:
+                grant.calls.append(call)
+                grant.usage.add_call(call)
+                self._job.add_call(call)
+            grant.in_flight -= 1
+            self._idle.notify_all()
+
+    def _call(self, api: Api, path: str, started: float, at: datetime, meter: Meter | None, status: int | None,
+              requested_model: str | None, error: ProviderError | None) -> ModelCall:
+        model = (meter.model if meter else None) or requested_model
+        tokens = meter.tokens if meter else None
+        call = ModelCall(at=at, api=api, path=path, model=model, status=status,
+                         duration_s=round(time.monotonic() - started, 3), stream=bool(meter and meter.streaming),
+                         error=error)
+        if tokens is not None:
+            call.tokens = tokens
+            call.cost_usd = self.prices.cost(model, tokens)
+        return call
+
+    def _provider_error(self, api: Api, kind, status: int | None, message: str, model: str | None) -> ProviderError:
+        return ProviderError(api=api, kind=kind, status=status, message=redact(message, self._hidden)[:500],
+                             model=model)
+
+    async def _forward(self, request: Request, api: Api, path: str, grant: _Grant) -> Response:
+        upstream = self.upstreams[api]
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            self._done(grant)
+            return _error(api, 413, "skillassay model proxy: request body too large", "request_too_large")
+        requested_model = _requested_model(body, request.headers.get("content-encoding"))
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_UP}
+        headers.update(upstream.headers())
+        headers["accept-encoding"] = "identity"  # the proxy reads the answer as it passes
+        url = upstream.base_url + path + (f"?{request.url.query}" if request.url.query else "")
+        at, started = datetime.now(UTC), time.monotonic()
+        assert self._client is not None
+        try:
+            upstream_request = self._client.build_request(request.method, url, headers=headers, content=body)
+            resp = await self._client.send(upstream_request, stream=True)
+        except httpx.HTTPError as exc:
+            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            error = self._provider_error(api, "connection", None, f"upstream unreachable: {message}",
+                                         requested_model)
+            self._done(grant, self._call(api, path, started, at, None, None, requested_model, error))
+            return _error(api, 502, f"skillassay model proxy: the provider did not answer ({type(exc).__name__})")
+
+        out_headers = {k: v for k, v in resp.headers.items() if k.lower() not in _NOT_DOWN}
+        if resp.status_code >= 400:
+            # an error answer is small: read it whole, classify it, pass it on as it was
+            try:
+                raw = await resp.aread()
+            except httpx.HTTPError:
+                raw = b""
+            finally:
+                await resp.aclose()
+            try:
+                text = error_text(json.loads(raw))
+            except ValueError:
+                text = raw.decode("utf-8", errors="replace")[:500]
+            kind = classify(resp.status_code, text) or "bad_request"
+            error = self._provider_error(api, kind, resp.status_code, text, requested_model)
+            self._done(grant, self._call(api, path, started, at, None, resp.status_code, requested_model, error))
+            return Response(raw, status_code=resp.status_code, headers=out_headers)
+
+        streaming = "text/event-stream" in resp.headers.get("content-type", "")
+        meter = Meter(api, streaming)
+        metered = path in ("/v1/messages", "/v1/responses")
+        state: dict[str, ProviderError | bool | None] = {"error": None, "closed": False}
+
+        async def relay() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in resp.aiter_bytes():
+                    meter.feed(chunk)
+                    yield chunk
+            except httpx.HTTPError as exc:
+                state["error"] = self._provider_error(api, "connection", None,
+                                                      f"the answer stream broke: {type(exc).__name__}",
+                                                      meter.model or requested_model)
+                return
+            meter.finish()
+            if meter.error_kind:
+                state["error"] = self._provider_error(api, meter.error_kind, None, meter.error_message,
+                                                      meter.model or requested_model)
+            elif streaming and metered and not meter.completed:
+                state["error"] = self._provider_error(api, "connection", None, "the answer stream ended early",
+                                                      meter.model or requested_model)
+
+        async def close() -> None:
+            # reached however the answer ends, also when the agent hangs up mid-answer (it was killed): what the
+            # provider billed still counts
+            if state["closed"]:
+                return
+            state["closed"] = True
+            await resp.aclose()
+            error = state["error"] if isinstance(state["error"], ProviderError) else None
+            self._done(grant, self._call(api, path, started, at, meter if metered else None, resp.status_code,
+                                         requested_model, error))
+
+        return _Relay(relay(), close, status_code=resp.status_code, headers=out_headers)
+
+
+class _Relay(StreamingResponse):
+    """A streamed answer that always runs ``on_close``, even when the client goes away before the first byte."""
+
+    def __init__(self, content, on_close, **kwargs):
+        super().__init__(content, **kwargs)
+        self._on_close = on_close
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._on_close()
+
+
+def _requested_model(body: bytes, encoding: str | None) -> str | None:
+    """The model the request names (bodies the proxy cannot read, e.g. compressed, name none)."""
+    if encoding or not body:
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return str(model) if model else None

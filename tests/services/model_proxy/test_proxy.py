@@ -1,0 +1,229 @@
+"""The job's model proxy, in front of the scripted model server: it meters, prices, swaps keys and passes answers
+through unchanged; it refuses what is not a model call and tokens that are not (or no longer) a run's."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import httpx
+import pytest
+
+from skillassay.services.model_proxy.proxy import ModelProxy, Upstream, upstreams_from_env
+from skillassay.testing import ModelServer, parse_scripts
+from skillassay.usage import load_prices
+
+# built at run time, so no key-shaped literal is committed
+REAL_ANTHROPIC = "sk-ant-" + "api03-operator-real-key-0123456789"
+REAL_OPENAI = "sk-" + "proj-operator-real-key-0123456789abcdef"
+
+USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 789, "cache_creation_input_tokens": 321}
+
+
+def anthropic_body(model="claude-opus-5-5", stream=True, assistant_turns=0):
+    messages = [{"role": "user", "content": "hi"}]
+    for _ in range(assistant_turns):
+        messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
+    return {"model": model, "stream": stream, "max_tokens": 100, "messages": messages,
+            "tools": [{"name": "Write", "input_schema": {"type": "object"}}]}
+
+
+def openai_body(model="gpt-5.5", stream=True):
+    return {"model": model, "stream": stream, "input": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "name": "exec_command", "parameters": {}}]}
+
+
+@pytest.fixture
+def server():
+    with ModelServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def proxy_for(server):
+    started = []
+
+    def make(script: dict, **kwargs):
+        (s,) = parse_scripts(script)
+        server.add_script(s)
+        env = {"ANTHROPIC_API_KEY": REAL_ANTHROPIC, "OPENAI_API_KEY": REAL_OPENAI, **kwargs.pop("env", {})}
+        proxy = ModelProxy(upstreams_from_env(env, server.base_url(s.id)), **kwargs).start()
+        started.append(proxy)
+        return proxy
+
+    yield make
+    for p in started:
+        p.stop()
+
+
+def post(endpoint, path, body, header="x-api-key", **kw):
+    auth = {"x-api-key": endpoint.token} if header == "x-api-key" else {"authorization": f"Bearer {endpoint.token}"}
+    return httpx.post(endpoint.base_url + path, json=body, headers={**auth, "anthropic-version": "2023-06-01"},
+                      timeout=30, **kw)
+
+
+def test_recorded_cost_is_the_scripted_usage_times_the_price_table(proxy_for):
+    proxy = proxy_for({"id": "cost", "turns": [{"actions": [{"text": "a"}], "usage": USAGE},
+                                               {"actions": [{"text": "b"}], "usage": USAGE}]})
+    run = proxy.grant("run-1")
+    assert post(run, "/v1/messages", anthropic_body()).status_code == 200
+    assert post(run, "/v1/messages", anthropic_body(stream=False, assistant_turns=1)).status_code == 200
+    assert post(run, "/v1/responses", openai_body(), header="bearer").status_code == 200
+    report = proxy.release(run.token)
+
+    # claude-opus-5-5 in prices.toml: $4 in, $20 out, $0.20 cache read, $5 cache write, per million tokens
+    claude = (1234 * 4 + 56 * 20 + 789 * 0.2 + 321 * 5) / 1e6
+    # gpt-5.5: $5 in, $0.50 cached, $30 out; OpenAI's input_tokens include the cached ones (the scripted server
+    # sends input_tokens=1234 of which cached_tokens=789)
+    gpt = ((1234 - 789) * 5 + 789 * 0.5 + 56 * 30) / 1e6
+    u = report.usage
+    assert u.requests == 3 and u.failed_requests == 0 and not u.unpriced_models
+    assert u.cost_usd == pytest.approx(2 * claude + gpt, rel=1e-9)
+    assert u.by_model["claude-opus-5-5"].cost_usd == pytest.approx(2 * claude)
+    assert u.by_model["gpt-5.5"].cost_usd == pytest.approx(gpt)
+    assert (u.input_tokens, u.output_tokens) == (2 * 1234 + 445, 3 * 56)
+    assert (u.cache_read_input_tokens, u.cache_creation_input_tokens) == (3 * 789, 2 * 321)
+    assert [c.stream for c in report.calls] == [True, False, True]
+    assert proxy.job_usage().cost_usd == pytest.approx(u.cost_usd)
+
+
+def test_an_override_file_reprices_and_an_unknown_model_is_unpriced_not_guessed(proxy_for, tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."claude-opus-5-5"]\ninput = 1.0\noutput = 2.0\ncache_read = 0.5\ncache_write = 1.5\n')
+    proxy = proxy_for({"id": "override", "turns": [{"actions": [{"text": "a"}], "usage": USAGE}]},
+                      prices=load_prices(prices))
+    run = proxy.grant("r")
+    post(run, "/v1/messages", anthropic_body())
+    post(run, "/v1/messages", anthropic_body(model="claude-nobody-knows-9"))
+    u = proxy.release(run.token).usage
+    assert u.by_model["claude-opus-5-5"].cost_usd == pytest.approx((1234 + 56 * 2 + 789 * 0.5 + 321 * 1.5) / 1e6)
+    assert u.unpriced_models == ["claude-nobody-knows-9"] and u.by_model["claude-nobody-knows-9"].cost_usd is None
+    assert u.cost_usd == pytest.approx(u.by_model["claude-opus-5-5"].cost_usd)
+
+
+def test_streams_pass_through_unchanged(proxy_for, server):
+    proxy = proxy_for({"id": "same", "turns": [[{"text": "hello"}, {"tool_use": {"name": "Write", "input": {"a": 1}}}]]})
+    run = proxy.grant("r")
+    through = post(run, "/v1/messages", anthropic_body())
+    direct = httpx.post(server.base_url("same") + "/v1/messages", json=anthropic_body(), timeout=30)
+    assert through.headers["content-type"].startswith("text/event-stream")
+    assert through.content == direct.content and b"input_json_delta" in through.content
+
+
+def test_the_real_key_goes_upstream_and_the_run_token_does_not(proxy_for, server):
+    proxy = proxy_for({"id": "keys", "turns": []})
+    run = proxy.grant("r")
+    post(run, "/v1/messages", anthropic_body())
+    post(run, "/v1/responses", openai_body(), header="bearer")
+    claude, codex = server.requests("keys")
+    assert claude.headers["x-api-key"] == REAL_ANTHROPIC and "authorization" not in claude.headers
+    assert codex.headers["authorization"] == f"Bearer {REAL_OPENAI}" and "x-api-key" not in codex.headers
+    for r in (claude, codex):
+        assert run.token not in json.dumps(r.headers)
+
+
+def test_tokens_that_are_not_a_live_runs_are_refused(proxy_for, server):
+    proxy = proxy_for({"id": "tok", "turns": []})
+    run = proxy.grant("r")
+    forged = run.model_copy(update={"token": run.token[:-2] + "xx"})
+    assert post(forged, "/v1/messages", anthropic_body()).status_code == 401
+    assert httpx.post(run.base_url + "/v1/messages", json=anthropic_body(), timeout=10).status_code == 401
+    assert post(run, "/v1/messages", anthropic_body()).status_code == 200
+    proxy.release(run.token)
+    after = post(run, "/v1/messages", anthropic_body())
+    assert after.status_code == 401 and after.json()["error"]["type"] == "authentication_error"
+    assert len(server.requests("tok")) == 1  # only the live token's call reached the provider
+
+
+def test_only_model_routes_are_passed_on(proxy_for, server):
+    proxy = proxy_for({"id": "routes", "turns": []})
+    run = proxy.grant("r")
+    for method, path in [("POST", "/v1/files"), ("GET", "/v1/organizations/me"), ("POST", "/v1/batches"),
+                         ("DELETE", "/v1/messages"), ("POST", "/v1/fine_tuning/jobs"), ("GET", "/_emulator/x")]:
+        resp = httpx.request(method, run.base_url + path, headers={"x-api-key": run.token}, timeout=10)
+        assert resp.status_code == 404, (method, path)
+    assert server.requests("routes") == []
+    assert httpx.head(run.base_url + "/", timeout=10).status_code == 200  # Claude's warm-up, answered locally
+
+
+@pytest.mark.parametrize(("status", "kind", "api"), [(429, "rate_limited", "anthropic"), (529, "overloaded", "anthropic"),
+                                                      (500, "server_error", "anthropic"), (429, "rate_limited", "openai"),
+                                                      (503, "server_error", "openai")])
+def test_provider_errors_are_passed_on_and_recorded(proxy_for, status, kind, api):
+    proxy = proxy_for({"id": f"err{status}{api}", "turns": [{"error": status, "fail_times": 2, "actions": [{"text": "ok"}]}]})
+    run = proxy.grant("r")
+    path, body, header = (("/v1/messages", anthropic_body(), "x-api-key") if api == "anthropic"
+                          else ("/v1/responses", openai_body(), "bearer"))
+    answers = [post(run, path, body, header=header).status_code for _ in range(3)]
+    assert answers == [status, status, 200]  # the agent sees what the provider said, and may retry
+    u = proxy.release(run.token).usage
+    assert u.requests == 3 and u.failed_requests == 2 and u.provider_error_count == 2
+    assert [(e.kind, e.status, e.api) for e in u.provider_errors] == [(kind, status, api)] * 2
+    assert all(e.transient for e in u.provider_errors)
+    assert REAL_ANTHROPIC not in u.model_dump_json() and REAL_OPENAI not in u.model_dump_json()
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_an_error_inside_a_stream_is_recorded(proxy_for, api):
+    proxy = proxy_for({"id": f"mid{api}", "turns": [{"stream_error": "overloaded_error"}]})
+    run = proxy.grant("r")
+    if api == "anthropic":
+        resp = post(run, "/v1/messages", anthropic_body())
+    else:
+        resp = post(run, "/v1/responses", openai_body(), header="bearer")
+    assert resp.status_code == 200 and b"overloaded_error" in resp.content
+    (err,) = proxy.release(run.token).usage.provider_errors
+    assert err.kind == "overloaded" and err.status is None
+
+
+def test_an_unreachable_provider_is_a_connection_error(tmp_path):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    ups = {api: Upstream(api=api, base_url=f"http://127.0.0.1:{port}") for api in ("anthropic", "openai")}
+    with ModelProxy(ups) as proxy:
+        run = proxy.grant("r")
+        resp = post(run, "/v1/messages", anthropic_body())
+        assert resp.status_code == 502 and resp.json()["type"] == "error"
+        (err,) = proxy.release(run.token).usage.provider_errors
+    assert err.kind == "connection" and err.status is None
+
+
+def test_a_call_cut_off_by_the_agent_still_counts(proxy_for):
+    proxy = proxy_for({"id": "cut", "turns": [{"actions": [{"text": "x" * 200_000}], "usage": USAGE}]})
+    run = proxy.grant("r")
+    with httpx.stream("POST", run.base_url + "/v1/messages", json=anthropic_body(),
+                      headers={"x-api-key": run.token}, timeout=30) as resp:
+        next(resp.iter_raw())  # the agent is killed after the first bytes
+    report = proxy.release(run.token, wait=10)
+    (call,) = report.calls
+    assert call.tokens.input_tokens == 1234  # message_start was read before the hang-up
+    assert report.usage.cost_usd > 0
+
+
+def test_the_admin_side_over_http(proxy_for):
+    proxy = proxy_for({"id": "admin", "turns": [{"actions": [{"text": "a"}], "usage": USAGE}]})
+    client = proxy.client()
+    run = client.grant("remote-run")
+    assert run.base_url == proxy.url and run.netloc == f"127.0.0.1:{proxy.port}"
+    post(run, "/v1/messages", anthropic_body())
+    assert client.report(run.token).usage.requests == 1
+    released = client.release(run.token)
+    assert released.run_id == "remote-run" and released.usage.input_tokens == 1234
+    assert client.job_usage().requests == 1
+    # a run's token (or none) opens no admin route
+    for headers in ({"authorization": f"Bearer {run.token}"}, {}):
+        assert httpx.post(proxy.url + "/_skillassay/grants", json={"run_id": "x"}, headers=headers).status_code == 403
+        assert httpx.get(proxy.url + "/_skillassay/usage", headers=headers).status_code == 403
+    assert "admin_token" not in repr(client) or client.admin_token not in repr(client)
+
+
+def test_upstreams_from_the_environment():
+    ups = upstreams_from_env({"ANTHROPIC_AUTH_TOKEN": "tok-123456", "OPENAI_BASE_URL": "https://gw.example/v1",
+                              "OPENAI_API_KEY": "k-123456"})
+    assert ups["anthropic"].base_url == "https://api.anthropic.com"
+    assert ups["anthropic"].headers() == {"authorization": "Bearer tok-123456"}
+    assert ups["openai"].base_url == "https://gw.example" and ups["openai"].headers() == {"authorization": "Bearer k-123456"}
+    assert upstreams_from_env({})["openai"].headers() == {}
+    assert "k-123456" not in repr(ups["openai"])
