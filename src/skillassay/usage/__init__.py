@@ -37,7 +37,7 @@ ProviderErrorKind = Literal[
     "bad_request",  # any other 4xx
 ]
 # Worth waiting and trying again: the provider's passing trouble, not the agent's and not a set-up mistake.
-TRANSIENT: frozenset[str] = frozenset({"rate_limited", "overloaded", "server_error", "connection"})
+RETRYABLE: frozenset[str] = frozenset({"rate_limited", "overloaded", "server_error", "connection"})
 
 _CONTEXT = re.compile(
     r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|input is too long|"
@@ -95,13 +95,13 @@ class ProviderError(BaseModel):
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     api: Api | None = None
     kind: ProviderErrorKind
-    status: int | None = None  # HTTP status; None when there was no answer, or the error came inside a stream
+    http_status: int | None = None  # None when there was no answer, or the error came inside a 200 stream
     message: str = ""  # the provider's message, shortened (it never holds a key: the proxy scrubs it)
     model: str | None = None
 
     @property
-    def transient(self) -> bool:
-        return self.kind in TRANSIENT
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE
 
 
 # -- tokens and prices ---------------------------------------------------------------------------------------
@@ -246,8 +246,8 @@ class ModelUsage(TokenCounts):
         return not self.unpriced_models
 
     @property
-    def transient_errors(self) -> list[ProviderError]:
-        return [e for e in self.provider_errors if e.transient]
+    def retryable_errors(self) -> list[ProviderError]:
+        return [e for e in self.provider_errors if e.retryable]
 
     def add_call(self, call: ModelCall) -> None:
         self.requests += 1
@@ -305,7 +305,7 @@ def total(usages: list[ModelUsage | None]) -> ModelUsage:
 
 
 __all__ = [
-    "TRANSIENT",
+    "RETRYABLE",
     "Api",
     "ModelCall",
     "ModelTotals",

@@ -158,8 +158,8 @@ def test_provider_errors_are_passed_on_and_recorded(proxy_for, status, kind, api
     assert answers == [status, status, 200]  # the agent sees what the provider said, and may retry
     u = proxy.release(run.token).usage
     assert u.requests == 3 and u.failed_requests == 2 and u.provider_error_count == 2
-    assert [(e.kind, e.status, e.api) for e in u.provider_errors] == [(kind, status, api)] * 2
-    assert all(e.transient for e in u.provider_errors)
+    assert [(e.kind, e.http_status, e.api) for e in u.provider_errors] == [(kind, status, api)] * 2
+    assert all(e.retryable for e in u.provider_errors)
     assert REAL_ANTHROPIC not in u.model_dump_json() and REAL_OPENAI not in u.model_dump_json()
 
 
@@ -173,7 +173,7 @@ def test_an_error_inside_a_stream_is_recorded(proxy_for, api):
         resp = post(run, "/v1/responses", openai_body(), header="bearer")
     assert resp.status_code == 200 and b"overloaded_error" in resp.content
     (err,) = proxy.release(run.token).usage.provider_errors
-    assert err.kind == "overloaded" and err.status is None
+    assert err.kind == "overloaded" and err.http_status is None
 
 
 def test_an_unreachable_provider_is_a_connection_error(tmp_path):
@@ -187,7 +187,7 @@ def test_an_unreachable_provider_is_a_connection_error(tmp_path):
         resp = post(run, "/v1/messages", anthropic_body())
         assert resp.status_code == 502 and resp.json()["type"] == "error"
         (err,) = proxy.release(run.token).usage.provider_errors
-    assert err.kind == "connection" and err.status is None
+    assert err.kind == "connection" and err.http_status is None
 
 
 def test_a_call_cut_off_by_the_agent_still_counts(proxy_for):

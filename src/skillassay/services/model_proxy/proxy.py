@@ -361,7 +361,7 @@ class ModelProxy:
         return call
 
     def _provider_error(self, api: Api, kind, status: int | None, message: str, model: str | None) -> ProviderError:
-        return ProviderError(api=api, kind=kind, status=status, message=redact(message, self._hidden)[:500],
+        return ProviderError(api=api, kind=kind, http_status=status, message=redact(message, self._hidden)[:500],
                              model=model)
 
     async def _forward(self, request: Request, api: Api, path: str, grant: _Grant) -> Response:
