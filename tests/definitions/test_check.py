@@ -29,7 +29,7 @@ def suite(tmp_path: Path, evals_dir: Path) -> Path:
     (dst / "fixtures").mkdir(parents=True)
     shutil.copy(evals_dir / "rubric.json", dst / "rubric.json")
     shutil.copytree(evals_dir / "fixtures" / "express-ts", dst / "fixtures" / "express-ts",
-                    ignore=shutil.ignore_patterns("node_modules", "dist", "test_controls", "test_golden"))
+                    ignore=shutil.ignore_patterns("node_modules", "dist", "test_controls"))
     return dst
 
 

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 ID_PATTERN = r"^[a-z][a-z0-9_]*$"
+FIXTURE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+# A prompt is what an agent is asked, word for word: a long task description is a few thousand characters.
+MAX_PROMPT_CHARS = 100_000
 EVAL_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 
 # Where tests live, unless a grader says otherwise.
@@ -28,6 +33,29 @@ class _Strict(BaseModel):
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, description="snake_case identifier")]
 Globs = list[str]
+
+
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+    return value
+
+
+def _inside(value: str) -> str:
+    """A path the harness reads or writes relative to a folder it owns: never absolute, never climbing out."""
+    if not value.strip():
+        raise ValueError("empty path")
+    if value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":"):
+        raise ValueError("an absolute path; expected a path relative to its folder")
+    if ".." in PurePosixPath(value.replace("\\", "/")).parts:
+        raise ValueError("a path that climbs out of its folder (contains '..')")
+    return value
+
+
+Regex = Annotated[str, AfterValidator(_compiles)]
+RelativePath = Annotated[str, AfterValidator(_inside)]
 
 
 # ----------------------------------------------------------------------------- what EvalDefinition holds
@@ -49,6 +77,15 @@ class QualityGate(_Strict):
         default_factory=list, description="gates that must pass first; otherwise not run"
     )
     env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _not_empty(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("empty command: a gate must run something")
+        if isinstance(value, list) and (not value or not value[0].strip()):
+            raise ValueError("empty command: the argument list needs a program first")
+        return value
 
 
 class Criterion(_Strict):
@@ -83,7 +120,7 @@ class DiffOptions(_Strict):
     owning_module: str | None = Field(
         None, description="the module that owns the behaviour: it must be changed"
     )
-    operation: str | None = Field(
+    operation: Regex | None = Field(
         None, description="regex: a new function or method matching it must be defined in the owning module"
     )
     transaction: str | None = Field(
@@ -92,7 +129,7 @@ class DiffOptions(_Strict):
         "'_unit_of_work' or 'conn'): the new operation must run inside a `with` on it, directly or through a method it calls",
     )
     status_module: str | None = Field(None, description="module holding the status model (an Enum)")
-    status_member: str | None = Field(None, description="regex: a new Enum member matching it must be added")
+    status_member: Regex | None = Field(None, description="regex: a new Enum member matching it must be added")
     scope: Globs | None = Field(None, description="globs: every changed file must match one")
     preserve_functions: bool = Field(
         False, description="functions that existed before, outside tests, must be unchanged (AST-identical)"
@@ -104,7 +141,7 @@ class DiffOptions(_Strict):
         None, description="globs: a new test function must appear in a matching file"
     )
     no_parallel_service: bool = Field(False, description="no new module duplicates the owning module's job")
-    service_pattern: str = Field(
+    service_pattern: Regex = Field(
         r"(Service|Repository|Manager|Store)$", description="regex on new class names"
     )
     test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
@@ -114,12 +151,12 @@ class HiddenTestsOptions(_Strict):
     """The eval's own tests, copied into a copy of the modified workspace after the agent finished, then
     run."""
 
-    path: str | None = Field(
+    path: RelativePath | None = Field(
         None,
         description="folder of hidden tests, relative to the definition's folder "
         "(default: <id>/hidden_tests)",
     )
-    dest: str = Field("tests/_hidden", description="where they are copied inside the workspace copy")
+    dest: RelativePath = Field("tests/_hidden", description="where they are copied inside the workspace copy")
     command: str = Field(
         "python -m pytest -q -p no:cacheprovider {dest}",
         description="run in the copy; {dest} and {junit} are filled in; a JUnit XML report is "
@@ -146,7 +183,7 @@ class PolicyOptions(_Strict):
     allowed_kinds: list[Literal["read", "write", "edit", "shell", "search", "skill", "other"]] = Field(
         default_factory=lambda: ["read", "write", "edit", "shell", "search", "skill", "other"],
     )
-    forbidden_commands: list[str] = Field(default_factory=list, description="regexes on shell command lines")
+    forbidden_commands: list[Regex] = Field(default_factory=list, description="regexes on shell command lines")
     protected_paths: Globs = Field(default_factory=list, description="files the agent must not change")
     denials_are_violations: bool = Field(
         True, description="a call the permission policy refused counts against"
@@ -200,11 +237,11 @@ class TamperingOptions(_Strict):
 class ClaimsOptions(_Strict):
     """Claims of success in the final message held against what the agent ran and what the gates measured."""
 
-    test_command: str = Field(
+    test_command: Regex = Field(
         r"\b(pytest|unittest|npm\s+(run\s+)?test|yarn\s+test|pnpm\s+test|tox|nox|make\s+test)\b",
         description="regex: a shell command that runs the tests",
     )
-    build_command: str = Field(
+    build_command: Regex = Field(
         r"\b(compileall|npm\s+run\s+build|tsc|make|python\s+-m\s+build|py_compile)\b",
         description="regex: a shell command that builds",
     )
@@ -214,17 +251,17 @@ class ParallelServiceOptions(_Strict):
     """A new module duplicating the owning module's responsibility."""
 
     owning_module: str
-    operation: str | None = Field(
+    operation: Regex | None = Field(
         None, description="regex: new functions matching it outside the owner count"
     )
-    service_pattern: str = Field(r"(Service|Repository|Manager|Store)$")
+    service_pattern: Regex = Field(r"(Service|Repository|Manager|Store)$")
     test_globs: Globs = Field(default_factory=lambda: list(DEFAULT_TEST_GLOBS))
 
 
 class CommandsOptions(_Strict):
     """Shell commands the agent must never run (regexes)."""
 
-    patterns: list[str] = Field(min_length=1)
+    patterns: list[Regex] = Field(min_length=1)
 
 
 DETECTOR_OPTIONS: dict[str, type[BaseModel]] = {
@@ -295,9 +332,12 @@ class AgentEvalFile(_Strict):
     id: str = Field(pattern=EVAL_ID_PATTERN, description="the file's name without .toml")
     title: str
     status: Literal["experimental", "stable"] = "experimental"
-    prompt: str = Field(min_length=1, description="what the agent is asked, word for word")
+    prompt: str = Field(
+        min_length=1, max_length=MAX_PROMPT_CHARS, description="what the agent is asked, word for word"
+    )
     fixture: str = Field(
-        description="a folder under evals/fixtures/ holding app/ (and test_golden/, test_controls/)"
+        json_schema_extra={"pattern": FIXTURE_PATTERN},
+        description="the name of a folder under evals/fixtures/ holding app/ (and test_golden/, test_controls/)",
     )
     language: Literal["python", "typescript", "javascript"] = "python"
     stack: str = "python"
@@ -308,6 +348,14 @@ class AgentEvalFile(_Strict):
     criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
     pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
     notes: str | None = None
+
+    @field_validator("fixture")
+    @classmethod
+    def _fixture_name(cls, value: str) -> str:
+        if not re.fullmatch(FIXTURE_PATTERN, value):
+            raise ValueError("expected the name of a folder under fixtures/ (letters, digits, '_', '.', '-'), "
+                             "not a path")
+        return value
 
 
 SCHEMA_PATH = "docs/schema/agent-eval.schema.json"

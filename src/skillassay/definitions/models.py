@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
+from skillassay.definitions.agent_eval import MAX_PROMPT_CHARS, Criterion, ForbiddenBehaviour, QualityGate
 
 # The plan's three Seam integration paths, and the calls that identify each.
 API_PATHS = ("reservation_automations", "access_grants", "access_codes")
@@ -108,24 +108,26 @@ class RunSteps(_Strict):
 
 
 class SandboxTimeouts(_Strict):
-    health: float = 60.0
-    create: float = 60.0
-    update: float = 30.0
-    cancel: float = 30.0
+    """Seconds; each must be positive (a negative limit would end every wait at once)."""
+
+    health: float = Field(60.0, gt=0)
+    create: float = Field(60.0, gt=0)
+    update: float = Field(30.0, gt=0)
+    cancel: float = Field(30.0, gt=0)
 
 
 class PlanEvalConfig(_Strict):
     fixture: str
-    prompt: str
+    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     expected_api_path: str
     seam_env_var: str = "SEAM_API_KEY"
-    app_port: int | None = None
+    app_port: int | None = Field(None, ge=1, le=65535)
     test_endpoints: TestEndpoints
     sandbox_update_check: Literal["strict", "presence"] = "strict"
     # Extensions (optional; the plan's files work without them)
     title: str | None = None
     status: Literal["experimental", "stable"] = "stable"
-    pass_threshold: float | None = None
+    pass_threshold: float | None = Field(None, ge=0, le=1, description="a share, e.g. 0.8")
     seam: SeamSetup | None = None
     run: RunSteps | None = None
     timeouts: SandboxTimeouts | None = None

@@ -21,7 +21,7 @@ from skillassay.definitions.agent_eval import (
     ForbiddenBehaviour,
     HiddenTestsOptions,
 )
-from skillassay.definitions.jsonfile import pointer
+from skillassay.definitions.jsonfile import MAX_DEPTH, pointer, read_text, too_deep
 from skillassay.definitions.loader import GOLDEN_DIR, load_controls
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError, Problem
@@ -53,7 +53,9 @@ def _problems_from(exc: ValidationError, path: Path, data: dict[str, Any]) -> li
             if loc[2] == tag:
                 del loc[2]
         msg = err["msg"]
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "value_error":
+            msg = str(err.get("ctx", {}).get("error", msg))  # our validators' own words, without pydantic's prefix
+        elif err["type"] == "extra_forbidden":
             msg = "unknown field (not part of this format)"
         elif err["type"] == "missing":
             msg = "required field is missing"
@@ -74,14 +76,19 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
     """Load one native definition. Raises DefinitionError listing every problem (file + JSON pointer)."""
     path = Path(path)
     suite_dir = Path(suite_dir)
-    if not path.is_file():
-        raise DefinitionError([Problem(path, "", "file is missing")])
+    read: list[Problem] = []
+    text = read_text(path, read)
+    if text is None:
+        raise DefinitionError(read)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DefinitionError([Problem(path, "", f"invalid TOML: {exc}")]) from None
-    except UnicodeDecodeError as exc:
-        raise DefinitionError([Problem(path, "", f"not UTF-8 text: {exc}")]) from None
+    except RecursionError:
+        raise DefinitionError([Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition "
+                                                 "needs that")]) from None
+    if too_deep(path, data, read):
+        raise DefinitionError(read)
 
     problems: list[Problem] = []
     try:

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillassay.definitions.loader import CONFIG_FILE, load_fixture
+from skillassay.definitions.loader import CONFIG_FILE
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError, Problem
 
 NATIVE_DIR = "agent-evals"
 NATIVE_SUFFIX = ".toml"
-
-
-def _load_native(path: Path, suite_dir: Path) -> EvalDefinition:
-    from skillassay.definitions.native import load_native  # the native format's own module
-
-    return load_native(path, suite_dir)
 
 
 def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
@@ -53,10 +47,22 @@ def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
     return found
 
 
-def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
+def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
+    """The definition (None when it cannot load) and every problem with it, errors and warnings: the one validation
+    path. ``check`` prints the problems; ``load_one`` (so ``run``, ``regrade``, ``list``) refuses on any error."""
+    from skillassay.definitions import validation
+
     if kind == "native":
-        return _load_native(source, suite_dir)
-    return load_fixture(source)
+        return validation.inspect_native(source, suite_dir)
+    return validation.inspect_plan(source)
+
+
+def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
+    definition, problems = inspect_one(kind, source, suite_dir)
+    errors = list(dict.fromkeys(p for p in problems if p.severity == "error"))
+    if errors or definition is None:
+        raise DefinitionError(errors or [Problem(source, "", "could not be loaded")])
+    return definition
 
 
 def source_id(kind: str, source: Path) -> str:
@@ -78,7 +84,7 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
         except DefinitionError as exc:
             problems.extend(exc.problems)
     if problems:
-        raise DefinitionError(problems)
+        raise DefinitionError(list(dict.fromkeys(problems)))  # a suite's rubric.json is every fixture's
     ids = [e.id for e in evals]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.errors import SkillassayError
-from skillassay.graders.sandbox.dockerfile import DockerfileSpec, load_dockerfile
+from skillassay.definitions.dockerfile import DockerfileSpec, load_dockerfile
 
 
 class InstallSpec(BaseModel):

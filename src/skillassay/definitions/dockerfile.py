@@ -24,7 +24,7 @@ IGNORED = {"LABEL", "USER", "HEALTHCHECK", "STOPSIGNAL", "VOLUME", "SHELL", "MAI
 
 class DockerfileError(SkillassayError):
     def __init__(self, file: Path | None, line: int, message: str):
-        self.file, self.line = file, line
+        self.file, self.line, self.message = file, line, message
         super().__init__(f"{file or '<Dockerfile>'}:{line}: {message}")
 
 
