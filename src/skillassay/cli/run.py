@@ -129,7 +129,7 @@ def run(
             return
         if kind == "done" and record is not None:
             score = record.combined if record.combined is not None else (
-                round(record.verdict.score * 100) if record.verdict else None)
+                record.verdict.percent if record.verdict else None)
             progress.update(task, advance=1,
                             last=f"{record.eval_id} run {record.run_index}: {record.outcome}"
                                  + (f", {score:g}" if score is not None else ""))

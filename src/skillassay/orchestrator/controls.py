@@ -17,6 +17,7 @@ from rich.table import Table
 from skillassay.definitions import load_suite
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
+from skillassay.scoring.verdict import percent_text
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
 
@@ -68,7 +69,7 @@ def _describe(got: GradeOutcome) -> str:
     if got.sandbox_total is not None:
         parts.append(f"sandbox {got.sandbox_total:g}")
     if got.verdict is not None:
-        parts.append(got.verdict.label + f" {got.verdict.score * 100:.0f}%")
+        parts.append(got.verdict.label + f" {percent_text(got.verdict.score)}")
     if got.errors:
         parts.append("errors: " + "; ".join(got.errors))
     return ", ".join(parts) or "-"
@@ -102,7 +103,7 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None) -
 
         return [ControlOutcome(eval_id=d.id, control=o.name, matches=o.matches,
                                expected=expected_label(o.expected) + f" ({o.expected.description})",
-                               actual=f"{o.actual} {o.score * 100:.0f}%", mismatches=list(o.mismatches))
+                               actual=f"{o.actual} {percent_text(o.score)}", mismatches=list(o.mismatches))
                 for o in run_process_controls(d)]
     out: list[ControlOutcome] = []
     for name, folder, exp in seam_cases(d, layers):

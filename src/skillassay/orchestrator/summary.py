@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.scoring.verdict import points_text
 from skillassay.store.models import RunRecord
 
 
@@ -18,9 +19,10 @@ class Spread(BaseModel):
     n: int
 
     def text(self) -> str:
+        # the digits the verdict is decided on (scoring.verdict.SCORE_DECIMALS): a run shown as 80 passes at 80
         if self.n == 1:
-            return f"{self.mean:.0f}"
-        return f"{self.mean:.1f} ({self.min:.0f}-{self.max:.0f})"
+            return points_text(self.mean)
+        return f"{points_text(self.mean)} ({points_text(self.min)}-{points_text(self.max)})"
 
 
 def spread(values: list[float | None]) -> Spread | None:

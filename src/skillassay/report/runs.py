@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from skillassay.store.models import RunRecord
+from skillassay.scoring.verdict import percent_text
 from skillassay.transcripts import Transcript
 
 MAX_DIFF_BYTES = 300_000
@@ -223,8 +224,8 @@ def failure_reason(run: RunRecord) -> str | None:
     parts = []
     if v.disqualified:
         parts.append(f"forbidden behaviour observed: {', '.join(v.forbidden_observed)}")
-    if v.score + 1e-9 < v.threshold or not v.disqualified:
-        parts.append(f"score {v.score * 100:.1f}% below the threshold {v.threshold * 100:.0f}%")
+    if v.below_threshold or not v.disqualified:
+        parts.append(f"score {percent_text(v.score)} below the threshold {percent_text(v.threshold)}")
     if v.unjudged:
         parts.append(f"unjudged: {', '.join(v.unjudged)}")
     text = "; ".join(parts)

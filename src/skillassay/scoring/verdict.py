@@ -5,15 +5,45 @@ by the reports (the Evals page computes its examples with it).
 - a criterion no grader could judge scores zero and is listed by id;
 - any forbidden behaviour observed fails the eval outright, however high the score;
 - pass = not disqualified and score >= threshold (default 80% of the available weight).
+
+One number: the score is rounded once, to the figure every report shows (a percentage with ``SCORE_DECIMALS``
+decimals), and the verdict is decided on that figure. A run shown as 80.0% passes an 80% threshold; one shown as
+79.9% fails it. Nothing is decided on digits nobody sees.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 
 from pydantic import BaseModel, Field
 
 DEFAULT_THRESHOLD = 0.8
+SCORE_DECIMALS = 1  # of the percentage: 79.96% is shown, and decided, as 80.0%
+
+
+def _round(exact: Decimal) -> float:
+    return float(exact.quantize(Decimal(1).scaleb(-SCORE_DECIMALS), rounding=ROUND_HALF_UP))
+
+
+def score_percent(share: float) -> float:
+    """The percentage shown for a share of 0..1, rounded half up to SCORE_DECIMALS (from the share's shortest
+    decimal form, so 0.79996 and 0.8 - 1e-16 both give 80.0)."""
+    return _round(Decimal(repr(float(share))) * 100)
+
+
+def points_text(points: float | None) -> str:
+    """A figure on the 0-100 scale (a score in points, a layer total) as shown: ``80``, ``79.9``, ``–``."""
+    if points is None:
+        return "–"
+    return f"{_round(Decimal(repr(float(points)))):.{SCORE_DECIMALS}f}".removesuffix(".0")
+
+
+def percent_text(share: float | None) -> str:
+    """How a score (a share of 0..1) is written everywhere: ``80%``, ``79.9%``, ``–`` for none."""
+    if share is None:
+        return "–"
+    return f"{score_percent(share):.{SCORE_DECIMALS}f}".removesuffix(".0") + "%"
 
 
 class CriterionResult(BaseModel):
@@ -38,6 +68,15 @@ class Verdict(BaseModel):
     disqualified: bool
     unjudged: list[str] = Field(default_factory=list)
     forbidden_observed: list[str] = Field(default_factory=list)
+
+    @property
+    def percent(self) -> float:
+        """The score as shown, and as decided: a percentage rounded to SCORE_DECIMALS."""
+        return score_percent(self.score)
+
+    @property
+    def below_threshold(self) -> bool:
+        return self.percent < score_percent(self.threshold)
 
     @property
     def label(self) -> str:
@@ -65,13 +104,12 @@ def decide(
         if not 0.0 <= c.fraction <= 1.0:
             raise ValueError(f"criterion {c.id!r} earned {c.fraction}, outside 0..1")
         earned += c.weight * c.fraction
-    score = earned / available if available > 0 else 0.0
+    shown = score_percent(earned / available if available > 0 else 0.0)
     forbidden = sorted(set(forbidden_observed))
     disqualified = bool(forbidden)
-    # a small tolerance so 0.8 of the weight passes a 0.8 threshold despite float rounding
-    passed = not disqualified and available > 0 and score + 1e-9 >= threshold
+    passed = not disqualified and available > 0 and shown >= score_percent(threshold)
     return Verdict(
-        score=round(score, 6),
+        score=shown / 100,
         earned=round(earned, 6),
         available=available,
         threshold=threshold,

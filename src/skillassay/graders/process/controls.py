@@ -22,6 +22,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.definitions.native import transcript_file
 from skillassay.graders.process.engine import ProcessResult, evaluate
 from skillassay.graders.process.judge import JudgeConfig
+from skillassay.scoring.verdict import percent_text
 from skillassay.transcripts import Transcript
 
 GOLDEN = "test_golden"
@@ -68,13 +69,13 @@ def check_control(
     v = result.verdict
     mismatches = []
     if expected.verdict is not None and (v.passed != (expected.verdict == "pass")):
-        mismatches.append(f"expected {expected.verdict}, got {v.label} ({v.score:.0%})")
+        mismatches.append(f"expected {expected.verdict}, got {v.label} ({percent_text(v.score)})")
     if expected.disqualified is not None and v.disqualified != expected.disqualified:
         mismatches.append(
             f"expected disqualified={expected.disqualified}, got {v.disqualified}"
             + (f" ({', '.join(v.forbidden_observed)})" if v.forbidden_observed else "")
         )
-    summary = [f"score {v.score:.0%} (threshold {v.threshold:.0%})"]
+    summary = [f"score {percent_text(v.score)} (threshold {percent_text(v.threshold)})"]
     summary += [
         f"{c.id}: {'unjudged' if c.fraction is None else f'{c.fraction:.2f}'}" for c in result.criteria
     ]
