@@ -1,0 +1,260 @@
+"""What a sealed process may see and reach (``Seal``), what happened when it ran (``SealReport``), and the
+interface every isolation backend implements (``Isolation`` opening a ``Sandbox``).
+
+A phase of a run (the agent; the app's install, build and run; hidden tests; gates) opens one sandbox and starts
+its processes through it. The sandbox starts what the phase needs on the harness's side (the forwarders to its
+granted endpoints, the egress proxy to its registries) and ends them on ``close()``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, Field
+
+from skillassay.errors import SkillassayError
+from skillassay.isolation.audit import AuditReport
+from skillassay.isolation.egress import EgressProxy, Refusal
+
+Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
+
+# Proxy variables every client we run honours (npm, pip, node's fetch with a proxy agent, Claude Code, Codex, curl)
+PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "npm_config_https_proxy",
+              "npm_config_proxy", "ALL_PROXY", "all_proxy")
+NO_PROXY = "127.0.0.1,localhost,::1"
+
+
+class IsolationError(SkillassayError):
+    """The chosen isolation cannot run on this machine (with why, and what to do)."""
+
+
+class Mount(BaseModel):
+    """A host folder or file made visible read-only, at ``dest`` inside (the same path when not given)."""
+
+    src: Path
+    dest: Path | None = None
+
+    @property
+    def target(self) -> Path:
+        return self.dest or self.src
+
+
+class Endpoint(BaseModel):
+    """A host-side TCP endpoint a sealed process may reach; inside the sandbox it is ``127.0.0.1:<port>``."""
+
+    name: str  # "model", "seam", "registries"
+    host: str = "127.0.0.1"
+    port: int
+
+    @classmethod
+    def from_url(cls, name: str, url: str) -> Endpoint:
+        parts = urlsplit(url)
+        if not parts.hostname:
+            raise ValueError(f"{url!r} has no host")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls(name=name, host=parts.hostname, port=port)
+
+    @property
+    def netloc(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class Seal(BaseModel):
+    """What one phase's sealed processes may see and reach. Recorded (as ``SealRecord``) in run.json."""
+
+    phase: Phase
+    writable: list[Path] = Field(default_factory=list)  # the workspace (or the app's copy), the run's home
+    readable: list[Mount] = Field(default_factory=list)  # the agent CLI, language runtimes, dependencies
+    endpoints: list[Endpoint] = Field(default_factory=list)
+    registries: list[str] = Field(default_factory=list)  # hosts reachable through the egress proxy
+    home: Path | None = None  # the sealed user's home (also in ``writable``)
+    protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
+    audit: bool = True  # trace file syscalls and connects (needs strace)
+
+    def url_inside(self, url: str) -> str:
+        """The URL a sealed process uses for a granted endpoint: ``127.0.0.1:<port>`` in place of its host."""
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        for ep in self.endpoints:
+            if ep.host == parts.hostname and ep.port == port:
+                return urlunsplit(parts._replace(netloc=f"127.0.0.1:{port}"))
+        return url
+
+
+class SealRecord(BaseModel):
+    """How a phase was sealed, as run.json records it."""
+
+    phase: str
+    isolation: str
+    writable: list[str] = Field(default_factory=list)
+    readable: list[str] = Field(default_factory=list)
+    endpoints: list[str] = Field(default_factory=list)  # "model 127.0.0.1:8123"
+    registries: list[str] = Field(default_factory=list)
+    audit: bool = False
+
+
+class SealReport(BaseModel):
+    """What a phase's sealed processes did at its boundary, as process.json records it."""
+
+    phase: str
+    isolation: str
+    processes: int = 0  # sealed processes started
+    registries_reached: dict[str, int] = Field(default_factory=dict)  # "host:port" -> tunnels
+    refused: list[Refusal] = Field(default_factory=list)  # requests the egress proxy refused
+    audit: AuditReport = Field(default_factory=AuditReport)
+
+
+class Sandbox(ABC):
+    """One phase's sealed context. Use as a context manager; start processes with ``popen``."""
+
+    isolation: ClassVar[str] = "base"
+
+    def __init__(self, seal: Seal, scratch: Path | None = None):
+        self.seal = seal
+        self._own_scratch = scratch is None
+        self.scratch = Path(scratch) if scratch is not None else Path(tempfile.mkdtemp(prefix="skillassay-seal-"))
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.endpoints: list[Endpoint] = list(seal.endpoints)
+        self.egress: EgressProxy | None = None
+        self.started = 0
+        self._lock = threading.Lock()
+        self._open = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        if self._open:
+            return
+        if self.seal.registries:
+            self.egress = EgressProxy(self.seal.registries)
+            port = self.egress.start()
+            self.endpoints.append(Endpoint(name="registries", port=port))
+        self._open = True
+
+    def close(self) -> None:
+        if self.egress is not None:
+            self.egress.close()
+        self._open = False
+        if self._own_scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    # ------------------------------------------------------------------ processes
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` as a sealed process gets it: the egress proxy for registries, nothing proxied on loopback."""
+        out = dict(env)
+        for name in PROXY_VARS:
+            out.pop(name, None)
+        if self.egress is not None:
+            url = f"http://127.0.0.1:{self.egress.port}"
+            for name in PROXY_VARS[:6]:
+                out[name] = url
+        out["NO_PROXY"] = out["no_proxy"] = NO_PROXY
+        return out
+
+    @abstractmethod
+    def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], list[int]]:
+        """The host command line that runs ``argv`` sealed, and the descriptors it must inherit."""
+
+    def popen(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: Any = None,
+              stderr: Any = None, stdin: IO | int | None = subprocess.DEVNULL) -> subprocess.Popen:
+        """Start ``argv`` sealed, in a new session (its own process group, as every child of the harness).
+
+        Raises FileNotFoundError like ``Popen`` when ``argv[0]`` cannot be found, so a missing binary is still an
+        error of the set-up, not an exit code of the sealed command."""
+        if not self._open:
+            self.start()
+        full_env = self.environment(env)
+        _check_runnable(argv[0], full_env.get("PATH", os.defpath), cwd)
+        with self._lock:  # one start at a time: a start's descriptors are its own
+            wrapped, fds = self.wrap(argv, Path(cwd), full_env)
+            try:
+                proc = subprocess.Popen(wrapped, cwd=cwd, env=full_env, stdin=stdin, stdout=stdout,
+                                        stderr=stderr, start_new_session=True, pass_fds=fds)
+            finally:
+                self.started_process()
+            self.started += 1
+        return proc
+
+    def started_process(self) -> None:
+        """Called after each start (or failed start): release what was made for that start only."""
+
+    def expose(self) -> int:
+        """A port the app under test listens on; the harness reaches it at ``127.0.0.1:<port>`` on the host."""
+        raise NotImplementedError
+
+    def url_inside(self, url: str) -> str:
+        for ep in self.endpoints:
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            if ep.host == parts.hostname and ep.port == port:
+                return urlunsplit(parts._replace(netloc=f"127.0.0.1:{port}"))
+        return url
+
+    # ------------------------------------------------------------------ records
+    def record(self) -> SealRecord:
+        return SealRecord(
+            phase=self.seal.phase,
+            isolation=self.isolation,
+            writable=[str(p) for p in self.seal.writable],
+            readable=[str(m.target) for m in self.seal.readable],
+            endpoints=[f"{e.name} {e.netloc}" for e in self.endpoints],
+            registries=list(self.seal.registries),
+            audit=self.auditing,
+        )
+
+    @property
+    def auditing(self) -> bool:
+        return False
+
+    def audit(self) -> AuditReport:
+        return AuditReport()
+
+    def report(self) -> SealReport:
+        return SealReport(
+            phase=self.seal.phase,
+            isolation=self.isolation,
+            processes=self.started,
+            registries_reached=dict(self.egress.allowed) if self.egress else {},
+            refused=self.egress.refused if self.egress else [],
+            audit=self.audit(),
+        )
+
+
+def _check_runnable(program: str, path: str, cwd: Path) -> None:
+    if "/" in program:
+        target = Path(program) if os.path.isabs(program) else Path(cwd) / program
+        if not os.access(target, os.X_OK) or target.is_dir():
+            raise FileNotFoundError(2, "No such file or directory", program)
+        return
+    if shutil.which(program, path=path) is None:
+        raise FileNotFoundError(2, "No such file or directory", program)
+
+
+class Isolation(ABC):
+    """An isolation backend: ``open(seal)`` gives a ``Sandbox`` for one phase."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    sealed: ClassVar[bool] = True
+
+    def problem(self) -> str | None:
+        """Why this backend cannot seal processes on this machine, or None."""
+        return None
+
+    @abstractmethod
+    def open(self, seal: Seal, scratch: Path | None = None) -> Sandbox: ...
