@@ -15,12 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from pydantic import TypeAdapter
+
 from skillassay.definitions.models import AnswerKey, Rubric
 from skillassay.graders.rubric import grade
 
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
-RUBRIC = Rubric.model_validate_json((EVALS / "rubric.json").read_text())
+RUBRIC = TypeAdapter(Rubric).validate_json((EVALS / "rubric.json").read_text())
 
 KEY = AnswerKey(
     expected_files_modified=["src/services/reservationService.ts"],
@@ -95,7 +97,7 @@ def main() -> None:
     for fixture in sorted((EVALS / "fixtures").iterdir()) if (EVALS / "fixtures").is_dir() else []:
         if not (fixture / "answer_key.json").exists() or not (fixture / "eval_config.json").exists():
             continue
-        key = AnswerKey.model_validate_json((fixture / "answer_key.json").read_text())
+        key = TypeAdapter(AnswerKey).validate_json((fixture / "answer_key.json").read_text())
         api = json.loads((fixture / "eval_config.json").read_text())["expected_api_path"]
         targets = [fixture / "test_golden"] + sorted(p for p in (fixture / "test_controls").glob("*") if p.is_dir())
         for target in targets:

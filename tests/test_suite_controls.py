@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 
 pytestmark = pytest.mark.slow

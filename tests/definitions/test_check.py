@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 # registers the subcommands
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 from skillassay.definitions.check import check_path

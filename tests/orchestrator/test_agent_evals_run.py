@@ -10,7 +10,6 @@ import pytest
 from test_e2e_agents import SKILL, changed_files
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 from skillassay.testing import ModelServer, Script
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 from skillassay.testing import ModelServer, Script
 from skillassay.workspace import EXCLUDED_DIRS

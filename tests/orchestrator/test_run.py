@@ -14,7 +14,6 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 from skillassay.store import open as open_store
 

@@ -9,7 +9,6 @@ from report_data import JOB, OTHER
 from synthetic_runs import make_job
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401  (registers every command)
 from skillassay.cli.main import app
 from skillassay.report.ci import job_json, junit_xml
 

@@ -11,7 +11,6 @@ from report_data import JOB, OTHER
 from synthetic_runs import make_job
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401  (registers every command)
 from skillassay.cli.main import app
 from skillassay.errors import SkillassayError
 from skillassay.report.ci import job_json

@@ -9,8 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillassay.cli.main import app
 from skillassay.errors import DefinitionError
+
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 console = Console()
 err_console = Console(stderr=True)
@@ -26,7 +27,7 @@ def print_definition_error(exc: DefinitionError) -> None:
         err_console.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
 
 
-@app.command("list")
+@commands.command("list")
 def list_evals(
     path: Path = PATH_ARG,
     api_path: str | None = typer.Option(None, "--api-path", help="Only evals whose expected Seam API path is this."),
@@ -60,7 +61,7 @@ def list_evals(
     console.print(table)
 
 
-@app.command("check")
+@commands.command("check")
 def check(
     path: Path = PATH_ARG,
     controls: bool = typer.Option(

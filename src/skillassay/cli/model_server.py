@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
-from skillassay.cli.main import app
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 
-@app.command("model-server")
+
+@commands.command("model-server")
 def model_server(
     scripts: list[Path] = typer.Argument(..., help="YAML or JSON script files (format: docs/agents.md)."),
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one)."),

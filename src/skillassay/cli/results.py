@@ -12,9 +12,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from skillassay.cli.main import app
 from skillassay.errors import SkillassayError
 from skillassay.store.files import DEFAULT_RESULTS_ROOT
+
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 RESULTS_OPT = typer.Option(DEFAULT_RESULTS_ROOT, "--results", help="The results root (holds skillassay.db).")
 
@@ -54,7 +55,7 @@ def _runs_of(st, spec: str):
     return runs
 
 
-@app.command("runs")
+@commands.command("runs")
 def runs_cmd(
     results: Path = RESULTS_OPT,
     job: str | None = typer.Option(None, "--job", help="List this job's runs instead of the jobs."),
@@ -101,7 +102,7 @@ def runs_cmd(
                        "re-runs them.")
 
 
-@app.command("compare")
+@commands.command("compare")
 def compare_cmd(
     a: str = typer.Argument(..., help="JOB or JOB:baseline (the reference)."),
     b: str = typer.Argument(..., help="JOB or JOB:baseline (compared against A)."),
@@ -132,7 +133,7 @@ def compare_cmd(
         raise typer.Exit(1)
 
 
-@app.command("report")
+@commands.command("report")
 def report_cmd(
     jobs: list[str] = typer.Argument(None, help="Job ids (default: every job for --html, the latest for the rest)."),
     html: Path | None = typer.Option(None, "--html", help="Write the static web report into this folder."),
@@ -218,7 +219,7 @@ def report_cmd(
             raise typer.Exit(exit_code)
 
 
-@app.command("serve")
+@commands.command("serve")
 def serve_cmd(
     site: Path = typer.Argument(
         Path("report"), help="A folder written by `skillassay report --html` (default: report, as in "

@@ -9,8 +9,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skillassay.cli.main import app
 from skillassay.errors import DefinitionError, SkillassayError
+
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 
 def _console(stderr: bool = False) -> Console:
@@ -49,7 +50,7 @@ RUN_EXAMPLES = """Examples:
 """
 
 
-@app.command("run", epilog=RUN_EXAMPLES)
+@commands.command("run", epilog=RUN_EXAMPLES)
 def run(
     path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file)."),
     agent: str = typer.Option("reference", "--agent", "-a",
@@ -182,7 +183,7 @@ def run(
             raise typer.Exit(1)
 
 
-@app.command("regrade")
+@commands.command("regrade")
 def regrade(
     job: str = typer.Argument(..., help="The job id (see skillassay runs)."),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),

@@ -8,11 +8,12 @@ from typing import Literal
 
 import typer
 
-from skillassay.cli.main import app
 from skillassay.errors import SkillassayError
 
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
-@app.command("sandbox")
+
+@commands.command("sandbox")
 def sandbox(
     modified_dir: Path = typer.Option(
         ..., "--modified-dir", help="The app as changed (a whole app folder, e.g. a fixture's test_golden/). Never modified.",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from skillassay.cli.main import app
+commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 
-@app.command("seam-emulator")
+
+@commands.command("seam-emulator")
 def seam_emulator(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (keep it local)."),
     port: int = typer.Option(0, "--port", help="Port to listen on (0: a free port)."),

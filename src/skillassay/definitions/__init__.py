@@ -1,7 +1,28 @@
-"""Eval definitions: one model (EvalDefinition), loaders per file format, and the definition linter."""
+"""Eval definitions: one model (EvalDefinition), loaders per file format, and the definition linter.
 
-from skillassay.definitions.loader import load_fixture
-from skillassay.definitions.models import AnswerKey, EvalDefinition, PlanEvalConfig, Rubric
-from skillassay.definitions.suite import load_suite, select
+The names below are imported on first use, so a light module of this package (``definitions.plan``, which the
+rubric reads) does not drag in the loaders and pydantic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "load_fixture": "skillassay.definitions.loader",
+    "AnswerKey": "skillassay.definitions.plan",
+    "Rubric": "skillassay.definitions.plan",
+    "EvalDefinition": "skillassay.definitions.models",
+    "PlanEvalConfig": "skillassay.definitions.models",
+    "load_suite": "skillassay.definitions.suite",
+    "select": "skillassay.definitions.suite",
+}
 
 __all__ = ["AnswerKey", "EvalDefinition", "PlanEvalConfig", "Rubric", "load_fixture", "load_suite", "select"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

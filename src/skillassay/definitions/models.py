@@ -1,7 +1,8 @@
 """The one definition model every eval loads into, whatever file format it was written in.
 
 The plan's JSON files (``rubric.json``, ``eval_config.json``, ``answer_key.json``) are modelled as written
-(``PlanEvalConfig``, ``AnswerKey``, ``Rubric``); loaders map them, and the native format, onto ``EvalDefinition``.
+(``PlanEvalConfig`` here; ``AnswerKey`` and ``Rubric`` in ``definitions/plan.py``); loaders map them, and the
+native format, onto ``EvalDefinition``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import MAX_PROMPT_CHARS, Criterion, ForbiddenBehaviour, QualityGate
+from skillassay.definitions.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 
 # The plan's three Seam integration paths, and the calls that identify each.
 API_PATHS = ("reservation_automations", "access_grants", "access_codes")
@@ -19,41 +21,6 @@ API_PATHS = ("reservation_automations", "access_grants", "access_codes")
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-# ----------------------------------------------------------------------------- the plan's rubric.json
-RUBRIC_CHECKS = (
-    "api_path_match",
-    "files_modified_match",
-    "calls_in_expected_functions",
-    "required_params_present",
-    "all_handlers_modified",
-    "webhook_route_added",
-)
-
-
-class RubricCategory(_Strict):
-    name: str
-    weight: float
-    check: str
-
-
-class Rubric(_Strict):
-    categories: list[RubricCategory]
-
-
-# ----------------------------------------------------------------------------- the plan's answer_key.json
-class AnswerKey(_Strict):
-    expected_files_modified: list[str] = Field(default_factory=list)
-    expected_new_files_allowed: list[str] = Field(default_factory=list)
-    # lifecycle phase ("create" | "update" | "cancel") -> SDK calls, e.g. "customers.push_data"
-    expected_calls: dict[str, list[str]] = Field(default_factory=dict)
-    # SDK call -> names of functions the call must sit in (directly or through a wrapper)
-    expected_placements: dict[str, list[str]] = Field(default_factory=dict)
-    # SDK method (last segment, e.g. "push_data") -> parameter names; nested as "reservations[].space_keys"
-    required_parameters: dict[str, list[str]] = Field(default_factory=dict)
-    # manifest file -> packages that must be added to it
-    expected_package_additions: dict[str, list[str]] = Field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- the plan's eval_config.json

@@ -108,7 +108,7 @@ def grade(
             try:
                 res = grade_rubric(definition.app_dir, modified_dir, definition.answer_key, definition.rubric,
                                    definition.api_path or "")
-                out.rubric = json.loads(res.model_dump_json())
+                out.rubric = res.to_json()
                 out.rubric_total = float(res.total)
                 api = out.rubric.get("categories", {}).get("api_path_selection")
                 if api is not None:

@@ -1,16 +1,19 @@
-"""``skillassay rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input."""
+"""``skillassay rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input; each
+through typer and through the console script's entry point (``main``, which takes the typer-free fast path)."""
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from rubric_helpers import write_tree
 from typer.testing import CliRunner
 
-from skillassay.cli import commands  # noqa: F401  (registers the subcommands)
-from skillassay.cli.main import app
+from skillassay.cli.main import app, main
 
 RUBRIC = {
     "categories": [
@@ -50,8 +53,36 @@ def suite(tmp_path: Path) -> Path:
     return fixture
 
 
-def run(*args: str):
-    return CliRunner().invoke(app, ["rubric", *args])
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def _through_main(*args: str) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(["rubric", *args])
+        except SystemExit as exc:
+            code = exc.code or 0
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def _through_typer(*args: str) -> Result:
+    r = CliRunner().invoke(app, ["rubric", *args])
+    return Result(r.exit_code, r.stdout, r.stderr)
+
+
+@pytest.fixture(params=["main", "typer"])
+def run(request):
+    return _through_main if request.param == "main" else _through_typer
 
 
 def _args(fixture: Path) -> list[str]:
@@ -59,7 +90,7 @@ def _args(fixture: Path) -> list[str]:
             "--fixture-dir", str(fixture)]
 
 
-def test_output_with_evidence_and_plain(suite: Path):
+def test_output_with_evidence_and_plain(suite: Path, run):
     full = run(*_args(suite))
     assert full.exit_code == 0, full.output
     data = json.loads(full.stdout)
@@ -71,32 +102,32 @@ def test_output_with_evidence_and_plain(suite: Path):
     assert plain == {"total": 90.0, "categories": expected}
 
 
-def test_byte_identical_output(suite: Path):
+def test_byte_identical_output(suite: Path, run):
     assert run(*_args(suite)).stdout == run(*_args(suite)).stdout
 
 
-def test_missing_answer_key(suite: Path):
+def test_missing_answer_key(suite: Path, run):
     (suite / "answer_key.json").unlink()
     result = run(*_args(suite))
     assert result.exit_code == 2
-    assert "answer_key.json" in result.stderr and "file not found" in result.stderr
+    assert "answer_key.json" in result.stderr and "file is missing" in result.stderr
 
 
-def test_invalid_json(suite: Path):
+def test_invalid_json(suite: Path, run):
     (suite / "eval_config.json").write_text("{not json")
     result = run(*_args(suite))
     assert result.exit_code == 2
     assert "eval_config.json" in result.stderr and "invalid JSON" in result.stderr
 
 
-def test_unknown_answer_key_field(suite: Path):
+def test_unknown_answer_key_field(suite: Path, run):
     (suite / "answer_key.json").write_text(json.dumps({**KEY, "expected_cals": {}}))
     result = run(*_args(suite))
     assert result.exit_code == 2
     assert "answer_key.json at /expected_cals" in result.stderr
 
 
-def test_unknown_check_name(suite: Path, tmp_path: Path):
+def test_unknown_check_name(suite: Path, run, tmp_path: Path):
     rubric = {"categories": [{"name": "x", "weight": 100, "check": "calls_everywhere"}]}
     other = tmp_path / "other-rubric.json"
     other.write_text(json.dumps(rubric))
@@ -106,15 +137,39 @@ def test_unknown_check_name(suite: Path, tmp_path: Path):
     assert "/categories/0/check" in result.stderr and "calls_everywhere" in result.stderr
 
 
-def test_unknown_api_path(suite: Path):
+def test_unknown_api_path(suite: Path, run):
     (suite / "eval_config.json").write_text(json.dumps({**CONFIG, "expected_api_path": "magic"}))
     result = run(*_args(suite))
     assert result.exit_code == 2
     assert "expected_api_path" in result.stderr and "magic" in result.stderr
 
 
-def test_help_explains_every_option():
+def test_help_explains_every_option(run):
     result = run("--help")
     assert result.exit_code == 0
     for option in ("--pristine", "--modified", "--fixture-dir", "--rubric", "--plain"):
         assert option in result.stdout
+
+
+def test_both_ways_print_the_same(suite: Path):
+    for extra in ([], ["--plain"]):
+        a, b = _through_main(*_args(suite), *extra), _through_typer(*_args(suite), *extra)
+        assert (a.exit_code, a.stdout) == (b.exit_code, b.stdout) == (0, a.stdout)
+    (suite / "answer_key.json").write_text(json.dumps({**KEY, "expected_cals": {}}))
+    a, b = _through_main(*_args(suite)), _through_typer(*_args(suite))
+    assert (a.exit_code, a.stderr) == (b.exit_code, b.stderr) and a.exit_code == 2
+
+
+def test_every_problem_reported_at_once(suite: Path, run):
+    (suite / "answer_key.json").write_text(json.dumps({**KEY, "expected_calls": {"create": "not a list"}}))
+    (suite / "eval_config.json").write_text(json.dumps({**CONFIG, "expected_api_path": "magic"}))
+    result = run(*_args(suite))
+    assert result.exit_code == 2
+    assert "answer_key.json at /expected_calls/create" in result.stderr and "magic" in result.stderr
+
+
+def test_usage_mistakes_go_through_typer(suite: Path, run):
+    result = run("--pristine", str(suite / "app"), "--fixture-dir", str(suite))  # --modified missing
+    assert result.exit_code == 2 and "--modified" in result.output
+    result = run(*_args(suite), "--bogus")
+    assert result.exit_code == 2 and "--bogus" in result.output

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from rubric_helpers import RA_KEY_PY, scores
 
 from skillassay.definitions.models import AnswerKey
@@ -118,13 +121,13 @@ WEBHOOK = """
 
 
 def test_golden_scores_100(make_app):
-    key = RA_KEY_PY.model_copy(update={
-        "expected_files_modified": ["services/reservation_service.py"],
-        "expected_new_files_allowed": ["blueprints/seam_*.py"],
-    })
+    key = dataclasses.replace(RA_KEY_PY,
+        expected_files_modified=["services/reservation_service.py"],
+        expected_new_files_allowed=["blueprints/seam_*.py"],
+    )
     app = make_app(PRISTINE, {"services/reservation_service.py": SERVICE_GOLDEN, "blueprints/seam_hooks.py": WEBHOOK})
     result = app.grade(key)
-    assert result.total == 100.0, result.model_dump_json(indent=1)
+    assert result.total == 100.0, json.dumps(result.to_json(), indent=1)
     hook = result.categories["webhook_setup"].evidence[0]
     assert "POST /webhooks/seam" in hook.message and "device.disconnected" in hook.message
 

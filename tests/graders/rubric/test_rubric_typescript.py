@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 from rubric_helpers import RA_KEY, scores
 
 from skillassay.definitions.models import AnswerKey
@@ -86,11 +89,11 @@ WEBHOOK = """
 
 def test_golden_scores_100(make_app):
     app = make_app(PRISTINE, {"src/services/reservationService.ts": SERVICE_GOLDEN, "src/routes/seamWebhooks.ts": WEBHOOK})
-    result = app.grade(RA_KEY.model_copy(update={
-        "expected_files_modified": ["src/services/reservationService.ts"],
-        "expected_new_files_allowed": ["src/routes/seamWebhooks.ts"],
-    }))
-    assert result.total == 100.0, result.model_dump_json(indent=1)
+    result = app.grade(dataclasses.replace(RA_KEY,
+        expected_files_modified=["src/services/reservationService.ts"],
+        expected_new_files_allowed=["src/routes/seamWebhooks.ts"],
+    ))
+    assert result.total == 100.0, json.dumps(result.to_json(), indent=1)
     evidence = result.categories["api_correctness"].evidence
     assert any("read as `customer_keys`" in e.message for e in evidence)
 
@@ -208,10 +211,10 @@ def test_access_codes_path_with_lower_level_alias(make_app):
 
 
 def test_files_modified_and_unexpected_new_files(make_app):
-    key = RA_KEY.model_copy(update={
-        "expected_files_modified": ["src/services/reservationService.ts", "src/routes/reservations.ts"],
-        "expected_new_files_allowed": ["src/lib/*.ts"],
-    })
+    key = dataclasses.replace(RA_KEY,
+        expected_files_modified=["src/services/reservationService.ts", "src/routes/reservations.ts"],
+        expected_new_files_allowed=["src/lib/*.ts"],
+    )
     app = make_app(PRISTINE, {
         "src/services/reservationService.ts": SERVICE_GOLDEN,
         "src/lib/seam.ts": "export const x = 1;\n",

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.definitions.plan import AnswerKey
 from skillassay.graders.rubric.changes import TreeChanges
 from skillassay.graders.rubric.models import Finding
 from skillassay.graders.rubric.project import MAX_WRAPPER_DEPTH, FnRef, Project, SdkCall

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from skillassay.definitions.models import AnswerKey, Rubric
+from skillassay.definitions.plan import AnswerKey, Rubric
 from skillassay.errors import SkillassayError
 from skillassay.graders.rubric.changes import compare_trees
 from skillassay.graders.rubric.checks import CHECKS, PATH_SIGNATURES, Context, canonical_path, paths_taken

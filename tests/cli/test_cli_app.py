@@ -1,0 +1,115 @@
+"""The command line as a whole: ``cli/main.py`` registers every command itself (no test imports anything by hand),
+a command's module is imported only when that command runs, and ``rubric``'s typer-free path accepts exactly the
+typer command's options and loads none of the heavy libraries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from skillassay.cli import fast
+from skillassay.cli.main import COMMANDS, app
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "evals" / "fixtures" / "express-ts"
+HEAVY = ("typer", "click", "rich", "pydantic", "jsonschema", "httpx", "jinja2", "yaml")
+
+
+def _fresh(code: str) -> dict:
+    """Run ``code`` in a new interpreter (nothing imported beforehand); it prints one JSON object."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _modules_after_main(args: list[str]) -> dict:
+    return _fresh(
+        "import io, json, sys, contextlib\n"
+        "from skillassay.cli.main import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({args!r}); code = 0\n"
+        "    except SystemExit as e:\n"
+        "        code = e.code or 0\n"
+        "print(json.dumps({'code': code, 'out': out.getvalue(), 'modules': sorted(sys.modules)}))\n"
+    )
+
+
+def test_app_is_complete_in_a_fresh_interpreter():
+    got = _fresh(
+        "import json, typer\n"
+        "from skillassay.cli.main import app\n"
+        "group = typer.main.get_command(app)\n"
+        "names = group.list_commands(None)\n"
+        "found = [n for n in names if group.get_command(None, n) is not None]\n"
+        "print(json.dumps({'names': names, 'found': found}))\n"
+    )
+    assert got["names"] == got["found"] == list(COMMANDS)
+
+
+def test_root_help_lists_every_command_and_each_command_has_help():
+    runner = CliRunner()
+    root = runner.invoke(app, ["--help"])
+    assert root.exit_code == 0
+    for name in COMMANDS:
+        assert name in root.stdout
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert f"skillassay {name}" in result.stdout
+
+
+def test_every_command_module_exports_its_commands():
+    import importlib
+
+    for name, module in COMMANDS.items():
+        group = typer.main.get_group(importlib.import_module(module).commands)
+        assert name in group.commands, (name, module)
+
+
+def test_a_command_imports_only_its_own_module():
+    got = _modules_after_main(["list", "evals", "--json"])
+    assert got["code"] == 0 and json.loads(got["out"])
+    loaded = {m for m in got["modules"] if m.startswith("skillassay.cli.")}
+    assert loaded == {"skillassay.cli.main", "skillassay.cli.definitions"}
+
+
+def test_rubric_runs_without_typer_rich_or_pydantic():
+    got = _modules_after_main(["rubric", "--pristine", str(GOLDEN / "app"), "--modified", str(GOLDEN / "test_golden"),
+                               "--fixture-dir", str(GOLDEN), "--plain"])
+    assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
+    heavy = [m for m in got["modules"] if m.split(".")[0] in HEAVY]
+    assert heavy == []
+
+
+def test_fast_options_are_the_typer_commands_options():
+    from skillassay.cli.rubric import commands
+
+    command = typer.main.get_group(commands).commands["rubric"]
+    typer_options = {opt: (p.name, not p.is_flag) for p in command.params for opt in p.opts}
+    assert typer_options == fast.OPTIONS
+    required = {p.name for p in command.params if p.required}
+    assert required == set(fast.REQUIRED)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"],
+    ["--pristine", "a", "--modified", "b"],  # --fixture-dir missing
+    ["--pristine", "a", "--modified", "b", "--fixture-dir", "c", "--unknown"],
+    ["--pristine", "a", "--pristine", "b", "--modified", "b", "--fixture-dir", "c"],
+    ["--pristine"],
+])
+def test_fast_path_leaves_anything_unusual_to_typer(argv):
+    assert fast.rubric(argv) is None
+
+
+def test_fast_path_reads_equals_form(tmp_path: Path):
+    assert fast._parse(["--pristine=a", "--modified", "b", "--fixture-dir=c", "--plain"]) == {
+        "pristine": "a", "modified": "b", "fixture_dir": "c", "rubric_file": None, "plain": True,
+    }
