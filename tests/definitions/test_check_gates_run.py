@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401  (registers the subcommands)
 from skillassay.cli.main import app
 
 runner = CliRunner()
