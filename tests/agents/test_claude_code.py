@@ -5,6 +5,7 @@ import subprocess
 import time
 
 import pytest
+from parts import needs
 
 from skillassay.agents import get_agent
 from skillassay.agents.claude_code import ClaudeCodeAgent
@@ -12,9 +13,7 @@ from skillassay.testing import ModelServer, parse_scripts
 
 SECRET = "sk-ant-" + "api03-test-secret-0123456789abcdef"  # built, so no key-shaped literal is committed
 
-needs_claude = pytest.mark.skipif(
-    ClaudeCodeAgent().binary is None, reason="claude CLI not installed (npm ci --prefix node)"
-)
+needs_claude = needs(ClaudeCodeAgent().binary is not None, "the pinned claude CLI (npm ci --prefix node)")
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import subprocess
 import time
 
 import pytest
+from parts import needs
 
 from skillassay.agents import get_agent
 from skillassay.agents.codex import CodexAgent
@@ -11,9 +12,7 @@ from skillassay.testing import ModelServer, parse_scripts
 
 SECRET = "sk-proj-test-secret-0123456789abcdefgh"
 
-needs_codex = pytest.mark.skipif(
-    CodexAgent().binary is None, reason="codex CLI not installed (npm ci --prefix node)"
-)
+needs_codex = needs(CodexAgent().binary is not None, "the pinned codex CLI (npm ci --prefix node)")
 
 PATCH = """*** Begin Patch
 *** Add File: src/greeting.txt

@@ -4,6 +4,7 @@ import re
 import shutil
 
 import pytest
+from parts import needs
 
 from skillassay.agents.claude_code import ClaudeCodeAgent
 from skillassay.agents.codex import CodexAgent
@@ -11,12 +12,11 @@ from skillassay.testing import ModelServer, parse_scripts
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@needs(shutil.which("strace") is not None, "strace (apt-get install strace)")
 @pytest.mark.parametrize("agent_class", [ClaudeCodeAgent, CodexAgent], ids=["claude-code", "codex"])
 def test_only_the_model_server_is_contacted(agent_class, tmp_path, make_ctx, workspace):
     real = agent_class().binary
-    if real is None:
-        pytest.skip("CLI not installed")
+    assert real is not None, f"the pinned {agent_class.name} CLI is not installed (npm ci --prefix node)"
     log = tmp_path / "strace.log"
     wrapper = tmp_path / "traced-cli"
     wrapper.write_text(f'#!/bin/sh\nexec strace -f -qq -e trace=connect -o "{log}" "{real}" "$@"\n')

@@ -3,6 +3,7 @@
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from parts import needs
 
 from skillassay.agents import get_agent
 from skillassay.agents.claude_code import ClaudeCodeAgent
@@ -11,9 +12,8 @@ from skillassay.testing import ModelServer, parse_scripts
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    ClaudeCodeAgent().binary is None or CodexAgent().binary is None, reason="agent CLIs not installed"
-)
+@needs(ClaudeCodeAgent().binary is not None and CodexAgent().binary is not None,
+       "the pinned claude and codex CLIs (npm ci --prefix node)")
 def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
     import subprocess
 

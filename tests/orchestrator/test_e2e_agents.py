@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from parts import pinned_node_version
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
@@ -72,7 +73,7 @@ def test_claude_code_with_the_skill_installed_natively_scores_100(server, tmp_pa
     assert run["rubric_total"] == 100 and run["combined"] == 100
     assert run["verdict"]["passed"] is True
     assert run["transcript"]["skill_loaded"] and run["transcript"]["skill_invoked"]
-    assert run["agent_version"] and "Claude Code" in run["agent_version"] or run["agent_version"][0].isdigit()
+    assert run["agent_version"] == pinned_node_version("@anthropic-ai/claude-code")  # the pinned CLI, not any on PATH
     run_dir = tmp_path / run["run_dir"]
     transcript = json.loads((run_dir / "transcript.json").read_text())
     assert "seam-lock-access" in transcript["skills_available"]
@@ -97,13 +98,18 @@ def test_a_script_that_takes_the_wrong_path_scores_lower(server, tmp_path: Path,
 
 def test_hung_agent_is_killed_at_the_timeout(server, tmp_path: Path, evals_dir: Path) -> None:
     sid = server.add_script(Script.model_validate({"id": "hang", "turns": [{"hang": 120, "actions": []}]}))
-    out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "flask-py", "--layers", "rubric",
+    # both layers: with one layer the other's criteria are unjudged and no run could pass, whatever happened
+    out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "flask-py",
                 "--results", str(tmp_path), "--json", "--timeout", "8",
                 "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
     [run] = out["runs"]
     assert run["outcome"] == "timed_out"
     assert run["timings"]["agent"] < 60
-    assert run["verdict"]["passed"] is False
+    assert run["files_changed"] == 0
+    # scored like any run (a timeout is the agent's failure), on both layers, and the empty change fails
+    assert run["verdict"]["unjudged"] == []
+    assert run["sandbox_total"] is not None and run["rubric_total"] is not None
+    assert run["verdict"]["passed"] is False and run["combined"] < 80
 
 
 def test_codex_run_completes_end_to_end(server, tmp_path: Path, evals_dir: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import escape
 
 import pytest
 from report_data import JOB, OTHER, XSS_DIFF, XSS_TRANSCRIPT
@@ -128,8 +129,14 @@ def test_source_files_that_could_run_are_copied_as_text(tmp_path, definitions):
     assert not list((out / "evals").rglob("*.html"))
 
 
-def test_xss_strings_present_in_fixture():
-    assert "<script>" in XSS_TRANSCRIPT and "</pre>" in XSS_DIFF
+def test_hostile_strings_reach_the_page_only_escaped(results_tree, definitions, tmp_path):
+    # every hostile string the run holds (transcript, tool names, diff, logs) is on its page, and only escaped
+    out = tmp_path / "site"
+    build_site(results_tree.root, out, definitions=definitions)
+    run_html = (out / "jobs" / JOB / "express-ts" / "run_1.html").read_text()
+    for hostile in (XSS_TRANSCRIPT, XSS_DIFF):
+        assert hostile not in run_html
+        assert escape(hostile, quote=False) in run_html or escape(hostile) in run_html
 
 
 def test_scoring_examples_come_from_decide():

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from parts import REPO
 
-from skillassay.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
 from skillassay.orchestrator.summary import spread
+from skillassay.scoring.examples import CRITERIA, DOCUMENT_EXAMPLES
 from skillassay.scoring.verdict import (
     DEFAULT_THRESHOLD,
     CriterionResult,
@@ -18,6 +19,7 @@ from skillassay.scoring.verdict import (
     score_percent,
 )
 
+EVALS = REPO / "evals"
 ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
 fractions = st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
 weights = st.floats(min_value=0.01, max_value=100.0, allow_nan=False)
@@ -161,8 +163,13 @@ def _example(example_id):
     return next(e for e in DOCUMENT_EXAMPLES if e.id == example_id)
 
 
-def test_document_weights_are_25_25_20_15_15():
-    assert [w for _, w, _ in CRITERIA] == [25, 25, 20, 15, 15]
+def test_examples_use_the_shipped_evals_criteria():
+    # the examples are the shipped eval's criteria, not a copy that can drift from it
+    import tomllib
+
+    shipped = tomllib.loads((EVALS / "agent-evals" / "cancellation-support.toml").read_text())
+    assert [(c["id"], c["weight"]) for c in shipped["criteria"]] == [(cid, w) for cid, w, _ in CRITERIA]
+    assert shipped.get("pass_threshold", DEFAULT_THRESHOLD) == DEFAULT_THRESHOLD
 
 
 def test_example_all_met_passes_at_100():
@@ -183,6 +190,27 @@ def test_example_forbidden_fails_at_100():
     assert v.label == "fail (forbidden behaviour)"
 
 
-def test_examples_are_computed_by_judge():
+def _document_table() -> dict[str, tuple[str, str, str]]:
+    """docs/agent-evals.md's table of the three examples: id -> (what happened, score, verdict)."""
+    rows = {}
+    for line in (REPO / "docs" / "agent-evals.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`") and cells[0].endswith("`"):
+            rows[cells[0].strip("`")] = (cells[1], cells[2], cells[3])
+    return rows
+
+
+def test_examples_come_out_as_the_document_states():
+    # the document's numbers, read from the document, against the verdicts the scoring rule computes
+    table = _document_table()
+    assert set(table) == {"all-met", "two-unjudged", "forbidden-observed"}
     for e in DOCUMENT_EXAMPLES:
-        assert e.verdict == decide(e.criteria, e.forbidden_observed, e.threshold)
+        happened, score, verdict = table[e.id]
+        computed = decide(e.criteria, e.forbidden_observed, e.threshold)
+        assert percent_text(computed.score) == score, e.id
+        assert computed.label == verdict, e.id
+        for unjudged in computed.unjudged:
+            assert f"`{unjudged}`" in happened, (e.id, unjudged)
+    assert table["all-met"][1:] == ("100%", "pass")
+    assert table["two-unjudged"][1:] == ("70%", "fail")
+    assert table["forbidden-observed"][1:] == ("100%", "fail (forbidden behaviour)")

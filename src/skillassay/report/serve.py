@@ -12,6 +12,15 @@ from skillassay.report.site import CSP
 
 
 class _Handler(SimpleHTTPRequestHandler):
+    def translate_path(self, path: str) -> str:
+        # the standard handler drops ".." but follows links: a link in a copied run tree could lead anywhere
+        local = super().translate_path(path)
+        root = Path(self.directory).resolve()
+        real = Path(local).resolve()
+        if real != root and not real.is_relative_to(root):
+            return str(root / ".refused-outside-the-site")  # does not exist: 404
+        return str(real)
+
     def end_headers(self) -> None:
         self.send_header("Content-Security-Policy", CSP)
         self.send_header("X-Content-Type-Options", "nosniff")

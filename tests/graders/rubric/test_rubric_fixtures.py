@@ -18,27 +18,34 @@ from skillassay.graders.rubric import grade
 EVALS = REPO / "evals"
 FIXTURES = EVALS / "fixtures"
 
-# Goldens that cannot score 100 because of the fixture, not the grader (see the reason).
-KNOWN_FIXTURE_ISSUES: dict[str, str] = {}  # fixture -> why its golden may not score 100 (none now)
+PLAN_FILES = ("eval_config.json", "answer_key.json", "Dockerfile", "app", "test_golden", "test_controls")
 
 
-def _ready(fixture: Path) -> bool:
-    return all((fixture / f).exists() for f in ("answer_key.json", "eval_config.json", "app"))
+def _plan_fixture_dirs() -> list[Path]:
+    """Every folder with an eval_config.json is a plan-format fixture: the rubric grades each one."""
+    return sorted(p.parent for p in FIXTURES.glob("*/eval_config.json"))
 
 
 def _fixtures() -> list[Path]:
-    return sorted(p for p in FIXTURES.iterdir() if p.is_dir() and _ready(p)) if FIXTURES.is_dir() else []
+    return _plan_fixture_dirs()
 
 
 def _goldens():
-    out = []
-    for fixture in _fixtures():
-        if (fixture / "test_golden").is_dir():
-            marks = []
-            if fixture.name in KNOWN_FIXTURE_ISSUES:
-                marks.append(pytest.mark.xfail(reason=KNOWN_FIXTURE_ISSUES[fixture.name], strict=False))
-            out.append(pytest.param(fixture, id=fixture.name, marks=marks))
-    return out
+    return [pytest.param(f, id=f.name) for f in _fixtures()]
+
+
+def test_every_fixture_folder_is_complete_or_used_by_an_agent_eval():
+    # a fixture that loses a file is a failure here, never a fixture silently left out of the tests below
+    assert _plan_fixture_dirs(), f"no plan fixture under {FIXTURES}"
+    for fixture in _plan_fixture_dirs():
+        missing = [f for f in PLAN_FILES if not (fixture / f).exists()]
+        assert not missing, f"{fixture.name}: missing {missing}"
+        assert list((fixture / "test_controls").glob("*.expected.json")), f"{fixture.name}: no negative control"
+    from skillassay.definitions import load_suite
+
+    used = {d.fixture_dir.resolve() for d in load_suite(EVALS)}
+    others = [p.name for p in FIXTURES.iterdir() if p.is_dir() and p.resolve() not in used]
+    assert not others, f"fixture folders neither in the plan's format nor used by an agent eval: {others}"
 
 
 def _controls():
@@ -77,7 +84,7 @@ def test_control_scores_as_expected(fixture: Path, control: Path, expected_file:
         assert result.total >= expected.rubric_total_min
 
 
-@pytest.mark.parametrize("fixture", [pytest.param(f, id=f.name) for f in _fixtures() if (f / "test_golden").is_dir()])
+@pytest.mark.parametrize("fixture", _goldens())
 def test_grading_is_deterministic(fixture: Path):
     first = _grade(fixture, fixture / "test_golden").to_json()
     second = _grade(fixture, fixture / "test_golden").to_json()

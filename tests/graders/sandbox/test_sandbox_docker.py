@@ -81,8 +81,6 @@ def test_check_engine_passes_when_the_engine_answers(tmp_path, monkeypatch):
 def test_cli_exits_2_without_an_engine(tmp_path):
     repo = Path(__file__).resolve().parents[3]
     fx = repo / "evals" / "fixtures" / "flask-py"
-    if not fx.is_dir():
-        pytest.skip("flask-py fixture not present")
     env = {**os.environ, "PATH": _fake_docker(tmp_path, 'echo "no engine here" >&2; exit 1\n')}
     r = subprocess.run(
         [sys.executable, "-m", "skillassay", "sandbox", "--modified-dir", str(fx / "test_golden"),

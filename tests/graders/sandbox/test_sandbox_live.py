@@ -38,8 +38,6 @@ def _other_runs_data(emu, ws):
 @pytest.mark.slow
 def test_live_path_against_the_emulator(emulator, monkeypatch, tmp_path):
     fx = FIXTURES / "flask-py"
-    if not (fx / "eval_config.json").is_file():
-        pytest.skip("flask-py fixture not present")
     d = load_fixture(fx)
     ws = emulator.create_workspace(name="pretend-sandbox")
     other_code = _other_runs_data(emulator, ws)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -74,7 +73,7 @@ def test_query_coercion(spec):
     assert coerce_query([("device_ids", "")], route.properties, route._resolve) == {"device_ids": []}
 
 
-def test_validators_are_compiled_once_and_fast(spec):
+def test_validators_are_compiled_once(spec):
     route = spec.route("/customers/push_data")
     body = {
         "customer_key": "c",
@@ -88,12 +87,9 @@ def test_validators_are_compiled_once_and_fast(spec):
             for i in range(5)
         ],
     }
-    route.validate(body)
-    assert route.validator is route.validator
-    started = time.perf_counter()
-    for _ in range(200):
-        assert route.validate(body) == []
-    assert (time.perf_counter() - started) / 200 < 0.005
+    assert route.validate(body) == []
+    assert route.validator is route.validator  # compiled once (its speed: benchmarks/seam_spec.py)
+    assert route.validate({**body, "customer_key": 5})  # and it still validates
 
 
 def test_json_export_is_cached(tmp_path, monkeypatch):
