@@ -3,7 +3,6 @@ scripted model server, then grades both layers on the embedded Seam emulator."""
 
 from __future__ import annotations
 
-import filecmp
 import json
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.testing import ModelServer, Script
-from skillassay.workspace import EXCLUDED_DIRS
+from skillassay.workspace.changes import compare_trees
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -24,15 +23,7 @@ SKILL = REPO / "examples" / "skills" / "seam-lock-access"
 
 def changed_files(app_dir: Path, solution: Path) -> dict[str, str]:
     """Every file of ``solution`` that is new or differs from ``app_dir``: what an agent has to write."""
-    out = {}
-    for f in sorted(solution.rglob("*")):
-        rel = f.relative_to(solution)
-        if not f.is_file() or any(p in EXCLUDED_DIRS for p in rel.parts):
-            continue
-        before = app_dir / rel
-        if not before.is_file() or not filecmp.cmp(before, f, shallow=False):
-            out[rel.as_posix()] = f.read_text()
-    return out
+    return {rel: (solution / rel).read_text() for rel in compare_trees(app_dir, solution).written}
 
 
 def claude_script(script_id: str, files: dict[str, str], skill: str | None = "seam-lock-access") -> Script:

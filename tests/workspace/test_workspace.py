@@ -1,4 +1,4 @@
-"""The scratch workspace: a clean copy, one pristine commit, and the change an agent made."""
+"""The scratch workspace: a clean copy, one pristine commit, and the change an agent made (its ChangeSet)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.workspace import compute_change, create_workspace, safe_read
+from skillassay.workspace import create_workspace, safe_read
 
 
 @pytest.fixture()
@@ -18,7 +18,7 @@ def app(tmp_path: Path) -> Path:
     (src / "src" / "index.ts").write_text("export const a = 1;\n")
     (src / "src" / "old.ts").write_text("export const old = 1;\n")
     (src / "package.json").write_text('{"name": "x"}\n')
-    for junk in ("node_modules/dep", "dist", "__pycache__", ".venv/bin", ".git"):
+    for junk in ("node_modules/dep", "dist", "build", "__pycache__", ".venv/bin", ".git"):
         (src / junk).mkdir(parents=True)
         (src / junk / "f").write_text("junk")
     return src
@@ -50,7 +50,7 @@ def test_fixture_is_never_modified(app: Path, tmp_path: Path) -> None:
     before = _tree(app)
     ws = create_workspace(app, tmp_path / "ws")
     (ws.path / "src" / "index.ts").write_text("changed\n")
-    compute_change(ws.path)
+    ws.compute_change().patch()
     assert _tree(app) == before
 
 
@@ -62,22 +62,21 @@ def test_change_lists_added_modified_deleted_and_binary(app: Path, tmp_path: Pat
     (ws.path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
     (ws.path / "node_modules").mkdir()
     (ws.path / "node_modules" / "seam.js").write_text("ignored")
-    change = compute_change(ws.path)
+    change = ws.compute_change()
     assert change.added == ["logo.png", "src/seam.ts"]
     assert change.modified == ["src/index.ts"]
     assert change.deleted == ["src/old.ts"]
-    png = next(f for f in change.files if f.path == "logo.png")
-    assert png.binary and png.added_lines == 0
-    idx = next(f for f in change.files if f.path == "src/index.ts")
-    assert (idx.added_lines, idx.deleted_lines) == (2, 1)
-    assert "+export const b = 3;" in change.patch and "GIT binary patch" in change.patch
-    assert "node_modules" not in change.patch
+    assert change.file("logo.png").binary and change.line_counts("logo.png") == (0, 0)
+    assert change.line_counts("src/index.ts") == (2, 1)
+    patch = change.patch()
+    assert "+export const b = 3;" in patch and "Binary files /dev/null and b/logo.png differ" in patch
+    assert "node_modules" not in patch
 
 
 def test_no_change_is_empty(app: Path, tmp_path: Path) -> None:
     ws = create_workspace(app, tmp_path / "ws")
-    change = compute_change(ws.path)
-    assert change.empty and change.patch == ""
+    change = ws.compute_change()
+    assert change.empty and change.patch() == ""
 
 
 def test_symlink_out_of_workspace_is_not_followed(app: Path, tmp_path: Path) -> None:
@@ -85,9 +84,11 @@ def test_symlink_out_of_workspace_is_not_followed(app: Path, tmp_path: Path) -> 
     secret.write_text("TOP SECRET")
     ws = create_workspace(app, tmp_path / "ws")
     os.symlink(secret, ws.path / "src" / "leak.ts")
-    change = compute_change(ws.path)
+    change = ws.compute_change()
     assert "src/leak.ts" in change.added
-    assert "TOP SECRET" not in change.patch  # recorded as a link, not its target's content
+    assert change.file("src/leak.ts").symlink
+    assert "TOP SECRET" not in change.patch()  # recorded as a link, not its target's content
+    assert f"+{secret}" in change.patch() and change.read("src/leak.ts", "modified") is None
     assert safe_read(ws.path, "src/leak.ts") is None
     assert safe_read(ws.path, "../secret.txt") is None
     assert safe_read(ws.path, "src/index.ts") == "export const a = 1;\n"

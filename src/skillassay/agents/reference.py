@@ -6,26 +6,21 @@ It is the demo agent and the pipeline's own check: graders should give it full m
 from __future__ import annotations
 
 import filecmp
-import os
 import shutil
 import time
 from pathlib import Path
 
 from skillassay.agents.base import Agent, AgentContext, AgentResult
 from skillassay.transcripts import Message, ToolCall, Transcript
+from skillassay.workspace.changes import walk
 
 NAME = "reference"
-# never copied from the golden tree, never deleted from the workspace
-SKIP_DIRS = {".git", "node_modules", "dist", "__pycache__", ".venv"}
 
 
 def _files(root: Path) -> set[str]:
-    found: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        rel = Path(dirpath).relative_to(root)
-        found.update((rel / f).as_posix() for f in filenames)
-    return found
+    """What can be part of a change (``workspace.changes``' skip-list): only that is copied from the golden tree
+    or deleted from the workspace."""
+    return set(walk(root))
 
 
 def apply_golden(golden: Path, workspace: Path) -> list[ToolCall]:

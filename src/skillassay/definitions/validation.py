@@ -13,6 +13,7 @@ on the errors, ``check`` prints them all. A warning never stops a run.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -246,12 +247,13 @@ def dockerfile_problems(d: EvalDefinition) -> list[Problem]:
 
 def _escaping_links(folder: Path) -> list[str]:
     """Symlinks under ``folder`` that resolve outside it (the harness copies these folders for every run)."""
-    from skillassay.workspace import EXCLUDED_DIRS
+    from skillassay.workspace.changes import skipped_dir
 
     root = folder.resolve()
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [n for n in dirnames if n not in EXCLUDED_DIRS]
+        top = Path(dirpath) == folder
+        dirnames[:] = [n for n in dirnames if not skipped_dir(n, top)]
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             if p.is_symlink() and not p.resolve().is_relative_to(root):
@@ -285,13 +287,14 @@ def fixture_folder_problems(d: EvalDefinition) -> list[Problem]:
 def defined_functions(app_dir: Path) -> set[str] | None:
     """Names of the functions and methods the app defines, from its syntax trees (the rubric's own parsers)."""
     from skillassay.languages import parser_for
-    from skillassay.workspace import EXCLUDED_DIRS
+    from skillassay.workspace.changes import walk
 
     names: set[str] = set()
-    for path in sorted(app_dir.rglob("*")):
-        rel = path.relative_to(app_dir)
-        if any(part in EXCLUDED_DIRS for part in rel.parts) or not path.is_file() or path.is_symlink():
-            continue
+    for rel_posix, info in sorted(walk(app_dir).items()):
+        path = app_dir / rel_posix
+        if not stat.S_ISREG(info.st_mode):
+            continue  # a symlink is never followed
+        rel = Path(rel_posix)
         parse = parser_for(rel.as_posix())
         if parse is None:
             continue

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from skillassay.definitions.models import EvalDefinition
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Verdict, combined_score, decide
 from skillassay.transcripts import Transcript
+from skillassay.workspace.changes import ChangeSet, compare_trees
 
 Layers = Literal["rubric", "sandbox", "both"]
 SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
@@ -93,10 +94,15 @@ def grade(
     emulator: Any = None,
     transcript: Transcript | None = None,
     judge_config: Any = None,
+    change: ChangeSet | None = None,
 ) -> GradeOutcome:
+    """Grade one run. ``change`` is the run's ChangeSet (fixture app -> ``modified_dir``), computed once by the
+    workspace and handed to every grader; computed here when the caller has none (a regrade)."""
     import time
 
     out = GradeOutcome()
+    if change is None:
+        change = compare_trees(definition.app_dir, modified_dir)
     want_rubric = layers in ("rubric", "both")
     want_sandbox = layers in ("sandbox", "both")
 
@@ -107,7 +113,7 @@ def grade(
             t = time.monotonic()
             try:
                 res = grade_rubric(definition.app_dir, modified_dir, definition.answer_key, definition.rubric,
-                                   definition.api_path or "")
+                                   definition.api_path or "", change=change)
                 out.rubric = res.to_json()
                 out.rubric_total = float(res.total)
                 api = out.rubric.get("categories", {}).get("api_path_selection")
@@ -144,7 +150,8 @@ def grade(
     work = run_dir / "grading"
     work.mkdir(parents=True, exist_ok=True)
     try:
-        res = evaluate(definition, definition.app_dir, modified_dir, transcript, work, judge_config=judge_config)
+        res = evaluate(definition, definition.app_dir, modified_dir, transcript, work, judge_config=judge_config,
+                       change=change)
         out.process = json.loads(res.model_dump_json())
         out.criteria = list(res.criteria)
         out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]

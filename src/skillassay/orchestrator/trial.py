@@ -116,8 +116,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
 
         change = ws.compute_change()
         files_changed = len(change.files)
-        (run_dir / "diff.patch").write_text(change.patch)
-        write_json_atomic(run_dir / "changes.json", json.loads(change.model_dump_json()))
+        (run_dir / "diff.patch").write_text(change.patch())
+        write_json_atomic(run_dir / "changes.json", change.to_json())
 
         if agent_result.status == "infrastructure_error":
             # the agent never got to work (no binary, no key, a broken command): nothing to grade; --resume reruns it
@@ -130,7 +130,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         # graded whatever the agent's end: a timed-out agent may have left a working change behind
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
-                       judge_config=judge_config)
+                       judge_config=judge_config, change=change)
         timings.update(graded.timings)
         if graded.rubric is not None:
             write_json_atomic(run_dir / "rubric.json", graded.rubric)
@@ -208,7 +208,6 @@ def _skill_name(spec: RunSpec) -> str | None:
 
 def _keep_workspace(src: Path, dest: Path) -> None:
     """Keep the agent's final tree (without dependencies, with its git history) so a regrade can re-score it."""
-    from skillassay.workspace import EXCLUDED_DIRS
+    from skillassay.workspace.changes import copy_ignore
 
-    ignore = shutil.ignore_patterns(*[d for d in EXCLUDED_DIRS if d != ".git"])
-    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+    shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src, keep=frozenset({".git"})))

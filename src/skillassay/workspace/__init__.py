@@ -1,23 +1,33 @@
-"""Scratch workspaces: a pristine fixture copy as a git repo, and the change an agent made to it."""
+"""Scratch workspaces: a pristine fixture copy as a git repo, and the one change an agent made to it.
 
-from skillassay.workspace.workspace import (
-    EXCLUDED_DIRS,
-    Change,
-    FileChange,
-    Workspace,
-    compute_change,
-    create_workspace,
-    open_workspace,
-    safe_read,
-)
+``changes`` (the ChangeSet and the skip-list) imports nothing heavy, so the rubric reads it without pydantic; the
+names below are imported on first use.
+"""
 
-__all__ = [
-    "EXCLUDED_DIRS",
-    "Change",
-    "FileChange",
-    "Workspace",
-    "compute_change",
-    "create_workspace",
-    "open_workspace",
-    "safe_read",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "OUTPUT_DIRS": "skillassay.workspace.changes",
+    "SKIP_DIRS": "skillassay.workspace.changes",
+    "ChangeSet": "skillassay.workspace.changes",
+    "FileChange": "skillassay.workspace.changes",
+    "compare_trees": "skillassay.workspace.changes",
+    "copy_ignore": "skillassay.workspace.changes",
+    "skipped_dir": "skillassay.workspace.changes",
+    "Workspace": "skillassay.workspace.workspace",
+    "create_workspace": "skillassay.workspace.workspace",
+    "open_workspace": "skillassay.workspace.workspace",
+    "safe_read": "skillassay.workspace.workspace",
+}
+
+__all__ = ["OUTPUT_DIRS", "SKIP_DIRS", "ChangeSet", "FileChange", "Workspace", "compare_trees", "copy_ignore",
+           "create_workspace", "open_workspace", "safe_read", "skipped_dir"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

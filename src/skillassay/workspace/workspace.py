@@ -1,9 +1,10 @@
 """The scratch workspace an agent works in, and the change it made.
 
-A fixture's ``app/`` is copied (without dependency or build folders) into a fresh folder that becomes a git repository
-with one pristine commit. Git is run with a fixed identity and without the user's configuration, so nothing on the
-user's machine changes what is recorded. After the agent has worked, ``compute_change`` stages everything and reads
-the change from git: added, modified and deleted files, binary files flagged, and the patch.
+A fixture's ``app/`` is copied (without the folders of ``workspace.changes``' skip-list) into a fresh folder that
+becomes a git repository with one pristine commit, so the agent can use git as in any checkout (and a kept workspace
+carries its history). Git is run with a fixed identity and without the user's configuration, so nothing on the
+user's machine changes what is recorded. After the agent has worked, ``compute_change`` compares the fixture's app
+with the workspace (``changes.compare_trees``): what git thinks, and any ``.gitignore`` the agent wrote, play no part.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from skillassay.errors import InfrastructureError
+from skillassay.workspace.changes import OUTPUT_DIRS, SKIP_DIRS, ChangeSet, compare_trees, copy_ignore
 
-# Never copied into a workspace, never part of a change: dependencies, build output, caches.
-EXCLUDED_DIRS = ("node_modules", "dist", "__pycache__", ".venv", ".git", ".pytest_cache", ".mypy_cache")
 PRISTINE_MESSAGE = "pristine"
 
 _GIT_ENV = {
@@ -49,49 +48,14 @@ def git(repo: Path, *args: str, check: bool = True, binary: bool = False) -> sub
     return proc
 
 
-def _ignore(_dir: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in EXCLUDED_DIRS}
-
-
-class FileChange(BaseModel):
-    path: str
-    status: Literal["added", "modified", "deleted"]
-    binary: bool = False
-    added_lines: int = 0
-    deleted_lines: int = 0
-
-
-class Change(BaseModel):
-    files: list[FileChange] = Field(default_factory=list)
-    patch: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return not self.files
-
-    def paths(self, *statuses: str) -> list[str]:
-        return [f.path for f in self.files if not statuses or f.status in statuses]
-
-    @property
-    def added(self) -> list[str]:
-        return self.paths("added")
-
-    @property
-    def modified(self) -> list[str]:
-        return self.paths("modified")
-
-    @property
-    def deleted(self) -> list[str]:
-        return self.paths("deleted")
-
-
 class Workspace(BaseModel):
     path: Path
     source: Path  # the fixture app it was copied from
     pristine_commit: str
 
-    def compute_change(self) -> Change:
-        return compute_change(self.path)
+    def compute_change(self) -> ChangeSet:
+        """The run's one change: the fixture's app (``source``) against the workspace as the agent left it."""
+        return compare_trees(self.source, self.path)
 
     def read_text(self, relpath: str) -> str | None:
         return safe_read(self.path, relpath)
@@ -106,11 +70,13 @@ def create_workspace(app_dir: Path, dest: Path) -> Workspace:
     if dest.exists() and any(dest.iterdir()):
         raise InfrastructureError(f"workspace folder is not empty: {dest}")
     # symlinks=True copies links as links: a fixture never points the copy back into itself or elsewhere
-    shutil.copytree(app_dir, dest, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+    shutil.copytree(app_dir, dest, symlinks=True, ignore=copy_ignore(app_dir), dirs_exist_ok=True)
     git(dest, "init", "-q", "-b", "main")
     exclude = dest / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
-    exclude.write_text("".join(f"{d}/\n" for d in EXCLUDED_DIRS if d != ".git"))
+    # the same folders stay out of the agent's `git status` (build output only at the top, as in the change)
+    exclude.write_text("".join(f"{d}/\n" for d in sorted(SKIP_DIRS - {".git"}))
+                       + "".join(f"/{d}/\n" for d in sorted(OUTPUT_DIRS)))
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "--allow-empty", "-m", PRISTINE_MESSAGE)
     head = git(dest, "rev-parse", "HEAD").stdout.strip()
@@ -121,42 +87,6 @@ def open_workspace(path: Path) -> Workspace:
     """An existing workspace (e.g. kept from an earlier run, for regrading)."""
     root = git(path, "rev-list", "--max-parents=0", "HEAD").stdout.split()[0]
     return Workspace(path=Path(path), source=Path(path), pristine_commit=root)
-
-
-def compute_change(path: Path) -> Change:
-    """Everything that differs from the pristine commit, including untracked files (but not excluded folders).
-
-    Staging with ``git add -A`` records symlinks as links, so a link an agent made to a file outside the workspace is
-    reported as a link, never followed."""
-    path = Path(path)
-    root = git(path, "rev-list", "--max-parents=0", "HEAD").stdout.split()[0]
-    git(path, "add", "-A")
-    status = git(path, "diff", "--cached", "--name-status", "-z", "--no-renames", root).stdout
-    numstat = git(path, "diff", "--cached", "--numstat", "-z", "--no-renames", root).stdout
-    patch = git(path, "diff", "--cached", "--binary", "--no-renames", root, binary=True).stdout
-    counts: dict[str, tuple[str, str]] = {}
-    for entry in numstat.split("\0"):
-        if not entry:
-            continue
-        added, deleted, name = entry.split("\t", 2)
-        counts[name] = (added, deleted)
-    files: list[FileChange] = []
-    parts = [p for p in status.split("\0") if p]
-    kinds = {"A": "added", "M": "modified", "D": "deleted", "T": "modified"}
-    for code, name in zip(parts[::2], parts[1::2]):
-        added, deleted = counts.get(name, ("0", "0"))
-        binary = added == "-" and deleted == "-"
-        files.append(
-            FileChange(
-                path=name,
-                status=kinds.get(code[0], "modified"),  # type: ignore[arg-type]
-                binary=binary,
-                added_lines=0 if binary else int(added),
-                deleted_lines=0 if binary else int(deleted),
-            )
-        )
-    files.sort(key=lambda f: f.path)
-    return Change(files=files, patch=patch.decode("utf-8", errors="replace"))
 
 
 def safe_read(root: Path, relpath: str) -> str | None:

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.graders.process import diff
-from skillassay.graders.process.base import compute_change, matches
+from skillassay.graders.process.base import matches
+from skillassay.workspace.changes import compare_trees
 
 SERVICE = """
 from contextlib import contextmanager
@@ -73,8 +74,8 @@ def test_change_ignores_caches_and_databases(tmp_path):
     (tmp_path / "b" / "x.py").write_text("2")
     (tmp_path / "b" / "orders.db").write_text("data")
     (tmp_path / "b" / "__pycache__" / "x.cpython-311.pyc").write_text("")
-    change = compute_change(tmp_path / "a", tmp_path / "b")
-    assert change.changed == ["x.py"] and change.modified_files == ["x.py"]
+    change = compare_trees(tmp_path / "a", tmp_path / "b")
+    assert change.changed == ["x.py"] and change.modified == ["x.py"]
     assert "+2" in change.patch()
 
 

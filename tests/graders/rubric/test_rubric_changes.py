@@ -8,7 +8,7 @@ from pathlib import Path
 from rubric_helpers import write_tree
 
 from skillassay.definitions.models import AnswerKey
-from skillassay.graders.rubric.changes import compare_trees
+from skillassay.workspace.changes import compare_trees
 
 
 def test_compare_trees(tmp_path: Path):

@@ -1,5 +1,5 @@
-"""What every process grader and detector shares: results, the grading context, the change between two trees,
-running commands in copies of a workspace, and glob matching."""
+"""What every process grader and detector shares: results, the grading context (with the run's one ChangeSet,
+``workspace.changes``), running commands in copies of a workspace, and glob matching."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.transcripts import Transcript
-from skillassay.workspace.workspace import EXCLUDED_DIRS
+from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
 
 if TYPE_CHECKING:  # pragma: no cover
     from skillassay.graders.process.judge import JudgeConfig
@@ -52,86 +52,6 @@ class GateResult(BaseModel):
     duration_s: float = 0.0
     output: str = ""  # the tail of stdout+stderr
     reason: str = ""
-
-
-# ----------------------------------------------------------------------------- the change
-# Never part of a change: caches and the databases the app or its tests create while running.
-IGNORED_SUFFIXES = (".pyc", ".pyo", ".db", ".sqlite", ".sqlite3", ".db-journal", ".db-wal", ".db-shm")
-IGNORED_NAMES = {".DS_Store"}
-
-
-def _ignored(rel: Path) -> bool:
-    return (
-        any(part in EXCLUDED_DIRS for part in rel.parts)
-        or rel.name in IGNORED_NAMES
-        or rel.name.endswith(IGNORED_SUFFIXES)
-    )
-
-
-def tree_files(root: Path) -> dict[str, Path]:
-    """Relative posix path -> absolute path of every file under ``root`` that could be part of a change."""
-    out: dict[str, Path] = {}
-    if not root.is_dir():
-        return out
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in EXCLUDED_DIRS)
-        for name in filenames:
-            full = Path(dirpath) / name
-            rel = full.relative_to(root)
-            if not _ignored(rel) and not full.is_symlink():
-                out[rel.as_posix()] = full
-    return out
-
-
-@dataclass
-class ChangeSet:
-    pristine: Path
-    modified: Path
-    added: list[str]
-    modified_files: list[str]
-    deleted: list[str]
-
-    @property
-    def changed(self) -> list[str]:
-        return sorted(self.added + self.modified_files + self.deleted)
-
-    def read(self, rel: str, side: Literal["pristine", "modified"]) -> str | None:
-        root = self.pristine if side == "pristine" else self.modified
-        path = root / rel
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    def patch(self, max_chars: int = 200_000) -> str:
-        """A unified diff of the text files, for people and the LLM judge."""
-        import difflib
-
-        chunks: list[str] = []
-        for rel in self.changed:
-            old = self.read(rel, "pristine") if rel not in self.added else ""
-            new = self.read(rel, "modified") if rel not in self.deleted else ""
-            if old is None or new is None:
-                chunks.append(f"Binary file {rel} changed\n")
-                continue
-            chunks.extend(
-                difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
-                )
-            )
-            if chunks and not chunks[-1].endswith("\n"):
-                chunks.append("\n")
-        return "".join(chunks)[:max_chars]
-
-
-def compute_change(pristine: Path, modified: Path) -> ChangeSet:
-    before, after = tree_files(pristine), tree_files(modified)
-    added = sorted(set(after) - set(before))
-    deleted = sorted(set(before) - set(after))
-    changed = sorted(
-        rel for rel in set(before) & set(after) if before[rel].read_bytes() != after[rel].read_bytes()
-    )
-    return ChangeSet(pristine, modified, added, changed, deleted)
 
 
 # ----------------------------------------------------------------------------- globs
@@ -172,13 +92,13 @@ class ProcessContext:
     work_dir: Path
     judge_config: JudgeConfig | None = None
     gates: dict[str, GateResult] = field(default_factory=dict)
-    _change: ChangeSet | None = None
+    _change: ChangeSet | None = None  # the run's ChangeSet, passed in; computed on first use otherwise
     _cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def change(self) -> ChangeSet:
         if self._change is None:
-            self._change = compute_change(self.pristine_dir, self.modified_dir)
+            self._change = compare_trees(self.pristine_dir, self.modified_dir)
         return self._change
 
     def scratch(self, name: str) -> Path:
@@ -195,9 +115,7 @@ def copy_workspace(src: Path, dst: Path) -> Path:
     """Copy a workspace (without dependency folders, caches or .git) to ``dst``."""
     if dst.exists():
         shutil.rmtree(dst)
-    shutil.copytree(
-        src, dst, ignore=lambda _d, names: {n for n in names if n in EXCLUDED_DIRS}, symlinks=True
-    )
+    shutil.copytree(src, dst, ignore=copy_ignore(src), symlinks=True)
     return dst
 
 

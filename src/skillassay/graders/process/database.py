@@ -27,8 +27,9 @@ import shlex
 
 from skillassay.definitions.agent_eval import DatabaseWritesOptions, ForbiddenBehaviour
 from skillassay.graders.process import pyast
-from skillassay.graders.process.base import ChangeSet, Detection, ProcessContext, matches
+from skillassay.graders.process.base import Detection, ProcessContext, matches
 from skillassay.transcripts import ToolCall, Transcript
+from skillassay.workspace.changes import ChangeSet
 
 SQL_WRITE = re.compile(
     r"\b(INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+[\w.\"`\[\]]+\s+SET|DELETE\s+FROM|REPLACE\s+INTO|"
@@ -148,7 +149,7 @@ def _sql_constants(source: str | None) -> set[str]:
 
 def code_writes(change: ChangeSet, owners: list[str], test_globs: list[str]) -> list[str]:
     found = []
-    for rel in change.added + change.modified_files:
+    for rel in change.added + change.modified:
         if matches(rel, owners) or matches(rel, test_globs):
             continue
         before = change.read(rel, "pristine") if rel not in change.added else ""

@@ -12,7 +12,8 @@ import re
 
 from skillassay.definitions.agent_eval import Criterion, DiffOptions
 from skillassay.graders.process import pyast
-from skillassay.graders.process.base import ChangeSet, GradeResult, ProcessContext, matches
+from skillassay.graders.process.base import GradeResult, ProcessContext, matches
+from skillassay.workspace.changes import ChangeSet
 
 
 def new_functions(change: ChangeSet, rel: str) -> dict[str, pyast.FunctionNode]:
@@ -125,7 +126,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     new_ops: list[str] = []
     owner = opts.owning_module
     if owner:
-        ok = owner in change.modified_files or owner in change.added
+        ok = owner in change.modified or owner in change.added
         checks.append((ok, f"owning module {owner} {'changed' if ok else 'not changed'}"))
         if opts.operation:
             new_ops = [
@@ -175,7 +176,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         )
     if opts.preserve_functions:
         rewritten = []
-        for rel in change.modified_files + change.deleted:
+        for rel in change.modified + change.deleted:
             if not rel.endswith(".py") or matches(rel, opts.test_globs):
                 continue
             before = pyast.functions(pyast.parse(change.read(rel, "pristine")))
@@ -201,7 +202,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         )
     if opts.tests_added is not None:
         added_tests = []
-        for rel in change.added + change.modified_files:
+        for rel in change.added + change.modified:
             if rel.endswith(".py") and matches(rel, opts.tests_added):
                 before = (
                     pyast.test_functions(pyast.parse(change.read(rel, "pristine")))

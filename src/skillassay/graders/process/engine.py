@@ -24,6 +24,7 @@ from skillassay.graders.process import policy as transcript_graders
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
+from skillassay.workspace.changes import ChangeSet
 
 Grader = Callable[[Criterion, ProcessContext], GradeResult]
 Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
@@ -89,7 +90,9 @@ def evaluate(
     transcript: Transcript | None,
     work_dir: Path,
     judge_config: judge.JudgeConfig | None = None,
+    change: ChangeSet | None = None,
 ) -> ProcessResult:
+    """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not given)."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ctx = ProcessContext(
@@ -99,6 +102,7 @@ def evaluate(
         transcript=transcript,
         work_dir=work_dir,
         judge_config=judge_config,
+        _change=change,
     )
     ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
     notes: list[str] = []

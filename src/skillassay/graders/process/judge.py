@@ -279,7 +279,7 @@ def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | No
 def material(ctx: ProcessContext, inputs: list[str], max_chars: int) -> str:
     parts = []
     if "diff" in inputs:
-        parts.append("=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch() or "(no change)"))
+        parts.append("=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch(max_chars=200_000) or "(no change)"))
     t = ctx.transcript
     if "transcript" in inputs and t is not None:
         lines = []

@@ -21,7 +21,7 @@ def new_tests(ctx: ProcessContext, globs: list[str]) -> dict[str, list[str]]:
     """file -> qualified names of test functions the agent added."""
     change = ctx.change
     out: dict[str, list[str]] = {}
-    for rel in change.added + change.modified_files:
+    for rel in change.added + change.modified:
         if not rel.endswith(".py") or not matches(rel, globs):
             continue
         before = (
@@ -44,7 +44,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
 
     modified = copy_workspace(ctx.modified_dir, ctx.work_dir / f"meaningful-{criterion.id}-modified")
     pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / f"meaningful-{criterion.id}-pristine")
-    for rel in ctx.change.added + ctx.change.modified_files:
+    for rel in ctx.change.added + ctx.change.modified:
         if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
             (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ctx.modified_dir / rel, pristine / rel)

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillassay.definitions.plan import AnswerKey
-from skillassay.graders.rubric.changes import TreeChanges
 from skillassay.graders.rubric.models import Finding
 from skillassay.graders.rubric.project import MAX_WRAPPER_DEPTH, FnRef, Project, SdkCall
 from skillassay.graders.rubric.sdk_surface import event_types
 from skillassay.languages.base import Module, Route, Value
+from skillassay.workspace.changes import ChangeSet
 
 # The call that identifies each integration path (the plan's "lower_level" is access_codes).
 PATH_SIGNATURES = {
@@ -35,7 +35,7 @@ def canonical_path(name: str) -> str | None:
 class Context:
     project: Project  # changed and new files of the modified app
     pristine: Project  # the same files (and deleted ones) as they were in the pristine app
-    changes: TreeChanges
+    changes: ChangeSet
     answer_key: AnswerKey
     expected_api_path: str  # canonical
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from skillassay.definitions.plan import AnswerKey, Rubric
 from skillassay.errors import SkillassayError
-from skillassay.graders.rubric.changes import compare_trees
 from skillassay.graders.rubric.checks import CHECKS, PATH_SIGNATURES, Context, canonical_path, paths_taken
 from skillassay.graders.rubric.models import CategoryResult, RubricResult
 from skillassay.graders.rubric.project import Project
+from skillassay.workspace.changes import ChangeSet, compare_trees
 
 
 def floor2(x: float) -> float:
@@ -18,7 +18,10 @@ def floor2(x: float) -> float:
     return math.floor(x * 100 + 1e-9) / 100
 
 
-def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric, expected_api_path: str) -> RubricResult:
+def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric, expected_api_path: str,
+          change: ChangeSet | None = None) -> RubricResult:
+    """Grade ``modified`` against ``pristine``. ``change``: the run's ChangeSet between the two, when the caller
+    has it (computed here otherwise)."""
     pristine, modified = Path(pristine), Path(modified)
     for label, root in (("pristine", pristine), ("modified", modified)):
         if not root.is_dir():
@@ -34,9 +37,14 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
                 f"rubric category {category.name!r} (/categories/{i}/check): unknown check {category.check!r}; "
                 f"known: {', '.join(sorted(CHECKS))}"
             )
-    changes = compare_trees(pristine, modified)
+    if change is None:
+        change = compare_trees(pristine, modified)
+    elif (Path(change.pristine_dir), Path(change.modified_dir)) != (pristine, modified):
+        raise ValueError(f"the change given is between {change.pristine_dir} and {change.modified_dir}, "
+                         f"not {pristine} and {modified}")
+    changes = change
     ctx = Context(
-        project=Project.load(modified, changes.changed, unchanged=changes.unchanged),
+        project=Project.load(modified, changes.written, unchanged=changes.unchanged),
         pristine=Project.load(pristine, sorted(changes.modified + changes.deleted)),
         changes=changes,
         answer_key=answer_key,
@@ -54,5 +62,5 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
             score=score, weighted=round(score * category.weight, 2), check=category.check, evidence=evidence
         )
     total = round(sum(c.weighted for c in categories.values()), 2)
-    return RubricResult(total=total, categories=categories, changed_files=changes.changed,
+    return RubricResult(total=total, categories=categories, changed_files=changes.written,
                         paths_taken=paths_taken(ctx))

@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillassay.graders.rubric.changes import read_source
 from skillassay.graders.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
 from skillassay.languages import parser_for
 from skillassay.languages.base import Call, Function, Module, Value
@@ -30,6 +31,21 @@ def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
+
+# Larger files are bundles or generated code, not an agent's edit: not parsed.
+MAX_SOURCE_BYTES = 2_000_000
+
+
+def read_source(root: Path, rel: str) -> bytes | None:
+    """The file's bytes, or None for a symlink (never followed), an oversized or an unreadable file."""
+    path = root / rel
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 @dataclass(frozen=True)
 class FnRef:

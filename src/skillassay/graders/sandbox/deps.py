@@ -24,6 +24,7 @@ from pathlib import Path
 
 from skillassay.graders.sandbox.runplan import InstallSpec
 from skillassay.graders.sandbox.steps import StepFailed, run_step
+from skillassay.workspace.changes import SKIP_DIRS
 
 MARKER = ".complete"
 
@@ -162,12 +163,13 @@ def _base_python() -> str:
 # ----------------------------------------------------------------------------- build outputs
 # Like Docker's layer cache for `COPY . . ; RUN npm run build`: when the whole source tree, the dependencies and the
 # build commands are unchanged, the files the build produced are restored instead of building again.
-BUILD_SKIP_DIRS = {"node_modules", ".git", ".venv", "venv", "__pycache__"}
+# The sources are what the change's skip-list keeps; its output folders (dist/, build/...) are what a build produces,
+# so they are seen here.
 
 
 def _walk_files(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in BUILD_SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
             yield Path(dirpath) / name
 

@@ -16,9 +16,7 @@ import httpx
 
 from skillassay.graders.sandbox.runplan import RunPlan
 from skillassay.graders.sandbox.steps import StepFailed
-
-# Not copied into the work copy: installed or generated state from the agent's machine.
-COPY_IGNORE = ("node_modules", ".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache")
+from skillassay.workspace.changes import copy_ignore
 
 # Only these variables of the harness's environment reach the app (and its install/build): nothing secret leaks.
 PASS_ENV_PREFIXES = ("npm_config_", "NPM_CONFIG_", "PIP_", "UV_")
@@ -39,7 +37,9 @@ def base_env() -> dict[str, str]:
 
 
 def copy_app(src: Path, dest: Path) -> None:
-    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*COPY_IGNORE))
+    """The app as changed, without what the change's skip-list leaves out (installed or generated state from the
+    agent's machine, and build output: the backend builds it again)."""
+    shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src))
 
 
 class Backend(ABC):
