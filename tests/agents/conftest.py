@@ -80,3 +80,23 @@ def processes_with_home():
         return found
 
     return find
+
+
+@pytest.fixture
+def proxied():
+    """The agent's path to a scripted model, as a job sets it up: ``proxied(server, script_id)`` starts a model proxy
+    whose upstream is that script and returns a run's ``ModelEndpoint``; ``proxied.last`` is the proxy (its
+    ``release(token)`` reports the calls). ``real_keys`` are the operator's keys the proxy holds."""
+    from skillassay.services.model_proxy.proxy import ModelProxy, upstreams_from_env
+
+    started = []
+
+    def make(server, script_id, real_keys=None):
+        proxy = ModelProxy(upstreams_from_env(dict(real_keys or {}), server.base_url(script_id))).start()
+        started.append(proxy)
+        make.last = proxy
+        return proxy.grant(f"test-{script_id}")
+
+    yield make
+    for proxy in started:
+        proxy.stop()

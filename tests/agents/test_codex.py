@@ -1,5 +1,7 @@
 """Codex for real: the installed CLI, offline, against the scripted model server."""
 
+import json
+import os
 import subprocess
 import time
 
@@ -8,6 +10,7 @@ from parts import needs
 
 from skillassay.agents import get_agent
 from skillassay.agents.codex import CodexAgent
+from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.testing import ModelServer, parse_scripts
 
 SECRET = "sk-proj-test-secret-0123456789abcdefgh"
@@ -31,46 +34,46 @@ def server():
         yield srv
 
 
-def run_codex(server, make_ctx, turns, script_id="c", **ctx_args):
+def run_codex(server, proxied, make_ctx, turns, script_id="c", **ctx_args):
+    """Codex as a job runs it: through a model proxy holding the operator's key (SECRET) to the script."""
     (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
     server.add_script(script)
-    env = {
-        "SKILLASSAY_MODEL_BASE_URL": server.base_url(script_id),
-        "SKILLASSAY_MAX_RETRIES": "1",
-        "OPENAI_API_KEY": SECRET,
-    }
-    ctx = make_ctx(env=env, **ctx_args)
+    endpoint = proxied(server, script_id, real_keys={"OPENAI_API_KEY": SECRET})
+    ctx = make_ctx(env={"SKILLASSAY_MAX_RETRIES": "1", **ctx_args.pop("env", {})}, model_endpoint=endpoint,
+                   **ctx_args)
     return ctx, get_agent("codex").run(ctx)
 
 
-def test_config_points_at_the_model_server(make_ctx, tmp_path):
-    ctx = make_ctx(env={"SKILLASSAY_MODEL_BASE_URL": "http://127.0.0.1:9/s/x", "SKILLASSAY_MAX_RETRIES": "1"})
-    toml = CodexAgent().config_toml(ctx)
+def test_config_points_at_the_model_endpoint(make_ctx, tmp_path):
+    endpoint = ModelEndpoint(base_url="http://127.0.0.1:9", token="sk-skillassay-run-config-test")
+    ctx = make_ctx(env={"SKILLASSAY_MAX_RETRIES": "1", "OPENAI_API_KEY": SECRET}, model_endpoint=endpoint)
     import tomllib
 
-    config = tomllib.loads(toml)
+    config = tomllib.loads(CodexAgent().config_toml(ctx))
     provider = config["model_providers"][config["model_provider"]]
-    assert provider["base_url"] == "http://127.0.0.1:9/s/x/v1" and provider["wire_api"] == "responses"
+    assert provider["base_url"] == "http://127.0.0.1:9/v1" and provider["wire_api"] == "responses"
     assert provider["request_max_retries"] == 1 and config["model"] == "gpt-5.5"
     assert config["features"]["plugins"] is False and config["analytics"]["enabled"] is False
-    # without a base URL: Codex's own provider, no made-up model
-    plain = tomllib.loads(CodexAgent().config_toml(make_ctx()))
-    assert "model_provider" not in plain and "model" not in plain
+    # the token where the provider reads its key; the operator's key nowhere
+    env = CodexAgent().environment(ctx)
+    assert env[provider["env_key"]] == endpoint.token and SECRET not in json.dumps(env)
+    assert env["CODEX_HOME"] == str(ctx.home / ".codex") and "OPENAI_API_KEY" not in env
 
 
-def test_missing_binary_is_an_infrastructure_error(make_ctx):
-    assert CodexAgent(binary="/nonexistent/codex").run(make_ctx()).status == "infrastructure_error"
+def test_missing_binary_is_a_harness_error(make_ctx):
+    result = CodexAgent(binary="/nonexistent/codex").run(make_ctx())
+    assert result.status == "harness_error" and result.error_kind == "cli_not_found"
 
 
 @pytest.mark.slow
 @needs_codex
-def test_patch_and_exec_end_to_end_with_a_native_skill(server, make_ctx, workspace, skill_dir):
+def test_patch_and_exec_end_to_end_with_a_native_skill(server, proxied, make_ctx, workspace, skill_dir):
     turns = [
         [{"text": "Reading the demo skill."}, {"exec": "cat ~/.codex/skills/demo-skill/SKILL.md"}],
         [{"text": "Creating the greeting."}, {"patch": PATCH}],
         [{"exec": "cat src/greeting.txt"}],
     ]
-    ctx, result = run_codex(server, make_ctx, turns, skill_dir=skill_dir)
+    ctx, result = run_codex(server, proxied, make_ctx, turns, skill_dir=skill_dir)
     assert result.status == "completed", result.error
     assert result.exit_code == 0 and result.cli_version
 
@@ -97,14 +100,19 @@ def test_patch_and_exec_end_to_end_with_a_native_skill(server, make_ctx, workspa
     requests = server.conversation_requests("c")
     assert len(requests) == 4
     assert "demo-skill: Writes greeting files" in requests[0].text()
+    # the operator's key went upstream from the proxy; Codex only ever had the run's token
+    assert {r.headers.get("authorization") for r in requests} == {f"Bearer {SECRET}"}
+    report = proxied.last.release(ctx.model_endpoint.token)
+    assert report.usage.requests == 4 and report.usage.input_tokens == 400
     for stored in ctx.output_dir.iterdir():
         assert SECRET not in stored.read_text(errors="replace")
+        assert ctx.model_endpoint.token not in stored.read_text(errors="replace")
 
 
 @pytest.mark.slow
 @needs_codex
-def test_system_prompt_mode_sends_skill_md(server, make_ctx, skill_dir):
-    _, result = run_codex(server, make_ctx, [], skill_dir=skill_dir, skill_mode="system-prompt")
+def test_system_prompt_mode_sends_skill_md(server, proxied, make_ctx, skill_dir):
+    _, result = run_codex(server, proxied, make_ctx, [], skill_dir=skill_dir, skill_mode="system-prompt")
     assert result.status == "completed", result.error
     (request,) = server.conversation_requests("c")
     assert "SKILL-MARKER-7f3a" in request.text()
@@ -113,9 +121,30 @@ def test_system_prompt_mode_sends_skill_md(server, make_ctx, skill_dir):
 
 @pytest.mark.slow
 @needs_codex
-def test_hung_codex_is_killed_at_the_timeout(server, make_ctx, processes_with_home):
+def test_hung_codex_is_killed_at_the_timeout(server, proxied, make_ctx, processes_with_home):
     started = time.monotonic()
-    ctx, result = run_codex(server, make_ctx, [{"hang": 60}], timeout=4)
+    ctx, result = run_codex(server, proxied, make_ctx, [{"hang": 60}], timeout=4)
     assert result.status == "timed_out"
     assert time.monotonic() - started < 15
     assert processes_with_home(ctx.home) == []
+
+
+@pytest.mark.slow
+@needs_codex
+@pytest.mark.parametrize(("turn", "kind"), [({"error": 500}, "server_error"), ({"error": 429}, "rate_limited"),
+                                            ({"error": 529}, "overloaded"),
+                                            ({"stream_error": "server_is_overloaded"}, "overloaded")])
+def test_turn_failed_on_a_provider_error_is_a_provider_error(server, proxied, make_ctx, turn, kind):
+    sid = "e" + str(turn.get("error") or "stream")
+    ctx, result = run_codex(server, proxied, make_ctx, [turn], script_id=sid, env={"SKILLASSAY_MAX_RETRIES": "0"})
+    assert result.status == "provider_error" and result.error_kind == kind, (result.error_kind, result.error)
+    assert result.transcript.is_error and result.exit_code != 0
+    assert proxied.last.release(ctx.model_endpoint.token).usage.provider_errors[0].kind == kind
+
+
+@pytest.mark.slow
+@needs_codex
+def test_a_refused_key_is_a_harness_error(server, proxied, make_ctx):
+    _, result = run_codex(server, proxied, make_ctx, [{"error": 401}], script_id="e401",
+                          env={"SKILLASSAY_MAX_RETRIES": "0"})
+    assert result.status == "harness_error" and result.error_kind == "auth_failed"

@@ -1,4 +1,4 @@
-"""The CLIs, set up by the agent modules, connect to nothing but the local model server."""
+"""The CLIs, set up by the agent modules, connect to nothing but their model endpoint (the job's model proxy)."""
 
 import re
 import shutil
@@ -14,7 +14,7 @@ from skillassay.testing import ModelServer, parse_scripts
 @pytest.mark.slow
 @needs(shutil.which("strace") is not None, "strace (apt-get install strace)")
 @pytest.mark.parametrize("agent_class", [ClaudeCodeAgent, CodexAgent], ids=["claude-code", "codex"])
-def test_only_the_model_server_is_contacted(agent_class, tmp_path, make_ctx, workspace):
+def test_only_the_model_proxy_is_contacted(agent_class, tmp_path, make_ctx, workspace, proxied):
     real = agent_class().binary
     assert real is not None, f"the pinned {agent_class.name} CLI is not installed (npm ci --prefix node)"
     log = tmp_path / "strace.log"
@@ -23,9 +23,9 @@ def test_only_the_model_server_is_contacted(agent_class, tmp_path, make_ctx, wor
     wrapper.chmod(0o755)
     script = parse_scripts({"id": "s", "turns": [[{"text": "hi"}]]})[0]
     with ModelServer([script]) as server:
-        ctx = make_ctx(env={"SKILLASSAY_MODEL_BASE_URL": server.base_url("s"), "SKILLASSAY_MAX_RETRIES": "0"})
+        ctx = make_ctx(env={"SKILLASSAY_MAX_RETRIES": "0"}, model_endpoint=proxied(server, "s"))
         result = agent_class(binary=str(wrapper)).run(ctx)
-        port = server.port
+        port = proxied.last.port
     assert result.status == "completed", result.error
     trace = log.read_text()
     inet = re.findall(r"connect\(\d+, \{sa_family=AF_INET6?, sin6?_port=htons\((\d+)\).*?\"([^\"]+)\"", trace)

@@ -14,7 +14,7 @@ from skillassay.testing import ModelServer, parse_scripts
 @pytest.mark.slow
 @needs(ClaudeCodeAgent().binary is not None and CodexAgent().binary is not None,
        "the pinned claude and codex CLIs (npm ci --prefix node)")
-def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
+def test_parallel_claude_and_codex_runs(tmp_path, make_ctx, proxied):
     import subprocess
 
     runs = []
@@ -37,6 +37,7 @@ def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
         runs.append((agent, ws, script))
 
     with ModelServer([s for _, _, s in runs]) as server:
+        endpoints = [proxied(server, script.id) for _, _, script in runs]
 
         def run(n: int):
             agent, ws, script = runs[n]
@@ -44,7 +45,8 @@ def test_parallel_claude_and_codex_runs(tmp_path, make_ctx):
                 workspace=ws,
                 output_dir=tmp_path / f"out{n}",
                 home=tmp_path / f"home{n}",
-                env={"SKILLASSAY_MODEL_BASE_URL": server.base_url(script.id), "SKILLASSAY_MAX_RETRIES": "1"},
+                env={"SKILLASSAY_MAX_RETRIES": "1"},
+                model_endpoint=endpoints[n],
             )
             return get_agent(agent).run(ctx)
 

@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 import time
@@ -8,6 +9,7 @@ from skillassay.agents import UnknownAgentError, available_agents, get_agent
 from skillassay.agents._common import Scrubber, SkillError, group_members, load_skill
 from skillassay.agents.command import build_argv
 from skillassay.errors import SkillassayError
+from skillassay.services.model_proxy import ModelEndpoint
 
 
 def test_registry():
@@ -51,7 +53,7 @@ def test_command_agent_runs_without_a_shell(make_ctx, workspace):
 
 def test_command_agent_failure_timeout_and_missing_binary(make_ctx):
     failing = get_agent("command").run(make_ctx(command=f"{sys.executable} -c 'import sys; sys.exit(3)'"))
-    assert failing.status == "completed" and failing.exit_code == 3 and failing.transcript.is_error
+    assert failing.status == "agent_error" and failing.exit_code == 3 and failing.transcript.is_error
 
     started = time.monotonic()
     hung = get_agent("command").run(
@@ -60,8 +62,8 @@ def test_command_agent_failure_timeout_and_missing_binary(make_ctx):
     assert hung.status == "timed_out" and time.monotonic() - started < 10
 
     missing = get_agent("command").run(make_ctx(command="no-such-binary-skillassay {prompt}"))
-    assert missing.status == "infrastructure_error" and "no-such-binary" in missing.error
-    assert get_agent("command").run(make_ctx(command=None)).status == "infrastructure_error"
+    assert missing.status == "harness_error" and "no-such-binary" in missing.error
+    assert get_agent("command").run(make_ctx(command=None)).status == "harness_error"
 
 
 def test_command_agent_kills_what_the_command_left_behind(make_ctx, tmp_path):
@@ -86,14 +88,23 @@ def test_command_agent_kills_what_the_command_left_behind(make_ctx, tmp_path):
         pytest.fail("the background child survived the run")
 
 
-def test_command_agent_scrubs_secrets(make_ctx):
+def test_command_agent_gets_an_explicit_environment_and_no_key(make_ctx, monkeypatch):
     key = "sk-ant-" + "api03-abcdefghijklmnopqrstuvwxyz"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("HOST_ONLY_SETTING", "from-the-host")
+    token = "sk-skillassay-run-" + "command-test-token"
     ctx = make_ctx(
-        command=f"{sys.executable} -c \"import os; print(os.environ['ANTHROPIC_API_KEY'])\"",
-        env={"ANTHROPIC_API_KEY": key},
+        command=f"{sys.executable} -c \"import json, os; print(json.dumps(dict(os.environ)))\"",
+        env={"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "MINE": "1"},
+        model_endpoint=ModelEndpoint(base_url="http://127.0.0.1:9", token=token),
     )
     result = get_agent("command").run(ctx)
-    assert key not in result.stdout.read_text() and key not in (result.transcript.final_message or "")
+    env = json.loads(result.stdout.read_text())
+    assert key not in result.stdout.read_text() and token not in result.stdout.read_text()  # scrubbed when stored
+    assert "HOST_ONLY_SETTING" not in env and env["MINE"] == "1" and env["HOME"] == str(ctx.home)
+    # the endpoint under every name an SDK looks for; the key slots hold the run's token (scrubbed here)
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert env["ANTHROPIC_API_KEY"] == env["OPENAI_API_KEY"] == env["SKILLASSAY_MODEL_TOKEN"] == "[REDACTED]"
 
 
 def test_scrubber():
@@ -136,8 +147,8 @@ def test_reference_agent_applies_golden(make_ctx, workspace, tmp_path):
 
 
 def test_reference_agent_needs_golden(make_ctx, tmp_path):
-    assert get_agent("reference").run(make_ctx()).status == "infrastructure_error"
-    assert get_agent("reference").run(make_ctx(golden_dir=tmp_path / "nope")).status == "infrastructure_error"
+    assert get_agent("reference").run(make_ctx()).status == "harness_error"
+    assert get_agent("reference").run(make_ctx(golden_dir=tmp_path / "nope")).status == "harness_error"
 
 
 def test_load_skill(skill_dir, tmp_path):

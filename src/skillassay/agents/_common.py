@@ -1,10 +1,9 @@
-"""What the agent modules share: running a CLI in its own process group under a time limit, finding binaries,
-reading a skill folder, keeping secrets out of stored files."""
+"""What the agent modules share: running a program in its own process group under a time limit, reading a skill
+folder, keeping secrets out of stored files. (Finding a CLI and its environment: ``agents/cli.py``.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,10 +19,7 @@ from skillassay.errors import SkillassayError
 from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values
 
-# the repository's node tools (node/node_modules/.bin), when skillassay runs from a checkout
-_REPO_NODE_BIN = Path(__file__).resolve().parents[3] / "node" / "node_modules" / ".bin"
-
-# Environment switches that keep a CLI from talking to anything but its model endpoint.
+# Environment switches that keep Claude Code from talking to anything but its model endpoint.
 OFFLINE_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
@@ -31,53 +27,6 @@ OFFLINE_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_BUG_COMMAND": "1",
 }
-
-# ctx.env keys of the harness's own conventions (see docs/agents.md)
-MODEL_BASE_URL = "SKILLASSAY_MODEL_BASE_URL"
-MAX_RETRIES = "SKILLASSAY_MAX_RETRIES"
-
-
-def find_binary(name: str, env_var: str) -> str | None:
-    """``$env_var``, else the repository's ``node/node_modules/.bin/<name>``, else ``PATH``."""
-    explicit = os.environ.get(env_var)
-    if explicit:
-        return explicit if Path(explicit).exists() or shutil.which(explicit) else None
-    local = _REPO_NODE_BIN / name
-    if local.exists():
-        return str(local)
-    return shutil.which(name)
-
-
-_VERSIONS: dict[tuple[str, float], str | None] = {}
-
-
-def cli_version(binary: str | None, timeout: float = 30) -> str | None:
-    """``binary --version`` (the first x.y.z in it), asked once per binary file."""
-    if not binary:
-        return None
-    try:
-        key = (binary, Path(shutil.which(binary) or binary).resolve().stat().st_mtime)
-    except OSError:
-        return None
-    if key not in _VERSIONS:
-        _VERSIONS[key] = _ask_version(binary, timeout)
-    return _VERSIONS[key]
-
-
-def _ask_version(binary: str, timeout: float) -> str | None:
-    try:
-        out = subprocess.run(
-            [binary, "--version"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    found = re.search(r"\d+\.\d+\.\d+\S*", out.stdout)
-    return found.group(0) if found else (out.stdout.strip() or None)
 
 
 # -- skills --------------------------------------------------------------------------------------------------
@@ -244,24 +193,6 @@ def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: 
     scrub.file(raw)
     scrub.file(stderr)
     return outcome, list(read_jsonl(raw)), scrub
-
-
-def base_env(home: Path) -> dict[str, str]:
-    """The inherited environment with HOME and the XDG folders moved into the run's private home."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"}
-        and not k.startswith("XDG_")
-    }
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-    )
-    return env
 
 
 def relative_path(path: str, root: Path | str | None) -> str:

@@ -13,10 +13,21 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
+from skillassay.usage import ProviderError
 
 SkillMode = Literal["native", "system-prompt"]
-AgentStatus = Literal["completed", "timed_out", "crashed", "infrastructure_error"]
+# The agent's own view of how its run ended (the trial decides the run's outcome from it):
+# completed: it finished; agent_error: it failed on its own (crashed, exited non-zero, ran out of turns);
+# timed_out: killed at the time limit; provider_error: the model provider failed it (429, 5xx, overloaded, no answer);
+# harness_error: it could not run for reasons that are not its own (no CLI, no model endpoint, the operator's key).
+AgentStatus = Literal["completed", "agent_error", "timed_out", "provider_error", "harness_error"]
+# Why, as a type: the provider error kinds (skillassay.usage.ProviderErrorKind) and the agent's own ends.
+ErrorKind = Literal[
+    "rate_limited", "overloaded", "server_error", "connection", "auth_failed", "quota_exceeded", "context_exceeded",
+    "bad_request", "max_turns", "crashed", "exit_nonzero", "cli_not_found", "no_model_endpoint", "bad_input",
+]
 
 # The plan's allowed tools for Claude Code.
 DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
@@ -32,7 +43,9 @@ class AgentContext(BaseModel):
     skill_mode: SkillMode = "native"
     model: str | None = None
     allowed_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_TOOLS))
-    env: dict[str, str] = Field(default_factory=dict)  # extra environment (e.g. a model server's base URL)
+    env: dict[str, str] = Field(default_factory=dict)  # extra environment (never a provider key: see agents/cli.py)
+    # the agent's only way to a model: the job's model proxy and this run's token (None: the agent gets no model)
+    model_endpoint: ModelEndpoint | None = None
     fixture_dir: Path | None = None  # for the reference agent
     golden_dir: Path | None = None  # for the reference agent: the solution to apply
     command: str | None = None  # for the command agent: a line with {prompt} and {workspace}
@@ -41,19 +54,27 @@ class AgentContext(BaseModel):
 class AgentResult(BaseModel):
     status: AgentStatus
     exit_code: int | None = None
+    signal: int | None = None  # the signal that ended the CLI (not the time limit's kill)
     duration_s: float = 0.0
     cli_version: str | None = None
+    cli_source: str | None = None  # where the CLI was found: "configured", "checkout" or "cache"
     transcript: Transcript
     raw_transcript: Path | None = None  # the CLI's own transcript file, as written
     stdout: Path | None = None
     stderr: Path | None = None
-    error: str | None = None  # why it crashed / what infrastructure failed
+    error: str | None = None  # why it failed, in words
+    error_kind: ErrorKind | None = None  # why it failed, as a type
+    # what the CLI's own output said about the provider failing it; the model proxy's record is the authority
+    provider_errors: list[ProviderError] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # how the run deviated from the plan (e.g. a skill-mode fallback)
 
 
 class Agent(ABC):
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    # which model API the agent speaks through its endpoint ("anthropic", "openai"; None: it needs no model). The job
+    # starts a model proxy only for agents that talk to a model, and checks it holds a key for this API.
+    model_api: ClassVar[str | None] = None  # "anthropic", "openai", "any" (both) or None
 
     def version(self) -> str | None:
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""

@@ -1,37 +1,24 @@
-"""Claude Code (``claude -p ... --output-format stream-json --verbose``), run offline-capable in a private home.
+"""Claude Code (``claude -p ... --output-format stream-json --verbose``), on the CLI agent base.
 
 The skill is installed where the CLI discovers personal skills (``$CLAUDE_CONFIG_DIR/skills/<name>/``), outside the
 workspace, so the diff only holds the agent's changes; or, in ``system-prompt`` mode, appended to the system prompt.
+The model endpoint is given as ``ANTHROPIC_BASE_URL`` (the proxy's root) with the run's token as ``ANTHROPIC_API_KEY``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from skillassay.agents._common import (
-    MAX_RETRIES,
-    MODEL_BASE_URL,
-    OFFLINE_ENV,
-    base_env,
-    cli_version,
-    find_binary,
-    install_skill,
-    load_skill,
-    relative_path,
-    run_jsonl_cli,
-    skill_prompt_block,
-)
-from skillassay.agents.base import Agent, AgentContext, AgentResult
+from skillassay.agents._common import OFFLINE_ENV, relative_path, skill_prompt_block
+from skillassay.agents.cli import MAX_RETRIES, CliAgent, agent_env
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "claude-code"
-BIN_ENV = "SKILLASSAY_CLAUDE_BIN"
 
 _KINDS = {
     "Read": "read",
@@ -51,154 +38,77 @@ _KINDS = {
 _WRITERS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 
 
-class ClaudeCodeAgent(Agent):
+class ClaudeCodeAgent(CliAgent):
     name = NAME
     description = "Anthropic's Claude Code CLI (claude -p, stream-json transcript)"
-
-    def __init__(self, binary: str | None = None):
-        self._binary = binary
-
-    @property
-    def binary(self) -> str | None:
-        return self._binary or find_binary("claude", BIN_ENV)
-
-    def version(self) -> str | None:
-        return cli_version(self.binary)
+    model_api = "anthropic"
+    binary_name = "claude"
+    package = "@anthropic-ai/claude-code"
+    bin_env = "SKILLASSAY_CLAUDE_BIN"
+    config_dirs = {"CLAUDE_CONFIG_DIR": ".claude"}
+    skills_dir = ".claude/skills"
+    switches = OFFLINE_ENV
+    # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a status
+    # alone does not
+    error_patterns = (
+        (r"error_max_turns|reached (?:the )?max(?:imum)? (?:number of )?turns", "max_turns"),
+        (r"credit balance|quota", "quota_exceeded"),
+        (r"not logged in|invalid api key|authentication_error|failed to authenticate", "auth_failed"),
+        (r"prompt is too long|context (?:window|length)", "context_exceeded"),
+        (r"overloaded", "overloaded"),
+        (r"connection error|ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|request timed out", "connection"),
+    )
 
     def supports_system_prompt_flag(self) -> bool:
         try:
-            out = subprocess.run(
-                [self.binary or "claude", "--help"],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=30,
-                stdin=subprocess.DEVNULL,
-            )
+            out = subprocess.run([self.binary or "claude", "--help"], check=False, capture_output=True, text=True,
+                                 timeout=30, stdin=subprocess.DEVNULL, env=agent_env(Path("/nonexistent")))
         except (OSError, subprocess.SubprocessError):
             return False
         return "--append-system-prompt" in out.stdout
 
-    def command(self, ctx: AgentContext, prompt: str, system_prompt: str | None) -> list[str]:
-        argv = [self.binary or "claude", "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    def command(self, ctx, prompt, skill, notes):
+        if skill is not None and not self.supports_system_prompt_flag():
+            prompt = skill_prompt_block(skill) + prompt
+            notes.append("--append-system-prompt unavailable: SKILL.md prepended to the prompt")
+            skill = None
+        argv = ["-p", prompt, "--output-format", "stream-json", "--verbose"]
         if ctx.allowed_tools:
             argv += ["--allowedTools", ",".join(ctx.allowed_tools)]
         if ctx.model:
             argv += ["--model", ctx.model]
-        if system_prompt is not None:
-            argv += ["--append-system-prompt", system_prompt]
+        if skill is not None:
+            argv += ["--append-system-prompt", skill.text]
         return argv
 
-    def preflight(self, env, command=None):
-        if not self.binary or not (Path(self.binary).exists() or shutil.which(self.binary)):
-            return f"claude CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put claude on PATH)"
-        if any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-                                    "ANTHROPIC_BASE_URL", MODEL_BASE_URL)):
-            return None
-        return ("claude-code needs ANTHROPIC_API_KEY (each run has a private home, so your own login is not used), "
-                f"or a model server: --agent-env {MODEL_BASE_URL}=http://127.0.0.1:PORT")
-
-    def environment(self, ctx: AgentContext) -> dict[str, str]:
-        config_dir = ctx.home / ".claude"
-        env = base_env(ctx.home)
-        env.update(OFFLINE_ENV)
-        env["CLAUDE_CONFIG_DIR"] = str(config_dir)
-        extra = dict(ctx.env)
-        if MODEL_BASE_URL in extra and "ANTHROPIC_BASE_URL" not in extra:
-            extra["ANTHROPIC_BASE_URL"] = extra[MODEL_BASE_URL]
-        if MAX_RETRIES in extra and "CLAUDE_CODE_MAX_RETRIES" not in extra:
-            extra["CLAUDE_CODE_MAX_RETRIES"] = extra[MAX_RETRIES]
-        env.update(extra)
-        base_url = env.get("ANTHROPIC_BASE_URL", "")
-        if not env.get("ANTHROPIC_API_KEY") and re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", base_url):
-            # a local model server needs some key, any key
-            env["ANTHROPIC_API_KEY"] = "skillassay-local-model"
+    def model_env(self, ctx, endpoint):
+        env = {"ANTHROPIC_BASE_URL": endpoint.base_url, "ANTHROPIC_API_KEY": endpoint.token}
+        if ctx.env.get(MAX_RETRIES):
+            env["CLAUDE_CODE_MAX_RETRIES"] = ctx.env[MAX_RETRIES]
         return env
 
-    def run(self, ctx: AgentContext) -> AgentResult:
-        ctx.output_dir.mkdir(parents=True, exist_ok=True)
-        ctx.home.mkdir(parents=True, exist_ok=True)
-        raw = ctx.output_dir / "transcript.raw.jsonl"
-        stderr = ctx.output_dir / "agent.stderr.log"
-        empty = Transcript(agent=NAME, model=ctx.model)
-        binary = self.binary
-        if not binary or not (Path(binary).exists() or shutil.which(binary)):
-            return AgentResult(
-                status="infrastructure_error",
-                transcript=empty,
-                error=f"claude CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put claude on PATH)",
-            )
-        config_dir = ctx.home / ".claude"
-        config_dir.mkdir(parents=True, exist_ok=True)
+    def parse(self, records, ctx):
+        return parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
 
-        prompt, system_prompt = ctx.prompt, None
-        notes: list[str] = []
-        if ctx.skill_dir is not None:
-            skill = load_skill(ctx.skill_dir)
-            if ctx.skill_mode == "native":
-                install_skill(skill, config_dir / "skills")
-            elif self.supports_system_prompt_flag():
-                system_prompt = skill.text
-            else:
-                prompt = skill_prompt_block(skill) + prompt
-                notes.append("--append-system-prompt unavailable: SKILL.md prepended to the prompt")
+    def ended(self, records):
+        return any(r.get("type") == "result" for r in records)
 
-        env = self.environment(ctx)
-        version = self.version()
-        outcome, records, _ = run_jsonl_cli(self.command(ctx, prompt, system_prompt), ctx, env, raw, stderr)
-        if outcome.error:
-            return AgentResult(status="infrastructure_error", transcript=empty, error=outcome.error)
-        transcript = parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
-        transcript.cli_version = transcript.cli_version or version
-        if transcript.model is None:
-            transcript.model = ctx.model
-        has_result = any(r.get("type") == "result" for r in records)
+    @staticmethod
+    def _result(records: list[dict]) -> dict:
+        return next((r for r in reversed(records) if r.get("type") == "result"), {})
 
-        error = None
-        if outcome.timed_out:
-            status = "timed_out"
-            error = f"killed after {ctx.timeout:g} s"
-        elif has_result and _auth_failure(records):
-            # the model never answered: the harness's set-up failed, not the agent (rerun with --resume)
-            status = "infrastructure_error"
-            error = f"the model API refused the key: {transcript.final_message or 'authentication failed'}"
-        elif has_result:
-            status = "completed"  # also on a non-zero exit: an agent error is the agent's outcome
-        else:
-            status = "crashed"
-            error = _tail(stderr) or f"exited {outcome.exit_code} without a result record"
-        return AgentResult(
-            status=status,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            cli_version=transcript.cli_version,
-            transcript=transcript,
-            raw_transcript=raw,
-            stdout=raw,
-            stderr=stderr,
-            error=error,
-            notes=notes,
-        )
+    def error_text(self, records, transcript):
+        result = self._result(records)
+        subtype = str(result.get("subtype") or "")
+        if not result.get("is_error") and subtype in ("", "success"):
+            return None
+        parts = [subtype if subtype != "success" else "", result.get("result") if isinstance(result.get("result"), str)
+                 else "", "; ".join(str(e) for e in result.get("errors") or [] if e)]
+        return " ".join(p for p in parts if p).strip() or "the CLI reported an error"
 
-
-def _auth_failure(records: list[dict]) -> bool:
-    """The CLI's result says it could not authenticate (no login, a bad key), before any model turn."""
-    for r in records:
-        if r.get("type") != "result" or not r.get("is_error"):
-            continue
-        if r.get("api_error_status") in (401, 403):
-            return True
-        text = str(r.get("result") or "").lower()
-        if "not logged in" in text or "invalid api key" in text or "authentication_error" in text:
-            return True
-    return False
-
-
-def _tail(path: Path, chars: int = 2000) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-chars:].strip()
-    except OSError:
-        return ""
+    def failed_status(self, records):
+        status = self._result(records).get("api_error_status")
+        return status if isinstance(status, int) else None
 
 
 def _result_text(content: Any) -> str:

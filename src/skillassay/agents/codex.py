@@ -1,9 +1,12 @@
-"""OpenAI's Codex CLI (``codex exec --json --dangerously-bypass-approvals-and-sandbox``), with a per-run
-``CODEX_HOME``.
+"""OpenAI's Codex CLI (``codex exec --json --dangerously-bypass-approvals-and-sandbox``), on the CLI agent base,
+with a per-run ``CODEX_HOME``.
 
 Codex's own sandbox is off: skillassay's sandbox (bubblewrap) is the boundary. Codex's ``workspace-write`` mode
 uses bubblewrap itself when it is installed, and then its patches silently fail to reach the workspace (seen with
 Debian's bubblewrap 0.8), so a run would measure Codex's sandbox, not the agent.
+
+Codex ignores ``OPENAI_BASE_URL``: the model endpoint is a custom provider in ``$CODEX_HOME/config.toml`` whose
+``base_url`` is the proxy's root plus ``/v1`` and whose key is read from ``SKILLASSAY_CODEX_API_KEY`` (the run's token).
 
 Codex discovers personal skills in ``$CODEX_HOME/skills/<name>/SKILL.md`` and lists them to the model; the model reads
 a skill by opening its SKILL.md with a shell command. ``system-prompt`` mode passes SKILL.md as the config value
@@ -19,25 +22,13 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from skillassay.agents._common import (
-    MAX_RETRIES,
-    MODEL_BASE_URL,
-    base_env,
-    cli_version,
-    find_binary,
-    install_skill,
-    load_skill,
-    read_jsonl,
-    relative_path,
-    run_jsonl_cli,
-)
-from skillassay.agents.base import Agent, AgentContext, AgentResult
+from skillassay.agents._common import Scrubber, read_jsonl, relative_path
+from skillassay.agents.cli import MAX_RETRIES, CliAgent
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "codex"
-BIN_ENV = "SKILLASSAY_CODEX_BIN"
 # A model name Codex knows: with an unknown one it drops tools such as apply_patch.
-DEFAULT_LOCAL_MODEL = "gpt-5.5"
+DEFAULT_MODEL = "gpt-5.5"
 PROVIDER = "skillassay"
 API_KEY_ENV = "SKILLASSAY_CODEX_API_KEY"
 
@@ -46,42 +37,40 @@ def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-class CodexAgent(Agent):
+class CodexAgent(CliAgent):
     name = NAME
     description = "OpenAI's Codex CLI (codex exec --json)"
+    model_api = "openai"
+    binary_name = "codex"
+    package = "@openai/codex"
+    bin_env = "SKILLASSAY_CODEX_BIN"
+    config_dirs = {"CODEX_HOME": ".codex"}
+    skills_dir = ".codex/skills"
+    # Codex reports a failed turn in words ("exceeded retry limit, last status: 429 Too Many Requests",
+    # "unexpected status 529 ...", "stream disconnected before completion: ..."); the status, when it gives one, is
+    # read by the base; these name the rest
+    error_patterns = (
+        (r"quota|billing|usage limit|insufficient_quota", "quota_exceeded"),
+        (r"context window|context_length_exceeded|maximum context", "context_exceeded"),
+        (r"unauthorized|invalid_api_key|incorrect api key", "auth_failed"),
+        (r"at capacity|overloaded", "overloaded"),
+        (r"high demand|temporar(?:y|ily) (?:unavailable|errors?)|internal server error", "server_error"),
+        (r"stream disconnected|error sending request|connection (?:refused|reset|closed)|timed out", "connection"),
+        (r"invalid_request_error", "bad_request"),
+    )
 
-    def __init__(self, binary: str | None = None):
-        self._binary = binary
-
-    @property
-    def binary(self) -> str | None:
-        return self._binary or find_binary("codex", BIN_ENV)
-
-    def version(self) -> str | None:
-        return cli_version(self.binary)
-
-    @staticmethod
-    def provider_base_url(env: dict[str, str]) -> str | None:
-        """``SKILLASSAY_MODEL_BASE_URL`` + ``/v1``, or ``OPENAI_BASE_URL`` as given (it ends in ``/v1`` by custom)."""
-        if env.get(MODEL_BASE_URL):
-            return env[MODEL_BASE_URL].rstrip("/") + "/v1"
-        return env.get("OPENAI_BASE_URL") or None
-
-    def config_toml(self, ctx: AgentContext) -> str:
-        lines = ["check_for_update_on_startup = false"]
-        base_url = self.provider_base_url(ctx.env)
-        model = ctx.model or (DEFAULT_LOCAL_MODEL if base_url else None)
-        if model:
-            lines.append(f"model = {_toml(model)}")
-        if base_url:
+    def config_toml(self, ctx) -> str:
+        lines = ["check_for_update_on_startup = false", f"model = {_toml(ctx.model or DEFAULT_MODEL)}"]
+        endpoint = ctx.model_endpoint
+        if endpoint is not None:
             lines.append(f"model_provider = {_toml(PROVIDER)}")
         lines += ["", "[features]", "plugins = false", "", "[analytics]", "enabled = false"]
-        if base_url:
+        if endpoint is not None:
             lines += [
                 "",
                 f"[model_providers.{PROVIDER}]",
                 f"name = {_toml(PROVIDER)}",
-                f"base_url = {_toml(base_url)}",
+                f"base_url = {_toml(endpoint.base_url.rstrip('/') + '/v1')}",
                 'wire_api = "responses"',
                 f"env_key = {_toml(API_KEY_ENV)}",
             ]
@@ -90,9 +79,8 @@ class CodexAgent(Agent):
                 lines += [f"request_max_retries = {int(retries)}", f"stream_max_retries = {int(retries)}"]
         return "\n".join(lines) + "\n"
 
-    def command(self, ctx: AgentContext, prompt: str, developer_instructions: str | None) -> list[str]:
+    def command(self, ctx, prompt, skill, notes):
         argv = [
-            self.binary or "codex",
             "exec",
             "--json",
             # the flag Codex documents for "environments that are externally sandboxed": ours
@@ -101,97 +89,44 @@ class CodexAgent(Agent):
         ]
         if ctx.model:
             argv += ["--model", ctx.model]
-        if developer_instructions is not None:
-            argv += ["-c", f"developer_instructions={_toml(developer_instructions)}"]
+        if skill is not None:
+            argv += ["-c", f"developer_instructions={_toml(skill.text)}"]
         return argv + ["--", prompt]
 
-    def preflight(self, env, command=None):
-        if not self.binary or not (Path(self.binary).exists() or shutil.which(self.binary)):
-            return f"codex CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put codex on PATH)"
-        if any(env.get(k) for k in ("OPENAI_API_KEY", API_KEY_ENV, MODEL_BASE_URL, "OPENAI_BASE_URL")):
-            return None
-        return ("codex needs OPENAI_API_KEY (each run has a private CODEX_HOME, so your own login is not used), "
-                f"or a model server: --agent-env {MODEL_BASE_URL}=http://127.0.0.1:PORT")
+    def model_env(self, ctx, endpoint):
+        return {API_KEY_ENV: endpoint.token}
 
-    def environment(self, ctx: AgentContext) -> dict[str, str]:
-        env = base_env(ctx.home)
-        env["CODEX_HOME"] = str(ctx.home / ".codex")
-        env.update(ctx.env)
-        if self.provider_base_url(ctx.env):
-            env[API_KEY_ENV] = (
-                ctx.env.get(API_KEY_ENV) or ctx.env.get("OPENAI_API_KEY") or "skillassay-local-model"
-            )
-        return env
+    def prepare(self, ctx, env):
+        (ctx.home / ".codex" / "config.toml").write_text(self.config_toml(ctx), encoding="utf-8")
 
-    def run(self, ctx: AgentContext) -> AgentResult:
-        ctx.output_dir.mkdir(parents=True, exist_ok=True)
-        codex_home = ctx.home / ".codex"
-        codex_home.mkdir(parents=True, exist_ok=True)
-        raw = ctx.output_dir / "transcript.raw.jsonl"
-        stderr = ctx.output_dir / "agent.stderr.log"
-        empty = Transcript(agent=NAME, model=ctx.model)
-        binary = self.binary
-        if not binary or not (Path(binary).exists() or shutil.which(binary)):
-            return AgentResult(
-                status="infrastructure_error",
-                transcript=empty,
-                error=f"codex CLI not found (set ${BIN_ENV}, run `npm ci --prefix node`, or put codex on PATH)",
-            )
-        (codex_home / "config.toml").write_text(self.config_toml(ctx), encoding="utf-8")
-
-        prompt, instructions = ctx.prompt, None
-        if ctx.skill_dir is not None:
-            skill = load_skill(ctx.skill_dir)
-            if ctx.skill_mode == "native":
-                install_skill(skill, codex_home / "skills")
-            else:
-                instructions = skill.text
-
-        env = self.environment(ctx)
-        version = self.version()
-        outcome, records, scrub = run_jsonl_cli(self.command(ctx, prompt, instructions), ctx, env, raw, stderr)
-        if outcome.error:
-            return AgentResult(status="infrastructure_error", transcript=empty, error=outcome.error)
+    def parse(self, records, ctx):
         transcript = parse_exec_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
-        transcript.cli_version = version
-        transcript.model = ctx.model or (DEFAULT_LOCAL_MODEL if self.provider_base_url(ctx.env) else None)
+        transcript.model = ctx.model or DEFAULT_MODEL
+        return transcript
+
+    def ended(self, records):
+        return any(r.get("type") in ("turn.completed", "turn.failed") for r in records)
+
+    def error_text(self, records, transcript):
+        failed = next((r for r in reversed(records) if r.get("type") == "turn.failed"), None)
+        if failed is None:
+            return None
+        err = failed.get("error")
+        text = err.get("message") if isinstance(err, dict) else err
+        return str(text or "turn.failed")
+
+    def finish(self, ctx, result, env):
+        transcript = result.transcript
+        codex_home = ctx.home / ".codex"
         session = _session_file(codex_home, transcript.session_id)
         if session is not None:
             stored = ctx.output_dir / "codex.session.jsonl"
             shutil.copyfile(session, stored)
-            scrub.file(stored)
+            Scrubber(env).file(stored)
             transcript.skills_available = skills_from_session(read_jsonl(stored))
             transcript.skills_source = "session"
-
-        finished = any(r.get("type") in ("turn.completed", "turn.failed") for r in records)
-        error = None
-        if outcome.timed_out:
-            status, error = "timed_out", f"killed after {ctx.timeout:g} s"
-        elif finished:
-            status = "completed"
-        else:
-            status = "crashed"
-            error = _tail(stderr) or f"exited {outcome.exit_code} without finishing a turn"
-        if outcome.exit_code not in (0, None) and status == "completed":
+        if result.exit_code not in (0, None):
             transcript.is_error = True
-        return AgentResult(
-            status=status,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            cli_version=version,
-            transcript=transcript,
-            raw_transcript=raw,
-            stdout=raw,
-            stderr=stderr,
-            error=error,
-        )
-
-
-def _tail(path: Path, chars: int = 2000) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-chars:].strip()
-    except OSError:
-        return ""
 
 
 def _session_file(codex_home: Path, session_id: str | None) -> Path | None:

@@ -73,7 +73,7 @@ class ReferenceAgent(Agent):
         empty = Transcript(agent=NAME)
         if ctx.golden_dir is None or not Path(ctx.golden_dir).is_dir():
             return AgentResult(
-                status="infrastructure_error",
+                status="harness_error",
                 transcript=empty,
                 error=f"the reference agent needs the fixture's golden folder (got {ctx.golden_dir})",
             )
