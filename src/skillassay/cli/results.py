@@ -114,18 +114,27 @@ def compare_cmd(
 ) -> None:
     """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered by
     eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill."""
+    from skillassay.scoring.cost import runs_cost
     from skillassay.scoring.stats import compare
 
     with _open(results) as st:
-        cmp = compare(_runs_of(st, a), _runs_of(st, b), a_label=a, b_label=b)
+        runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
+        cmp = compare(runs_a, runs_b, a_label=a, b_label=b)
+    # what each side's model calls cost, and what a pass cost (every run paid for counts, graded or not)
+    cost_a, cost_b = runs_cost(runs_a), runs_cost(runs_b)
     if as_json:
-        typer.echo(json.dumps({"a": a, "b": b, **cmp.to_dict()}, indent=2))
+        typer.echo(json.dumps({"a": a, "b": b, **cmp.to_dict(),
+                               "cost": {"a": cost_a.model_dump(), "b": cost_b.model_dump()}}, indent=2))
     else:
         from skillassay.report.tables import comparison_tables
+
+        from skillassay.report.tables import cost_table
 
         con = _console()
         for t in comparison_tables(cmp, a, b):
             con.print(t)
+        if cost_a.priced_runs or cost_b.priced_runs:
+            con.print(cost_table({f"A = {a}": cost_a, f"B = {b}": cost_b}))
         con.print(cmp.verdict, markup=False)
         if cmp.warning:
             con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)

@@ -36,6 +36,16 @@ def _env_pairs(values: list[str]) -> dict[str, str]:
     return out
 
 
+def usage_line(u) -> str:
+    """The job's model use in one line: calls, tokens, cost (a lower bound when a model had no price)."""
+    cost = f"${u.cost_usd:.4f}" if not u.unpriced_models else (
+        f"at least ${u.cost_usd:.4f} (no price for {', '.join(u.unpriced_models)}: see --pricing)")
+    errors = f"; {u.provider_error_count} provider error(s)" if u.provider_error_count else ""
+    return (f"Model: {u.requests} call(s), {u.input_tokens} in / {u.output_tokens} out / "
+            f"{u.cache_read_input_tokens} cache-read / {u.cache_creation_input_tokens} cache-write tokens, "
+            f"{cost}{errors}")
+
+
 RUN_EXAMPLES = """Examples:
 
   skillassay run evals --agent reference                         (the pipeline's own check: golden solutions)
@@ -79,7 +89,21 @@ def run(
     command: str | None = typer.Option(None, "--command",
                                        help="For --agent command: a command line with {prompt} and {workspace}."),
     agent_env: list[str] = typer.Option([], "--agent-env", help="KEY=VALUE added to the agent's environment "
-                                        "(repeatable), e.g. ANTHROPIC_BASE_URL of a model server. Values are never stored."),
+                                        "(repeatable). Provider keys given here go to skillassay's model proxy, never "
+                                        "to the agent. Values are never stored."),
+    model_upstream: str | None = typer.Option(None, "--model-upstream",
+                                              help="Send the agent's model calls (through skillassay's model proxy) "
+                                                   "here instead of the providers: a model server or gateway URL."),
+    pricing: Path | None = typer.Option(None, "--pricing", help="A TOML price table extending/overriding the "
+                                        "shipped one (see docs/agents.md)."),
+    max_cost: float | None = typer.Option(None, "--max-cost", min=0.0,
+                                          help="USD: start no new run once the job has spent this (runs under way "
+                                               "finish; --resume starts the rest)."),
+    retries: int = typer.Option(2, "--retries", min=0,
+                                help="Times a run the model provider failed (429, 5xx, overloaded, no answer) is "
+                                     "tried again from scratch, with exponential backoff."),
+    retry_delay: float = typer.Option(10.0, "--retry-delay", min=0.0,
+                                      help="Seconds before the first retry (doubled each time, with jitter)."),
     fail_under: float | None = typer.Option(None, "--fail-under",
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
                                                  "falls below this."),
@@ -107,7 +131,11 @@ def run(
     if agent not in available_agents():
         raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
     if not resume:
-        problem = get_agent(agent).preflight({**os.environ, **_env_pairs(agent_env)}, command)
+        from skillassay.orchestrator.model_access import model_preflight
+
+        the_agent = get_agent(agent)
+        problem = the_agent.preflight({**os.environ, **_env_pairs(agent_env)}, command) or model_preflight(
+            the_agent.model_api, agent, _env_pairs(agent_env), model_upstream)
         if problem:
             err.print(f"[red]error[/red] {problem}", highlight=False, soft_wrap=True)
             raise typer.Exit(2)
@@ -116,6 +144,7 @@ def run(
         fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
         api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
         backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
+        model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
@@ -167,6 +196,8 @@ def run(
             "job_id": result.job.job_id,
             "results_dir": str(job_dir),
             "status": result.job.status,
+            "stop_reason": result.job.stop_reason,
+            "model_usage": result.job.model_usage.model_dump(mode="json") if result.job.model_usage else None,
             "evals": [s.model_dump(mode="json") for s in summaries],
             "runs": [json.loads(r.model_dump_json()) for r in result.records],
         }, indent=2))
@@ -174,6 +205,10 @@ def run(
         console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
                                        + (f" with {skill}" if skill else "") + f" ({result.job.status})"))
         where = "" if results == Path("results") else f" --results {results}"
+        if result.job.model_usage is not None:
+            console.print(usage_line(result.job.model_usage), highlight=False)
+        if result.job.stop_reason:
+            console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
         console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
                       f"skillassay report {result.job.job_id}{where} --html report/)")
     if fail_under is not None:

@@ -22,6 +22,7 @@ from skillassay.errors import SkillassayError
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, LocalExecutor
 from skillassay.orchestrator.grading import Layers
+from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.trial import RunSpec, execute
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
@@ -48,6 +49,17 @@ class JobOptions(BaseModel):
     # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
     # (and an app) that expects codes at once is caught here rather than on the live service
     emulator_automation_delay: float = 0.5
+    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the providers),
+    # its price table, the job's spending limit, and retries of runs the provider failed
+    model_upstream: str | None = None
+    pricing: Path | None = None
+    max_cost: float | None = None
+    retries: int = 2
+    retry_delay: float = 10.0
+    # where the model proxy listens and what address runs are given (another node's runs need a reachable one)
+    proxy_host: str = "127.0.0.1"
+    proxy_port: int = 0
+    proxy_public_host: str | None = None
 
     def stored(self) -> dict[str, Any]:
         """The options as kept in job.json: environment values are not stored, only their names."""
@@ -109,8 +121,10 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             job = db.job(resume)
             if job is None:
                 raise SkillassayError(f"--resume {resume}: no such job under {results_root}")
+            # a new --max-cost given with --resume replaces the job's (to let a stopped job go on)
             opts = JobOptions.model_validate({**job.options, "agent_env": opts.agent_env,
-                                              "results": results_root, "jobs": opts.jobs})
+                                              "results": results_root, "jobs": opts.jobs,
+                                              **({"max_cost": opts.max_cost} if opts.max_cost is not None else {})})
             opts = opts.model_copy(update={"suite": opts.suite.resolve()})
             todo = db.missing_runs(resume)
             job.status = "running"
@@ -122,6 +136,12 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             raise SkillassayError(f"no eval in {opts.suite} matches the filters (fixtures={opts.fixtures}, "
                                   f"api-path={opts.api_path})")
         by_id = {e.id: e for e in evals}
+        from skillassay.agents import agent_class
+
+        model_api = agent_class(opts.agent).model_api
+        problem = model_preflight(model_api, opts.agent, opts.agent_env, opts.model_upstream)
+        if problem:
+            raise SkillassayError(problem)
         shash = skill_hash(opts.skill)
         if job is None:
             planned = plan_runs(evals, opts.runs, opts.baseline)
@@ -141,7 +161,8 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, agent=opts.agent,
                     skill_dir=opts.skill, skill_hash=shash, skill_mode=opts.skill_mode, model=opts.model,
                     layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
-                    agent_env=opts.agent_env, command=opts.command)
+                    agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
+                    retry_delay=opts.retry_delay)
             for eid, idx, variant in todo if eid in by_id
         ]
         emulator = None
@@ -150,25 +171,39 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
 
             emulator = SeamEmulator(async_delay=opts.emulator_delay,
                                     automation_delay=opts.emulator_automation_delay).start(host="127.0.0.1", port=0)
+        # the agent's only model endpoint: one proxy for the job, a token per run attempt (agents that talk to no
+        # model get none)
+        proxy = None
+        if specs and model_api is not None:
+            proxy = start_proxy(opts.model_upstream, opts.agent_env, opts.pricing, host=opts.proxy_host,
+                                port=opts.proxy_port, public_host=opts.proxy_public_host)
+        budget = Budget(opts.max_cost, job.model_usage, proxy)
         executor = executor or LocalExecutor(opts.jobs)
         status = "interrupted"
         try:
             def one(spec: RunSpec) -> RunRecord:
+                if not budget.left():
+                    # --max-cost: no new run once the job has spent it (runs under way finish); --resume starts it
+                    budget.note_stopped()
+                    raise BudgetSpent(f"--max-cost {opts.max_cost:g} USD spent")
                 if on_event:
                     on_event("start", None, None)
-                return execute(spec, by_id[spec.eval_id], results_root, emulator=emulator)
+                return execute(spec, by_id[spec.eval_id], results_root, emulator=emulator, model_grants=proxy,
+                               may_retry=budget.left)
 
             for spec, result in executor.map_unordered(one, specs):
                 if isinstance(result, BaseException):
                     if isinstance(result, KeyboardInterrupt):
                         raise result
+                    if isinstance(result, BudgetSpent):
+                        continue
                     if on_event:
                         on_event("error", None, result)
                     continue
                 db.record_run(result)
                 if on_event:
                     on_event("done", result, None)
-            status = "finished"
+            status = "stopped" if budget.stopped else "finished"
         except KeyboardInterrupt:
             # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
             reaper.kill_all()
@@ -176,6 +211,14 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         finally:
             if emulator is not None:
                 emulator.stop()
+            if proxy is not None:
+                proxy.stop()
+            job = job.model_copy(update={
+                "model_usage": budget.usage(),
+                "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
+                                f"{budget.stopped} run(s) not started; --resume starts them")
+                if budget.stopped else None})
+            db.record_job(job)
             job = db.finish_job(job.job_id, status)
             result_store.write_job_file(results_root, job)
         records = db.runs(job_id=job.job_id)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
 from skillassay.store.models import RunRecord
 
@@ -50,6 +51,8 @@ class EvalSummary(BaseModel):
     unjudged: list[str] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     threshold: float | None = None
+    # what the model calls of every run of this eval cost (graded or not: a failed run was paid for too)
+    cost: CostSummary = Field(default_factory=CostSummary)
 
     @property
     def headline(self) -> float | None:
@@ -69,6 +72,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
     for (eid, variant), runs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1] != "skill")):
         d = by_id.get(eid)
         outcomes: dict[str, int] = {}
+        cost = runs_cost(runs)
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         errors = sorted({r.error or "unknown error" for r in runs if r.outcome == "infrastructure_error"})
@@ -96,6 +100,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             unjudged=unjudged,
             forbidden=forbidden,
             threshold=d.pass_threshold if d else None,
+            cost=cost,
         ))
     return out
 
@@ -116,7 +121,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
     t = Table(title=title, title_justify="left")
     for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
                     ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
-                    ("Score", {"justify": "right"}), ("Verdict", {}), ("Notes", {})):
+                    ("Score", {"justify": "right"}), ("Verdict", {}), ("Cost", {"justify": "right"}), ("Notes", {})):
         t.add_column(col, overflow="fold", **kw)
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
@@ -144,5 +149,5 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
         fmt = lambda sp: sp.text() if sp is not None else "-"
         t.add_row(name, str(s.runs), fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
-                  (fmt(s.score) + "%") if s.score else "-", verdict, "; ".join(notes))
+                  (fmt(s.score) + "%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     return t

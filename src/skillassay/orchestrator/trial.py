@@ -10,6 +10,7 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,14 @@ from pydantic import BaseModel, Field
 from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
+from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.secrets import redact, redact_tree, secret_values
 from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
+from skillassay.services.model_proxy import ModelGrants
 from skillassay.store.models import RunRecord, TranscriptSummary, Variant
+from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
 from skillassay.workspace import create_workspace
 
@@ -47,6 +51,8 @@ class RunSpec(BaseModel):
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
     keep_workspace: bool = True
+    retries: int = 2  # whole agent phases tried again after a provider error (orchestrator/attempts.py)
+    retry_delay: float = 10.0  # seconds before the first retry, doubled for each next one (with jitter)
 
     @property
     def rel_dir(self) -> str:
@@ -69,8 +75,13 @@ def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
 
 
 def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, emulator: Any = None,
-            judge_config: Any = None) -> RunRecord:
-    """Run one trial and return its record (already written to ``<run dir>/run.json``)."""
+            judge_config: Any = None, model_grants: ModelGrants | None = None,
+            may_retry: Callable[[], bool] = lambda: True) -> RunRecord:
+    """Run one trial and return its record (already written to ``<run dir>/run.json``).
+
+    ``model_grants`` is the job's model proxy (or a client of it): each attempt of an agent that talks to a model
+    gets its own endpoint and token from it, released when the attempt ends. ``may_retry`` says whether the job may
+    still spend on a retry (its --max-cost)."""
     started = datetime.now(UTC)
     timings: dict[str, float] = {}
     run_dir = results_root / spec.rel_dir
@@ -78,9 +89,6 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         shutil.rmtree(run_dir)  # an unfinished earlier attempt (no run.json): start clean
     run_dir.mkdir(parents=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"skillassay-{spec.eval_id}-"))
-    workspace_dir = scratch / "workspace"
-    home = scratch / "home"
-    home.mkdir()
     run_id = f"{spec.job_id}-{spec.eval_id}-{spec.variant[0]}{spec.run_index}"
     outcome = "completed"
     error: str | None = None
@@ -88,30 +96,63 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     graded = GradeOutcome()
     files_changed = 0
     agent_version = None
+    attempts: list = []
+    usage: ModelUsage | None = None
+    tokens: list[str] = []
     try:
-        t = time.monotonic()
-        ws = create_workspace(definition.app_dir, workspace_dir)
-        timings["workspace"] = round(time.monotonic() - t, 3)
-
         agent = get_agent(spec.agent)
         agent_version = agent.version()
-        ctx = AgentContext(
-            workspace=ws.path,
-            prompt=definition.prompt,
-            output_dir=run_dir,
-            home=home,
-            timeout=spec.timeout,
-            skill_dir=spec.skill_dir if spec.variant == "skill" else None,
-            skill_mode=spec.skill_mode,  # type: ignore[arg-type]
-            model=spec.model,
-            env=dict(spec.agent_env),
-            fixture_dir=definition.fixture_dir,
-            golden_dir=definition.golden_dir,
-            command=spec.command,
-        )
-        t = time.monotonic()
-        agent_result = agent.run(ctx)
-        timings["agent"] = round(time.monotonic() - t, 3)
+        workspaces: dict[int, Any] = {}
+
+        def attempt(n: int):
+            # every attempt from scratch: a fresh workspace, a fresh private home, a fresh model token
+            shutil.rmtree(scratch / f"attempt-{n - 1}", ignore_errors=True)
+            base = scratch / f"attempt-{n}"
+            t = time.monotonic()
+            ws = workspaces[n] = create_workspace(definition.app_dir, base / "workspace")
+            timings["workspace"] = round(timings.get("workspace", 0.0) + time.monotonic() - t, 3)
+            home = base / "home"
+            home.mkdir(parents=True)
+            endpoint = None
+            if model_grants is not None and agent.model_api is not None:
+                endpoint = model_grants.grant(run_id)
+                tokens.append(endpoint.token)
+            ctx = AgentContext(
+                workspace=ws.path,
+                prompt=definition.prompt,
+                output_dir=run_dir,
+                home=home,
+                timeout=spec.timeout,
+                skill_dir=spec.skill_dir if spec.variant == "skill" else None,
+                skill_mode=spec.skill_mode,  # type: ignore[arg-type]
+                model=spec.model,
+                env=dict(spec.agent_env),
+                model_endpoint=endpoint,
+                fixture_dir=definition.fixture_dir,
+                golden_dir=definition.golden_dir,
+                command=spec.command,
+            )
+            t = time.monotonic()
+            try:
+                result = agent.run(ctx)
+            finally:
+                report = model_grants.release(endpoint.token) if endpoint is not None else None
+                timings["agent"] = round(timings.get("agent", 0.0) + time.monotonic() - t, 3)
+            return result, report
+
+        def keep(n: int) -> str:
+            kept = move_attempt_files(run_dir, n, [p.name for p in run_dir.iterdir()
+                                                   if not p.name.startswith("attempt-")])
+            return kept.name
+
+        policy = RetryPolicy(retries=spec.retries, base_delay=spec.retry_delay)
+        tried = run_attempts(attempt, policy, keep=keep, may_retry=may_retry)
+        agent_result, attempts, usage = tried.result, tried.attempts, tried.usage
+        ws = workspaces[len(attempts)]
+        if tried.calls:
+            with (run_dir / "model_calls.jsonl").open("w", encoding="utf-8") as fh:
+                for call in tried.calls:
+                    fh.write(call.model_dump_json() + "\n")
         write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
 
         change = ws.compute_change()
@@ -119,12 +160,17 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         (run_dir / "diff.patch").write_text(change.patch())
         write_json_atomic(run_dir / "changes.json", change.to_json())
 
-        if agent_result.status == "infrastructure_error":
+        # the agent's status, checked against the model proxy's record, mapped onto the stored outcomes
+        # (until the outcome taxonomy of issue 14 lands: provider and harness errors are not scored and are rerun)
+        if tried.status == "provider_error":
+            raise _NotGraded(f"provider error after {len(attempts)} attempt(s): {tried.error or tried.error_kind}")
+        if tried.status == "harness_error":
             # the agent never got to work (no binary, no key, a broken command): nothing to grade; --resume reruns it
-            raise _NotGraded(agent_result.error or "the agent could not run")
-        if agent_result.status != "completed":
-            outcome = agent_result.status
-            error = agent_result.error
+            raise _NotGraded(tried.error or "the agent could not run")
+        if tried.status == "agent_error":
+            outcome, error = "crashed", tried.error
+        elif tried.status == "timed_out":
+            outcome, error = "timed_out", tried.error
         elif change.empty:
             outcome = "empty_diff"  # the plan counts an empty diff as a failure; it is still graded (scores 0s)
         # graded whatever the agent's end: a timed-out agent may have left a working change behind
@@ -176,6 +222,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         criteria=graded.criteria,
         verdict=graded.verdict,
         transcript=_summary(transcript, _skill_name(spec)),
+        model_usage=usage,
+        attempts=attempts,
         files_changed=files_changed,
         emulator_spec_version=graded.emulator_spec_version,
         config=json.loads(spec.model_dump_json(exclude={"agent_env"}))
@@ -184,7 +232,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     )
     if outcome == "empty_diff" and record.verdict is not None:
         record.verdict.passed = False
-    hidden = secret_values() + secret_values(spec.agent_env)
+    hidden = secret_values() + secret_values(spec.agent_env) + tokens
     redact_tree(run_dir, hidden)
     record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
     write_run_file(results_root, record)  # last: a run folder with run.json is a finished run

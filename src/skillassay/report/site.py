@@ -38,6 +38,7 @@ from skillassay.report.runs import (
     skill_label,
     variant_label,
 )
+from skillassay.scoring.cost import runs_cost
 from skillassay.scoring.stats import Comparison, Summary, by_eval, compare, summarize, to_points
 from skillassay.store import db as store_db
 from skillassay.store.models import JobRecord, RunRecord
@@ -130,7 +131,7 @@ def _env() -> Environment:
     env.filters["short"] = lambda v, n=12: "–" if not v else str(v).removeprefix("sha256:")[:n]
     env.filters["when"] = lambda v: "–" if v is None else v.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["first_line"] = first_line
-    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded)
+    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded, runs_cost=runs_cost)
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
     env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS))
     return env
@@ -370,6 +371,8 @@ def build_site(
             compare_page(a, b),
             env.get_template("compare.html").render(
                 root="../", page="jobs", a=va.job, b=vb.job, cmp=cmp, a_label=a, b_label=b,
+                costs={a: runs_cost([r for r in va.runs if r.variant == "skill"]),
+                       b: runs_cost([r for r in vb.runs if r.variant == "skill"])},
                 plot=charts.comparison_plot(cmp, a, b), job_page=job_page, **common,
             ),
         )

@@ -152,5 +152,18 @@ def comparison_tables(cmp: Comparison, a: str, b: str) -> list[Table]:
     return out
 
 
-__all__ = ["comparison_tables", "console", "failure_reason", "infrastructure_errors", "jobs_table", "runs_table",
+def cost_table(sides: dict) -> Table:
+    """Model cost per side (label -> CostSummary): total, per run, per pass."""
+    t = Table(title="Model cost (every run paid for, graded or not)")
+    for col in ("", "runs", "total", "per run", "passes", "per pass"):
+        t.add_column(col, justify="left" if not col else "right")
+    for label, c in sides.items():
+        bound = "" if c.complete else "≥ "
+        usd = lambda v: "–" if v is None else f"{bound}${v:.4f}"  # noqa: E731
+        t.add_row(label, f"{c.runs}" + (f" ({c.runs - c.priced_runs} unpriced)" if c.runs - c.priced_runs else ""),
+                  usd(c.total_usd if c.priced_runs else None), usd(c.per_run_usd), str(c.passes), usd(c.per_pass_usd))
+    return t
+
+
+__all__ = ["comparison_tables", "cost_table", "console", "failure_reason", "infrastructure_errors", "jobs_table", "runs_table",
            "summary_table"]

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skillassay.scoring.verdict import CriterionResult, Verdict
+from skillassay.usage import ModelUsage
 
 # How a run ended. Kept distinct: an empty diff is the agent's failure (as the plan says); an infrastructure error is
 # the harness's, and only those runs are re-run by --resume.
@@ -26,6 +27,22 @@ class TranscriptSummary(BaseModel):
     skill_loaded: bool = False
     skill_invoked: bool = False
     final_message: str | None = None
+
+
+class Attempt(BaseModel):
+    """One try at a run's agent phase (orchestrator/attempts.py): a provider error is tried again from scratch."""
+
+    n: int  # 1-based
+    started_at: datetime
+    duration_s: float = 0.0
+    status: str  # as judged against the model proxy: completed, agent_error, timed_out, provider_error, harness_error
+    agent_status: str  # as the agent itself reported it
+    error_kind: str | None = None
+    error: str | None = None
+    exit_code: int | None = None
+    model_usage: ModelUsage | None = None  # this attempt's model calls
+    retry_after_s: float | None = None  # the wait before the next attempt
+    kept: str | None = None  # where this attempt's files were kept, relative to the run folder
 
 
 class RunRecord(BaseModel):
@@ -55,6 +72,10 @@ class RunRecord(BaseModel):
     criteria: list[CriterionResult] = Field(default_factory=list)
     verdict: Verdict | None = None
     transcript: TranscriptSummary = Field(default_factory=TranscriptSummary)
+    # what the agent's model calls used and cost, measured by the job's model proxy, over every attempt (None: the
+    # agent talks to no model, or the run predates the proxy)
+    model_usage: ModelUsage | None = None
+    attempts: list[Attempt] = Field(default_factory=list)
     files_changed: int = 0
     emulator_spec_version: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
@@ -72,5 +93,9 @@ class JobRecord(BaseModel):
     skill_hash: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # flags as given (layers, runs, jobs, timeout, seam, ...)
     planned: list[tuple[str, int, Variant]] = Field(default_factory=list)  # (eval_id, run_index, variant)
-    status: Literal["running", "finished", "interrupted"] = "running"
+    # stopped: runs were left unstarted on purpose (--max-cost spent); --resume starts them
+    status: Literal["running", "finished", "interrupted", "stopped"] = "running"
     finished_at: datetime | None = None
+    stop_reason: str | None = None
+    # every model call the job's runs made (through its model proxy), over all its sessions (--resume included)
+    model_usage: ModelUsage | None = None
