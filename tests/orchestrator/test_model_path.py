@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import skillassay.cli.commands  # noqa: F401
 from skillassay.cli.main import app
 from skillassay.orchestrator.attempts import RetryPolicy, judge, run_attempts
 from skillassay.agents.base import AgentResult

@@ -18,7 +18,7 @@ def model_server(
 ) -> None:
     """Play the model for Claude Code and Codex from a script (Anthropic Messages and OpenAI Responses, streaming),
     so agents and graders can be tested without spending tokens. Prints each script's base URL; pass it to a run with
-    --agent-env SKILLASSAY_MODEL_BASE_URL=URL. Stop with Ctrl-C."""
+    --model-upstream URL (the run's model proxy then sends the agent's calls there). Stop with Ctrl-C."""
     from pydantic import ValidationError
 
     from skillassay.definitions.jsonfile import pointer

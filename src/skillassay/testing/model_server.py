@@ -8,7 +8,7 @@ answer. Several scripts are served at once, each under its own URL prefix ``/s/<
 In-process use::
 
     with ModelServer([script]) as server:
-        env = {"SKILLASSAY_MODEL_BASE_URL": server.base_url(script.id)}   # http://127.0.0.1:PORT/s/<id>
+        upstream = server.base_url(script.id)   # http://127.0.0.1:PORT/s/<id>: `run --model-upstream`, or a ModelProxy's
         ...
         server.requests(script.id)  # every request body received, in order
 
