@@ -1,7 +1,6 @@
 """Claude Code for real: the installed CLI, offline, against the scripted model server."""
 
 import json
-import os
 import subprocess
 import sys
 import time

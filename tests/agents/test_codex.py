@@ -1,7 +1,6 @@
 """Codex for real: the installed CLI, offline, against the scripted model server."""
 
 import json
-import os
 import subprocess
 import time
 
