@@ -142,6 +142,19 @@ def test_only_model_routes_are_passed_on(proxy_for, server):
                          ("DELETE", "/v1/messages"), ("POST", "/v1/fine_tuning/jobs"), ("GET", "/_emulator/x")]:
         resp = httpx.request(method, run.base_url + path, headers={"x-api-key": run.token}, timeout=10)
         assert resp.status_code == 404, (method, path)
+    # paths an upstream would normalise into another route of the operator's account, sent as-is (http.client
+    # does not normalise them, as httpx and curl would)
+    import http.client
+
+    host, port = run.netloc.split(":")
+    for method, path in [("POST", "/v1/responses/../files"), ("GET", "/v1/models/../../v1/files"),
+                         ("POST", "/v1/responses/%2e%2e/files"), ("POST", "/v1/responses/..%2ffiles"),
+                         ("POST", "/v1/messages/"), ("POST", "//v1/messages"), ("POST", "/v1/responses/./x/../../files"),
+                         ("GET", "/v1/models/%2e%2e")]:
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request(method, path, body=b"{}", headers={"x-api-key": run.token, "content-type": "application/json"})
+        assert conn.getresponse().status == 404, (method, path)
+        conn.close()
     assert server.requests("routes") == []
     assert httpx.head(run.base_url + "/", timeout=10).status_code == 200  # Claude's warm-up, answered locally
 

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import re
 import secrets
 import socket
 import threading
@@ -100,16 +101,29 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
     return out
 
 
-def _route(method: str, path: str, headers: Mapping[str, str]) -> Api | None:
+# The model routes passed on, exactly: a path with anything else (dot segments, percent-escapes, other routes) is
+# refused, because the upstream (or httpx) would normalise "/v1/responses/../files" into a route of the operator's
+# account that the real key opens.
+_SEGMENT = r"[A-Za-z0-9_-][A-Za-z0-9._:-]{0,199}"
+_ROUTES: list[tuple[set[str], re.Pattern[str], Api | None]] = [
+    ({"POST"}, re.compile(r"/v1/messages(?:/count_tokens)?"), "anthropic"),
+    ({"POST"}, re.compile(r"/v1/responses"), "openai"),
+    ({"POST", "GET"}, re.compile(rf"/v1/responses/{_SEGMENT}(?:/{_SEGMENT})?"), "openai"),  # compaction, retrieval
+    ({"GET"}, re.compile(rf"/v1/models(?:/{_SEGMENT})?"), None),  # either API: told apart by the auth header
+]
+
+
+def _route(method: str, path: str, headers: Mapping[str, str], raw_path: bytes | None = None) -> Api | None:
     """Which API a request is for, or None when the proxy does not pass it on."""
-    if method == "POST" and path in ("/v1/messages", "/v1/messages/count_tokens"):
-        return "anthropic"
-    if path == "/v1/responses" and method == "POST":
-        return "openai"
-    if path.startswith("/v1/responses/") and method in ("POST", "GET"):  # compaction, retrieval of a response
-        return "openai"
-    if method == "GET" and (path == "/v1/models" or path.startswith("/v1/models/")):
-        return "anthropic" if ("x-api-key" in headers or "anthropic-version" in headers) else "openai"
+    if raw_path is not None and raw_path.split(b"?", 1)[0] != path.encode():
+        return None  # percent-escapes in the path: nothing a model client needs
+    if "/../" in path + "/" or "/./" in path + "/" or "//" in path:
+        return None
+    for methods, pattern, api in _ROUTES:
+        if method in methods and pattern.fullmatch(path):
+            if api is None:
+                return "anthropic" if ("x-api-key" in headers or "anthropic-version" in headers) else "openai"
+            return api
     return None
 
 
@@ -318,7 +332,8 @@ class ModelProxy:
         path = "/" + request.path_params.get("path", "")
         if path == "/" and request.method in ("GET", "HEAD"):
             return Response(status_code=200)  # Claude Code's warm-up: nothing to pass on
-        api = _route(request.method, path, request.headers)
+        api = _route(request.method, request.url.path, request.headers, request.scope.get("raw_path"))
+        path = request.url.path
         if api is None:
             return JSONResponse({"error": {"message": f"skillassay's model proxy does not pass on "
                                                       f"{request.method} {path}", "type": "not_found_error"}},
