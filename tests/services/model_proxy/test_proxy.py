@@ -111,11 +111,16 @@ def test_streams_pass_through_unchanged(proxy_for, server):
 
 
 def test_the_real_key_goes_upstream_and_the_run_token_does_not(proxy_for, server):
-    proxy = proxy_for({"id": "keys", "turns": []})
+    proxy = proxy_for({"id": "keys", "turns": []}, env={"OPENAI_PROJECT_ID": "proj_operator"})
     run = proxy.grant("r")
     post(run, "/v1/messages", anthropic_body())
-    post(run, "/v1/responses", openai_body(), header="bearer")
+    # the agent cannot pick which of the operator's projects pays, nor slip in a cookie
+    httpx.post(run.base_url + "/v1/responses", json=openai_body(), timeout=30, headers={
+        "authorization": f"Bearer {run.token}", "openai-project": "proj_other", "openai-organization": "org_x",
+        "cookie": "session=stolen"})
     claude, codex = server.requests("keys")
+    assert codex.headers["openai-project"] == "proj_operator" and "openai-organization" not in codex.headers
+    assert "cookie" not in codex.headers
     assert claude.headers["x-api-key"] == REAL_ANTHROPIC and "authorization" not in claude.headers
     assert codex.headers["authorization"] == f"Bearer {REAL_OPENAI}" and "x-api-key" not in codex.headers
     for r in (claude, codex):

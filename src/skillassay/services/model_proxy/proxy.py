@@ -56,7 +56,9 @@ PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
 MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused (413): no model call is that big
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
         "transfer-encoding", "upgrade", "host", "content-length"}
-_NOT_UP = _HOP | {"authorization", "x-api-key", "cookie", "accept-encoding"}
+# credentials, and the headers that pick which of the operator's organisations or projects pays: the proxy's to set
+_NOT_UP = _HOP | {"authorization", "x-api-key", "cookie", "accept-encoding", "openai-organization", "openai-project",
+                  "anthropic-organization", "x-stainless-organization"}
 _NOT_DOWN = _HOP | {"content-encoding", "set-cookie"}
 
 
@@ -67,13 +69,17 @@ class Upstream(BaseModel):
     base_url: str
     key: str | None = Field(default=None, repr=False)
     key_header: str = "authorization"  # "x-api-key" or "authorization" (Bearer)
+    extra: dict[str, str] = Field(default_factory=dict)  # the operator's organisation/project headers, if any
 
     def headers(self) -> dict[str, str]:
+        out = dict(self.extra)
         if not self.key:
-            return {}
+            return out
         if self.key_header == "x-api-key":
-            return {"x-api-key": self.key}
-        return {"authorization": f"Bearer {self.key}"}
+            out["x-api-key"] = self.key
+        else:
+            out["authorization"] = f"Bearer {self.key}"
+        return out
 
 
 def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> dict[Api, Upstream]:
@@ -97,7 +103,11 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
             if key_api == api and env.get(name):
                 key, header = env[name], how
                 break
-        out[api] = Upstream(api=api, base_url=base, key=key, key_header=header)  # type: ignore[arg-type]
+        extra = {}
+        if api == "openai":
+            extra = {h: env[v] for h, v in (("openai-organization", "OPENAI_ORG_ID"), ("openai-project",
+                                                                                    "OPENAI_PROJECT_ID")) if env.get(v)}
+        out[api] = Upstream(api=api, base_url=base, key=key, key_header=header, extra=extra)  # type: ignore[arg-type]
     return out
 
 
