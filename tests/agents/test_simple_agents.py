@@ -13,7 +13,7 @@ from skillassay.services.model_proxy import ModelEndpoint
 
 
 def test_registry():
-    assert available_agents() == ["claude-code", "codex", "command", "reference", "noop"]
+    assert available_agents() == ["claude-code", "codex", "command", "noop", "reference"]
     for name in available_agents():
         assert get_agent(name).name == name
     with pytest.raises(UnknownAgentError) as info:

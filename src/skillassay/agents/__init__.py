@@ -1,20 +1,13 @@
-"""Agents: one module each behind ``skillassay.agents.base.Agent``, found by name."""
+"""Agents: one module each behind ``skillassay.agents.base.Agent``, found by name through the ``skillassay.agents``
+entry points (``skillassay.plugins``); a module is imported when its agent is first asked for."""
 
 from __future__ import annotations
 
-import importlib
-
+from skillassay import plugins
 from skillassay.agents.base import Agent, AgentContext, AgentResult
 from skillassay.errors import SkillassayError
 
-# name -> "module:Class"; modules are imported on first use
-_REGISTRY = {
-    "claude-code": "skillassay.agents.claude_code:ClaudeCodeAgent",
-    "codex": "skillassay.agents.codex:CodexAgent",
-    "command": "skillassay.agents.command:CommandAgent",
-    "reference": "skillassay.agents.reference:ReferenceAgent",
-    "noop": "skillassay.agents.noop:NoopAgent",
-}
+GROUP = "skillassay.agents"
 
 
 class UnknownAgentError(SkillassayError):
@@ -22,16 +15,16 @@ class UnknownAgentError(SkillassayError):
 
 
 def available_agents() -> list[str]:
-    return list(_REGISTRY)
+    return plugins.names(GROUP)
 
 
 def agent_class(name: str) -> type[Agent]:
-    try:
-        target = _REGISTRY[name]
-    except KeyError:
-        raise UnknownAgentError(f"unknown agent {name!r}; available: {', '.join(_REGISTRY)}") from None
-    module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)
+    if not plugins.registered(GROUP, name):
+        raise UnknownAgentError(f"unknown agent {name!r}; available: {', '.join(available_agents())}")
+    cls = plugins.load(GROUP, name)
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise UnknownAgentError(f"the agent {name!r} ({cls!r}) is not an Agent class")
+    return cls
 
 
 def get_agent(name: str) -> Agent:

@@ -20,9 +20,11 @@ def seam_emulator(
     ),
 ) -> None:
     """Run the Seam API emulator: official SDKs work against it with SEAM_ENDPOINT and SEAM_API_KEY."""
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.services import service_class
 
-    emu = SeamEmulator(async_delay=async_delay).start(host=host, port=port)
+    seam_emulator = service_class("seam")
+
+    emu = seam_emulator(async_delay=async_delay).start(host=host, port=port)
     typer.echo(f"Seam emulator (spec @seamapi/types {emu.spec_version}) listening on {emu.base_url}")
     for name in workspace or ["default"]:
         ws = emu.create_workspace(name=name)

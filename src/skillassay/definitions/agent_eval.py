@@ -9,13 +9,21 @@ options per grader, and the source of ``docs/schema/agent-eval.schema.json``.
 
 from __future__ import annotations
 
-import functools
-import operator
 import re
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 ID_PATTERN = r"^[a-z][a-z0-9_]*$"
 FIXTURE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -309,18 +317,84 @@ class _ForbiddenBase(_Strict):
 _REQUIRED_OPTIONS = {"llm_judge", "parallel_service", "forbidden_commands"}
 
 
-def _union(models: list[type[BaseModel]]) -> Any:
-    """``A | B | ...`` of models built at import time (one per grader or detector kind)."""
-    return functools.reduce(operator.or_, models)
+
+class _PluginCriterionBase(_CriterionBase):
+    """A criterion graded by another package's grader (entry point ``skillassay.graders``): its options are checked
+    by the grader's own ``options`` model, when it has one."""
+
+    grader: str = Field(description="a grader another package registers",
+                        json_schema_extra={"not": {"enum": list(GRADER_OPTIONS)}})
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _plugin_options(self) -> _PluginCriterionBase:
+        _check_plugin_options(GRADERS_GROUP, self.grader, self.options)
+        return self
+
+
+class _PluginForbiddenBase(_ForbiddenBase):
+    detector: str = Field(description="a detector another package registers",
+                          json_schema_extra={"not": {"enum": list(DETECTOR_OPTIONS)}})
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _plugin_options(self) -> _PluginForbiddenBase:
+        _check_plugin_options(DETECTORS_GROUP, self.detector, self.options)
+        return self
+
+
+GRADERS_GROUP = "skillassay.graders"
+DETECTORS_GROUP = "skillassay.detectors"
+PLUGIN_TAG = "another package's"
+
+
+def _check_plugin_options(group: str, name: str, options: dict[str, Any]) -> None:
+    from skillassay import plugins
+
+    model = getattr(plugins.load(group, name), "options", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        try:
+            model.model_validate(options)
+        except ValidationError as exc:
+            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+
+
+def _kind_of(field: str, shipped: dict[str, type[BaseModel]], group: str) -> Any:
+    """The union member for an item: its own kind when skillassay ships it, the plugin member when another
+    package registered the name, else the name itself (an unknown kind, reported as such)."""
+
+    def discriminate(value: Any) -> str | None:
+        name = value.get(field) if isinstance(value, dict) else getattr(value, field, None)
+        if not isinstance(name, str) or name in shipped:
+            return name
+        from skillassay import plugins
+
+        return PLUGIN_TAG if plugins.registered(group, name) else name
+
+    return Discriminator(discriminate)
+
+
+def known_kinds(group: str) -> list[str]:
+    """Every grader (or detector) name a definition may use: the shipped ones and other packages'."""
+    from skillassay import plugins
+
+    shipped = list(GRADER_OPTIONS if group == GRADERS_GROUP else DETECTOR_OPTIONS)
+    return shipped + [n for n in plugins.names(group) if n not in shipped]
 
 
 FileCriterion = Annotated[
-    _union([_criterion(k, m, k in _REQUIRED_OPTIONS) for k, m in GRADER_OPTIONS.items()]),
-    Field(discriminator="grader"),
+    Union[  # noqa: UP007 - tagged members need the Union form
+        tuple(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items())
+        + (Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)],)
+    ],
+    _kind_of("grader", GRADER_OPTIONS, GRADERS_GROUP),
 ]
 FileForbidden = Annotated[
-    _union([_forbidden(k, m, k in _REQUIRED_OPTIONS) for k, m in DETECTOR_OPTIONS.items()]),
-    Field(discriminator="detector"),
+    Union[  # noqa: UP007
+        tuple(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items())
+        + (Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)],)
+    ],
+    _kind_of("detector", DETECTOR_OPTIONS, DETECTORS_GROUP),
 ]
 
 

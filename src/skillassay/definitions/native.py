@@ -11,15 +11,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from skillassay.definitions.agent_eval import (
-    DETECTOR_OPTIONS,
-    GRADER_OPTIONS,
+    DETECTORS_GROUP,
+    GRADERS_GROUP,
+    PLUGIN_TAG,
     AgentEvalFile,
     Criterion,
     ForbiddenBehaviour,
     HiddenTestsOptions,
+    known_kinds,
 )
 from skillassay.definitions.jsonfile import MAX_DEPTH, pointer, read_text, too_deep
 from skillassay.definitions.loader import GOLDEN_DIR, load_controls
@@ -41,6 +43,11 @@ def transcript_file(control_dir: Path) -> Path:
     return control_dir.parent / f"{control_dir.name}.transcript.json"
 
 
+def _options(options: Any) -> dict[str, Any]:
+    """A shipped kind's options as the author set them; another package's, as written."""
+    return options.model_dump(exclude_unset=True) if isinstance(options, BaseModel) else dict(options)
+
+
 def _problems_from(exc: ValidationError, path: Path, data: dict[str, Any]) -> list[Problem]:
     problems = []
     for err in exc.errors():
@@ -50,7 +57,7 @@ def _problems_from(exc: ValidationError, path: Path, data: dict[str, Any]) -> li
             items = data.get(loc[0]) or []
             item = items[loc[1]] if loc[1] < len(items) and isinstance(items[loc[1]], dict) else {}
             tag = item.get("grader" if loc[0] == "criteria" else "detector")
-            if loc[2] == tag:
+            if loc[2] in (tag, PLUGIN_TAG):
                 del loc[2]
         msg = err["msg"]
         if err["type"] == "value_error":
@@ -60,7 +67,7 @@ def _problems_from(exc: ValidationError, path: Path, data: dict[str, Any]) -> li
         elif err["type"] == "missing":
             msg = "required field is missing"
         elif err["type"] == "union_tag_invalid":
-            kinds = GRADER_OPTIONS if loc[0] == "criteria" else DETECTOR_OPTIONS
+            kinds = known_kinds(GRADERS_GROUP if loc[0] == "criteria" else DETECTORS_GROUP)
             field = "grader" if loc[0] == "criteria" else "detector"
             loc = [*loc, field]
             msg = f"unknown {field} {err['ctx'].get('tag')!r}; expected one of: {', '.join(kinds)}"
@@ -186,7 +193,7 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
                 id=f.id,
                 description=f.description,
                 detector=f.detector,
-                options=f.options.model_dump(exclude_unset=True),
+                options=_options(f.options),
             )
             for f in spec.forbidden_behaviour
         ],
@@ -198,7 +205,7 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
                 weight=c.weight,
                 grader=c.grader,
                 gates=c.gates,
-                options=c.options.model_dump(exclude_unset=True),
+                options=_options(c.options),
             )
             for c in spec.criteria
         ],

@@ -119,9 +119,11 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both") -
     evals = load_suite(path)
     emulator = None
     if layers != "rubric" and any(e.config is not None for e in evals):
-        from skillassay.services.seam.emulator import SeamEmulator
+        from skillassay.services import service_class
 
-        emulator = SeamEmulator(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+        seam_emulator = service_class("seam")
+
+        emulator = seam_emulator(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
     outcomes: list[ControlOutcome] = []
     try:
         for d in evals:

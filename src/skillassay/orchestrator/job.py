@@ -167,9 +167,11 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         ]
         emulator = None
         if specs and _needs_emulator([by_id[s.eval_id] for s in specs], opts):
-            from skillassay.services.seam.emulator import SeamEmulator
+            from skillassay.services import service_class
 
-            emulator = SeamEmulator(async_delay=opts.emulator_delay,
+            seam_emulator = service_class("seam")
+
+            emulator = seam_emulator(async_delay=opts.emulator_delay,
                                     automation_delay=opts.emulator_automation_delay).start(host="127.0.0.1", port=0)
         # the agent's only model endpoint: one proxy for the job, a token per run attempt (agents that talk to no
         # model get none)

@@ -58,9 +58,11 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
         emulator = None
         needs = layers != "rubric" and any(evals.get(r.eval_id) and evals[r.eval_id].has_sandbox for r in runs)
         if needs and job.options.get("seam", "emulator") == "emulator":
-            from skillassay.services.seam.emulator import SeamEmulator
+            from skillassay.services import service_class
 
-            emulator = SeamEmulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
+            seam_emulator = service_class("seam")
+
+            emulator = seam_emulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
         changes: list[ScoreChange] = []
         skipped: list[str] = []
         done = 0

@@ -1,0 +1,21 @@
+"""External services the apps under test talk to, one package each, found by name through the
+``skillassay.services`` entry points (``skillassay.plugins``): ``seam`` is the Seam API emulator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+GROUP = "skillassay.services"
+
+
+def service_class(name: str) -> Any:
+    """The emulator class registered as ``name`` (imported now)."""
+    from skillassay import plugins
+
+    return plugins.load(GROUP, name)
+
+
+def available_services() -> list[str]:
+    from skillassay import plugins
+
+    return plugins.names(GROUP)

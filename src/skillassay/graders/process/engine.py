@@ -8,19 +8,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from skillassay import plugins
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
-from skillassay.graders.process import (
-    claims,
-    database,
-    diff,
-    gates,
-    hidden_tests,
-    judge,
-    meaningful_tests,
-    tampering,
-)
-from skillassay.graders.process import policy as transcript_graders
+from skillassay.graders.process import gates, judge
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
@@ -29,21 +20,34 @@ from skillassay.workspace.changes import ChangeSet
 Grader = Callable[[Criterion, ProcessContext], GradeResult]
 Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
 
-GRADERS: dict[str, Grader] = {
-    "diff": diff.grade,
-    "hidden_tests": hidden_tests.grade,
-    "meaningful_tests": meaningful_tests.grade,
-    "policy": transcript_graders.grade_policy,
-    "gates": gates.grade,
-    "llm_judge": judge.grade,
-}
-DETECTORS: dict[str, Detector] = {
-    "database_writes": database.detect,
-    "test_tampering": tampering.detect,
-    "unsupported_claims": claims.detect,
-    "parallel_service": diff.detect_parallel,
-    "forbidden_commands": transcript_graders.detect_commands,
-}
+
+
+class _Registry(dict):
+    """name -> grader or detector, filled from the entry points of ``group`` on first use (``skillassay.plugins``:
+    the shipped ones and any other package's)."""
+
+    def __init__(self, group: str):
+        super().__init__()
+        self.group = group
+
+    def __missing__(self, name: str):
+        if not plugins.registered(self.group, name):
+            raise KeyError(name)
+        found = self[name] = plugins.load(self.group, name)
+        return found
+
+    def find(self, name: str) -> tuple[Callable | None, str]:
+        """The grader, or None and why not (unknown, or its package fails to import: the harness's fault)."""
+        try:
+            return self[name], ""
+        except KeyError:
+            return None, f"no {self.group.rsplit('.', 1)[-1][:-1]} {name!r}"
+        except plugins.PluginError as exc:
+            return None, str(exc)
+
+
+GRADERS: _Registry = _Registry("skillassay.graders")  # criterion graders: Grader
+DETECTORS: _Registry = _Registry("skillassay.detectors")  # forbidden-behaviour detectors: Detector
 
 
 class ForbiddenResult(BaseModel):
@@ -111,9 +115,9 @@ def evaluate(
     for criterion in definition.criteria:
         outcome = _gate_block(criterion, ctx.gates)
         if outcome is None:
-            grader = GRADERS.get(criterion.grader)
+            grader, why = GRADERS.find(criterion.grader)
             if grader is None:
-                outcome = GradeResult(fraction=None, evidence=[f"no process grader {criterion.grader!r}"])
+                outcome = GradeResult(fraction=None, evidence=[why])
             else:
                 try:
                     outcome = grader(criterion, ctx)
@@ -139,9 +143,9 @@ def evaluate(
 
     forbidden: list[ForbiddenResult] = []
     for behaviour in definition.forbidden_behaviour:
-        detector = DETECTORS.get(behaviour.detector)
+        detector, why = DETECTORS.find(behaviour.detector)
         if detector is None:
-            found = Detection(observed=False, checked=False, evidence=[f"no detector {behaviour.detector!r}"])
+            found = Detection(observed=False, checked=False, evidence=[why])
         else:
             try:
                 found = detector(behaviour, ctx)

@@ -1,0 +1,90 @@
+"""Agents, graders, detectors and external services are found through entry points, so another package adds one
+without forking skillassay. skillassay registers its own the same way (``pyproject.toml``).
+
+Groups and what an entry point names:
+- ``skillassay.agents``: an ``agents.base.Agent`` subclass (``name = "module:Class"``);
+- ``skillassay.graders``: a criterion grader, ``(Criterion, ProcessContext) -> GradeResult``; an optional ``options``
+  attribute (a pydantic model) validates the criterion's ``options`` when a definition loads;
+- ``skillassay.detectors``: a forbidden-behaviour detector, ``(ForbiddenBehaviour, ProcessContext) -> Detection``,
+  ``options`` likewise;
+- ``skillassay.services``: an emulator of an external service the apps under test talk to (``start``, ``stop``,
+  ``base_url``).
+
+An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by another
+package (that entry point is ignored and listed by ``conflicts``); between two other packages, the first found wins.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from skillassay.errors import SkillassayError
+
+GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services")
+OWN_DISTRIBUTION = "skillassay"
+
+
+class PluginError(SkillassayError):
+    """An entry point that is not registered, or that cannot be imported."""
+
+
+@functools.cache
+def _scan(group: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    from importlib.metadata import entry_points
+
+    found: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    conflicts: list[str] = []
+    for ep in entry_points(group=group):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        if ep.name in found:
+            if dist == OWN_DISTRIBUTION and owners[ep.name] != OWN_DISTRIBUTION:
+                conflicts.append(f"{group}: {ep.name!r} of {owners[ep.name]} ignored (skillassay ships that name)")
+                found[ep.name], owners[ep.name] = ep, dist
+            elif ep.value != found[ep.name].value:
+                conflicts.append(f"{group}: {ep.name!r} of {dist} ignored ({owners[ep.name]} registered it first)")
+            continue
+        found[ep.name], owners[ep.name] = ep, dist
+    if group in GROUPS and OWN_DISTRIBUTION not in owners.values():
+        raise PluginError(f"no {group} entry points of skillassay itself: its installed metadata is out of date; "
+                          "reinstall it (pip install -e .)")
+    return found, tuple(conflicts)
+
+
+def names(group: str) -> list[str]:
+    """Every registered name of ``group``: skillassay's own first, then other packages', each sorted."""
+    found, _ = _scan(group)
+    own = sorted(n for n, ep in found.items() if ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION)
+    return own + sorted(n for n in found if n not in own)
+
+
+def registered(group: str, name: str) -> bool:
+    return name in _scan(group)[0]
+
+
+def shipped(group: str, name: str) -> bool:
+    ep = _scan(group)[0].get(name)
+    return ep is not None and ep.dist is not None and ep.dist.name == OWN_DISTRIBUTION
+
+
+def conflicts(group: str) -> list[str]:
+    return list(_scan(group)[1])
+
+
+@functools.cache
+def load(group: str, name: str) -> Any:
+    """The object the entry point ``name`` of ``group`` names (imported now). Raises PluginError."""
+    ep = _scan(group)[0].get(name)
+    if ep is None:
+        raise PluginError(f"no {group.rsplit('.', 1)[-1][:-1]} {name!r}; available: {', '.join(names(group))}")
+    try:
+        return ep.load()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is named, not a traceback
+        raise PluginError(f"{group} {name!r} ({ep.value}) cannot be loaded: {type(exc).__name__}: {exc}") from exc
+
+
+def refresh() -> None:
+    """Forget what was scanned and loaded (after installing a package into the running environment)."""
+    _scan.cache_clear()
+    load.cache_clear()
