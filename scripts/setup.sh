@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything skillassay and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
-# the Python package in .venv, the node tools (Seam OpenAPI spec, official npm SDK, Claude Code and Codex CLIs) in
+# the Python package in .venv, the node tools (official npm Seam SDK, @seamapi/types, Claude Code and Codex CLIs) in
 # node/node_modules, Chromium for the report's browser test, and bubblewrap + strace for sealed runs.
 # Safe to run again: it skips what is there.
 set -euo pipefail

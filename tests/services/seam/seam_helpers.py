@@ -24,6 +24,18 @@ NODE_SCRIPTS = Path(__file__).resolve().parent / "node"
 FAST = 0.2  # async_delay for most tests: codes still go setting -> set, quickly
 
 
+def admin_headers(emulator: SeamEmulator) -> dict[str, str]:
+    """What the harness presents on ``/_emulator``: the admin credential of this emulator start."""
+    return {"authorization": f"Bearer {emulator.admin_token}"}
+
+
+def require_node_package(name: str) -> Path:
+    """node on PATH and ``node/node_modules/<name>``: a missing one fails the test (never a skip, in CI or not)."""
+    if shutil.which("node") is None or not (NODE_MODULES / name).is_dir():
+        pytest.fail(f"node and node/node_modules/{name} are required: run `npm ci --prefix node`")
+    return NODE_MODULES / name
+
+
 def run_node(
     script: str,
     emulator: SeamEmulator,
@@ -32,8 +44,7 @@ def run_node(
     timeout: float = 60,
 ) -> Any:
     """Run tests/services/seam/node/<script> with the npm SDK; it prints one JSON document on stdout."""
-    if shutil.which("node") is None or not (NODE_MODULES / "seam").is_dir():
-        pytest.fail("node and node/node_modules/seam are required: run `npm ci --prefix node`")
+    require_node_package("seam")
     env = {
         **os.environ,
         "SEAM_ENDPOINT": emulator.base_url,

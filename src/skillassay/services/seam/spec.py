@@ -1,22 +1,23 @@
 """The official Seam OpenAPI document (npm ``@seamapi/types``) as a request validator and parameter oracle.
 
-The package ships the document only as an ES module, so it is turned into JSON once with node and cached
-per version. Validators are compiled once per route (lazily) and reused for every request.
+The document ships inside this package (``data/seam-openapi-<version>.json.gz``: canonical JSON, gzipped), exported
+from the pinned npm package by ``scripts/export_seam_openapi.py``; nothing here needs Node. Validators are compiled
+once per route (lazily) and reused for every request.
 """
 
 from __future__ import annotations
 
 import copy
+import gzip
 import json
-import os
 import re
-import subprocess
 import threading
 import uuid
-import warnings
 from collections.abc import Iterable
 from datetime import datetime
-from functools import lru_cache
+from functools import cache
+from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -24,77 +25,37 @@ from jsonschema import Draft4Validator, FormatChecker
 
 from skillassay.errors import InfrastructureError
 
-PINNED_TYPES_VERSION = "1.977.0"
-_OPENAPI_MODULE = "lib/seam/connect/openapi.js"
+SPEC_PACKAGE = "@seamapi/types"
+_DATA = resources.files(__package__) / "data"
+_SHIPPED = re.compile(r"^seam-openapi-(\d+\.\d+\.\d+)\.json\.gz$")
 
 
 class SeamSpecError(InfrastructureError):
-    """The OpenAPI document could not be found or read."""
+    """The packaged OpenAPI document is missing or unreadable (a broken installation)."""
 
 
-def _repo_node_dir() -> Path:
-    # src/skillassay/services/seam/spec.py -> repo root is parents[4]
-    return Path(__file__).resolve().parents[4] / "node" / "node_modules"
-
-
-def node_modules_dir() -> Path:
-    env = os.environ.get("SKILLASSAY_NODE_DIR")
-    if env:
-        path = Path(env)
-        # Accept either the node/ directory or node/node_modules itself.
-        return path / "node_modules" if (path / "node_modules").is_dir() else path
-    return _repo_node_dir()
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("SKILLASSAY_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "skillassay"
-
-
-def _types_package() -> tuple[Path, str]:
-    pkg = node_modules_dir() / "@seamapi" / "types"
-    manifest = pkg / "package.json"
-    if not manifest.is_file():
+def shipped_spec_path() -> Path:
+    """The one ``seam-openapi-<version>.json.gz`` in the package data."""
+    found = sorted(f.name for f in _DATA.iterdir() if _SHIPPED.match(f.name)) if _DATA.is_dir() else []
+    if len(found) != 1:
         raise SeamSpecError(
-            f"npm package @seamapi/types not found under {node_modules_dir()}: run `npm ci --prefix node` "
-            "(or set SKILLASSAY_NODE_DIR to a node_modules directory that has it)"
+            f"the skillassay package should hold exactly one Seam OpenAPI document in {_DATA}, found {found}: "
+            "reinstall skillassay (from a checkout: python scripts/export_seam_openapi.py)"
         )
-    version = json.loads(manifest.read_text())["version"]
-    return pkg, version
+    return Path(str(_DATA / found[0]))
 
 
-def _export_openapi_json(pkg: Path, target: Path) -> None:
-    module = pkg / _OPENAPI_MODULE
-    script = (
-        "import(process.argv[1]).then(m => process.stdout.write(JSON.stringify(m.default)))"
-        ".catch(e => { console.error(e); process.exit(1) })"
-    )
-    try:
-        out = subprocess.run(
-            ["node", "-e", script, module.as_uri()], check=True, capture_output=True, timeout=120
-        ).stdout
-    except FileNotFoundError as exc:
-        raise SeamSpecError(
-            "`node` is needed once to export the Seam OpenAPI document; install Node.js"
-        ) from exc
-    except subprocess.CalledProcessError as exc:
-        raise SeamSpecError(
-            f"could not export {module} with node: {exc.stderr.decode(errors='replace')[-500:]}; "
-            "run `npm ci --prefix node`"
-        ) from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(out)
-    tmp.replace(target)  # atomic: concurrent runs never read half a file
+# The version of @seamapi/types the shipped document was exported from (node/package.json pins the same).
+PINNED_TYPES_VERSION = _SHIPPED.match(shipped_spec_path().name).group(1)  # type: ignore[union-attr]
 
 
-def _rewrite_nullable(node: Any) -> Any:
+def rewrite_nullable(node: Any) -> Any:
     """OpenAPI 3.0 ``nullable: true`` -> JSON Schema ``type: [T, "null"]`` (what Draft 4 understands)."""
     if isinstance(node, list):
-        return [_rewrite_nullable(x) for x in node]
+        return [rewrite_nullable(x) for x in node]
     if not isinstance(node, dict):
         return node
-    out = {k: _rewrite_nullable(v) for k, v in node.items() if k != "nullable"}
+    out = {k: rewrite_nullable(v) for k, v in node.items() if k != "nullable"}
     if node.get("nullable") is True:
         t = out.get("type")
         if isinstance(t, str):
@@ -183,9 +144,6 @@ class RouteSpec:
             if required:
                 body["required"] = sorted(set(required))
         self.raw_schema = body
-        responses = post.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
-        self.response_schema = responses.get("schema", {})
-        self.response_key = post.get("x-response-key")
 
     def _resolve(self, node: dict[str, Any]) -> dict[str, Any]:
         while isinstance(node, dict) and "$ref" in node:
@@ -200,7 +158,7 @@ class RouteSpec:
         if self._validator is None:
             with self._lock:
                 if self._validator is None:
-                    schema = _rewrite_nullable(copy.deepcopy(self.raw_schema))
+                    schema = rewrite_nullable(copy.deepcopy(self.raw_schema))
                     # $refs point into the document; keep components reachable for resolution.
                     schema["components"] = self._root_components()
                     Draft4Validator.check_schema({k: v for k, v in schema.items() if k != "components"})
@@ -217,8 +175,12 @@ class RouteSpec:
             self._properties = _collect_properties(self.raw_schema, self._resolve)
         return self._properties
 
-    def validate(self, params: dict[str, Any]) -> list[Any]:
-        return sorted(self.validator.iter_errors(params), key=lambda e: list(e.absolute_path))
+    def validate(self, params: dict[str, Any], limit: int | None = None) -> list[Any]:
+        """The validation errors (the first ``limit`` found, when given: a body with 70,000 bad items must not
+        cost 70,000 error objects), in path order."""
+        errors = self.validator.iter_errors(params)
+        found = list(errors if limit is None else islice(errors, limit))
+        return sorted(found, key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e.absolute_path])
 
 
 _components_cache: dict[int, dict[str, Any]] = {}
@@ -228,7 +190,7 @@ _components_lock = threading.Lock()
 def _nullable_components(key: int, root: dict[str, Any]) -> dict[str, Any]:
     with _components_lock:
         if key not in _components_cache:
-            _components_cache[key] = _rewrite_nullable(root.get("components", {}))
+            _components_cache[key] = rewrite_nullable(root.get("components", {}))
         return _components_cache[key]
 
 
@@ -296,27 +258,15 @@ class SeamSpec:
         return spec is not None and not self.unknown_parameters(route, names)
 
 
-@lru_cache(maxsize=4)
-def _load(path: str, version: str) -> SeamSpec:
-    return SeamSpec(json.loads(Path(path).read_text()), version)
-
-
-def openapi_json_path() -> tuple[Path, str]:
-    """The cached JSON export of the installed @seamapi/types (exported with node on first use)."""
-    pkg, version = _types_package()
-    target = cache_dir() / f"seam-openapi-{version}.json"
-    if not target.is_file():
-        _export_openapi_json(pkg, target)
-    return target, version
+@cache
+def _load_shipped(path: str) -> SeamSpec:
+    try:
+        document = json.loads(gzip.decompress(Path(path).read_bytes()))
+    except (OSError, ValueError) as exc:
+        raise SeamSpecError(f"cannot read the packaged Seam OpenAPI document {path}: {exc}") from exc
+    return SeamSpec(document, PINNED_TYPES_VERSION)
 
 
 def load_spec() -> SeamSpec:
-    """The Seam spec from the installed npm ``@seamapi/types`` (cached per process and on disk)."""
-    path, version = openapi_json_path()
-    if version != PINNED_TYPES_VERSION:
-        warnings.warn(
-            f"@seamapi/types {version} is installed but skillassay pins {PINNED_TYPES_VERSION}; "
-            "results record the installed version (run `npm ci --prefix node` for the pinned one)",
-            stacklevel=2,
-        )
-    return _load(str(path), version)
+    """The pinned Seam spec shipped in the package (parsed once per process)."""
+    return _load_shipped(str(shipped_spec_path()))
