@@ -31,6 +31,12 @@ def seam_emulator(
         typer.echo(f"workspace {ws.name}: workspace_id={ws.workspace_id}")
         typer.echo(f"  export SEAM_ENDPOINT={emu.base_url}")
         typer.echo(f"  export SEAM_API_KEY={ws.api_key}")
-    typer.echo(f"More workspaces (each with its own key): curl -X POST {emu.base_url}/_emulator/workspaces")
+    # The operator is the harness here: the admin credential opens /_emulator; never give it to an app.
+    typer.echo("control routes (/_emulator), for the harness only, never for an app:")
+    typer.echo(f"  export SEAM_EMULATOR_ADMIN={emu.admin_token}")
+    typer.echo(
+        "More workspaces (each with its own key): curl -X POST -H \"authorization: Bearer $SEAM_EMULATOR_ADMIN\" "
+        f"{emu.base_url}/_emulator/workspaces"
+    )
     typer.echo("Ctrl-C to stop.")
     emu.serve_forever()

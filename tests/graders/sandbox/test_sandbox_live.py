@@ -43,7 +43,7 @@ def test_live_path_against_the_emulator(emulator, monkeypatch, tmp_path):
     other_code = _other_runs_data(emulator, ws)
     monkeypatch.setenv("SEAM_API_KEY", ws.api_key)
     monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)
-    start = len(emulator.request_log)
+    start = len(emulator.requests(ws.workspace_id))
     r = validate(d.golden_dir, d, "live1", seam="live", logs_dir=tmp_path / "logs")
     assert r.plan_json()["total"] == 100, {n: c.reason for n, c in r.checks.items()}
     assert r.seam["mode"] == "live"
@@ -53,7 +53,7 @@ def test_live_path_against_the_emulator(emulator, monkeypatch, tmp_path):
     assert r.seam["customer_key"] == "prop-1"
     rid = r.checks["create"].seam["reservation_id"]
     # the harness's own requests, in order (the app's requests are interleaved; it sends no list calls)
-    ours = [(m, p) for w, m, p, _ in list(emulator.request_log)[start:] if w == ws.workspace_id]
+    ours = [(q.method, q.path) for q in emulator.requests(ws.workspace_id)[start:]]
     routes = [p for _, p in ours]
     assert routes[0] == "/devices/list" and routes[1] == "/spaces/create"
     assert "/access_codes/list" in routes

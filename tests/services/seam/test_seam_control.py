@@ -11,15 +11,17 @@ import time
 import httpx
 import pytest
 from seam import Seam
+from seam_helpers import admin_headers
 
 from skillassay.services.seam.emulator import SeamEmulator
 
 
 def test_info_and_workspaces_over_http(emulator):
-    info = httpx.get(f"{emulator.base_url}/_emulator/info")
+    admin = admin_headers(emulator)
+    info = httpx.get(f"{emulator.base_url}/_emulator/info", headers=admin)
     assert info.json()["spec_version"] == emulator.spec_version == "1.977.0"
     assert info.headers["seam-request-id"]
-    created = httpx.post(f"{emulator.base_url}/_emulator/workspaces", json={"name": "remote"}).json()[
+    created = httpx.post(f"{emulator.base_url}/_emulator/workspaces", json={"name": "remote"}, headers=admin).json()[
         "workspace"
     ]
     assert created["api_key"].startswith("seam_test_") and len(created["devices"]) == 5
@@ -29,11 +31,20 @@ def test_info_and_workspaces_over_http(emulator):
     assert all("access_code" in d["capabilities_supported"] for d in august)
     seam = Seam(api_key=created["api_key"], endpoint=emulator.base_url)
     seam.spaces.create(name="R", space_key="r")
-    state = httpx.get(f"{emulator.base_url}/_emulator/workspaces/{created['workspace_id']}/state").json()[
-        "state"
-    ]
+    state = httpx.get(
+        f"{emulator.base_url}/_emulator/workspaces/{created['workspace_id']}/state", headers=admin
+    ).json()["state"]
     assert [s["space_key"] for s in state["spaces"]] == ["r"]
-    assert httpx.get(f"{emulator.base_url}/_emulator/workspaces/nope/state").status_code == 404
+    missing = httpx.get(f"{emulator.base_url}/_emulator/workspaces/nope/state", headers=admin)
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "workspace_not_found"
+    deleted = httpx.delete(f"{emulator.base_url}/_emulator/workspaces/{created['workspace_id']}", headers=admin)
+    assert deleted.json() == {"ok": True}
+    assert seam_gone(emulator, created["api_key"])
+
+
+def seam_gone(emulator, api_key: str) -> bool:
+    """A deleted workspace's key no longer opens anything."""
+    return httpx.get(f"{emulator.base_url}/devices/list", headers={"authorization": f"Bearer {api_key}"}).status_code == 401
 
 
 def test_wait_over_http(emulator, workspace):
@@ -43,6 +54,7 @@ def test_wait_over_http(emulator, workspace):
     seam.customers.push_data(customer_key="c", reservations=[{"reservation_key": "rw", "space_keys": ["g"]}])
     resp = httpx.post(
         f"{emulator.base_url}/_emulator/wait",
+        headers=admin_headers(emulator),
         timeout=30,
         json={
             "workspace_id": workspace.workspace_id,
@@ -56,6 +68,7 @@ def test_wait_over_http(emulator, workspace):
     assert resp.status_code == 200 and resp.json()["matched"][0]["status"] == "set"
     timed_out = httpx.post(
         f"{emulator.base_url}/_emulator/wait",
+        headers=admin_headers(emulator),
         timeout=30,
         json={
             "workspace_id": workspace.workspace_id,
@@ -66,21 +79,36 @@ def test_wait_over_http(emulator, workspace):
     assert timed_out.status_code == 408
     bad = httpx.post(
         f"{emulator.base_url}/_emulator/wait",
+        headers=admin_headers(emulator),
         json={"workspace_id": workspace.workspace_id, "condition": {"resource": "nothing"}},
     )
     assert bad.status_code == 400
 
 
 def test_faults_over_http(emulator, workspace):
-    httpx.post(
+    admin = admin_headers(emulator)
+    injected = httpx.post(
         f"{emulator.base_url}/_emulator/faults",
         json={"route": "/devices/list", "status": 503, "times": 1, "workspace_id": workspace.workspace_id},
+        headers=admin,
     )
+    assert injected.status_code == 200 and injected.json()["fault_id"]
     headers = {"authorization": f"Bearer {workspace.api_key}"}
     first = httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=headers)
     assert first.status_code == 503 and first.json()["error"]["type"] == "service_unavailable"
     assert httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=headers).status_code == 200
-    assert httpx.delete(f"{emulator.base_url}/_emulator/faults").json() == {"ok": True}
+    httpx.post(
+        f"{emulator.base_url}/_emulator/faults",
+        json={"route": "*", "status": 500, "times": None, "workspace_id": workspace.workspace_id},
+        headers=admin,
+    )
+    listed = httpx.get(f"{emulator.base_url}/_emulator/faults", headers=admin).json()["faults"]
+    assert [(f["route"], f["workspace_id"]) for f in listed] == [("*", workspace.workspace_id)]
+    cleared = httpx.delete(
+        f"{emulator.base_url}/_emulator/faults", params={"workspace_id": workspace.workspace_id}, headers=admin
+    )
+    assert cleared.json() == {"ok": True}
+    assert httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=headers).status_code == 200
 
 
 def test_wait_for_wakes_on_change_not_by_polling(emulator, workspace):
@@ -130,7 +158,7 @@ def test_cli_prints_endpoint_and_key(tmp_path):
     try:
         lines: list[str] = []
         assert proc.stdout is not None
-        while not any("SEAM_API_KEY=" in line for line in lines):
+        while not any("Ctrl-C" in line for line in lines):
             line = proc.stdout.readline()
             assert line, proc.stderr.read() if proc.stderr else ""
             lines.append(line)
@@ -139,6 +167,11 @@ def test_cli_prints_endpoint_and_key(tmp_path):
         assert key.startswith("seam_test_")
         devices = Seam(api_key=key, endpoint=endpoint).devices.list()
         assert len(devices) == 5
+        # the operator (the harness here) gets the admin credential; without it /_emulator does not exist
+        admin = next(line.split("=", 1)[1].strip() for line in lines if "SEAM_EMULATOR_ADMIN=" in line)
+        assert admin != key and len(admin) >= 32
+        assert httpx.get(f"{endpoint}/_emulator/info").status_code == 404
+        assert httpx.get(f"{endpoint}/_emulator/info", headers={"authorization": f"Bearer {admin}"}).status_code == 200
     finally:
         proc.terminate()
         proc.wait(10)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
-from seam_helpers import run_node
+from seam_helpers import admin_headers, run_node
 
 from skillassay.services.seam.emulator import wait_until
 
 
 def test_reservation_lifecycle_node(emulator, workspace):
-    out = run_node("lifecycle.mjs", emulator, workspace.api_key, {"WORKSPACE_ID": workspace.workspace_id})
+    # the test plays the harness here: it holds the admin credential for /_emulator/wait
+    extra = {"WORKSPACE_ID": workspace.workspace_id, "EMULATOR_ADMIN": admin_headers(emulator)["authorization"]}
+    out = run_node("lifecycle.mjs", emulator, workspace.api_key, extra)
     assert sorted(set(out["device_types"])) == ["august_lock", "yale_lock"]
     code = out["set_code"]
     assert code["status"] == "set" and code["type"] == "time_bound"
@@ -37,7 +39,7 @@ def test_reservation_lifecycle_node(emulator, workspace):
         < types.index("access_method.issued")
     )
     # The SDK used the current HTTP methods: GET/DELETE with query strings, PUT for add routes.
-    methods = {(m, p) for wid, m, p, q in emulator.request_log if wid == workspace.workspace_id}
+    methods = {(r.method, r.path) for r in emulator.requests(workspace.workspace_id)}
     assert ("GET", "/access_codes/list") in methods
     assert ("PUT", "/spaces/add_devices") in methods
     assert ("DELETE", "/customers/delete_data") in methods

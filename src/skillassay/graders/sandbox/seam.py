@@ -246,36 +246,20 @@ class EmulatorSession(SeamSession):
         wanted = set(device_ids)
         return [dict(c) for c in _codes_of(self.emu.state(self.workspace_id)) if c.get("device_id") in wanted]
 
+    def _requests_after(self, seq: int) -> list[Any]:
+        # The emulator keeps each workspace's own request log: another run's flood can never push ours out.
+        return [r for r in self.emu.requests(self.workspace_id) if r.seq > seq]
+
     def marker(self) -> Any:
-        log = getattr(self.emu, "request_log", None)
-        last = log[-1] if log else None
-        return (_version_of(self.emu.state(self.workspace_id)), last, log is not None)
+        log = self.emu.requests(self.workspace_id)
+        return (_version_of(self.emu.state(self.workspace_id)), log[-1].seq if log else 0)
 
     def app_requests(self, since: Any) -> list[str] | None:
-        version, last, has_log = since
-        if not has_log:
-            return None
-        entries = list(self.emu.request_log)
-        start = 0
-        if last is not None:
-            idx = next((i for i in range(len(entries) - 1, -1, -1) if entries[i] is last), None)
-            start = 0 if idx is None else idx + 1
-        return [f"{e[1]} {e[2]}" for e in entries[start:] if e[0] == self.workspace_id]
+        return [f"{r.method} {r.path}" for r in self._requests_after(since[1])]
 
     def _app_wrote_since(self, since: Any) -> bool:
-        """Did the app send any request to this workspace after the marker? (Or, without a request log, did the
-        workspace change at all?)"""
-        version, last, has_log = since
-        if not has_log:
-            return _version_of(self.emu.state(self.workspace_id)) != version
-        entries = list(self.emu.request_log)  # a C-level copy: safe against the server thread appending
-        start = 0
-        if last is not None:
-            idx = next((i for i in range(len(entries) - 1, -1, -1) if entries[i] is last), None)
-            if idx is None:
-                return True  # the marker scrolled out of the log: plenty happened, assume the app was among it
-            start = idx + 1
-        return any(e[0] == self.workspace_id for e in entries[start:])
+        """Did the app send any request to this workspace after the marker?"""
+        return bool(self._requests_after(since[1]))
 
     def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None):
         wanted = set(device_ids)

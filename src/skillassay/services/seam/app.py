@@ -1,8 +1,13 @@
-"""The ASGI application: Seam's HTTP surface (auth, methods, query strings, validation, errors)
-and ``/_emulator``.
+"""The ASGI application: Seam's HTTP surface (auth, methods, query strings, validation, errors) and, behind the admin
+credential, ``/_emulator``.
 
-Every answer carries a ``seam-request-id`` header. Handlers are quick in-memory work under one lock, so they
-run on the event loop; only ``/_emulator/wait`` (which blocks) goes to a worker thread.
+Every answer carries a ``seam-request-id`` header and is in Seam's shape; an emulator bug is a 500 without any
+traceback in the answer. The event loop only routes, authenticates and waits for bodies; the CPU work of a request
+(parsing, validation, the handler, serialising the answer) runs on a worker thread under the workspace's own lock, and
+each workspace has a fair share of the workers and of the CPU (``fairness.py``). So one client's huge or slow
+request costs its own workspace time, never another run's.
+
+Collaborators are passed in (the emulator builds them); this module knows nothing of ``SeamEmulator``.
 """
 
 from __future__ import annotations
@@ -10,93 +15,70 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
+import time
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from skillassay.services.seam.automations import Engine
+from skillassay.services.seam.bodies import ClientGone, Limits, parse_json, read_body
+from skillassay.services.seam.control import ControlRoutes
 from skillassay.services.seam.errors import SeamApiError, invalid_input, unauthorized
-from skillassay.services.seam.handlers import HANDLERS, Ctx
+from skillassay.services.seam.fairness import WorkspaceBudget
+from skillassay.services.seam.faults import FaultTable
+from skillassay.services.seam.handlers import Ctx, Handler
 from skillassay.services.seam.params import coerce_query, format_validation_errors
-
-if TYPE_CHECKING:
-    from skillassay.services.seam.emulator import SeamEmulator
+from skillassay.services.seam.spec import RouteSpec, SeamSpec
+from skillassay.services.seam.store import Store, Workspace
 
 log = logging.getLogger(__name__)
 
-_FAULT_TYPES = {
-    429: "rate_limited",
-    500: "internal_server_error",
-    502: "bad_gateway",
-    503: "service_unavailable",
-    504: "gateway_timeout",
-}
 
-
-@dataclass
-class Fault:
-    fault_id: str
-    route: str  # "/access_codes/list" or "*"
-    status: int | None
-    times: int | None  # None: every time
-    latency: float = 0.0
-    workspace_id: str | None = None
-    hits: int = field(default=0)
-
-
-class FaultTable:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._faults: list[Fault] = []
-
-    def add(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(fault)
-
-    def clear(self, fault_id: str | None = None) -> None:
-        with self._lock:
-            self._faults = [f for f in self._faults if fault_id is not None and f.fault_id != fault_id]
-
-    def list(self) -> list[Fault]:
-        with self._lock:
-            return list(self._faults)
-
-    def take(self, route: str, workspace_id: str | None) -> Fault | None:
-        if not self._faults:
-            return None
-        with self._lock:
-            for fault in self._faults:
-                if fault.route not in ("*", route):
-                    continue
-                if fault.workspace_id is not None and fault.workspace_id != workspace_id:
-                    continue
-                fault.hits += 1
-                if fault.times is not None:
-                    fault.times -= 1
-                    if fault.times <= 0:
-                        self._faults.remove(fault)
-                return fault
-        return None
-
-
-def _json(body: Any, status: int, request_id: str, headers: dict[str, str] | None = None) -> Response:
+def _json(body: Any, status: int, request_id: str) -> Response:
     return Response(
         json.dumps(body, separators=(",", ":")),
         status_code=status,
         media_type="application/json",
-        headers={"seam-request-id": request_id, **(headers or {})},
+        headers={"seam-request-id": request_id},
     )
 
 
 class SeamApp:
-    def __init__(self, emulator: SeamEmulator):
-        self.emulator = emulator
-        self.spec = emulator.spec
+    def __init__(
+        self,
+        *,
+        spec: SeamSpec,
+        store: Store,
+        engine: Engine,
+        faults: FaultTable,
+        handlers: Mapping[str, Handler],
+        control: ControlRoutes,
+        limits: Limits,
+        workers: int = 8,
+    ):
+        self.spec = spec
+        self.store = store
+        self.engine = engine
+        self.faults = faults
+        self.handlers = handlers  # looked up per request
+        self.control = control
+        self.limits = limits
+        self._workers = workers
+        self._executor: ThreadPoolExecutor | None = None
+        self._budgets: weakref.WeakKeyDictionary[Workspace, WorkspaceBudget] = weakref.WeakKeyDictionary()
+
+    def close(self) -> None:
+        """Release the worker threads (made again on the next request)."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        self._budgets = weakref.WeakKeyDictionary()  # their semaphores belong to the event loop that made them
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -105,11 +87,20 @@ class SeamApp:
         request_id = str(uuid.uuid4())
         try:
             if request.url.path.startswith("/_emulator"):
-                response = await self._admin(request, request_id)
+                body = await self.control.handle(request)
+                response = Response(
+                    json.dumps({"ok": True, **body}, separators=(",", ":")),
+                    media_type="application/json",
+                    headers={"seam-request-id": request_id},
+                )
             else:
                 response = await self._api(request, request_id)
+        except ClientGone:
+            return
         except SeamApiError as err:
             response = _json(err.body(request_id), err.status, request_id)
+            if err.status == 408:
+                response.headers["connection"] = "close"  # the client is too slow to wait for further
         except Exception:  # an emulator bug: answer like Seam's 500 and keep serving
             log.exception("seam emulator failed on %s %s", request.method, request.url.path)
             err = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
@@ -120,7 +111,7 @@ class SeamApp:
     async def _api(self, request: Request, request_id: str) -> Response:
         path = "/" + request.url.path.strip("/")
         route = self.spec.routes.get(path)
-        handler = HANDLERS.get(path)
+        handler = self.handlers.get(path)
         if route is None:
             raise SeamApiError(404, "not_found", f"Route not found: {request.method} {path}")
         if handler is None:
@@ -132,126 +123,93 @@ class SeamApp:
             raise SeamApiError(405, "method_not_allowed", f"{request.method} is not allowed on {path}")
 
         ws = self._authenticate(request)
-        self.emulator.request_log.append((ws.workspace_id, request.method, path, request.url.query))
-        fault = self.emulator.faults.take(path, ws.workspace_id)
+        ws.log_request(request.method, path, request.url.query)
+        fault = self.faults.take(path, ws.workspace_id)
         if fault is not None:
             if fault.latency:
                 await asyncio.sleep(fault.latency)
             if fault.status:
-                raise SeamApiError(
-                    fault.status,
-                    _FAULT_TYPES.get(fault.status, "injected_fault"),
-                    f"Injected fault: {fault.status} on {path}",
-                )
+                raise SeamApiError(fault.status, fault.error_type, f"Injected fault: {fault.status} on {path}")
 
-        params = await self._params(request, route)
-        errors = route.validate(params)
-        if errors:
-            message, tree = format_validation_errors(errors)
-            raise invalid_input(message, tree)
-
-        engine = self.emulator.engine
-        store = self.emulator.store
-        ctx = Ctx(ws=ws, engine=engine, base_url=self.emulator.base_url_or_request(request), path=path)
-        with store.lock:
-            try:
-                result = handler(ctx, params)
-                result["ok"] = True
-                # Serialised under the lock: handlers answer shallow copies of live records.
-                payload = json.dumps(result, separators=(",", ":"))
-            finally:
-                if not path.endswith(("/list", "/get")):  # reads never wake waiters
-                    store.touch(ws)
+        raw = await read_body(request.scope, request.receive, self.limits)
+        query = request.query_params.multi_items()
+        base_url = str(request.base_url).rstrip("/")
+        budget = self._budgets.get(ws)
+        if budget is None:
+            limits = self.limits
+            budget = WorkspaceBudget(limits.cpu_share, limits.cpu_burst, limits.max_concurrent_per_workspace)
+            self._budgets[ws] = budget
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="seam-emulator-work")
+        async with budget.turn():
+            payload = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._work, ws, budget, path, route, handler, query, raw, base_url
+            )
         return Response(
             payload, status_code=200, media_type="application/json", headers={"seam-request-id": request_id}
         )
 
-    def _authenticate(self, request: Request):
+    def _work(
+        self,
+        ws: Workspace,
+        budget: WorkspaceBudget,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes:
+        """Everything that costs CPU, on a worker thread, charged to the workspace's budget."""
+        started = time.thread_time()
+        try:
+            return self._answer(ws, path, route, handler, query, raw, base_url)
+        finally:
+            budget.charge(time.thread_time() - started)
+
+    def _answer(
+        self,
+        ws: Workspace,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes:
+        """Parameters, validation, the handler, the answer."""
+        params: dict[str, Any] = {}
+        if query:
+            params.update(coerce_query(query, route.properties, route._resolve))
+        if raw.strip():
+            data = parse_json(raw, self.limits)
+            if not isinstance(data, dict):
+                raise invalid_input("Request body must be a JSON object")
+            params.update(data)
+        errors = route.validate(params, limit=self.limits.max_reported_errors)
+        if errors:
+            message, tree = format_validation_errors(errors)
+            raise invalid_input(message, tree)
+
+        ctx = Ctx(ws=ws, engine=self.engine, base_url=base_url, path=path)
+        with ws.lock:
+            if ws.deleted:
+                raise unauthorized()
+            try:
+                result = handler(ctx, params)
+                result["ok"] = True
+                # Serialised under the lock: handlers answer shallow copies of live records.
+                return json.dumps(result, separators=(",", ":")).encode()
+            finally:
+                if not path.endswith(("/list", "/get")):  # reads never wake waiters
+                    self.store.touch(ws)
+
+    def _authenticate(self, request: Request) -> Workspace:
         header = request.headers.get("authorization", "")
         token = header[7:].strip() if header[:7].lower() == "bearer " else ""
         if not token:
             token = request.headers.get("seam-api-key", "")
-        ws = self.emulator.store.by_api_key(token) if token else None
+        ws = self.store.by_api_key(token) if token else None
         if ws is None:
             raise unauthorized()
         return ws
-
-    async def _params(self, request: Request, route) -> dict[str, Any]:
-        params: dict[str, Any] = {}
-        items = request.query_params.multi_items()
-        if items:
-            params.update(coerce_query(items, route.properties, route._resolve))
-        body = await request.body()
-        if body.strip():
-            try:
-                data = json.loads(body)
-            except ValueError:
-                raise invalid_input("Request body is not valid JSON") from None
-            if not isinstance(data, dict):
-                raise invalid_input("Request body must be a JSON object")
-            params.update(data)
-        return params
-
-    # -- /_emulator: control routes for the harness (no auth: the server binds 127.0.0.1) ----------
-    async def _admin(self, request: Request, request_id: str) -> Response:
-        emu = self.emulator
-        parts = [p for p in request.url.path.split("/") if p][1:]
-        method = request.method
-        body: dict[str, Any] = {}
-        raw = await request.body()
-        if raw.strip():
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                raise invalid_input("Request body is not valid JSON") from None
-        if parts == ["info"] and method == "GET":
-            return _json({"ok": True, **emu.info()}, 200, request_id)
-        if parts == ["workspaces"] and method == "POST":
-            handle = emu.create_workspace(name=body.get("name"))
-            return _json({"ok": True, "workspace": handle.to_json()}, 200, request_id)
-        if parts == ["workspaces"] and method == "GET":
-            return _json({"ok": True, "workspaces": [w.to_json() for w in emu.workspaces()]}, 200, request_id)
-        if len(parts) == 3 and parts[0] == "workspaces" and parts[2] == "state" and method == "GET":
-            try:
-                snap = emu.state(parts[1])
-            except KeyError:
-                raise SeamApiError(404, "workspace_not_found", f"No workspace {parts[1]}") from None
-            return _json({"ok": True, "state": snap.to_json()}, 200, request_id)
-        if parts == ["wait"] and method == "POST":
-            return await self._wait(body, request_id)
-        if parts == ["faults"] and method == "POST":
-            fault_id = emu.inject_fault(
-                route=body.get("route", "*"),
-                status=body.get("status", 500),
-                times=body.get("times", 1),
-                latency=float(body.get("latency", 0.0)),
-                workspace_id=body.get("workspace_id"),
-            )
-            return _json({"ok": True, "fault_id": fault_id}, 200, request_id)
-        if parts == ["faults"] and method == "GET":
-            return _json({"ok": True, "faults": [vars(f) for f in emu.faults.list()]}, 200, request_id)
-        if parts == ["faults"] and method == "DELETE":
-            emu.clear_faults()
-            return _json({"ok": True}, 200, request_id)
-        if parts == ["webhook_deliveries"] and method == "GET":
-            return _json(
-                {"ok": True, "deliveries": [vars(r) for r in emu.webhook_deliveries]}, 200, request_id
-            )
-        raise SeamApiError(404, "not_found", f"Route not found: {method} {request.url.path}")
-
-    async def _wait(self, body: dict[str, Any], request_id: str) -> Response:
-        from skillassay.services.seam.conditions import ConditionError, compile_condition
-
-        workspace_id = body.get("workspace_id")
-        if not workspace_id or workspace_id not in self.emulator.store.workspaces:
-            raise SeamApiError(404, "workspace_not_found", f"No workspace {workspace_id}")
-        try:
-            predicate = compile_condition(body.get("condition") or {})
-        except ConditionError as exc:
-            raise invalid_input(str(exc)) from None
-        timeout = float(body.get("timeout", 60.0))
-        try:
-            matched = await run_in_threadpool(self.emulator.wait_for, workspace_id, predicate, timeout)
-        except TimeoutError as exc:
-            raise SeamApiError(408, "timeout", str(exc)) from None
-        return _json({"ok": True, "matched": matched}, 200, request_id)

@@ -1,6 +1,6 @@
 """What Seam does behind the API: events, code programming delays, access grants and reservation automations.
 
-Every function here is called with the store lock held (the scheduler's callbacks take it themselves) and
+Every function here is called with the workspace's lock held (the scheduler's callbacks take it themselves) and
 leaves the workspace consistent. Codes go ``setting`` -> ``set`` and ``removing`` -> gone after
 ``async_delay``.
 """
@@ -151,9 +151,11 @@ class Engine:
         wid = ws.workspace_id
 
         def run() -> None:
-            with self.store.lock:
-                target = self.store.workspaces.get(wid)
-                if target is not None:
+            target = self.store.workspaces.get(wid)
+            if target is None:
+                return
+            with target.lock:
+                if not target.deleted:
                     fn(target)
                     self.store.touch(target)
 
@@ -558,7 +560,8 @@ class Engine:
             "email_address": email,
             "phone_number": phone,
             "full_name": full_name,
-            "display_name": full_name or email or phone or key or "",
+            # never empty (the spec's minLength 1): an identity created with nothing to show gets a placeholder
+            "display_name": full_name or email or phone or key or "Unnamed user",
             "created_at": now_iso(),
             "workspace_id": ws.workspace_id,
             "errors": [],

@@ -15,11 +15,13 @@ waits for several conditions at once. The wait answers the matching records (or 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillassay.services.seam.store import WorkspaceSnapshot
 
-RESOURCES = (
+Resource = Literal[
     "devices",
     "spaces",
     "customers",
@@ -30,7 +32,8 @@ RESOURCES = (
     "events",
     "webhooks",
     "action_attempts",
-)
+]
+RESOURCES: tuple[str, ...] = get_args(Resource)
 _LINK_FIELDS = {"reservation_key", "access_grant_id", "access_method_id", "customer_key"}
 
 
@@ -60,25 +63,44 @@ def _plain(record: Any) -> Any:
     return record
 
 
-def compile_condition(cond: dict[str, Any]) -> Callable[[WorkspaceSnapshot], Any]:
-    if "all" in cond:
-        parts = [compile_condition(c) for c in cond["all"]]
-        if not parts:
-            raise ConditionError("`all` needs at least one condition")
+class ResourceCondition(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    resource: Resource
+    where: dict[str, Any] = Field(default_factory=dict)
+    count: int = Field(default=1, ge=1)
+    absent: bool = False
+
+
+class AllCondition(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    all: list[ResourceCondition | AllCondition] = Field(min_length=1)
+
+
+def compile_condition(cond: Any) -> Callable[[WorkspaceSnapshot], Any]:
+    """A predicate over snapshots from a condition (a JSON object); ConditionError names what is wrong."""
+    if not isinstance(cond, dict):
+        raise ConditionError("condition must be an object")
+    try:
+        parsed: ResourceCondition | AllCondition = (
+            AllCondition.model_validate(cond) if "all" in cond else ResourceCondition.model_validate(cond)
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in ("condition", *err["loc"]))
+        raise ConditionError(f"{where}: {err['msg']}") from None
+    return _compile(parsed)
+
+
+def _compile(cond: ResourceCondition | AllCondition) -> Callable[[WorkspaceSnapshot], Any]:
+    if isinstance(cond, AllCondition):
+        parts = [_compile(c) for c in cond.all]
 
         def all_of(snap: WorkspaceSnapshot) -> Any:
             results = [p(snap) for p in parts]
             return results if all(results) else None
 
         return all_of
-    resource = cond.get("resource")
-    if resource not in RESOURCES:
-        raise ConditionError(f"condition.resource must be one of {', '.join(RESOURCES)}")
-    where = cond.get("where") or {}
-    if not isinstance(where, dict):
-        raise ConditionError("condition.where must be an object")
-    count = int(cond.get("count", 1))
-    absent = bool(cond.get("absent", False))
+    resource, where, count, absent = cond.resource, cond.where, cond.count, cond.absent
 
     def predicate(snap: WorkspaceSnapshot) -> Any:
         records = getattr(snap, resource)

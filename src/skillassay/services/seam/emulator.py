@@ -2,19 +2,22 @@
 
 emu = SeamEmulator(async_delay=1.0).start()
 ws = emu.create_workspace(name="run-123")     # own seam_test_... key, own seeded locks
-... point an app at emu.base_url with SEAM_ENDPOINT / SEAM_API_KEY=ws.api_key ...
+... point an app at emu.base_url with SEAM_ENDPOINT / SEAM_API_KEY=ws.api_key (and nothing else) ...
 emu.wait_for_access_codes(ws.workspace_id, device_id, lambda codes: any(c["status"] == "set" for c in codes))
 emu.stop()
+
+The harness holds ``emu.admin_token`` (random per start): the HTTP control routes under ``/_emulator`` answer only to
+it. Never give it to an app; an app's requests to ``/_emulator`` get Seam's 404 for an unknown route.
 """
 
 from __future__ import annotations
 
 import gc
+import secrets
 import socket
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -22,13 +25,16 @@ from typing import Any, TypeVar
 import uvicorn
 
 from skillassay.errors import InfrastructureError
-from skillassay.services.seam.app import Fault, FaultTable, SeamApp
+from skillassay.services.seam.app import SeamApp
 from skillassay.services.seam.automations import Engine, Scheduler
+from skillassay.services.seam.bodies import Limits
+from skillassay.services.seam.control import ControlRoutes
+from skillassay.services.seam.faults import Fault, FaultTable
 from skillassay.services.seam.handlers import HANDLERS
 from skillassay.services.seam.seed import seed_sandbox
-from skillassay.services.seam.spec import SeamSpec, load_spec, route_name
-from skillassay.services.seam.store import Store, WorkspaceSnapshot, public_copy
-from skillassay.services.seam.webhooks import WebhookDispatcher
+from skillassay.services.seam.spec import SPEC_PACKAGE, SeamSpec, load_spec, route_name
+from skillassay.services.seam.store import RequestRecord, Store, WorkspaceSnapshot, public_copy
+from skillassay.services.seam.webhooks import DeliveryRecord, WebhookDispatcher
 
 T = TypeVar("T")
 
@@ -47,13 +53,11 @@ class WorkspaceHandle:
                 return device
         raise KeyError(name)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "workspace_id": self.workspace_id,
-            "api_key": self.api_key,
-            "name": self.name,
-            "devices": self.devices,
-        }
+    def to_json(self, *, with_key: bool = True) -> dict[str, Any]:
+        out = {"workspace_id": self.workspace_id, "name": self.name, "devices": self.devices}
+        if with_key:
+            out["api_key"] = self.api_key
+        return out
 
 
 class SeamEmulator:
@@ -66,18 +70,29 @@ class SeamEmulator:
         automation_delay: float = 0.0,
         spec: SeamSpec | None = None,
         webhook_retries: int = 2,
+        limits: Limits | None = None,
     ):
         self.spec = spec or load_spec()
         for path in HANDLERS:  # compile every emulated route's validator now (~40 ms), not on first use
             _ = self.spec.routes[path].validator
+        self.limits = limits or Limits()
+        # The harness's credential for /_emulator: new at every start, held only in this process.
+        self._admin_token = secrets.token_urlsafe(32)
         self.store = Store()
         self.faults = FaultTable()
         self._scheduler = Scheduler()
         self._dispatcher = WebhookDispatcher(retries=webhook_retries)
         self.engine = Engine(self.store, self._scheduler, self._dispatcher, async_delay, automation_delay)
-        self.app = SeamApp(self)
-        # (workspace_id, method, path, query) of recent authenticated API requests, for tests and debugging
-        self.request_log: deque[tuple[str, str, str, str]] = deque(maxlen=2000)
+        self._seam_app = SeamApp(
+            spec=self.spec,
+            store=self.store,
+            engine=self.engine,
+            faults=self.faults,
+            handlers=HANDLERS,
+            control=ControlRoutes(self, self._admin_token, self.limits),
+            limits=self.limits,
+        )
+        self.app: Any = self._seam_app  # what uvicorn serves (tests may wrap it before start())
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._base_url: str | None = None
@@ -97,8 +112,11 @@ class SeamEmulator:
             raise InfrastructureError("the Seam emulator is not serving: call start() first")
         return self._base_url
 
-    def base_url_or_request(self, request: Any) -> str:
-        return self._base_url or str(request.base_url).rstrip("/")
+    @property
+    def admin_token(self) -> str:
+        """The credential the HTTP control routes (``/_emulator``) demand, as ``authorization: Bearer <token>``.
+        For the harness only: an app must never see it."""
+        return self._admin_token
 
     def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> SeamEmulator:
         """Serve on a background thread; returns once the socket accepts connections."""
@@ -156,6 +174,7 @@ class SeamEmulator:
             self._base_url = None
         self._scheduler.stop()
         self._dispatcher.stop()
+        self._seam_app.close()
 
     def __enter__(self) -> SeamEmulator:
         return self.start() if self._server is None else self
@@ -177,38 +196,40 @@ class SeamEmulator:
     # -- workspaces --------------------------------------------------------------------------------
     def create_workspace(self, name: str | None = None) -> WorkspaceHandle:
         ws = self.store.add_workspace(name or f"skillassay-{uuid.uuid4().hex[:8]}")
-        with self.store.lock:
+        with ws.lock:
             seed_sandbox(ws)
             self.store.touch(ws)
             devices = [public_copy(d) for d in ws.devices.values()]
         return WorkspaceHandle(ws.workspace_id, ws.api_key, ws.name, devices)
 
     def workspaces(self) -> list[WorkspaceHandle]:
-        with self.store.lock:
-            return [
-                WorkspaceHandle(
-                    ws.workspace_id, ws.api_key, ws.name, [public_copy(d) for d in ws.devices.values()]
-                )
-                for ws in self.store.workspaces.values()
-            ]
+        handles = []
+        for ws in self.store.all():
+            with ws.lock:
+                devices = [public_copy(d) for d in ws.devices.values()]
+            handles.append(WorkspaceHandle(ws.workspace_id, ws.api_key, ws.name, devices))
+        return handles
 
     def delete_workspace(self, workspace_id: str) -> None:
-        with self.store.lock:
-            ws = self.store.workspaces.pop(workspace_id, None)
-            if ws is not None:
-                self.store._by_key.pop(ws.api_key, None)
-            self.store.changed.notify_all()
+        """Remove a workspace: its key stops working, its waiters wake with KeyError, its faults go."""
+        self.store.remove_workspace(workspace_id)
+        self.faults.clear(workspace_id=workspace_id)
 
     def state(self, workspace_id: str) -> WorkspaceSnapshot:
         return self.store.snapshot(workspace_id)
+
+    def requests(self, workspace_id: str) -> list[RequestRecord]:
+        """The workspace's recent authenticated API requests, oldest first (the last 2000): what its app sent."""
+        return list(self.store.get(workspace_id).requests)
 
     def info(self) -> dict[str, Any]:
         return {
             "emulator": "skillassay-seam-emulator",
             "spec_version": self.spec_version,
-            "spec_package": "@seamapi/types",
+            "spec_package": SPEC_PACKAGE,
             "async_delay": self.async_delay,
             "workspace_count": len(self.store.workspaces),
+            "limits": vars(self.limits),
         }
 
     # -- waiting -----------------------------------------------------------------------------------
@@ -255,27 +276,36 @@ class SeamEmulator:
     # -- fault injection ---------------------------------------------------------------------------
     def inject_fault(
         self,
+        *,
+        workspace_id: str,
         route: str = "*",
         status: int | None = 500,
         times: int | None = 1,
         latency: float = 0.0,
-        workspace_id: str | None = None,
     ) -> str:
-        """Make the next ``times`` requests (None: every request) to ``route`` fail with ``status``
-        and/or wait ``latency`` seconds first. ``route`` is ``"/access_codes/list"``,
-        ``"access_codes.list"`` or ``"*"``."""
+        """Make the next ``times`` requests (None: every request) of one workspace to ``route`` fail with
+        ``status`` and/or wait ``latency`` seconds first. ``route`` is ``"/access_codes/list"``,
+        ``"access_codes.list"`` or ``"*"``. Faults are always per workspace: one run's never touch another's."""
+        self.store.get(workspace_id)  # KeyError for an unknown workspace
         if route != "*":
             route = route_name(route)
         fault_id = str(uuid.uuid4())
-        self.faults.add(Fault(fault_id, route, status or None, times, latency, workspace_id))
+        self.faults.add(Fault(fault_id, workspace_id, route, status or None, times, latency))
         return fault_id
 
-    def clear_faults(self, fault_id: str | None = None) -> None:
-        self.faults.clear(fault_id)
+    def faults_of(self, workspace_id: str | None = None) -> list[Fault]:
+        return self.faults.list(workspace_id)
+
+    def clear_faults(self, fault_id: str | None = None, *, workspace_id: str | None = None) -> None:
+        """Remove one fault, one workspace's faults, or every fault."""
+        self.faults.clear(workspace_id=workspace_id, fault_id=fault_id)
+
+    def webhook_deliveries_of(self, workspace_id: str | None = None) -> list[DeliveryRecord]:
+        return [r for r in self._dispatcher.records if workspace_id is None or r.workspace_id == workspace_id]
 
     @property
-    def webhook_deliveries(self) -> list[Any]:
-        return list(self._dispatcher.records)
+    def webhook_deliveries(self) -> list[DeliveryRecord]:
+        return self.webhook_deliveries_of()
 
 
 def wait_until(check: Callable[[], T], timeout: float, interval: float = 0.05) -> T:

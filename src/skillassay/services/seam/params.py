@@ -9,6 +9,7 @@ coerced using the route's schema before validation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -30,21 +31,27 @@ def _types(schema: dict[str, Any]) -> set[str]:
     return found
 
 
+_MAX_DIGITS = 100  # longer numbers stay strings, which the validator refuses (400), as in JSON bodies
+
+
 def _scalar(value: str, schema: dict[str, Any]) -> Any:
     types = _types(schema)
     if "boolean" in types and value in ("true", "false"):
         return value == "true"
-    if "integer" in types:
+    if "integer" in types and len(value) <= _MAX_DIGITS:
         try:
             return int(value)
         except ValueError:
             pass
-    if "number" in types:
+    if "number" in types and len(value) <= _MAX_DIGITS:
         try:
             num = float(value)
-            return int(num) if num.is_integer() and "." not in value else num
         except ValueError:
             pass
+        else:
+            # "inf", "nan", "1e999": not numbers in JSON; left as strings they fail validation
+            if math.isfinite(num):
+                return int(num) if num.is_integer() and "." not in value else num
     if "null" in types and value == "null":
         return None
     return value

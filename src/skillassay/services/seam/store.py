@@ -1,15 +1,20 @@
-"""Per-workspace state, one lock for all of it, and a condition notified on every change.
+"""Per-workspace state, each workspace with its own lock, a condition notified on every change, and a log of the
+requests sent to it.
 
-Records are plain dicts in the API's own shape; keys that start with ``_`` are the emulator's links
-(grant of a code, customer of a reservation, ...) and never leave the server.
+A lock per workspace, not one for all: one run's expensive request (a huge push, a long list) holds only its own
+workspace, never another run's. Records are plain dicts in the API's own shape; keys that start with ``_`` are the
+emulator's links (grant of a code, customer of a reservation, ...) and never leave the server.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import secrets
 import threading
+import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,12 +46,30 @@ def public_copy(record: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(public(record)))
 
 
-@dataclass
+REQUEST_LOG_SIZE = 2000  # requests remembered per workspace
+_request_seq = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One authenticated API request to a workspace (for the harness: what the app sent to Seam)."""
+
+    seq: int  # increasing across the emulator: a marker for "requests after this one"
+    method: str
+    path: str
+    query: str
+
+
+@dataclass(eq=False)
 class Workspace:
     workspace_id: str
     name: str
     api_key: str
     created_at: str
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    changed: threading.Condition = field(init=False, repr=False)
+    requests: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=REQUEST_LOG_SIZE), repr=False)
+    deleted: bool = False
     connected_accounts: dict[str, dict] = field(default_factory=dict)
     devices: dict[str, dict] = field(default_factory=dict)
     spaces: dict[str, dict] = field(default_factory=dict)
@@ -59,6 +82,12 @@ class Workspace:
     webhooks: dict[str, dict] = field(default_factory=dict)
     action_attempts: dict[str, dict] = field(default_factory=dict)
     version: int = 0
+
+    def __post_init__(self) -> None:
+        self.changed = threading.Condition(self.lock)
+
+    def log_request(self, method: str, path: str, query: str) -> None:
+        self.requests.append(RequestRecord(next(_request_seq), method, path, query))  # deque.append is atomic
 
     # -- look-ups used by handlers and automations ------------------------------------------------------
     def space_by_key(self, key: str) -> dict | None:
@@ -172,11 +201,11 @@ def _frozen(records: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ..
 
 
 class Store:
-    """All workspaces of one emulator. Every mutation happens under ``lock`` and ends with ``touch``."""
+    """All workspaces of one emulator. Every change to a workspace happens under ``ws.lock`` and ends with
+    ``touch(ws)``; ``lock`` guards only the set of workspaces (never held while a workspace's lock is wanted)."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.changed = threading.Condition(self.lock)
+        self.lock = threading.Lock()
         self.workspaces: dict[str, Workspace] = {}
         self._by_key: dict[str, str] = {}
 
@@ -193,75 +222,97 @@ class Store:
             self._by_key[ws.api_key] = ws.workspace_id
         return ws
 
+    def remove_workspace(self, workspace_id: str) -> Workspace | None:
+        with self.lock:
+            ws = self.workspaces.pop(workspace_id, None)
+            if ws is not None:
+                self._by_key.pop(ws.api_key, None)
+        if ws is not None:
+            with ws.lock:
+                ws.deleted = True
+                ws.changed.notify_all()  # waiters see it gone
+        return ws
+
+    def all(self) -> list[Workspace]:
+        with self.lock:
+            return list(self.workspaces.values())
+
     def by_api_key(self, key: str) -> Workspace | None:
         wid = self._by_key.get(key)
         return self.workspaces.get(wid) if wid else None
 
     def get(self, workspace_id: str) -> Workspace:
-        try:
-            return self.workspaces[workspace_id]
-        except KeyError:
-            raise KeyError(f"no emulator workspace {workspace_id}") from None
+        ws = self.workspaces.get(workspace_id)
+        if ws is None:
+            raise KeyError(f"no emulator workspace {workspace_id}")
+        return ws
 
-    def touch(self, ws: Workspace) -> None:
-        """Call under the lock after changing ``ws``: wakes every ``wait_for``."""
+    @staticmethod
+    def touch(ws: Workspace) -> None:
+        """Call under ``ws.lock`` after changing ``ws``: wakes every ``wait_for`` on it."""
         ws.version += 1
-        self.changed.notify_all()
+        ws.changed.notify_all()
 
     def snapshot(self, workspace_id: str) -> WorkspaceSnapshot:
-        with self.lock:
-            ws = self.get(workspace_id)
-            links = {}
-            for code in ws.access_codes.values():
-                grant = ws.access_grants.get(code.get("_access_grant_id") or "")
-                links[code["access_code_id"]] = MappingProxyType(
-                    {
-                        "access_grant_id": code.get("_access_grant_id"),
-                        "access_method_id": code.get("_access_method_id"),
-                        "reservation_key": grant.get("reservation_key") if grant else None,
-                        "customer_key": grant.get("_customer_key") if grant else None,
-                    }
-                )
-            return WorkspaceSnapshot(
-                workspace_id=ws.workspace_id,
-                name=ws.name,
-                version=ws.version,
-                devices=_frozen(ws.devices.values()),
-                spaces=_frozen(ws.spaces.values()),
-                customers=_frozen(ws.customers.values()),
-                user_identities=_frozen(ws.user_identities.values()),
-                access_grants=_frozen(ws.access_grants.values()),
-                access_methods=_frozen(ws.access_methods.values()),
-                access_codes=_frozen(ws.access_codes.values()),
-                events=_frozen(ws.events),
-                webhooks=_frozen(ws.webhooks.values()),
-                action_attempts=_frozen(ws.action_attempts.values()),
-                access_code_links=MappingProxyType(links),
-            )
+        ws = self.get(workspace_id)
+        with ws.lock:
+            return _snapshot(ws)
 
     def wait_for(
         self, workspace_id: str, predicate: Callable[[WorkspaceSnapshot], T], timeout: float = 60.0
     ) -> T:
-        """Block until ``predicate(snapshot)`` is truthy; return that value. Raises TimeoutError."""
-        import time
-
+        """Block until ``predicate(snapshot)`` is truthy; return that value. Raises TimeoutError (and KeyError when
+        the workspace is deleted meanwhile)."""
         deadline = time.monotonic() + timeout
+        ws = self.get(workspace_id)
         seen = -1
         while True:
-            with self.lock:
-                ws = self.get(workspace_id)
-                while ws.version == seen:
+            with ws.lock:
+                while ws.version == seen and not ws.deleted:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise TimeoutError(
                             f"condition not met in workspace {workspace_id} within {timeout} s"
                         )
-                    self.changed.wait(remaining)
+                    ws.changed.wait(remaining)
+                if ws.deleted:
+                    raise KeyError(f"no emulator workspace {workspace_id}")
                 seen = ws.version
-                snap = self.snapshot(workspace_id)
+                snap = _snapshot(ws)
             # Evaluated outside the lock so a slow predicate never stalls the server.
             result = predicate(snap)
             if result:
                 return result
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"condition not met in workspace {workspace_id} within {timeout} s")
+
+
+def _snapshot(ws: Workspace) -> WorkspaceSnapshot:
+    """A copy of ``ws``; call under ``ws.lock``."""
+    links = {}
+    for code in ws.access_codes.values():
+        grant = ws.access_grants.get(code.get("_access_grant_id") or "")
+        links[code["access_code_id"]] = MappingProxyType(
+            {
+                "access_grant_id": code.get("_access_grant_id"),
+                "access_method_id": code.get("_access_method_id"),
+                "reservation_key": grant.get("reservation_key") if grant else None,
+                "customer_key": grant.get("_customer_key") if grant else None,
+            }
+        )
+    return WorkspaceSnapshot(
+        workspace_id=ws.workspace_id,
+        name=ws.name,
+        version=ws.version,
+        devices=_frozen(ws.devices.values()),
+        spaces=_frozen(ws.spaces.values()),
+        customers=_frozen(ws.customers.values()),
+        user_identities=_frozen(ws.user_identities.values()),
+        access_grants=_frozen(ws.access_grants.values()),
+        access_methods=_frozen(ws.access_methods.values()),
+        access_codes=_frozen(ws.access_codes.values()),
+        events=_frozen(ws.events),
+        webhooks=_frozen(ws.webhooks.values()),
+        action_attempts=_frozen(ws.action_attempts.values()),
+        access_code_links=MappingProxyType(links),
+    )

@@ -15,7 +15,8 @@ import queue
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -78,65 +79,100 @@ class DeliveryRecord:
     attempts: int
 
 
-@dataclass
 class WebhookDispatcher:
-    """One worker thread posts deliveries in order; failures are retried a few times with a short back-off."""
+    """Posts deliveries in order per workspace, each workspace from its own worker thread (started on demand, gone
+    when idle): a receiver that hangs or refuses delays only its own workspace's deliveries, never another run's.
+    Failures are retried a few times with a short back-off."""
 
-    retries: int = 2
-    timeout: float = 5.0
-    records: list[DeliveryRecord] = field(default_factory=list)
+    IDLE_SECONDS = 5.0  # a workspace's worker ends after this long without deliveries
 
-    def __post_init__(self) -> None:
-        self._queue: queue.Queue[Delivery | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
+    def __init__(self, retries: int = 2, timeout: float = 5.0, keep_records: int = 10_000):
+        self.retries = retries
+        self.timeout = timeout
+        self.records: deque[DeliveryRecord] = deque(maxlen=keep_records)
+        self._lock = threading.Lock()
+        self._queues: dict[str, queue.Queue[Delivery | None]] = {}
+        self._threads: dict[str, threading.Thread] = {}
         self._client: httpx.Client | None = None
+        self._running = False
 
     def start(self) -> None:
-        if self._thread is None:
-            self._client = httpx.Client(timeout=self.timeout, trust_env=False)
-            self._thread = threading.Thread(target=self._run, name="seam-emulator-webhooks", daemon=True)
-            self._thread.start()
+        with self._lock:
+            if not self._running:
+                self._client = httpx.Client(timeout=self.timeout, trust_env=False)
+                self._running = True
 
     def stop(self) -> None:
-        if self._thread is not None:
-            # Pending deliveries are dropped: stopping must not wait on unreachable receivers.
-            try:
-                while True:
-                    self._queue.get_nowait()
-            except queue.Empty:
-                pass
-            self._queue.put(None)
-            self._thread.join(timeout=10)
-            self._thread = None
+        with self._lock:
+            self._running = False
+            threads = list(self._threads.values())
+            for q in self._queues.values():
+                # Pending deliveries are dropped: stopping must not wait on unreachable receivers.
+                try:
+                    while True:
+                        q.get_nowait()
+                except queue.Empty:
+                    pass
+                q.put(None)
+            self._queues.clear()
+            self._threads.clear()
+        deadline = time.monotonic() + self.timeout + 1  # one delivery in flight may take its timeout
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if self._client is not None:
             self._client.close()
             self._client = None
 
     def submit(self, delivery: Delivery) -> None:
-        self._queue.put(delivery)
+        with self._lock:
+            if not self._running:
+                return
+            wid = delivery.workspace_id
+            q = self._queues.get(wid)
+            if q is None:
+                q = self._queues[wid] = queue.Queue()
+            q.put(delivery)
+            if wid not in self._threads:
+                thread = threading.Thread(
+                    target=self._run, args=(wid, q), name=f"seam-emulator-webhooks-{wid[:8]}", daemon=True
+                )
+                self._threads[wid] = thread
+                thread.start()
 
-    def _run(self) -> None:
+    def _run(self, workspace_id: str, q: queue.Queue[Delivery | None]) -> None:
         while True:
-            item = self._queue.get()
+            try:
+                item = q.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if q.empty():  # nothing arrived meanwhile: retire (submit starts a new worker when needed)
+                        self._threads.pop(workspace_id, None)
+                        if self._queues.get(workspace_id) is q:
+                            del self._queues[workspace_id]
+                        return
+                continue
             if item is None:
                 return
             self._deliver(item)
 
     def _deliver(self, d: Delivery) -> None:
+        client = self._client
+        if client is None:
+            return
         body = json.dumps(d.event, separators=(",", ":"))
         msg_id = "msg_" + d.event["event_id"].replace("-", "")
         status, error, attempt = None, None, 0
         for attempt in range(1, self.retries + 2):
             headers = signed_headers(d.secret, body, msg_id=msg_id)
             try:
-                assert self._client is not None
-                resp = self._client.post(d.url, content=body.encode(), headers=headers)
+                resp = client.post(d.url, content=body.encode(), headers=headers)
                 status, error = resp.status_code, None
                 if resp.status_code < 300:
                     break
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, ValueError) as exc:  # ValueError: a URL httpx cannot use
                 status, error = None, str(exc)
-            time.sleep(0.2 * attempt)
+            if attempt <= self.retries:
+                time.sleep(0.2 * attempt)
         self.records.append(
             DeliveryRecord(d.webhook_id, d.workspace_id, d.event["event_id"], d.url, status, error, attempt)
         )

@@ -1,11 +1,12 @@
 // Reservation automations through the npm SDK, configured only by SEAM_ENDPOINT / SEAM_API_KEY.
-// The emulator's /_emulator/wait replaces polling (its URL is SEAM_ENDPOINT + /_emulator/wait).
+// The emulator's /_emulator/wait replaces polling (its URL is SEAM_ENDPOINT + /_emulator/wait); like every control
+// route it needs the emulator's admin credential (EMULATOR_ADMIN), which only the harness holds.
 const { Seam } = await import(process.env.SEAM_MODULE)
 const seam = new Seam()
 const endpoint = process.env.SEAM_ENDPOINT
 const wait = async (condition, timeout = 20) => {
   const res = await fetch(`${endpoint}/_emulator/wait`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: process.env.EMULATOR_ADMIN },
     body: JSON.stringify({ workspace_id: process.env.WORKSPACE_ID, timeout, condition }),
   })
   if (!res.ok) throw new Error(`wait failed: ${res.status} ${await res.text()}`)

@@ -1,0 +1,53 @@
+"""A fair share of the emulator for every workspace.
+
+All runs share one emulator process, so one run's app could starve the others of CPU (and of the interpreter lock)
+with expensive requests: megabyte bodies that must be validated item by item, huge pushes. Each workspace therefore
+has a CPU budget, a token bucket measured in CPU seconds of the worker threads that did its requests: it refills at
+``share`` seconds per second up to ``burst``; while a workspace is in debt its next request waits (it is not refused).
+And at most ``concurrency`` of its requests are in work at once. A normal integration (milliseconds per request) never
+notices; an abusive one slows itself down, not its neighbours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+
+class WorkspaceBudget:
+    def __init__(self, share: float, burst: float, concurrency: int):
+        self.share = share
+        self.burst = burst
+        self._tokens = burst
+        self._stamp = time.monotonic()
+        self._lock = threading.Lock()  # charged from worker threads, read on the event loop
+        self._slots = asyncio.Semaphore(concurrency)
+
+    def _refill(self) -> float:
+        now = time.monotonic()
+        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.share)
+        self._stamp = now
+        return self._tokens
+
+    def charge(self, cpu_seconds: float) -> None:
+        with self._lock:
+            self._refill()
+            self._tokens -= cpu_seconds
+
+    def debt_wait(self) -> float:
+        """Seconds until the budget is out of debt (0 when it is not in debt)."""
+        with self._lock:
+            tokens = self._refill()
+        return -tokens / self.share if tokens < 0 else 0.0
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Wait for a slot and for the budget to be out of debt; the caller then does the work and ``charge``s it."""
+        async with self._slots:
+            wait = self.debt_wait()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            yield

@@ -1,0 +1,223 @@
+"""The emulator under abuse: huge, deep, non-finite and ill-typed requests get Seam-shaped 4xx answers, and one
+client's expensive request never stalls another's."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from seam import Seam
+from seam_helpers import admin_headers
+
+from skillassay.services.seam.handlers import HANDLERS
+
+
+def _key(workspace) -> dict[str, str]:
+    return {"authorization": f"Bearer {workspace.api_key}", "content-type": "application/json"}
+
+
+def _seam_error(resp: httpx.Response, status: int, error_type: str | None = None) -> dict:
+    assert resp.status_code == status, resp.text[:500]
+    assert resp.headers["content-type"].startswith("application/json")
+    assert resp.headers["seam-request-id"]
+    error = resp.json()["error"]
+    assert isinstance(error["message"], str) and error["message"]
+    if error_type is not None:
+        assert error["type"] == error_type, error
+    return error
+
+
+def test_body_over_the_limit_is_413_before_it_is_read(emulator, workspace):
+    body = json.dumps({"search": "x" * 5_000_000})  # the default limit is 1 MiB
+    resp = httpx.post(f"{emulator.base_url}/devices/list", content=body, headers=_key(workspace), timeout=30)
+    _seam_error(resp, 413, "payload_too_large")
+
+    # Without a Content-Length (chunked), the limit holds while streaming.
+    def chunks():
+        for _ in range(40):  # 2.5 MB
+            yield b" " * 65536
+
+    resp = httpx.post(f"{emulator.base_url}/devices/list", content=chunks(), headers=_key(workspace), timeout=30)
+    _seam_error(resp, 413, "payload_too_large")
+    # The connection pool stays usable afterwards.
+    assert httpx.get(f"{emulator.base_url}/devices/list", headers=_key(workspace)).status_code == 200
+
+
+def test_deeply_nested_json_is_400(emulator, workspace):
+    for depth in (100, 100_000):
+        body = "[" * depth + "]" * depth
+        resp = httpx.post(
+            f"{emulator.base_url}/devices/list",
+            content=json.dumps({"device_ids": "PLACEHOLDER"}).replace('"PLACEHOLDER"', body),
+            headers=_key(workspace),
+            timeout=30,
+        )
+        error = _seam_error(resp, 400, "invalid_input")
+        assert "deep" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"limit": 1e999}',
+        '{"limit": -1e999}',
+        '{"limit": NaN}',
+        '{"limit": Infinity}',
+        '{"limit": 1' + "0" * 5000 + "}",
+    ],
+)
+def test_non_finite_or_huge_numbers_are_400(emulator, workspace, body):
+    resp = httpx.post(f"{emulator.base_url}/devices/list", content=body, headers=_key(workspace))
+    _seam_error(resp, 400, "invalid_input")
+
+
+@pytest.mark.parametrize("value", ["1e999", "-inf", "nan", "1" + "0" * 5000])
+def test_non_finite_numbers_in_a_query_string_are_400(emulator, workspace, value):
+    resp = httpx.get(f"{emulator.base_url}/devices/list", params={"limit": value}, headers=_key(workspace))
+    error = _seam_error(resp, 400, "invalid_input")
+    assert error["validation_errors"]["limit"]["_errors"]
+
+
+def test_a_huge_invalid_body_answers_a_bounded_error_quickly(emulator, workspace):
+    ids = ["not-a-uuid"] * 70_000  # about 0.9 MB: under the body limit
+    started = time.monotonic()
+    resp = httpx.post(
+        f"{emulator.base_url}/devices/list", json={"device_ids": ids}, headers=_key(workspace), timeout=120
+    )
+    elapsed = time.monotonic() - started
+    error = _seam_error(resp, 400, "invalid_input")
+    reported = [k for k in error["validation_errors"]["device_ids"] if k != "_errors"]
+    assert 1 <= len(reported) <= 20, len(reported)  # the first errors, not 70,000 of them
+    assert len(resp.content) < 20_000
+    assert elapsed < 20, elapsed  # generous: the point is seconds, not a minute
+
+
+def test_one_slow_request_does_not_block_other_workspaces(emulator, monkeypatch):
+    """A handler that takes long in one workspace (a huge push, a slow validation) must not hold up any other
+    workspace's requests: other clients get answers while it runs."""
+    slow_ws, other_ws = emulator.create_workspace("slow"), emulator.create_workspace("other")
+    entered, release = threading.Event(), threading.Event()
+    original = HANDLERS["/devices/list"]
+
+    def slow_devices_list(ctx, params):
+        if ctx.ws.workspace_id == slow_ws.workspace_id:
+            entered.set()
+            release.wait(20)
+        return original(ctx, params)
+
+    monkeypatch.setitem(HANDLERS, "/devices/list", slow_devices_list)
+    slow = threading.Thread(
+        target=lambda: httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(slow_ws), timeout=30)
+    )
+    slow.start()
+    try:
+        assert entered.wait(10)
+        other = Seam(api_key=other_ws.api_key, endpoint=emulator.base_url)
+        started = time.monotonic()
+        for _ in range(5):
+            assert len(other.devices.list()) == 5
+        # same workspace, other route: the lock is per workspace, the event loop never waits on it
+        assert httpx.post(
+            f"{emulator.base_url}/_emulator/faults",
+            json={"workspace_id": other_ws.workspace_id, "route": "*", "status": None, "times": 1},
+            headers=admin_headers(emulator),
+            timeout=5,
+        ).status_code == 200
+        assert time.monotonic() - started < 5
+    finally:
+        release.set()
+        slow.join(30)
+        emulator.clear_faults()
+
+
+def test_slow_upload_does_not_block_other_clients(emulator, workspace):
+    """A client that sends half a body and stalls (slowloris) holds only its own connection."""
+    host, port = emulator.base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(
+            b"POST /devices/list HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            + f"authorization: Bearer {workspace.api_key}\r\ncontent-length: 100\r\n\r\n".encode()
+            + b'{"limit": '
+        )
+        time.sleep(0.2)
+        started = time.monotonic()
+        assert httpx.get(f"{emulator.base_url}/devices/list", headers=_key(workspace), timeout=5).status_code == 200
+        assert time.monotonic() - started < 2
+
+
+# -- control routes: typed bodies, 400 in Seam's shape -------------------------------------------------------
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/_emulator/faults", {"route": "*", "latency": "abc"}, "latency"),
+        ("/_emulator/faults", {"route": "*", "times": "x"}, "times"),
+        ("/_emulator/faults", {"route": "*", "status": "boom"}, "status"),
+        ("/_emulator/faults", {"route": 5}, "route"),
+        ("/_emulator/faults", {"route": "*", "latency": 1e308 * 10}, "1e999"),  # refused while parsing
+        ("/_emulator/workspaces", {"name": ["x"]}, "name"),
+        ("/_emulator/wait", {"timeout": "soon", "condition": {}}, "timeout"),
+        ("/_emulator/wait", {"timeout": [], "condition": {}}, "timeout"),
+    ],
+)
+def test_control_routes_validate_their_bodies(emulator, workspace, route, body, field):
+    if route in ("/_emulator/faults", "/_emulator/wait"):
+        body = {"workspace_id": workspace.workspace_id, **body}
+    raw = json.dumps(body, allow_nan=True).replace("Infinity", "1e999")
+    resp = httpx.post(
+        f"{emulator.base_url}{route}", content=raw, headers={**admin_headers(emulator), "content-type": "application/json"}
+    )
+    error = _seam_error(resp, 400, "invalid_input")
+    assert field in error["validation_errors"] or field in error["message"], error
+
+
+@pytest.mark.parametrize("raw", ["[]", '"text"', "{", "5"])
+def test_control_routes_refuse_non_objects(emulator, raw):
+    resp = httpx.post(f"{emulator.base_url}/_emulator/faults", content=raw, headers=admin_headers(emulator))
+    _seam_error(resp, 400, "invalid_input")
+
+
+# -- never a 500 -----------------------------------------------------------------------------------------------
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+_names = st.sampled_from(
+    ["device_id", "device_ids", "limit", "page_cursor", "access_code_id", "space_id", "space_key", "customer_key",
+     "reservations", "user_identity", "since", "between", "event_types", "unstable_offset", "code", "starts_at",
+     "ends_at", "requested_access_methods", "name", "url", "event_types", "webhook_id", "action_attempt_id"]
+)
+
+
+@pytest.fixture
+def client(emulator, workspace):
+    with httpx.Client(base_url=emulator.base_url, headers=_key(workspace), timeout=30) as c:
+        yield c
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    route=st.sampled_from(sorted(HANDLERS)),
+    body=st.dictionaries(_names | st.text(max_size=8), _json_values, max_size=5),
+)
+def test_random_bodies_never_answer_500(client, route, body):
+    resp = client.post(route, json=body)
+    assert resp.status_code < 500, (route, body, resp.text[:500])
+    payload = resp.json()
+    assert payload.get("ok") is True or payload["error"]["type"], payload
+
+
+def test_random_ids_from_nowhere_are_404_not_500(emulator, workspace):
+    seam = Seam(api_key=workspace.api_key, endpoint=emulator.base_url)
+    from seam.exceptions import SeamHttpApiError
+
+    with pytest.raises(SeamHttpApiError) as err:
+        seam.access_codes.get(access_code_id=str(uuid.uuid4()))
+    assert err.value.status_code == 404
