@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from response_schemas import ResponseRecorder, ResponseSchemas
 from seam_helpers import FAST, WebhookReceiver
 
 from skillassay.services.seam.emulator import SeamEmulator, WorkspaceHandle
@@ -10,8 +11,35 @@ from skillassay.services.seam.emulator import SeamEmulator, WorkspaceHandle
 
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[SeamEmulator]:
-    with SeamEmulator(async_delay=FAST) as emu:
+    emu = SeamEmulator(async_delay=FAST)
+    # Every answer this emulator gives is recorded, and checked against the spec after each test.
+    emu.app = ResponseRecorder(emu.app)
+    with emu:
         yield emu
+
+
+@pytest.fixture(scope="session")
+def response_schemas() -> ResponseSchemas:
+    from skillassay.services.seam.spec import load_spec
+
+    return ResponseSchemas(load_spec())
+
+
+@pytest.fixture(autouse=True)
+def answers_match_the_response_schemas(request: pytest.FixtureRequest) -> Iterator[None]:
+    """For every test that talks to the shared emulator (the official SDKs, in and out of process): each successful
+    answer it got must validate against its route's 200 schema in the OpenAPI document."""
+    if "emulator" not in request.fixturenames:
+        yield
+        return
+    emu = request.getfixturevalue("emulator")
+    recorder = emu.app
+    assert isinstance(recorder, ResponseRecorder)
+    schemas = request.getfixturevalue("response_schemas")
+    start = len(recorder.answers)
+    yield
+    problems = schemas.violations(recorder.since(start))
+    assert not problems, "answers that break the OpenAPI response schemas:\n" + "\n".join(problems[:40])
 
 
 @pytest.fixture

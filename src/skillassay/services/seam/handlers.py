@@ -1,6 +1,6 @@
 """Route handlers: one function per Seam route, taking validated parameters and answering the spec's shape.
 
-Handlers run with the store lock held and return the JSON body (``ok: true`` is added by the app).
+Handlers run with the workspace's lock held and return the JSON body (``ok: true`` is added by the app).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _page(ctx: Ctx, items: list[dict], params: dict, default_limit: int = 500) -
 
 
 def _out(records: Iterable[dict]) -> list[dict]:
-    # Shallow copies are enough: the app serialises the answer before it releases the store lock.
+    # Shallow copies are enough: the app serialises the answer before it releases the workspace lock.
     return [public(r) for r in records]
 
 
@@ -135,6 +135,8 @@ def workspaces_get(ctx: Ctx, params: dict) -> dict:
             "connect_partner_name": None,
             "is_suspended": False,
             "is_publishable_key_auth_enabled": False,
+            "connect_webview_customization": {},
+            "organization_id": None,
         }
     }
 
@@ -744,7 +746,8 @@ def action_attempts_get(ctx: Ctx, params: dict) -> dict:
 def action_attempts_list(ctx: Ctx, params: dict) -> dict:
     ids = set(params.get("action_attempt_ids") or [])
     attempts = [dict(a) for a in ctx.ws.action_attempts.values() if not ids or a["action_attempt_id"] in ids]
-    return {"action_attempts": attempts}
+    items, pagination = _page(ctx, attempts, params)
+    return {"action_attempts": items, "pagination": pagination}
 
 
 # -- locks (the lock view of the same devices) ------------------------------------------------------------
@@ -781,7 +784,7 @@ def _lock_action(ctx: Ctx, params: dict, locked: bool) -> dict:
             "lock.locked" if locked else "lock.unlocked",
             device_id=device_id,
             connected_account_id=current["connected_account_id"],
-            method="seamapi",
+            method="remote",  # a Seam API action (the event's action_attempt_id says which)
             action_attempt_id=attempt_id,
         )
         found = target.action_attempts.get(attempt_id)

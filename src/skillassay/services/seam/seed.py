@@ -32,7 +32,7 @@ def _connected_account(ws: Workspace, provider: str, email: str) -> dict[str, An
         "warnings": [],
         "custom_metadata": {},
         "automatically_manage_new_devices": True,
-        "accepted_capabilities": ["lock", "access_code"],
+        "accepted_capabilities": ["lock"],
         "workspace_id": ws.workspace_id,
     }
 
