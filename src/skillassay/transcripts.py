@@ -29,6 +29,8 @@ class ToolCall(BaseModel):
     exit_code: int | None = None  # for shell calls, where the CLI reports it
     paths: list[str] = Field(default_factory=list)  # files the call wrote or edited
     message_id: str | None = None  # the assistant message (model turn) that made the call, where the CLI says
+    turn: int | None = None  # 1-based model turn (one model response) that made the call, where known
+    at_s: float | None = None  # seconds after the CLI started when the call appeared in its output stream
 
 
 class Usage(BaseModel):
@@ -36,6 +38,11 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every token the model read (cached or not) and wrote."""
+        return self.input_tokens + self.output_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
 class Transcript(BaseModel):
@@ -53,6 +60,8 @@ class Transcript(BaseModel):
     skills_source: str | None = None
     final_message: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    # tokens per model turn, in order, where the CLI reports them (input_tokens excludes cache reads for every CLI)
+    turn_usage: list[Usage] = Field(default_factory=list)
     cost_usd: float | None = None
     turns: int | None = None
     duration_ms: int | None = None

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from skillassay import reaper
+from skillassay.agents.stream import StreamWatch, read_jsonl_numbered
 from skillassay.errors import SkillassayError
 from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values
@@ -112,6 +113,7 @@ class ProcessOutcome:
     error: str | None = None  # the binary could not be started
     leftover_killed: bool = False  # processes of the group were still alive after the leader exited
     pgid: int | None = None
+    stopped: str | None = None  # the watch ended the run early, and why (e.g. "triggered")
     extra: dict = field(default_factory=dict)
 
 
@@ -123,11 +125,13 @@ def run_process(
     timeout: float,
     stdout: Path,
     stderr: Path,
+    watch: StreamWatch | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` in a new session (its own process group), output to files, stdin from /dev/null.
 
     At ``timeout`` the whole group is killed. Whatever the group left running after the leader exited is killed
-    too, so no agent process outlives its run.
+    too, so no agent process outlives its run. With ``watch``, its output is watched while it runs (lines stamped
+    with their time; the group is killed early when the watch gives a reason: ``ProcessOutcome.stopped``).
     """
     started = time.monotonic()
     with stdout.open("wb") as out, stderr.open("wb") as err:
@@ -147,23 +151,51 @@ def run_process(
         # any way out of the block, KeyboardInterrupt included
         with reaper.tracked(proc) as pgid:
             timed_out = False
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(pgid)
-                proc.wait()
+            stopped = None
+            if watch is not None:
+                watch.start()
+                timed_out, stopped = _watch_until_done(proc, pgid, watch, started + timeout)
+            else:
+                try:
+                    proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    kill_group(pgid)
+                    proc.wait()
             duration = time.monotonic() - started
             leftover = group_alive(pgid)
             if leftover:
                 kill_group(pgid, grace=0.5)
+    if watch is not None:
+        watch.finish()
     return ProcessOutcome(
-        exit_code=None if timed_out else proc.returncode,
+        exit_code=None if timed_out or stopped else proc.returncode,
         timed_out=timed_out,
         duration_s=duration,
         leftover_killed=leftover,
         pgid=pgid,
+        stopped=stopped,
     )
+
+
+def _watch_until_done(proc: subprocess.Popen, pgid: int, watch: StreamWatch, deadline: float) -> tuple[bool, str | None]:
+    """Wait for ``proc``, polling ``watch``; (timed out, why it was stopped early)."""
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(watch.interval, remaining)))
+            return False, None
+        except subprocess.TimeoutExpired:
+            pass
+        if time.monotonic() >= deadline:
+            kill_group(pgid)
+            proc.wait()
+            return True, None
+        reason = watch.poll()
+        if reason:
+            kill_group(pgid)
+            proc.wait()
+            return False, reason
 
 
 def read_jsonl(path: Path) -> Iterable[dict]:
@@ -183,16 +215,22 @@ def read_jsonl(path: Path) -> Iterable[dict]:
                 yield value
 
 
-def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path):
+def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path,
+                  watch: StreamWatch | None = None):
     """Run an agent CLI that streams JSON lines to stdout into ``raw``. Secrets are scrubbed from what it wrote
-    before anything reads it. Returns (outcome, records, scrubber); records are empty when it could not start."""
+    before anything reads it. Returns (outcome, records, scrubber); records are empty when it could not start.
+    With ``watch``, ``watch.times`` then holds when each returned record appeared (seconds after the start)."""
     scrub = Scrubber(env)
-    outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr)
+    outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr,
+                          watch=watch)
     if outcome.error:
         return outcome, [], scrub
     scrub.file(raw)
     scrub.file(stderr)
-    return outcome, list(read_jsonl(raw)), scrub
+    if watch is None:
+        return outcome, list(read_jsonl(raw)), scrub
+    records, watch.times = watch.times_for(read_jsonl_numbered(raw))
+    return outcome, records, scrub
 
 
 def relative_path(path: str, root: Path | str | None) -> str:

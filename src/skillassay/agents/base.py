@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.usage import ProviderError
+from skillassay.triggers import SkillTarget, TriggerBudget
 
 SkillMode = Literal["native", "system-prompt"]
 # The agent's own view of how its run ended (the trial decides the run's outcome from it):
@@ -49,6 +50,8 @@ class AgentContext(BaseModel):
     fixture_dir: Path | None = None  # for the reference agent
     golden_dir: Path | None = None  # for the reference agent: the solution to apply
     command: str | None = None  # for the command agent: a line with {prompt} and {workspace}
+    # a trigger run: the agent may be stopped once the skill's use is decided (used, or the budget spent)
+    budget: TriggerBudget | None = None
 
 
 class AgentResult(BaseModel):
@@ -67,6 +70,9 @@ class AgentResult(BaseModel):
     # what the CLI's own output said about the provider failing it; the model proxy's record is the authority
     provider_errors: list[ProviderError] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # how the run deviated from the plan (e.g. a skill-mode fallback)
+    # the skill under test, where this run's CLI discovers it (None: no skill, or one given as a system prompt)
+    skill_target: SkillTarget | None = None
+    stopped: str | None = None  # the harness ended the CLI early because the trigger decision was made, and why
 
 
 class Agent(ABC):
@@ -75,6 +81,8 @@ class Agent(ABC):
     # which model API the agent speaks through its endpoint ("anthropic", "openai"; None: it needs no model). The job
     # starts a model proxy only for agents that talk to a model, and checks it holds a key for this API.
     model_api: ClassVar[str | None] = None  # "anthropic", "openai", "any" (both) or None
+    # its transcript shows tool calls, so whether it used a skill can be read from it (trigger evals need this)
+    reports_skill_use: ClassVar[bool] = False
 
     def version(self) -> str | None:
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""

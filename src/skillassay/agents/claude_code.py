@@ -42,6 +42,7 @@ class ClaudeCodeAgent(CliAgent):
     name = NAME
     description = "Anthropic's Claude Code CLI (claude -p, stream-json transcript)"
     model_api = "anthropic"
+    reports_skill_use = True
     binary_name = "claude"
     package = "@anthropic-ai/claude-code"
     bin_env = "SKILLASSAY_CLAUDE_BIN"
@@ -87,8 +88,8 @@ class ClaudeCodeAgent(CliAgent):
             env["CLAUDE_CODE_MAX_RETRIES"] = ctx.env[MAX_RETRIES]
         return env
 
-    def parse(self, records, ctx):
-        return parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
+    def parse(self, records, ctx, times=None):
+        return parse_stream_json(records, workspace=ctx.workspace, prompt=ctx.prompt, times=times)
 
     def ended(self, records):
         return any(r.get("type") == "result" for r in records)
@@ -135,10 +136,15 @@ def _call_paths(name: str, tool_input: dict, structured: Any, workspace: Path | 
 
 
 def parse_stream_json(
-    records: Iterable[dict], workspace: Path | str | None = None, prompt: str | None = None
+    records: Iterable[dict],
+    workspace: Path | str | None = None,
+    prompt: str | None = None,
+    times: list[float | None] | None = None,
 ) -> Transcript:
-    """Claude Code's stream-json records -> the common ``Transcript``."""
+    """Claude Code's stream-json records -> the common ``Transcript``. ``times[i]``: when record i appeared (seconds
+    after the CLI started), where known. A model turn is one assistant message (its records share ``message.id``)."""
     t = Transcript(agent=NAME)
+    turns: dict[str, int] = {}  # assistant message id -> 1-based model turn
     if prompt:
         t.messages.append(Message(role="user", text=prompt))
     calls: dict[str, ToolCall] = {}
@@ -147,8 +153,9 @@ def parse_stream_json(
     result: dict | None = None
     cwd = workspace
 
-    for rec in records:
+    for index, rec in enumerate(records):
         kind = rec.get("type")
+        at = times[index] if times is not None and index < len(times) else None
         if kind == "system" and rec.get("subtype") == "init":
             t.session_id = rec.get("session_id") or t.session_id
             t.model = rec.get("model") or t.model
@@ -159,6 +166,7 @@ def parse_stream_json(
         elif kind == "assistant":
             msg = rec.get("message") or {}
             msg_id = msg.get("id") or rec.get("uuid") or f"anon{len(message_usage)}"
+            turns.setdefault(msg_id, len(turns) + 1)
             if isinstance(msg.get("usage"), dict):
                 message_usage[msg_id] = msg["usage"]
             for block in msg.get("content") or []:
@@ -180,6 +188,8 @@ def parse_stream_json(
                         input=tool_input,
                         kind=_KINDS.get(name, "other"),
                         message_id=msg_id,
+                        turn=turns[msg_id],
+                        at_s=at,
                     )
                     if call.kind == "shell":
                         call.command = tool_input.get("command")
@@ -257,6 +267,7 @@ def parse_stream_json(
         t.usage = total
         last = next((m for m in reversed(t.messages) if m.role == "assistant"), None)
         t.final_message = last.text if last else None
+    t.turn_usage = [_usage(message_usage[m]) if m in message_usage else Usage() for m in turns]
     # a denial the CLI reported only as a system record still belongs in the list
     listed = {c.id for c in t.permission_denials}
     t.permission_denials += [c for c in t.tool_calls if c.denied and c.id not in listed]

@@ -26,15 +26,17 @@ import re
 import shutil
 import subprocess
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from skillassay.agents._common import Skill, install_skill, load_skill, run_jsonl_cli
 from skillassay.agents.base import Agent, AgentContext, AgentResult, ErrorKind
+from skillassay.agents.stream import StreamWatch, trigger_stop
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
+from skillassay.triggers import SkillTarget
 from skillassay.usage import RETRYABLE, ProviderError, classify
 
 # the repository's node tools, when skillassay runs from a checkout
@@ -216,7 +218,22 @@ class CliAgent(Agent):
         """Write the CLI's config files into the private home before it starts."""
 
     @abstractmethod
-    def parse(self, records: list[dict], ctx: AgentContext) -> Transcript: ...
+    def parse(self, records: list[dict], ctx: AgentContext, times: list[float | None] | None = None) -> Transcript:
+        """The CLI's records -> the common transcript; ``times[i]``: when record i appeared (seconds after the start),
+        which becomes each tool call's ``at_s``."""
+
+    def live_parser(self, ctx: AgentContext) -> Callable[[list[dict], list[float | None]], Transcript]:
+        """The transcript so far while the CLI runs (for a trigger run's stop rule); by default ``parse``."""
+        return lambda records, times: self.parse(records, ctx, times)
+
+    def skill_target(self, ctx: AgentContext, skill: Skill, installed: Path) -> SkillTarget:
+        """Where this run's CLI discovers the installed skill, in every spelling a command may use."""
+        env = {var: str(ctx.home / folder) for var, folder in self.config_dirs.items()}
+        location = f"~/{self.skills_dir}/{skill.name}"
+        for var, folder in self.config_dirs.items():
+            if self.skills_dir and (self.skills_dir + "/").startswith(folder.rstrip("/") + "/"):
+                location = f"${var}{self.skills_dir[len(folder.rstrip('/')):]}/{skill.name}"
+        return SkillTarget(name=skill.name, dirs=[str(installed)], home=str(ctx.home), env=env, location=location)
 
     @abstractmethod
     def ended(self, records: list[dict]) -> bool:
@@ -258,11 +275,12 @@ class CliAgent(Agent):
             (ctx.home / folder).mkdir(parents=True, exist_ok=True)
 
         notes = [n for n in [self.version_note(found)] if n]
-        prompt, skill = ctx.prompt, None
+        prompt, skill, target = ctx.prompt, None, None
         if ctx.skill_dir is not None:
             loaded = load_skill(ctx.skill_dir)
             if ctx.skill_mode == "native" and self.skills_dir:
-                install_skill(loaded, ctx.home / self.skills_dir)
+                installed = install_skill(loaded, ctx.home / self.skills_dir)
+                target = self.skill_target(ctx, loaded, installed)
             else:
                 skill = loaded
         env = self.environment(ctx)
@@ -271,18 +289,24 @@ class CliAgent(Agent):
         raw = ctx.output_dir / self.raw_name
         stderr = ctx.output_dir / "agent.stderr.log"
         argv = [found.path, *self.command(ctx, prompt, skill, notes)]
-        outcome, records, scrub = run_jsonl_cli(argv, ctx, env, raw, stderr)
+        # the output is watched as it is written: lines get their time; a trigger run ends once its decision is made
+        stop = None
+        if ctx.budget is not None and target is not None:
+            stop = trigger_stop(self.live_parser(ctx), target, ctx.budget)
+        watch = StreamWatch(raw, stop)
+        outcome, records, scrub = run_jsonl_cli(argv, ctx, env, raw, stderr, watch)
         if outcome.error:
             return AgentResult(status="harness_error", error_kind="cli_not_found", transcript=empty,
                                error=outcome.error, cli_source=found.source, notes=notes)
-        transcript = self.parse(records, ctx)
+        transcript = self.parse(records, ctx, watch.times)
         transcript.cli_version = transcript.cli_version or version
         if transcript.model is None:
             transcript.model = ctx.model
 
         result = AgentResult(status="completed", exit_code=outcome.exit_code, duration_s=outcome.duration_s,
                              cli_version=transcript.cli_version, cli_source=found.source, transcript=transcript,
-                             raw_transcript=raw, stdout=raw, stderr=stderr, notes=notes)
+                             raw_transcript=raw, stdout=raw, stderr=stderr, notes=notes, skill_target=target,
+                             stopped=outcome.stopped)
         if outcome.exit_code is not None and outcome.exit_code < 0:
             result.signal, result.exit_code = -outcome.exit_code, None
         self._classify(result, outcome.timed_out, ctx, records, stderr)
@@ -297,6 +321,10 @@ class CliAgent(Agent):
         t = result.transcript
         if timed_out:
             result.status, result.error = "timed_out", f"killed after {ctx.timeout:g} s"
+            return
+        if result.stopped:
+            # the harness ended it on purpose: the trigger decision was made (no end record, no exit code)
+            result.notes.append(f"stopped by the harness once the trigger decision was made ({result.stopped})")
             return
         if not self.ended(records):
             result.status, result.error_kind = "agent_error", "crashed"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from skillassay.agents._common import Scrubber, read_jsonl, relative_path
 from skillassay.agents.cli import MAX_RETRIES, CliAgent
+from skillassay.agents.stream import Tail, parse_line
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "codex"
@@ -41,6 +42,7 @@ class CodexAgent(CliAgent):
     name = NAME
     description = "OpenAI's Codex CLI (codex exec --json)"
     model_api = "openai"
+    reports_skill_use = True
     binary_name = "codex"
     package = "@openai/codex"
     bin_env = "SKILLASSAY_CODEX_BIN"
@@ -99,10 +101,13 @@ class CodexAgent(CliAgent):
     def prepare(self, ctx, env):
         (ctx.home / ".codex" / "config.toml").write_text(self.config_toml(ctx), encoding="utf-8")
 
-    def parse(self, records, ctx):
-        transcript = parse_exec_json(records, workspace=ctx.workspace, prompt=ctx.prompt)
+    def parse(self, records, ctx, times=None):
+        transcript = parse_exec_json(records, workspace=ctx.workspace, prompt=ctx.prompt, times=times)
         transcript.model = ctx.model or DEFAULT_MODEL
         return transcript
+
+    def live_parser(self, ctx):
+        return _LiveParse(ctx.home / ".codex", ctx.workspace)
 
     def ended(self, records):
         return any(r.get("type") in ("turn.completed", "turn.failed") for r in records)
@@ -125,8 +130,89 @@ class CodexAgent(CliAgent):
             Scrubber(env).file(stored)
             transcript.skills_available = skills_from_session(read_jsonl(stored))
             transcript.skills_source = "session"
+            assign_turns(transcript, read_jsonl(stored))
         if result.exit_code not in (0, None):
             transcript.is_error = True
+
+
+class _LiveParse:
+    """The transcript so far, while Codex runs: its --json events plus the model turns its session file has logged
+    (the only place Codex reports tokens per model response)."""
+
+    def __init__(self, codex_home: Path, workspace: Path):
+        self.codex_home, self.workspace = codex_home, workspace
+        self.tail = Tail()
+        self.session: list[dict] = []
+
+    def __call__(self, records: list[dict], times: list[float | None]) -> Transcript:
+        if self.tail.path is None:
+            found = sorted((self.codex_home / "sessions").rglob("rollout-*.jsonl"))
+            self.tail.path = found[-1] if found else None
+        self.session += [r for r in map(parse_line, self.tail.read()) if r is not None]
+        t = parse_exec_json(records, workspace=self.workspace, times=times)
+        assign_turns(t, self.session)
+        return t
+
+
+def _codex_usage(raw: dict) -> Usage:
+    """One response's usage, with input_tokens excluding cached input (as for every CLI's turn_usage)."""
+
+    def n(key: str) -> int:
+        value = raw.get(key)
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    cached, written = n("cached_input_tokens"), n("cache_write_input_tokens")
+    return Usage(
+        input_tokens=max(0, n("input_tokens") - cached - written),
+        output_tokens=n("output_tokens"),
+        cache_read_input_tokens=cached,
+        cache_creation_input_tokens=written,
+    )
+
+
+# session-file calls, by the kind of --json item they become
+_SESSION_CALLS = {
+    ("function_call", "exec_command"): "shell",
+    ("function_call", "shell"): "shell",
+    ("local_shell_call", None): "shell",
+    ("custom_tool_call", "apply_patch"): "patch",
+    ("function_call", "apply_patch"): "patch",
+}
+
+
+def assign_turns(t: Transcript, session: Iterable[dict]) -> None:
+    """Model turns from Codex's session file: the calls a response made are logged before its token usage record, so
+    each usage record closes a turn. Sets ``t.turn_usage`` and each shell and patch call's ``turn`` (the --json
+    stream does not say which response made a call; calls of a kind are matched in order)."""
+    session = list(session)
+    records = [r for r in session if r.get("type") == "token_usage_record"]
+    use_records = bool(records)  # newer CLIs; older ones log only token_count events
+    calls: dict[str, list[int]] = {"shell": [], "patch": []}
+    usage: list[Usage] = []
+    seen: set[str] = set()
+    for rec in session:
+        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        kind = rec.get("type")
+        if kind == "response_item":
+            ptype = payload.get("type")
+            which = _SESSION_CALLS.get((ptype, payload.get("name"))) or _SESSION_CALLS.get((ptype, None))
+            if which:
+                calls[which].append(len(usage) + 1)
+        elif use_records and kind == "token_usage_record":
+            rid = str(payload.get("response_id") or len(usage))
+            if rid not in seen and isinstance(payload.get("usage"), dict):
+                seen.add(rid)
+                usage.append(_codex_usage(payload["usage"]))
+        elif not use_records and kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+                usage.append(_codex_usage(info["last_token_usage"]))
+    t.turn_usage = usage
+    pending = {k: iter(v) for k, v in calls.items()}
+    for call in t.tool_calls:
+        which = "shell" if call.kind == "shell" else "patch" if call.name == "apply_patch" else None
+        if which:
+            call.turn = next(pending[which], None)
 
 
 def _session_file(codex_home: Path, session_id: str | None) -> Path | None:
@@ -176,17 +262,22 @@ _SKILL_READ = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)/SKILL\.md")
 
 
 def parse_exec_json(
-    records: Iterable[dict], workspace: Path | str | None = None, prompt: str | None = None
+    records: Iterable[dict],
+    workspace: Path | str | None = None,
+    prompt: str | None = None,
+    times: list[float | None] | None = None,
 ) -> Transcript:
-    """Codex ``exec --json`` events -> the common ``Transcript``."""
+    """Codex ``exec --json`` events -> the common ``Transcript``. ``times[i]``: when record i appeared (seconds after
+    the CLI started), where known; a call's ``at_s`` is when its item first appeared (a command: when it started)."""
     t = Transcript(agent=NAME)
     if prompt:
         t.messages.append(Message(role="user", text=prompt))
     items: dict[str, dict] = {}
+    first_seen: dict[str, float | None] = {}
     order: list[str] = []
     usage = Usage()
     turns = 0
-    for rec in records:
+    for index, rec in enumerate(records):
         kind = rec.get("type")
         if kind == "thread.started":
             t.session_id = rec.get("thread_id")
@@ -195,6 +286,7 @@ def parse_exec_json(
             item_id = str(item.get("id") or f"item{len(order)}")
             if item_id not in items:
                 order.append(item_id)
+                first_seen[item_id] = times[index] if times is not None and index < len(times) else None
             items[item_id] = item
         elif kind == "turn.completed":
             turns += 1
@@ -237,6 +329,7 @@ def parse_exec_json(
                 result=item.get("aggregated_output"),
                 is_error=status in ("failed", "declined") or (item.get("exit_code") not in (0, None)),
                 denied=status == "declined",
+                at_s=first_seen.get(item_id),
             )
             t.tool_calls.append(call)
             for skill in _SKILL_READ.findall(call.command or ""):
@@ -253,6 +346,7 @@ def parse_exec_json(
                 paths=[relative_path(str(c.get("path")), workspace) for c in changes if c.get("path")],
                 is_error=status in ("failed", "declined"),
                 denied=status == "declined",
+                at_s=first_seen.get(item_id),
             )
             t.tool_calls.append(call)
         elif itype == "mcp_tool_call":
@@ -262,11 +356,13 @@ def parse_exec_json(
                     name=f"{item.get('server')}.{item.get('tool')}",
                     input=item.get("arguments") if isinstance(item.get("arguments"), dict) else {},
                     is_error=status == "failed",
+                    at_s=first_seen.get(item_id),
                 )
             )
         elif itype == "web_search":
             t.tool_calls.append(
-                ToolCall(id=item_id, name="web_search", input={"query": item.get("query")}, kind="search")
+                ToolCall(id=item_id, name="web_search", input={"query": item.get("query")}, kind="search",
+                         at_s=first_seen.get(item_id))
             )
         elif itype == "error":
             t.is_error = True
