@@ -77,12 +77,14 @@ class SkillUse(BaseModel):
     """What the transcript shows of the skill under test."""
 
     skill: str
+    location: str | None = None  # where the skill was installed for the CLI to discover (SkillTarget.location)
     listed: bool | None = None  # the CLI listed the skill to the model (None: the CLI does not say)
     used: bool = False
     first: SkillEvent | None = None
     events: list[SkillEvent] = Field(default_factory=list)  # every use, in order
     attempts: list[SkillEvent] = Field(default_factory=list)  # refused or failed calls naming the skill
     tool_calls: int = 0  # tool calls in the transcript
+    target: SkillTarget | None = None  # what was looked for (so a stored transcript can be read again: regrade)
 
     @property
     def calls_before(self) -> int | None:
@@ -198,7 +200,7 @@ def tokens_through(transcript: Transcript, turn: int | None) -> int | None:
 def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
     """Every use of the skill in the whole transcript (see the module's docstring for the definition)."""
     spellings = _spellings(target)
-    use = SkillUse(skill=target.name, tool_calls=len(transcript.tool_calls))
+    use = SkillUse(skill=target.name, location=target.location, tool_calls=len(transcript.tool_calls), target=target)
     if transcript.skills_source in ("cli", "session"):
         use.listed = target.name in transcript.skills_available
     for index, call in enumerate(transcript.tool_calls):

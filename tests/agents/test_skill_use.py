@@ -3,9 +3,8 @@
 Each script plays one way a model can pick a skill up (or not); detection (skillassay.triggers) must give the same
 answer for both CLIs from their real output, including when the skill comes after several other tool calls."""
 
-import os
-
 import pytest
+from parts import needs as parts_needs
 
 from skillassay.agents import get_agent
 from skillassay.agents.claude_code import ClaudeCodeAgent
@@ -14,10 +13,10 @@ from skillassay.testing import ModelServer, parse_scripts
 from skillassay.triggers import TriggerBudget, detect
 
 pytestmark = pytest.mark.slow
-# skipped only off CI: in CI a missing CLI fails the run
-MISSING = {"claude-code": ClaudeCodeAgent().binary is None, "codex": CodexAgent().binary is None}
-needs = {a: pytest.mark.skipif(m and not os.environ.get("CI"), reason=f"{a} CLI not installed (npm ci --prefix node)")
-         for a, m in MISSING.items()}
+needs = {
+    "claude-code": parts_needs(ClaudeCodeAgent().binary is not None, "the pinned claude CLI (npm ci --prefix node)"),
+    "codex": parts_needs(CodexAgent().binary is not None, "the pinned codex CLI (npm ci --prefix node)"),
+}
 SKILL = "demo-skill"
 
 

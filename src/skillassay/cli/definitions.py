@@ -33,15 +33,19 @@ def list_evals(
     api_path: str | None = typer.Option(None, "--api-path", help="Only evals whose expected Seam API path is this."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """List every eval under PATH with its API path, stack and app port."""
+    """List every eval under PATH with its API path, stack and app port, and every trigger suite with its skill
+    and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
     from skillassay.definitions.models import API_PATHS
+    from skillassay.definitions.trigger import is_trigger_source, load_triggers
 
     if api_path and api_path not in (*API_PATHS, "lower_level"):
         err_console.print(f"[red]error[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
         raise typer.Exit(2)
+    only_triggers = is_trigger_source(path)
     try:
-        evals = select(load_suite(path), api_path=api_path)
+        evals = [] if only_triggers else select(load_suite(path), api_path=api_path)
+        suites = [] if api_path else load_triggers(path)
     except DefinitionError as exc:
         print_definition_error(exc)
         raise typer.Exit(2) from None
@@ -51,14 +55,46 @@ def list_evals(
              "app_port": e.app_port, "status": e.status, "source": str(e.source)}
             for e in evals
         ]
+        rows += [
+            {"id": t.id, "title": t.title, "format": "trigger", "status": t.status, "source": str(t.source),
+             "skill": t.skill_name, "skill_dir": str(t.skill_dir), "runs": t.runs,
+             "budget": t.budget.model_dump(), "categories": t.categories(),
+             "prompts": [{"id": p.id, "category": p.trigger.category, "should_trigger": p.trigger.should_trigger,
+                          "fixture": p.trigger.fixture} for p in t.prompts]}
+            for t in suites
+        ]
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"{len(evals)} eval(s) in {path}")
-    for col in ("eval", "API path", "stack", "port", "format", "status"):
-        table.add_column(col, overflow="fold")
-    for e in evals:
-        table.add_row(e.id, e.api_path or "-", e.stack, str(e.app_port or "-"), e.format, e.status)
-    console.print(table)
+    if not only_triggers:
+        table = Table(title=f"{len(evals)} eval(s) in {path}")
+        for col in ("eval", "API path", "stack", "port", "format", "status"):
+            table.add_column(col, overflow="fold")
+        for e in evals:
+            table.add_row(e.id, e.api_path or "-", e.stack, str(e.app_port or "-"), e.format, e.status)
+        console.print(table)
+    if suites:
+        table = Table(title=f"{len(suites)} trigger suite(s) in {path}")
+        for col in ("suite", "skill", "prompts", "should trigger", "explicit/implicit/contextual/negative".replace("/", " / "), "runs",
+                    "budget", "status"):
+            table.add_column(col, overflow="fold")
+        for t in suites:
+            c = t.categories()
+            budget = ", ".join(f"{k.removeprefix('max_')} {v}" for k, v in t.budget.model_dump().items()
+                               if k.startswith("max_") and v is not None) or "none"
+            table.add_row(t.id, t.skill_name, str(len(t.prompts)),
+                          str(sum(p.trigger.should_trigger for p in t.prompts)),
+                          "/".join(str(c[k]) for k in ("explicit", "implicit", "contextual", "negative")),
+                          str(t.runs), budget, t.status)
+        console.print(table)
+    if only_triggers:
+        for t in suites:
+            table = Table(title=f"{t.id}: prompts")
+            for col in ("eval", "category", "should trigger", "workspace"):
+                table.add_column(col, overflow="fold")
+            for p in t.prompts:
+                table.add_row(p.id, p.trigger.category, "yes" if p.trigger.should_trigger else "no",
+                              p.trigger.fixture or "(empty repository)")
+            console.print(table)
 
 
 @commands.command("check")

@@ -113,18 +113,31 @@ def compare_cmd(
     ),
 ) -> None:
     """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered by
-    eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill."""
+    eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill. Also how
+    often each used the skill, and the pass rate when it did and when it did not. Two jobs of one trigger suite
+    (e.g. two descriptions of a skill) are compared prompt by prompt: recall, precision, F1 and the prompts that
+    flipped."""
+    from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
     from skillassay.scoring.cost import runs_cost
     from skillassay.scoring.stats import compare
 
     with _open(results) as st:
         runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
-        cmp = compare(runs_a, runs_b, a_label=a, b_label=b)
+    if is_trigger_job(runs_a) != is_trigger_job(runs_b):
+        raise _fail(f"{a if is_trigger_job(runs_a) else b} is a trigger suite's job and the other is not: "
+                    "nothing to pair")
+    if is_trigger_job(runs_a):
+        _compare_triggers(compare_trigger_runs(runs_a, runs_b, a, b), a, b, as_json, fail_if_worse)
+        return
+    cmp = compare(runs_a, runs_b, a_label=a, b_label=b)
+    use_a, use_b = skill_use_of(runs_a), skill_use_of(runs_b)
     # what each side's model calls cost, and what a pass cost (every run paid for counts, graded or not)
     cost_a, cost_b = runs_cost(runs_a), runs_cost(runs_b)
     if as_json:
         typer.echo(json.dumps({"a": a, "b": b, **cmp.to_dict(),
-                               "cost": {"a": cost_a.model_dump(), "b": cost_b.model_dump()}}, indent=2))
+                               "cost": {"a": cost_a.model_dump(), "b": cost_b.model_dump()},
+                               "skill_use": {"a": use_a.to_dict() if use_a else None,
+                                             "b": use_b.to_dict() if use_b else None}}, indent=2))
     else:
         from skillassay.report.tables import comparison_tables
 
@@ -138,7 +151,25 @@ def compare_cmd(
         con.print(cmp.verdict, markup=False)
         if cmp.warning:
             con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
+        for label, use in ((a, use_a), (b, use_b)):
+            if use is not None:
+                con.print(use.sentence(label), markup=False)
     if fail_if_worse and cmp.significant and cmp.overall and cmp.overall.delta < 0:
+        raise typer.Exit(1)
+
+
+def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool) -> None:
+    f1 = next(d for d in tcmp.overall if d.metric == "f1")
+    if as_json:
+        typer.echo(json.dumps({"a": a, "b": b, "trigger": tcmp.to_dict()}, indent=2))
+    else:
+        from skillassay.report.trigger_tables import trigger_comparison_tables
+
+        con = _console()
+        for t in trigger_comparison_tables(tcmp, a, b):
+            con.print(t)
+        con.print(tcmp.verdict, markup=False)
+    if fail_if_worse and f1.excludes_zero and (f1.delta or 0) < 0:
         raise typer.Exit(1)
 
 
@@ -159,6 +190,7 @@ def report_cmd(
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
     from skillassay.report.ci import job_json, write_json, write_junit
+    from skillassay.report.trigger_tables import is_trigger_job, skill_use_of, trigger_job_tables
     from skillassay.report.tables import infrastructure_errors, summary_table
     from skillassay.scoring.stats import summarize
 
@@ -202,7 +234,13 @@ def report_cmd(
                     note(f"wrote JSON for {len(runs)} runs to {json_out}")
             skill = [r for r in runs if r.variant == "skill"]
             summary = summarize(skill)
-            if html is None and not junit and not json_out:
+            if html is None and not junit and not json_out and is_trigger_job(runs):
+                con = _console()
+                for t in trigger_job_tables(runs, f"Job {job_id}"):
+                    con.print(t)
+                for line in infrastructure_errors(runs):
+                    con.print(line, markup=False, style="yellow")
+            elif html is None and not junit and not json_out:
                 con = _console()
                 con.print(summary_table(f"Job {job_id}", summary, skill))
                 for line in infrastructure_errors(runs):
@@ -215,6 +253,9 @@ def report_cmd(
                     con.print(cmp.verdict, markup=False)
                     if cmp.warning:
                         con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
+                use = skill_use_of(runs)
+                if use is not None:
+                    con.print(use.sentence("Skill use"), markup=False)
             failed = [r for r in skill if r.outcome != "infrastructure_error" and not (r.verdict and r.verdict.passed)]
             if fail_on_verdict and failed:
                 typer.echo(f"{job_id}: {len(failed)} run(s) failed their verdict.", err=True)

@@ -56,13 +56,16 @@ RUN_EXAMPLES = """Examples:
 
   skillassay run evals --agent command --command "my-agent --cwd {workspace} {prompt}"
 
+  skillassay run evals/trigger-evals/seam-lock-access.toml --agent claude-code   (does the skill trigger?)
+
   skillassay run --resume 20261129-231415-3902                   (finish an interrupted job)
 """
 
 
 @commands.command("run", epilog=RUN_EXAMPLES)
 def run(
-    path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file)."),
+    path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file / "
+                                                    "trigger suite file)."),
     agent: str = typer.Option("reference", "--agent", "-a",
                               help="claude-code, codex, command, reference (applies the golden solution) or noop."),
     skill: Path | None = typer.Option(None, "--skill", help="The skill folder (holding SKILL.md) given to the agent."),
@@ -75,7 +78,8 @@ def run(
     api_path: str | None = typer.Option(None, "--api-path",
                                         help="Only evals whose expected API path is this (a filter, not an override)."),
     layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
-    runs: int = typer.Option(1, "--runs", "-n", min=1, help="Runs per eval (the summary shows mean (min-max))."),
+    runs: int | None = typer.Option(None, "--runs", "-n", min=1,
+                                    help="Runs per eval (default 1; a trigger suite's own runs per prompt)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated."),
     timeout: float = typer.Option(600.0, "--timeout", min=1.0,
                                   help="Seconds before the agent is killed (whole process group)."),
@@ -106,7 +110,7 @@ def run(
                                       help="Seconds before the first retry (doubled each time, with jitter)."),
     fail_under: float | None = typer.Option(None, "--fail-under",
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
-                                                 "falls below this."),
+                                                 "falls below this (a trigger suite: when its F1, 0-100, does)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
 ) -> None:
     """Run an agent on every eval of a suite, grade each run, keep every result and print a summary.
@@ -170,7 +174,8 @@ def run(
         from skillassay.definitions import load_suite, select
 
         evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
-        total = len(evals) * runs * (2 if baseline else 1)
+        per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
+        total = len(evals) * per_eval * (2 if baseline else 1)
         with progress:
             task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
             result = run_job(opts, resume=resume, on_event=on_event)
@@ -189,8 +194,11 @@ def run(
         raise typer.Exit(130) from None
 
     evals = [e for e in evals if e.id in result.evals]
-    summaries = summarise(result.records, evals)
     job_dir = results / result.job.job_id
+    if any(e.trigger for e in evals):
+        _trigger_result(result, job_dir, agent, as_json, fail_under)
+        return
+    summaries = summarise(result.records, evals)
     if as_json:
         typer.echo(json.dumps({
             "job_id": result.job.job_id,
@@ -216,6 +224,33 @@ def run(
         if low:
             err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
             raise typer.Exit(1)
+
+
+def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
+    """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
+    from skillassay.report.trigger_tables import trigger_summary_tables
+    from skillassay.scoring.triggers import summarize_triggers, trigger_points
+
+    summary = summarize_triggers(trigger_points(result.records))
+    if as_json:
+        typer.echo(json.dumps({
+            "job_id": result.job.job_id, "results_dir": str(job_dir), "status": result.job.status,
+            "trigger": summary.to_dict(), "runs": [json.loads(r.model_dump_json()) for r in result.records],
+        }, indent=2))
+    else:
+        for t in trigger_summary_tables(summary, f"Job {result.job.job_id}: {agent} with "
+                                                 f"{result.job.skill_path} ({result.job.status})"):
+            console.print(t)
+        errors = [r for r in result.records if r.outcome == "infrastructure_error"]
+        if errors:
+            err.print(f"[yellow]{len(errors)} run(s) ended in an infrastructure error[/yellow] (not counted; "
+                      f"`skillassay run --resume {result.job.job_id}` reruns them): {errors[0].error}",
+                      highlight=False, soft_wrap=True)
+        console.print(f"Results: {job_dir}  (skillassay report {result.job.job_id} --html report/)")
+    f1 = summary.overall.metrics["f1"].value
+    if fail_under is not None and (f1 is None or f1 * 100 < fail_under):
+        err.print(f"[red]below --fail-under {fail_under:g}[/red]: F1 {'–' if f1 is None else f'{f1 * 100:.1f}'}")
+        raise typer.Exit(1)
 
 
 @commands.command("regrade")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import MAX_PROMPT_CHARS, Criterion, ForbiddenBehaviour, QualityGate
 from skillassay.definitions.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
+from skillassay.triggers import TriggerBudget
 
 # The plan's three Seam integration paths, and the calls that identify each.
 API_PATHS = ("reservation_automations", "access_grants", "access_codes")
@@ -124,6 +125,24 @@ class Control(BaseModel):
     expected: ControlExpectation
 
 
+# ----------------------------------------------------------------------------- trigger evals
+TRIGGER_CATEGORIES = ("explicit", "implicit", "contextual", "negative")
+TriggerCategory = Literal["explicit", "implicit", "contextual", "negative"]
+
+
+class TriggerSpec(BaseModel):
+    """One prompt of a trigger suite (``evals/trigger-evals/<suite>.toml``): should the agent pick the skill up?"""
+
+    suite_id: str
+    prompt_id: str
+    should_trigger: bool
+    category: TriggerCategory
+    skill_dir: Path  # the skill under test, as the suite names it (a job's --skill replaces it)
+    budget: TriggerBudget = Field(default_factory=TriggerBudget)
+    fixture: str | None = None  # the fixture app the agent starts in; None: an empty git repository
+    runs: int = 1  # the suite's runs per prompt
+
+
 # ----------------------------------------------------------------------------- the one model
 class EvalDefinition(BaseModel):
     """One eval, whatever format it came from."""
@@ -133,7 +152,7 @@ class EvalDefinition(BaseModel):
     id: str
     title: str
     status: Literal["experimental", "stable"] = "stable"
-    format: Literal["plan-json", "native"]
+    format: Literal["plan-json", "native", "trigger"]
     source: Path  # the definition file
     suite_dir: Path
     fixture_dir: Path
@@ -159,6 +178,9 @@ class EvalDefinition(BaseModel):
     quality_requirements: list[QualityGate] = Field(default_factory=list)
     criteria: list[Criterion] = Field(default_factory=list)
     notes: str | None = None
+    # a trigger-suite prompt (format "trigger"); without a fixture, fixture_dir and app_dir are os.devnull, which no
+    # copy can read from: the run starts in an empty repository
+    trigger: TriggerSpec | None = None
 
     @property
     def has_sandbox(self) -> bool:

@@ -1,8 +1,13 @@
 """Finding every eval under a path, whatever format each is written in.
 
 A suite folder holds the plan's fixtures (``fixtures/<name>/eval_config.json``, graded with the suite's
-``rubric.json``) and native agent-eval definitions (``agent-evals/<id>.toml``). A path may also name one fixture
-folder or one native definition file.
+``rubric.json``), native agent-eval definitions (``agent-evals/<id>.toml``) and trigger suites
+(``trigger-evals/<id>.toml``, see ``definitions.trigger``). A path may also name one fixture folder, one native
+definition file, one trigger suite or the ``trigger-evals`` folder.
+
+Trigger suites are checked and listed with the rest, but run only when the path names them: a folder's evals and
+its trigger suites measure different things (``load_suite`` gives the evals of a suite folder, or the prompts of the
+trigger suites a path names).
 """
 
 from __future__ import annotations
@@ -15,11 +20,20 @@ from skillassay.errors import DefinitionError, Problem
 
 NATIVE_DIR = "agent-evals"
 NATIVE_SUFFIX = ".toml"
+TRIGGER_DIR = "trigger-evals"
 
 
 def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
-    """(kind, source, suite_dir) for every definition under ``path``; kind is "plan-json" or "native"."""
+    """(kind, source, suite_dir) for every definition under ``path``; kind is "plan-json", "native" or
+    "trigger"."""
     path = Path(path)
+    if path.is_file() and path.suffix == NATIVE_SUFFIX and path.resolve().parent.name == TRIGGER_DIR:
+        return [("trigger", path, path.resolve().parent.parent)]
+    if path.is_dir() and path.resolve().name == TRIGGER_DIR:
+        found = [("trigger", f, path.resolve().parent) for f in sorted(path.glob(f"*{NATIVE_SUFFIX}"))]
+        if not found:
+            raise DefinitionError([Problem(path, "", f"no trigger suites (<id>{NATIVE_SUFFIX}) in this folder")])
+        return found
     if path.is_file():
         if path.suffix == NATIVE_SUFFIX:
             return [("native", path, path.resolve().parent.parent)]
@@ -41,6 +55,10 @@ def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
     if native.is_dir():
         for f in sorted(native.glob(f"*{NATIVE_SUFFIX}")):
             found.append(("native", f, path))
+    trigger = path / TRIGGER_DIR
+    if trigger.is_dir():
+        for f in sorted(trigger.glob(f"*{NATIVE_SUFFIX}")):
+            found.append(("trigger", f, path))
     if not found:
         raise DefinitionError([Problem(path, "", f"no evals found: expected fixtures/<name>/{CONFIG_FILE} or "
                                                  f"{NATIVE_DIR}/<id>{NATIVE_SUFFIX} below this folder")])
@@ -52,6 +70,10 @@ def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinitio
     path. ``check`` prints the problems; ``load_one`` (so ``run``, ``regrade``, ``list``) refuses on any error."""
     from skillassay.definitions import validation
 
+    if kind == "trigger":  # a suite of prompts, not one eval: only its problems here (load_suite expands it)
+        from skillassay.definitions.trigger import inspect_trigger
+
+        return None, inspect_trigger(source, suite_dir)[1]
     if kind == "native":
         return validation.inspect_native(source, suite_dir)
     return validation.inspect_plan(source)
@@ -66,8 +88,9 @@ def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
 
 
 def source_id(kind: str, source: Path) -> str:
-    """The eval id a source will load as: the fixture folder's name, or the definition file's stem."""
-    return source.stem if kind == "native" else source.name
+    """The eval id a source will load as: the fixture folder's name, or the definition file's stem (a trigger
+    suite's: the prefix of its prompts' ids)."""
+    return source.stem if kind in ("native", "trigger") else source.name
 
 
 def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]:
@@ -76,11 +99,24 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
     evals: list[EvalDefinition] = []
     problems: list[Problem] = []
     sources = definition_sources(path)
+    # trigger suites run only when the path names them (a suite file, or the trigger-evals folder)
+    named_triggers = all(kind == "trigger" for kind, _, _ in sources) and (
+        Path(path).suffix == NATIVE_SUFFIX or Path(path).resolve().name == TRIGGER_DIR)
+    sources = [s for s in sources if (s[0] == "trigger") == named_triggers]
+    if not sources:
+        raise DefinitionError([Problem(Path(path), "", "no evals found, only trigger suites: they run when named "
+                                                       f"({TRIGGER_DIR}/<id>{NATIVE_SUFFIX})")])
     if ids:
-        sources = [s for s in sources if source_id(s[0], s[1]) in ids] or sources
+        prefixes = {i.split(".", 1)[0] for i in ids} if named_triggers else set(ids)
+        sources = [s for s in sources if source_id(s[0], s[1]) in prefixes] or sources
     for kind, source, suite_dir in sources:
         try:
-            evals.append(load_one(kind, source, suite_dir))
+            if kind == "trigger":
+                from skillassay.definitions.trigger import load_trigger
+
+                evals.extend(load_trigger(source, suite_dir).prompts)
+            else:
+                evals.append(load_one(kind, source, suite_dir))
         except DefinitionError as exc:
             problems.extend(exc.problems)
     if problems:

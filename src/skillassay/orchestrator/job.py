@@ -18,6 +18,7 @@ from skillassay import reaper
 from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
+from skillassay.definitions.trigger import is_trigger_source
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, LocalExecutor
@@ -36,7 +37,7 @@ class JobOptions(BaseModel):
     fixtures: list[str] = Field(default_factory=list)
     api_path: str | None = None
     layers: Layers = "both"
-    runs: int = 1
+    runs: int | None = None  # None: 1, or a trigger suite's own runs
     jobs: int = 1
     timeout: float = 600.0
     results: Path = Path("results")
@@ -96,13 +97,39 @@ def _needs_emulator(evals: list[EvalDefinition], opts: JobOptions) -> bool:
 ProgressFn = Callable[..., None]
 
 
+def _trigger_options(opts: JobOptions, evals: list[EvalDefinition]) -> JobOptions:
+    """A trigger job runs one trigger suite with its skill (or --skill, e.g. another version of it), natively
+    installed, with an agent whose transcript shows its tool calls; --runs defaults to the suite's."""
+    from skillassay.agents import agent_class
+
+    suites = sorted({e.trigger.suite_id for e in evals if e.trigger})
+    if len(suites) > 1:
+        raise SkillassayError(f"a trigger job runs one trigger suite; {opts.suite} holds {', '.join(suites)}: "
+                              "name one suite file")
+    if not all(e.trigger for e in evals):
+        raise SkillassayError("trigger suites run on their own: name the suite file")
+    if opts.baseline:
+        raise SkillassayError("--baseline: a trigger suite measures whether the skill is picked up, which needs the "
+                              "skill; compare two versions of it with two jobs (--skill) and `skillassay compare`")
+    if opts.skill_mode != "native":
+        raise SkillassayError("--skill-mode system-prompt: a skill given as the system prompt cannot be picked up or "
+                              "left alone; trigger suites install it where the agent discovers it (native)")
+    if not agent_class(opts.agent).reports_skill_use:
+        raise SkillassayError(f"--agent {opts.agent}: its transcript does not show tool calls, so whether it used "
+                              "the skill cannot be read; trigger suites need claude-code or codex")
+    spec = evals[0].trigger
+    assert spec is not None
+    return opts.model_copy(update={"skill": (opts.skill or spec.skill_dir).resolve(),
+                                   "runs": opts.runs or spec.runs})
+
+
 def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
             executor: Executor | None = None) -> JobResult:
-    if opts.runs < 1:
+    if opts.runs is not None and opts.runs < 1:
         raise SkillassayError("--runs must be at least 1")
     if opts.skill is not None and not opts.skill.exists():
         raise SkillassayError(f"--skill {opts.skill}: no such file or folder")
-    if opts.baseline and opts.skill is None:
+    if opts.baseline and opts.skill is None and not is_trigger_source(opts.suite):
         raise SkillassayError("--baseline compares runs with and without the skill: give --skill too")
     if opts.seam == "live" and opts.layers != "rubric":
         import os
@@ -135,6 +162,9 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         if not evals:
             raise SkillassayError(f"no eval in {opts.suite} matches the filters (fixtures={opts.fixtures}, "
                                   f"api-path={opts.api_path})")
+        if any(e.trigger for e in evals):
+            opts = _trigger_options(opts, evals)
+        opts = opts.model_copy(update={"runs": opts.runs or 1})
         by_id = {e.id: e for e in evals}
         from skillassay.agents import agent_class
 

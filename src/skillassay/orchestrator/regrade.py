@@ -13,9 +13,11 @@ from pydantic import BaseModel
 from skillassay import store as result_store
 from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
+from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
 from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
+from skillassay.triggers import detect
 
 
 class ScoreChange(BaseModel):
@@ -34,11 +36,21 @@ class RegradeResult(BaseModel):
     changes: list[ScoreChange]
 
 
+def _record_change(before: RunRecord, after: RunRecord, changes: list[ScoreChange]) -> int:
+    b, a = _fields(before), _fields(after)
+    for k in sorted(set(b) | set(a)):
+        if b.get(k) != a.get(k):
+            changes.append(ScoreChange(eval_id=before.eval_id, variant=before.variant, run_index=before.run_index,
+                                       field=k, before=b.get(k), after=a.get(k)))
+    return 1
+
+
 def _fields(r: RunRecord) -> dict[str, float | str | None]:
     out: dict[str, float | str | None] = {
         "rubric": r.rubric_total, "sandbox": r.sandbox_total, "combined": r.combined,
         "verdict": None if r.verdict is None else ("pass" if r.verdict.passed else "fail"),
         "score": None if r.verdict is None else round(r.verdict.score * 100, 2),
+        "skill used": None if r.skill_use is None else ("yes" if r.skill_use.used else "no"),
     }
     for c in r.criteria:
         out[f"criterion:{c.id}"] = None if c.fraction is None else round(c.fraction, 4)
@@ -77,13 +89,30 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                     continue
                 tfile = run_dir / "transcript.json"
                 transcript = Transcript.model_validate_json(tfile.read_text()) if tfile.is_file() else None
+                # skill use read again with the current definition (skillassay.triggers)
+                use = detect(transcript, r.skill_use.target) if transcript and r.skill_use and r.skill_use.target \
+                    else r.skill_use
+                if d.trigger is not None:
+                    if use is None:
+                        skipped.append(f"{r.run_dir}: no record of where the skill was installed")
+                        continue
+                    stopped = r.trigger.stopped if r.trigger else None
+                    outcome, criteria, verdict = triggering.decide(d, use, stopped)
+                    new = r.model_copy(update={"criteria": criteria, "verdict": verdict, "trigger": outcome,
+                                               "skill_use": use, "regraded_at": datetime.now(UTC)})
+                    done += _record_change(r, new, changes)
+                    if not dry_run:
+                        os.replace(run_dir / "run.json", run_dir / "run.prev.json")
+                        result_store.write_run_file(results_root, new)
+                        db.record_run(new)
+                    continue
                 g = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}", layers=layers,
                           seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "host"),
                           emulator=emulator, transcript=transcript)
                 new = r.model_copy(update={
                     "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
                     "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
-                    "regraded_at": datetime.now(UTC),
+                    "regraded_at": datetime.now(UTC), "skill_use": use,
                 })
                 if r.outcome == "empty_diff" and new.verdict is not None:
                     new.verdict.passed = False

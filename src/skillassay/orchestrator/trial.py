@@ -25,10 +25,12 @@ from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.secrets import redact, redact_tree, secret_values
 from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
+from skillassay.orchestrator import triggering
 from skillassay.services.model_proxy import ModelGrants
-from skillassay.store.models import RunRecord, TranscriptSummary, Variant
+from skillassay.store.models import RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
+from skillassay.triggers import SkillUse
 from skillassay.workspace import create_workspace
 
 
@@ -59,8 +61,9 @@ class RunSpec(BaseModel):
         return run_dir_rel(self.job_id, self.eval_id, self.run_index, self.variant)
 
 
-def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
-    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills."""
+def _summary(t: Transcript, skill_name: str | None, use: SkillUse | None = None) -> TranscriptSummary:
+    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills; invoked is
+    any use in the whole transcript (``skillassay.triggers``) when the agent's transcript shows tool calls."""
     return TranscriptSummary(
         turns=t.turns,
         tool_calls=len(t.tool_calls),
@@ -69,7 +72,7 @@ def _summary(t: Transcript, skill_name: str | None) -> TranscriptSummary:
         output_tokens=t.usage.output_tokens,
         cost_usd=t.cost_usd,
         skill_loaded=skill_name is not None and skill_name in t.skills_available,
-        skill_invoked=skill_name is not None and skill_name in t.skills_invoked,
+        skill_invoked=use.used if use is not None else skill_name is not None and skill_name in t.skills_invoked,
         final_message=(t.final_message or "")[:2000] or None,
     )
 
@@ -96,6 +99,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     graded = GradeOutcome()
     files_changed = 0
     agent_version = None
+    use: SkillUse | None = None
+    trigger_outcome: TriggerOutcome | None = None
     attempts: list = []
     usage: ModelUsage | None = None
     tokens: list[str] = []
@@ -109,7 +114,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
             shutil.rmtree(scratch / f"attempt-{n - 1}", ignore_errors=True)
             base = scratch / f"attempt-{n}"
             t = time.monotonic()
-            ws = workspaces[n] = create_workspace(definition.app_dir, base / "workspace")
+            ws = workspaces[n] = create_workspace(triggering.app_dir(definition, base), base / "workspace")
             timings["workspace"] = round(timings.get("workspace", 0.0) + time.monotonic() - t, 3)
             home = base / "home"
             home.mkdir(parents=True)
@@ -131,6 +136,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
                 fixture_dir=definition.fixture_dir,
                 golden_dir=definition.golden_dir,
                 command=spec.command,
+                budget=definition.trigger.budget if definition.trigger else None,
             )
             t = time.monotonic()
             try:
@@ -154,6 +160,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
                 for call in tried.calls:
                     fh.write(call.model_dump_json() + "\n")
         write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
+        if spec.variant == "skill":
+            use = triggering.skill_use(agent_result, _skill_name(spec), spec.skill_dir)
 
         change = ws.compute_change()
         files_changed = len(change.files)
@@ -171,8 +179,14 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
             outcome, error = "crashed", tried.error
         elif tried.status == "timed_out":
             outcome, error = "timed_out", tried.error
-        elif change.empty:
+        elif change.empty and definition.trigger is None:
             outcome = "empty_diff"  # the plan counts an empty diff as a failure; it is still graded (scores 0s)
+        if definition.trigger is not None:
+            # a trigger run is not graded on its change: its decision is read from the transcript
+            trigger_outcome, graded.criteria, graded.verdict = triggering.decide(definition, use, agent_result.stopped)
+            if spec.keep_workspace:
+                _keep_workspace(ws.path, run_dir / "workspace")
+            raise _Decided
         # graded whatever the agent's end: a timed-out agent may have left a working change behind
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
@@ -190,6 +204,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
             _keep_workspace(ws.path, run_dir / "workspace")
     except KeyboardInterrupt:
         raise
+    except _Decided:
+        pass
     except _NotGraded as exc:
         outcome, error = "infrastructure_error", str(exc)
     except Exception as exc:  # noqa: BLE001 - recorded as the harness's failure, never the agent's
@@ -221,9 +237,11 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         api_path_correct=graded.api_path_correct,
         criteria=graded.criteria,
         verdict=graded.verdict,
-        transcript=_summary(transcript, _skill_name(spec)),
+        transcript=_summary(transcript, _skill_name(spec), use),
         model_usage=usage,
         attempts=attempts,
+        skill_use=use,
+        trigger=trigger_outcome,
         files_changed=files_changed,
         emulator_spec_version=graded.emulator_spec_version,
         config=json.loads(spec.model_dump_json(exclude={"agent_env"}))
@@ -243,10 +261,14 @@ class _NotGraded(Exception):
     """The run ends as an infrastructure error before grading."""
 
 
+class _Decided(Exception):
+    """A trigger run: its decision is made, nothing to grade."""
+
+
 def _skill_name(spec: RunSpec) -> str | None:
     if spec.skill_dir is None or spec.variant != "skill":
         return None
-    from skillassay.agents._common import SkillError, load_skill
+    from skillassay.skills import SkillError, load_skill
 
     try:
         return load_skill(spec.skill_dir).name

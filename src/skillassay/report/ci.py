@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.report.runs import failure_reason, is_graded
+from skillassay.report.trigger_tables import is_trigger_job, skill_use_of
 from skillassay.scoring.stats import compare, summarize
+from skillassay.scoring.triggers import summarize_triggers, trigger_points
 from skillassay.store.files import write_json_atomic
 from skillassay.store.models import JobRecord, RunRecord
 
@@ -76,6 +78,11 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
     if base:
         out["comparison"] = compare(base, [r for r in runs if r.variant == "skill"],
                                     a_label="baseline", b_label="skill").to_dict()
+    if is_trigger_job(runs):
+        out["trigger"] = summarize_triggers(trigger_points(runs)).to_dict()
+    else:
+        use = skill_use_of(runs)
+        out["skill_use"] = use.to_dict() if use else None
     for r in runs:
         # a run that ended in an infrastructure error was not graded: no scores (and not counted in the summary)
         v = r.verdict if is_graded(r) else None

@@ -221,6 +221,11 @@ def failure_reason(run: RunRecord) -> str | None:
         return "no verdict recorded"
     if v.passed:
         return None
+    if run.trigger is not None:  # a trigger run has one criterion: the decision
+        t = run.trigger
+        text = ("missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used")
+        text += f" ({t.category} prompt)"
+        return f"{reason}; {text}" if reason else text
     parts = []
     if v.disqualified:
         parts.append(f"forbidden behaviour observed: {', '.join(v.forbidden_observed)}")

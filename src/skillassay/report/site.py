@@ -38,8 +38,10 @@ from skillassay.report.runs import (
     skill_label,
     variant_label,
 )
+from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
 from skillassay.scoring.cost import runs_cost
 from skillassay.scoring.stats import Comparison, Summary, by_eval, compare, summarize, to_points
+from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
 from skillassay.store.models import JobRecord, RunRecord
 
@@ -103,6 +105,8 @@ class JobView:
     runs: list[RunRecord]
     variants: list[VariantStats]
     comparison: Comparison | None  # skill vs the job's own baseline
+    trigger: TriggerSummary | None = None  # a trigger suite's job: recall, precision, F1 per category
+    skill_use: SkillUseSplit | None = None  # an ordinary job with a skill: how often it was used
 
     @property
     def done(self) -> int:
@@ -153,7 +157,9 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
         comparison = compare(
             base, [r for r in runs if r.variant == "skill"], a_label="without the skill", b_label="with the skill"
         )
-    return JobView(job, runs, variants, comparison)
+    if is_trigger_job(runs):
+        return JobView(job, runs, variants, None, trigger=summarize_triggers(trigger_points(runs)))
+    return JobView(job, runs, variants, comparison, skill_use=skill_use_of(runs))
 
 
 def _load_definitions(
@@ -175,7 +181,12 @@ def _load_definitions(
         defs, problems = [], []
         for kind, source, suite_dir in sources:
             try:
-                defs.append(load_one(kind, source, suite_dir))
+                if kind == "trigger":  # a trigger suite: its prompts, one definition each
+                    from skillassay.definitions.trigger import load_trigger
+
+                    defs.extend(load_trigger(source, suite_dir).prompts)
+                else:
+                    defs.append(load_one(kind, source, suite_dir))
             except SkillassayError as exc:
                 problems.append(str(exc))
         note = None
@@ -365,15 +376,19 @@ def build_site(
     by_id = {v.job.job_id: v for v in views}
     for a, b in pairs:
         va, vb = by_id[a], by_id[b]
-        cmp = compare([r for r in va.runs if r.variant == "skill"], [r for r in vb.runs if r.variant == "skill"],
-                      a_label=a, b_label=b)
+        a_runs = [r for r in va.runs if r.variant == "skill"]
+        b_runs = [r for r in vb.runs if r.variant == "skill"]
+        cmp = compare(a_runs, b_runs, a_label=a, b_label=b)
+        # two versions of a skill on one trigger suite: compared prompt by prompt
+        tcmp = compare_trigger_runs(a_runs, b_runs, a, b) if va.trigger and vb.trigger else None
         write(
             compare_page(a, b),
             env.get_template("compare.html").render(
                 root="../", page="jobs", a=va.job, b=vb.job, cmp=cmp, a_label=a, b_label=b,
                 costs={a: runs_cost([r for r in va.runs if r.variant == "skill"]),
                        b: runs_cost([r for r in vb.runs if r.variant == "skill"])},
-                plot=charts.comparison_plot(cmp, a, b), job_page=job_page, **common,
+                plot=charts.comparison_plot(cmp, a, b), job_page=job_page, tcmp=tcmp,
+                use_a=va.skill_use, use_b=vb.skill_use, **common,
             ),
         )
 

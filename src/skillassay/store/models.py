@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.usage import ModelUsage
+from skillassay.triggers import SkillUse, TriggerBudget
 
 # How a run ended. Kept distinct: an empty diff is the agent's failure (as the plan says); an infrastructure error is
 # the harness's, and only those runs are re-run by --resume.
@@ -24,8 +25,8 @@ class TranscriptSummary(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
-    skill_loaded: bool = False
-    skill_invoked: bool = False
+    skill_loaded: bool = False  # the CLI listed the skill under test to the model
+    skill_invoked: bool = False  # the skill under test was used (skillassay.triggers: any use in the transcript)
     final_message: str | None = None
 
 
@@ -43,6 +44,19 @@ class Attempt(BaseModel):
     model_usage: ModelUsage | None = None  # this attempt's model calls
     retry_after_s: float | None = None  # the wait before the next attempt
     kept: str | None = None  # where this attempt's files were kept, relative to the run folder
+
+
+class TriggerOutcome(BaseModel):
+    """A trigger run's decision: was the skill used (within the budget), and should it have been?"""
+
+    suite: str
+    prompt: str  # the prompt's id in the suite
+    category: str  # explicit, implicit, contextual, negative
+    should_trigger: bool
+    triggered: bool  # the skill was used within the budget (skillassay.triggers.triggered)
+    correct: bool
+    budget: TriggerBudget = Field(default_factory=TriggerBudget)
+    stopped: str | None = None  # the harness ended the agent once the decision was made: triggered, max_turns, ...
 
 
 class RunRecord(BaseModel):
@@ -76,6 +90,10 @@ class RunRecord(BaseModel):
     # agent talks to no model, or the run predates the proxy)
     model_usage: ModelUsage | None = None
     attempts: list[Attempt] = Field(default_factory=list)
+    # the skill under test, read from the whole transcript (None: no skill, or an agent whose transcript cannot show
+    # it); where it was installed is skill_use.location
+    skill_use: SkillUse | None = None
+    trigger: TriggerOutcome | None = None  # trigger-suite runs only
     files_changed: int = 0
     emulator_spec_version: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run

@@ -189,7 +189,7 @@ class ModelServer:
             self._record(record)
             return reply
 
-        script = self._script(script_id)
+        script = self._script(script_id, body)
         if script is None:
             record.status = 404
             self._record(record)
@@ -236,10 +236,14 @@ class ModelServer:
         with self._lock:
             self._log.append(record)
 
-    def _script(self, script_id: str | None) -> Script | None:
+    def _script(self, script_id: str | None, body: Any = None) -> Script | None:
         with self._lock:
             if script_id is not None:
                 return self._scripts.get(script_id)
+            text = _user_text(body)
+            matched = [s for s in self._scripts.values() if s.match and s.match in text]
+            if len(matched) == 1:
+                return matched[0]
             if len(self._scripts) == 1:
                 return next(iter(self._scripts.values()))
             return self._scripts.get("default")
@@ -319,6 +323,17 @@ _CWD_PATTERNS = [
     re.compile(r"<cwd>([^<\n]+)</cwd>"),
     re.compile(r"(?:Primary working directory|Working directory):\s*(\S+)"),
 ]
+
+
+def _user_text(body: Any) -> str:
+    """The text of the request's user messages (where the task is), for choosing a script by ``match``."""
+    if not isinstance(body, dict):
+        return ""
+    parts: list[str] = []
+    for msg in body.get("messages") or body.get("input") or []:
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            parts.extend(_strings(msg.get("content")))
+    return "\n".join(parts)
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -134,6 +134,9 @@ class Script(_Strict):
     final_text: str = "Done."
     usage: ScriptUsage = Field(default_factory=ScriptUsage)
     side_text: str = "OK"  # the reply to side calls that are not part of the conversation (e.g. titles)
+    # text of the task that picks this script when the request names none (one server, one URL, a job of many
+    # evals: each eval's prompt holds its script's `match`)
+    match: str | None = None
 
     @classmethod
     def from_file(cls, path: str | Path) -> Script:
