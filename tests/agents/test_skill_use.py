@@ -26,11 +26,11 @@ def server():
         yield srv
 
 
-def run(server, make_ctx, skill_dir, agent, script_id, turns, **ctx_args):
+def run(server, proxied, make_ctx, skill_dir, agent, script_id, turns, **ctx_args):
     (script,) = parse_scripts({"id": f"{agent}-{script_id}", "turns": turns, "final_text": "Done."})
     server.add_script(script)
-    env = {"SKILLASSAY_MODEL_BASE_URL": server.base_url(script.id), "SKILLASSAY_MAX_RETRIES": "0"}
-    ctx = make_ctx(env=env, skill_dir=skill_dir, **ctx_args)
+    endpoint = proxied(server, script.id)  # as a job runs it: through a model proxy
+    ctx = make_ctx(env={"SKILLASSAY_MAX_RETRIES": "0"}, model_endpoint=endpoint, skill_dir=skill_dir, **ctx_args)
     result = get_agent(agent).run(ctx)
     assert result.status == "completed", result.error
     return ctx, result, detect(result.transcript, result.skill_target)
@@ -41,8 +41,8 @@ def bash(cmd):
 
 
 @needs["claude-code"]
-def test_claude_invoking_the_skill_tool(server, make_ctx, skill_dir):
-    ctx, result, use = run(server, make_ctx, skill_dir, "claude-code", "invoke",
+def test_claude_invoking_the_skill_tool(server, proxied, make_ctx, skill_dir):
+    ctx, result, use = run(server, proxied, make_ctx, skill_dir, "claude-code", "invoke",
                            [[{"tool_use": {"name": "Skill", "input": {"skill": SKILL}}}]])
     assert result.skill_target.location == f"$CLAUDE_CONFIG_DIR/skills/{SKILL}"
     assert (ctx.home / ".claude" / "skills" / SKILL / "SKILL.md").is_file()
@@ -53,9 +53,9 @@ def test_claude_invoking_the_skill_tool(server, make_ctx, skill_dir):
 
 
 @needs["claude-code"]
-def test_claude_reading_skill_md(server, make_ctx, skill_dir, tmp_path):
+def test_claude_reading_skill_md(server, proxied, make_ctx, skill_dir, tmp_path):
     path = tmp_path / "home" / ".claude" / "skills" / SKILL / "SKILL.md"
-    _, _, use = run(server, make_ctx, skill_dir, "claude-code", "read",
+    _, _, use = run(server, proxied, make_ctx, skill_dir, "claude-code", "read",
                     [[{"tool_use": {"name": "Read", "input": {"file_path": str(path)}}}],
                      [bash(f"cat ~/.claude/skills/{SKILL}/SKILL.md")]])
     assert [(e.how, e.tool, e.path, e.turn) for e in use.events] == [
@@ -63,8 +63,8 @@ def test_claude_reading_skill_md(server, make_ctx, skill_dir, tmp_path):
 
 
 @needs["claude-code"]
-def test_claude_never_touching_the_skill(server, make_ctx, skill_dir, workspace):
-    _, result, use = run(server, make_ctx, skill_dir, "claude-code", "never",
+def test_claude_never_touching_the_skill(server, proxied, make_ctx, skill_dir, workspace):
+    _, result, use = run(server, proxied, make_ctx, skill_dir, "claude-code", "never",
                          [[bash("ls ~/.claude/skills")],
                           [{"tool_use": {"name": "Read", "input": {"file_path": f"{workspace}/README.md"}}}]])
     assert len(result.transcript.tool_calls) == 2
@@ -72,7 +72,7 @@ def test_claude_never_touching_the_skill(server, make_ctx, skill_dir, workspace)
 
 
 @needs["claude-code"]
-def test_claude_skill_after_several_other_tool_calls(server, make_ctx, skill_dir, workspace):
+def test_claude_skill_after_several_other_tool_calls(server, proxied, make_ctx, skill_dir, workspace):
     """What defeats a detector that stops at the first tool call that is not the skill."""
     turns = [
         [bash("ls"), {"tool_use": {"name": "Glob", "input": {"pattern": "**/*"}}}],
@@ -81,7 +81,7 @@ def test_claude_skill_after_several_other_tool_calls(server, make_ctx, skill_dir
         [{"tool_use": {"name": "Grep", "input": {"pattern": "hello"}}}],
         [{"tool_use": {"name": "Skill", "input": {"skill": SKILL}}}],
     ]
-    _, result, use = run(server, make_ctx, skill_dir, "claude-code", "late", turns)
+    _, result, use = run(server, proxied, make_ctx, skill_dir, "claude-code", "late", turns)
     calls = result.transcript.tool_calls
     assert [c.name for c in calls] == ["Bash", "Glob", "Read", "Bash", "Grep", "Skill"]
     assert use.used and use.calls_before == 5 and use.first.turn == 5
@@ -91,10 +91,10 @@ def test_claude_skill_after_several_other_tool_calls(server, make_ctx, skill_dir
 
 
 @needs["codex"]
-def test_codex_reading_skill_md_and_running_a_skill_script(server, make_ctx, skill_dir):
+def test_codex_reading_skill_md_and_running_a_skill_script(server, proxied, make_ctx, skill_dir):
     (skill_dir / "scripts").mkdir()
     (skill_dir / "scripts" / "greet.sh").write_text("echo greeting\n")
-    ctx, result, use = run(server, make_ctx, skill_dir, "codex", "read",
+    ctx, result, use = run(server, proxied, make_ctx, skill_dir, "codex", "read",
                            [[{"exec": f"sed -n '1,80p' ~/.codex/skills/{SKILL}/SKILL.md"}],
                             [{"exec": f"bash $CODEX_HOME/skills/{SKILL}/scripts/greet.sh"}]])
     assert result.skill_target.location == f"$CODEX_HOME/skills/{SKILL}"
@@ -106,15 +106,15 @@ def test_codex_reading_skill_md_and_running_a_skill_script(server, make_ctx, ski
 
 
 @needs["codex"]
-def test_codex_never_touching_the_skill(server, make_ctx, skill_dir):
-    _, result, use = run(server, make_ctx, skill_dir, "codex", "never",
+def test_codex_never_touching_the_skill(server, proxied, make_ctx, skill_dir):
+    _, result, use = run(server, proxied, make_ctx, skill_dir, "codex", "never",
                          [[{"exec": "ls ~/.codex/skills"}], [{"exec": "cat README.md"}]])
     assert len(result.transcript.tool_calls) == 2
     assert use.listed and not use.used
 
 
 @needs["codex"]
-def test_codex_skill_after_several_other_tool_calls(server, make_ctx, skill_dir):
+def test_codex_skill_after_several_other_tool_calls(server, proxied, make_ctx, skill_dir):
     turns = [
         [{"exec": "ls"}, {"exec": "cat README.md"}],
         [{"exec": "git status --short"}],
@@ -122,7 +122,7 @@ def test_codex_skill_after_several_other_tool_calls(server, make_ctx, skill_dir)
         [{"exec": "cat src/app.txt"}],
         [{"exec": f"cat ~/.codex/skills/{SKILL}/SKILL.md"}],
     ]
-    _, result, use = run(server, make_ctx, skill_dir, "codex", "late", turns)
+    _, result, use = run(server, proxied, make_ctx, skill_dir, "codex", "late", turns)
     calls = result.transcript.tool_calls
     assert [c.name for c in calls] == ["exec_command"] * 3 + ["apply_patch", "exec_command", "exec_command"]
     assert [c.turn for c in calls] == [1, 1, 2, 3, 4, 5]
@@ -131,18 +131,18 @@ def test_codex_skill_after_several_other_tool_calls(server, make_ctx, skill_dir)
 
 
 @pytest.mark.parametrize("agent", [pytest.param(a, marks=needs[a]) for a in ("claude-code", "codex")])
-def test_a_trigger_run_stops_once_the_decision_is_made(server, make_ctx, skill_dir, agent):
+def test_a_trigger_run_stops_once_the_decision_is_made(server, proxied, make_ctx, skill_dir, agent):
     if agent == "claude-code":
         use_it, other = {"tool_use": {"name": "Skill", "input": {"skill": SKILL}}}, bash("ls")
     else:
         use_it, other = {"exec": f"cat ~/.codex/skills/{SKILL}/SKILL.md"}, {"exec": "ls"}
     # used at turn 2 of 8: the run ends there, not after 8 turns
-    _, result, use = run(server, make_ctx, skill_dir, agent, "stop-used", [[other], [use_it]] + [[other]] * 6,
+    _, result, use = run(server, proxied, make_ctx, skill_dir, agent, "stop-used", [[other], [use_it]] + [[other]] * 6,
                          budget=TriggerBudget(max_turns=6))
     assert result.stopped == "triggered" and use.used and use.first.turn == 2
     assert len(server.conversation_requests(f"{agent}-stop-used")) < 8
     # never used in 8 turns, with a budget of 2: the run ends at the third
-    _, result, use = run(server, make_ctx, skill_dir, agent, "stop-budget", [[other]] * 8,
+    _, result, use = run(server, proxied, make_ctx, skill_dir, agent, "stop-budget", [[other]] * 8,
                          budget=TriggerBudget(max_turns=2))
     assert result.stopped == "max_turns" and not use.used
     assert len(server.conversation_requests(f"{agent}-stop-budget")) < 8
