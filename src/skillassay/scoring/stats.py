@@ -18,8 +18,29 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb
+from typing import Protocol
 
-from skillassay.store.models import RunRecord
+
+class _Verdict(Protocol):
+    score: float
+    passed: bool
+
+
+class _CriterionScore(Protocol):
+    id: str
+    fraction: float | None
+
+
+class ScoredRun(Protocol):
+    """What statistics read from a run (``store.models.RunRecord`` is one): scoring stays below the store and can
+    be tested with plain objects."""
+
+    eval_id: str
+    run_index: int
+    outcome: str
+    combined: float | None
+    verdict: _Verdict | None
+    criteria: Sequence[_CriterionScore]
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20261129
@@ -40,7 +61,7 @@ class Point:
     criteria: Mapping[str, float] = field(default_factory=dict)  # criterion id -> fraction earned (unjudged = 0)
 
 
-def run_score(run: RunRecord) -> float:
+def run_score(run: ScoredRun) -> float:
     if run.verdict is not None:
         return run.verdict.score
     if run.combined is not None:  # a Seam-layers-only run: the plan's combined score, 0-100
@@ -48,7 +69,7 @@ def run_score(run: RunRecord) -> float:
     return 0.0
 
 
-def to_points(runs: Iterable[RunRecord]) -> list[Point]:
+def to_points(runs: Iterable[ScoredRun]) -> list[Point]:
     out = []
     for r in runs:
         if r.outcome == "infrastructure_error":
@@ -256,7 +277,7 @@ def eval_stats(
 
 
 def summarize(
-    runs: Iterable[RunRecord], ks: Sequence[int] = DEFAULT_KS, seed: int = DEFAULT_SEED,
+    runs: Iterable[ScoredRun], ks: Sequence[int] = DEFAULT_KS, seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
 ) -> Summary:
     """Per eval and overall. The overall mean is the mean of the per-eval means (each eval weighs the same however
@@ -378,8 +399,8 @@ def _paired_ci(
 
 
 def compare(
-    a_runs: Iterable[RunRecord],
-    b_runs: Iterable[RunRecord],
+    a_runs: Iterable[ScoredRun],
+    b_runs: Iterable[ScoredRun],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     a_label: str = "A",

@@ -12,16 +12,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
-
-if TYPE_CHECKING:  # pragma: no cover
-    from skillassay.graders.process.judge import JudgeConfig
 
 
 class GradeResult(BaseModel):
