@@ -36,10 +36,8 @@ LEANING: dict[tuple[str, str], str] = {
                                  "(services/seam/spec.py), imported lazily and optional",
 }
 
-# Import cycles known and being broken; a cycle that is gone must be taken off this list.
-KNOWN_CYCLES: list[set[str]] = [
-    {"skillassay.services.seam.app", "skillassay.services.seam.emulator"},  # helper `emulator` breaks it (issue 12)
-]
+# Import cycles known and being broken (none now); a cycle that is gone must be taken off this list.
+KNOWN_CYCLES: list[set[str]] = []
 
 
 @functools.cache

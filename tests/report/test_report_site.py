@@ -140,14 +140,19 @@ def test_hostile_strings_reach_the_page_only_escaped(results_tree, definitions, 
 
 
 def test_scoring_examples_come_from_decide():
+    """One set: the document's examples, each verdict what the harness's scoring function says."""
     from skillassay.report import examples
+    from skillassay.scoring.examples import DOCUMENT_EXAMPLES
+    from skillassay.scoring.verdict import decide
 
-    for source in (examples.scoring_examples(), examples._computed()):
-        full, unjudged, forbidden = source
-        assert full.verdict.passed and full.verdict.score == 1.0
-        assert not unjudged.verdict.passed and unjudged.verdict.score == pytest.approx(0.7)
-        assert unjudged.verdict.unjudged == ["scope_discipline", "respects_policy"]
-        assert forbidden.verdict.score == 1.0 and forbidden.verdict.disqualified and not forbidden.verdict.passed
+    shown = examples.scoring_examples()
+    assert [e.id for e in shown] == [e.id for e in DOCUMENT_EXAMPLES] and len(shown) == 3
+    for ex in shown:
+        assert ex.verdict == decide(ex.criteria, ex.forbidden_observed, ex.threshold)
+    full, unjudged, forbidden = shown
+    assert full.verdict.passed and full.verdict.score == 1.0
+    assert not unjudged.verdict.passed and unjudged.verdict.unjudged == ["scope_discipline", "respects_policy"]
+    assert forbidden.verdict.disqualified and not forbidden.verdict.passed
 
 
 def test_parallel_run_pages_match_serial(results_tree, tmp_path, monkeypatch):

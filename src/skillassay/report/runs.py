@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from skillassay.store.models import RunRecord
 from skillassay.scoring.verdict import percent_text
+from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
 
 MAX_DIFF_BYTES = 300_000

@@ -10,7 +10,6 @@ timeout makes concurrent writers wait for each other instead of failing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -367,7 +366,3 @@ def open(results_root: Path | str) -> Store:
     else:
         store.index_new_jobs()
     return store
-
-
-def records_json(runs: list[RunRecord]) -> list[dict]:
-    return [json.loads(r.model_dump_json()) for r in runs]
