@@ -10,7 +10,7 @@ import httpx
 import pytest
 from seam import Seam
 from seam.exceptions import SeamHttpApiError
-from seam_helpers import admin_headers
+from seam_helpers import WebhookReceiver, admin_headers
 
 from skillassay.services.seam.emulator import SeamEmulator
 
@@ -257,3 +257,34 @@ def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(emulator, vict
         assert time.monotonic() - started < 4
     finally:
         black_hole.close()
+
+
+def test_webhooks_reach_only_what_the_harness_allows(emulator, webhook_receiver):
+    """The emulator posts from the harness's process, so an app could use a webhook to reach any listener (another
+    run's app, say). The sandbox grader's workspace delivers nowhere until the app's own address is allowed, then
+    only there; refused deliveries are recorded, never sent."""
+    from skillassay.graders.sandbox.seam import EmulatorSession
+    from skillassay.services.seam.emulator import wait_until
+
+    other_run = WebhookReceiver()  # a listener the app has no business reaching
+    session = EmulatorSession(emulator, "hooks")
+    try:
+        seam = Seam(api_key=session.api_key, endpoint=emulator.base_url)
+        seam.webhooks.create(url=other_run.url, event_types=["access_code.created"])
+        seam.webhooks.create(url=webhook_receiver.url, event_types=["access_code.created"])
+        front = session.ws.device("FRONT DOOR")["device_id"]
+        seam.access_codes.create(device_id=front, code="1234")  # before the app's address is known: nowhere
+        app_url = webhook_receiver.url.rsplit("/hooks", 1)[0]
+        session.allow_webhooks_to(app_url)
+        seam.access_codes.create(device_id=front, code="5678")
+        wait_until(lambda: webhook_receiver.received, timeout=5)
+        time.sleep(0.3)
+        assert len(webhook_receiver.received) == 1 and other_run.received == []
+        records = emulator.webhook_deliveries_of(session.workspace_id)
+        refused = [r for r in records if r.attempts == 0]
+        assert len(refused) == 3 and all(r.status is None and "not delivered" in r.error for r in refused)
+        with pytest.raises(ValueError):
+            emulator.limit_webhooks(session.workspace_id, ["file:///etc/passwd"])
+    finally:
+        other_run.close()
+        session.cleanup()

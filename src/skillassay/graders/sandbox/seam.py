@@ -178,6 +178,9 @@ class SeamSession(ABC):
         """The Seam requests the app sent since the marker (``"POST /access_codes/create"``), where known."""
         return None
 
+    def allow_webhooks_to(self, app_url: str) -> None:
+        """The app under test listens at ``app_url``: the only place its Seam webhooks may be delivered (emulator)."""
+
     def cleanup(self) -> None:
         if self.http is not None:
             self.http.close()
@@ -221,6 +224,8 @@ class EmulatorSession(SeamSession):
         super().__init__(run_id)
         self.emu = emulator
         self.ws = emulator.create_workspace(name=f"run-{run_id}")
+        # The emulator posts webhooks from the harness's process: none at all until the app's own address is known.
+        emulator.limit_webhooks(self.ws.workspace_id, [])
         self.http = SeamHttp(emulator.base_url, self.ws.api_key, local=True)
 
     @property
@@ -241,6 +246,9 @@ class EmulatorSession(SeamSession):
 
     def device_pool(self, n: int) -> list[str]:
         return [d["device_id"] for d in _devices_of(self.ws) if can_hold_codes(d)][:n]
+
+    def allow_webhooks_to(self, app_url: str) -> None:
+        self.emu.limit_webhooks(self.workspace_id, [app_url])
 
     def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
         wanted = set(device_ids)

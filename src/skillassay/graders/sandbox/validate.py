@@ -205,6 +205,7 @@ def validate(
             env[config.seam_env_var] = session.api_key
             env["SEAM_ENDPOINT"] = app.seam_endpoint(session.endpoint)
             base_url = app.start(env)
+            session.allow_webhooks_to(base_url)
         except StepFailed as e:
             build.fail(f"{e.step} failed: {e.reason}")
             if e.log_tail:

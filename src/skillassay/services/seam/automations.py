@@ -19,7 +19,7 @@ from typing import Any
 from skillassay.services.seam.seed import is_lock_with_codes
 from skillassay.services.seam.spec import parse_datetime
 from skillassay.services.seam.store import Store, Workspace, new_id, now_iso, public_copy, to_iso
-from skillassay.services.seam.webhooks import Delivery, WebhookDispatcher, wants
+from skillassay.services.seam.webhooks import Delivery, WebhookDispatcher, origin, wants
 
 # push_data: list name -> key field, for places (all become spaces) and people (all become user identities)
 PLACE_LISTS = {
@@ -131,9 +131,12 @@ class Engine:
         ws.events.append(event)
         for hook in ws.webhooks.values():
             if wants(hook.get("event_types"), event_type):
-                self.dispatcher.submit(
-                    Delivery(hook["url"], hook["secret"], dict(event), hook["webhook_id"], ws.workspace_id)
-                )
+                delivery = Delivery(hook["url"], hook["secret"], dict(event), hook["webhook_id"], ws.workspace_id)
+                if ws.webhook_origins is not None and origin(hook["url"]) not in ws.webhook_origins:
+                    # the emulator posts from the harness's process: only where the harness let this workspace reach
+                    self.dispatcher.refuse(delivery, "not delivered: the URL is not an origin this workspace may reach")
+                else:
+                    self.dispatcher.submit(delivery)
         return event
 
     def _code_event(self, ws: Workspace, event_type: str, code: dict, with_code: bool = False) -> None:

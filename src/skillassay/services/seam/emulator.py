@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -34,7 +34,7 @@ from skillassay.services.seam.handlers import HANDLERS
 from skillassay.services.seam.seed import seed_sandbox
 from skillassay.services.seam.spec import SPEC_PACKAGE, SeamSpec, load_spec, route_name
 from skillassay.services.seam.store import RequestRecord, Store, WorkspaceSnapshot, public_copy
-from skillassay.services.seam.webhooks import DeliveryRecord, WebhookDispatcher
+from skillassay.services.seam.webhooks import DeliveryRecord, WebhookDispatcher, origin
 
 T = TypeVar("T")
 
@@ -201,6 +201,21 @@ class SeamEmulator:
             self.store.touch(ws)
             devices = [public_copy(d) for d in ws.devices.values()]
         return WorkspaceHandle(ws.workspace_id, ws.api_key, ws.name, devices)
+
+    def limit_webhooks(self, workspace_id: str, origins: Iterable[str]) -> None:
+        """Deliver this workspace's webhooks only to these origins (``"http://127.0.0.1:8123"``; an empty list: none).
+        Deliveries elsewhere are recorded as refused, never sent: the emulator posts from the harness's process, so
+        an app must not use it to reach what its sandbox does not let it reach. By default a workspace may post
+        anywhere (a standalone emulator serving one developer)."""
+        allowed = set()
+        for url in origins:
+            o = origin(url)
+            if o is None:
+                raise ValueError(f"not an http(s) origin: {url!r}")
+            allowed.add(o)
+        ws = self.store.get(workspace_id)
+        with ws.lock:
+            ws.webhook_origins = frozenset(allowed)
 
     def workspaces(self) -> list[WorkspaceHandle]:
         handles = []

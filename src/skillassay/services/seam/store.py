@@ -70,6 +70,8 @@ class Workspace:
     changed: threading.Condition = field(init=False, repr=False)
     requests: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=REQUEST_LOG_SIZE), repr=False)
     deleted: bool = False
+    # where this workspace's webhooks may be delivered ("http://127.0.0.1:8123"); None: anywhere
+    webhook_origins: frozenset[str] | None = None
     connected_accounts: dict[str, dict] = field(default_factory=dict)
     devices: dict[str, dict] = field(default_factory=dict)
     spaces: dict[str, dict] = field(default_factory=dict)

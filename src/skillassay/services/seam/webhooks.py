@@ -18,6 +18,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -57,6 +58,20 @@ def wants(event_types: list[str] | None, event_type: str) -> bool:
         if pattern.endswith(".*") and event_type.startswith(pattern[:-1]):
             return True
     return False
+
+
+def origin(url: str) -> str | None:
+    """``scheme://host:port`` of an http(s) URL (default ports made explicit), or None for anything else."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return None
+    host = parts.hostname.lower()
+    return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 @dataclass
@@ -122,6 +137,13 @@ class WebhookDispatcher:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def refuse(self, delivery: Delivery, reason: str) -> None:
+        """Record a delivery that is not sent (its URL is not one the workspace may reach)."""
+        self.records.append(
+            DeliveryRecord(delivery.webhook_id, delivery.workspace_id, delivery.event["event_id"], delivery.url,
+                           None, reason, 0)
+        )
 
     def submit(self, delivery: Delivery) -> None:
         with self._lock:
