@@ -65,12 +65,14 @@ def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict
             evidence=evidence if got is not None else ["rubric layer not run"],
         ))
     checks = check_points(sandbox) if sandbox is not None else {}
+    if sandbox is not None:
+        from skillassay.graders.sandbox.result import check_evidence
     details = (sandbox or {}).get("checks") or {}
     if definition.config is not None:
         for name, points in SANDBOX_POINTS.items():
             got = checks.get(name)
             detail = details.get(name) if isinstance(details.get(name), dict) else {}
-            evidence = [detail["reason"]] if detail.get("reason") else []
+            evidence = check_evidence(detail) if detail else []
             if got is None:
                 evidence = ["sandbox layer not run"]
             out.append(CriterionResult(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -111,9 +112,57 @@ def test_bad_run_id_is_refused(tiny, emulator):
 
 def test_evidence_lists_the_seam_requests_the_app_sent(tiny, emulator, tmp_path):
     r = _run(tiny("good"), emulator, tmp_path, "ev1")
-    assert "POST /access_codes/create" in r.checks["create"].seam["app_seam_requests"]
-    assert "POST /access_codes/update" in r.checks["update"].seam["app_seam_requests"]
-    assert "POST /access_codes/delete" in r.checks["cancel"].seam["app_seam_requests"]
+    for step, route in (("create", "/access_codes/create"), ("update", "/access_codes/update"),
+                        ("cancel", "/access_codes/delete")):
+        sent = r.checks[step].seam["app_seam_requests"]
+        assert [(s["method"], s["path"], s["status"]) for s in sent] == [("POST", route, 200)], sent
+        assert 0 <= sent[0]["at_s"] < 5
+    # which code, on which device and space, with which times
+    found = r.checks["create"].seam["found"][0]
+    assert found["device_id"] == r.seam["spaces"][0]["device_ids"][0] and found["space_keys"] == ["unit-1"]
+    assert found["starts_at"].startswith(r.templates["STARTS_AT"][:19])
+
+
+def test_failed_seam_requests_end_the_wait_early_and_are_named(tiny, emulator, tmp_path):
+    """A wrong device id: the emulator answers the app 404 at once; the create check stops a short grace after that
+    answer (not its 60 s limit) and names the failed request."""
+    d = tiny("seam_fails", timeouts={"create": 60})
+    t0 = time.monotonic()
+    r = validate(d.app_dir, d, "fails1", emulator=emulator, logs_dir=tmp_path / "l", fail_grace=1.0)
+    create = r.checks["create"]
+    assert create.points == 0
+    assert create.elapsed_s < 20, create.elapsed_s
+    assert "every Seam request the app sent for the create request failed" in create.reason
+    assert "POST /access_codes/create -> 404" in create.reason
+    sent = create.seam["app_seam_requests"]
+    assert sent[0]["status"] == 404 and "not found" in sent[0]["error"].lower()
+    assert time.monotonic() - t0 < 40
+
+
+def test_a_failed_request_followed_by_a_good_one_is_waited_for(emulator):
+    """The early stop needs every request of the step to have failed: a retry that succeeds keeps the wait going."""
+    from skillassay.graders.sandbox.seam import EmulatorSession, SeamHttp, SeamRequestsFailed, WantedSpace
+
+    session = EmulatorSession(emulator, "retry1")
+    try:
+        session.bootstrap([WantedSpace("unit-r", "unit-r", 1)], None)
+        device = session.device_ids()[0]
+        app = SeamHttp(emulator.base_url, session.api_key, local=True)
+        since = session.marker()
+        with pytest.raises(Exception):
+            app.call("access_codes/create", {"device_id": "00000000-0000-4000-8000-000000000000"}, retries=0)
+        with pytest.raises(SeamRequestsFailed) as failed:
+            session.wait([device], lambda codes: codes or None, 10, since=since, fail_grace=0.3)
+        assert failed.value.requests[0]["path"] == "/access_codes/create"
+        since = session.marker()
+        with pytest.raises(Exception):
+            app.call("access_codes/create", {"device_id": "00000000-0000-4000-8000-000000000000"}, retries=0)
+        app.call("access_codes/create", {"device_id": device, "name": "x"})
+        got = session.wait([device], lambda codes: codes or None, 10, since=since, fail_grace=0.3)
+        assert got and got[0]["device_id"] == device
+        app.close()
+    finally:
+        session.cleanup()
 
 
 def test_seam_keys_never_reach_logs_or_evidence(tiny, emulator, tmp_path):
@@ -124,3 +173,22 @@ def test_seam_keys_never_reach_logs_or_evidence(tiny, emulator, tmp_path):
     text = r.model_dump_json() + "".join(Path(p).read_text() for p in r.logs.values())
     assert "[REDACTED]" in r.log_tail
     assert "seam_test" not in text.replace("seam_test_not", "")
+
+
+def test_run_page_evidence_names_codes_spaces_times_and_the_apps_requests(tiny, emulator, tmp_path):
+    """What the run page's criteria table shows for the sandbox (seam_criteria): not blank."""
+    import json
+
+    from skillassay.orchestrator.grading import seam_criteria
+
+    d = tiny("good")
+    r = _run(d, emulator, tmp_path, "page1")
+    criteria = {c.id: c for c in seam_criteria(d, None, json.loads(r.model_dump_json()))}
+    create = "\n".join(criteria["sandbox_create"].evidence)
+    code = r.checks["create"].seam["found"][0]
+    assert f"on device {code['device_id']} in space unit-1" in create
+    assert r.templates["STARTS_AT"][:16] in create
+    assert "the app -> Seam: POST /access_codes/create -> 200" in create
+    assert "asked the app: POST " in create and "-> HTTP 201" in create
+    assert "the app -> Seam: POST /access_codes/delete -> 200" in "\n".join(criteria["sandbox_cancel"].evidence)
+    assert "answered http://" in "\n".join(criteria["sandbox_build"].evidence)

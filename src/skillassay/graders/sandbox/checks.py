@@ -18,7 +18,7 @@ import httpx
 
 from skillassay.definitions.models import Endpoint
 from skillassay.graders.sandbox.result import CheckResult, HttpExchange
-from skillassay.graders.sandbox.seam import SeamSession, summaries
+from skillassay.graders.sandbox.seam import SeamRequestsFailed, SeamSession, request_text
 
 TIME_TOLERANCE = timedelta(seconds=60)  # an app may round or re-format the times; a minute is still "the same"
 GONE_STATUSES = {"removing", "removed", "deleted"}
@@ -133,7 +133,7 @@ class Checker:
 
     def __init__(self, *, client: httpx.Client, base_url: str, seam: SeamSession, device_ids: list[str],
                  endpoints: Any, variables: dict[str, str], timeouts: Any, update_check: str,
-                 quiet_after: float | None):
+                 quiet_after: float | None, fail_grace: float | None = None):
         self.client = client
         self.base_url = base_url
         self.seam = seam
@@ -143,6 +143,8 @@ class Checker:
         self.timeouts = timeouts
         self.update_check = update_check
         self.quiet_after = quiet_after
+        self.fail_grace = fail_grace
+        self.failed: list[dict[str, Any]] = []  # the app's failed Seam requests of the step that stopped early
         self.baseline: set[str] = set()
         self.run_code_ids: set[str] = set()  # every code of this run seen so far
         self.reservation_id: str | None = None
@@ -162,14 +164,38 @@ class Checker:
         sent = self.seam.app_requests(since) if since is not None else None
         if sent is not None:
             check.seam["app_seam_requests"] = sent[:50]
+            if len(sent) > 50:
+                check.seam["app_seam_requests_omitted"] = len(sent) - 50
+        grants = self.seam.grants()
+        if grants:
+            check.seam["grants"] = grants[:20]
+
+    def _found(self, codes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self.seam.annotate(codes)
 
     def _wait(self, predicate, timeout: float, since: Any) -> tuple[Any, str | None]:
-        """(result, None) or (None, 'timeout'|'quiet')."""
+        """(result, None) or (None, 'timeout'|'quiet'|'failed')."""
+        self.failed = []
         try:
-            got = self.seam.wait(self.device_ids, predicate, timeout, quiet_after=self.quiet_after, since=since)
+            got = self.seam.wait(self.device_ids, predicate, timeout, quiet_after=self.quiet_after, since=since,
+                                 fail_grace=self.fail_grace)
         except TimeoutError:
             return None, "timeout"
+        except SeamRequestsFailed as e:
+            self.failed = e.requests
+            return None, "failed"
         return (got, None) if got else (None, "quiet")
+
+    def _early(self, why: str | None, step: str, waited: float) -> str:
+        """Why the wait for ``step`` ended without the wanted state: the words that end a reason."""
+        if why == "quiet":
+            return f"the app sent Seam no request within {self.quiet_after:.0f} s of the {step} request"
+        if why == "failed":
+            shown = "; ".join(request_text(r) for r in self.failed[-3:])
+            more = f" (and {len(self.failed) - 3} more)" if len(self.failed) > 3 else ""
+            return (f"every Seam request the app sent for the {step} request failed: {shown}{more} "
+                    f"(stopped {self.fail_grace:g} s after the last answer)")
+        return f"waited {waited:.0f} s"
 
     # -- create ---------------------------------------------------------------------------------------------
     def create(self, check: CheckResult, id_path: str | None) -> None:
@@ -178,7 +204,7 @@ class Checker:
         try:
             before = self.seam.codes(self.device_ids)
             self.baseline = {c["access_code_id"] for c in before}
-            check.seam["baseline_codes"] = summaries(before)
+            check.seam["baseline_codes"] = self._found(before)
             since = self.seam.marker()
             ex, parsed = send(self.client, self.base_url, self.endpoints.create, self.variables)
             check.requests.append(ex)
@@ -201,7 +227,7 @@ class Checker:
             expected = {"starts_at": self.variables["STARTS_AT"], "ends_at": self.variables["ENDS_AT"]}
             check.seam["expected"] = expected
             if problem is not None:
-                check.seam["found"] = summaries(self._ours(self.seam.codes(self.device_ids)))
+                check.seam["found"] = self._found(self._ours(self.seam.codes(self.device_ids)))
                 check.fail(problem)
                 return
 
@@ -212,10 +238,9 @@ class Checker:
             found, why = self._wait(matching, self.timeouts.create, since)
             if found is None:
                 now = self.seam.codes(self.device_ids)
-                check.seam["found"] = summaries(self._ours(now))
-                if why == "quiet":
-                    check.fail(f"no access code: the app sent Seam no request within {self.quiet_after:.0f} s of the "
-                               "create request")
+                check.seam["found"] = self._found(self._ours(now))
+                if why in ("quiet", "failed"):
+                    check.fail(f"no access code: {self._early(why, 'create', self.timeouts.create)}")
                 else:
                     check.fail(f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
                                f"{self.timeouts.create:.0f} s")
@@ -223,7 +248,7 @@ class Checker:
                     check.reason += f"; {id_note}"
                 return
             self._remember(found)
-            check.seam["found"] = summaries(found)
+            check.seam["found"] = self._found(found)
             times_ok = any(same_time(c.get("starts_at"), expected["starts_at"]) and
                            same_time(c.get("ends_at"), expected["ends_at"]) for c in found)
             check.seam["times_match"] = times_ok
@@ -256,7 +281,7 @@ class Checker:
             if self.update_check == "strict":
                 check.seam["expected"] = {"ends_at": expected_end}
             if problem is not None:
-                check.seam["found"] = summaries(self._ours(self.seam.codes(self.device_ids)))
+                check.seam["found"] = self._found(self._ours(self.seam.codes(self.device_ids)))
                 check.fail(problem)
                 return
 
@@ -270,21 +295,19 @@ class Checker:
             found, why = self._wait(want, self.timeouts.update, since)
             if found is not None:
                 self._remember(found)
-                check.seam["found"] = summaries(found)
+                check.seam["found"] = self._found(found)
                 check.ok()
                 return
             now = self._active(self.seam.codes(self.device_ids))
             self._remember(now)
-            check.seam["found"] = summaries(now)
+            check.seam["found"] = self._found(now)
+            early = self._early(why, "update", self.timeouts.update)
             if not now:
-                check.fail("no access code of this reservation on the device after the update"
-                           + (f" (the app sent Seam no request within {self.quiet_after:.0f} s of the update request)"
-                              if why == "quiet" else f" (waited {self.timeouts.update:.0f} s)"))
+                check.fail(f"no access code of this reservation on the device after the update ({early})")
             else:
                 got = ", ".join(str(c.get("ends_at")) for c in now)
                 check.fail(f"code ends_at mismatch: expected {expected_end}, found {got}"
-                           + (f" (the app sent Seam no request within {self.quiet_after:.0f} s of the update request)" if why == "quiet" else
-                              f" after {self.timeouts.update:.0f} s"))
+                           + (f" ({early})" if why in ("quiet", "failed") else f" after {self.timeouts.update:.0f} s"))
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
@@ -304,7 +327,7 @@ class Checker:
             problem = http_problem(ex, parsed)
             check.seam["to_remove"] = sorted(self.run_code_ids)
             if problem is not None:
-                check.seam["found"] = summaries(self._ours(self.seam.codes(self.device_ids)))
+                check.seam["found"] = self._found(self._ours(self.seam.codes(self.device_ids)))
                 check.fail(problem)
                 return
             if not self.run_code_ids:
@@ -316,14 +339,13 @@ class Checker:
 
             found, why = self._wait(gone, self.timeouts.cancel, since)
             after = self._ours(self.seam.codes(self.device_ids))
-            check.seam["found"] = summaries(after)
+            check.seam["found"] = self._found(after)
             if found:
                 check.ok()
                 return
             left = ", ".join(f"{c.get('access_code_id')} ({c.get('status')})" for c in self._active(after))
-            check.fail(f"access code still on the device after the cancel: {left}"
-                       + (f" (the app sent Seam no request within {self.quiet_after:.0f} s of the cancel request)" if why == "quiet" else
-                          f" (waited {self.timeouts.cancel:.0f} s)"))
+            check.fail(f"access code still on the device after the cancel: {left} "
+                       f"({self._early(why, 'cancel', self.timeouts.cancel)})")
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)

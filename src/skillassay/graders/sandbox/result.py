@@ -67,3 +67,54 @@ class SandboxResult(BaseModel):
 
     def plan_json(self) -> dict[str, Any]:
         return {"total": self.total, "checks": {n: self.checks[n].points for n in CHECK_POINTS}}
+
+
+def _window(item: dict[str, Any]) -> str:
+    return f"{item.get('starts_at') or '…'}..{item.get('ends_at') or '…'}"
+
+
+def check_evidence(check: dict[str, Any], limit: int = 12) -> list[str]:
+    """A check's evidence as lines for people (the run page's criteria table), from its JSON: why it failed, the
+    request sent to the app and its answer, the codes and grants found in Seam (on which device and space, with
+    which times), and the app's own Seam requests with their statuses."""
+    lines: list[str] = []
+    if check.get("reason"):
+        lines.append(str(check["reason"]))
+    details = check.get("details") or {}
+    if details.get("health_url"):
+        steps = ", ".join(f"{k} {v:g} s" for k, v in (details.get("timings") or {}).items())
+        lines.append(f"answered {details['health_url']}" + (f" ({steps})" if steps else ""))
+    for ex in check.get("requests") or []:
+        answer = ex.get("error") or (f"HTTP {ex['status']}" if ex.get("status") is not None else "no answer")
+        lines.append(f"asked the app: {ex.get('method')} {ex.get('url')} -> {answer}")
+    seam = check.get("seam") or {}
+    expected = seam.get("expected") or {}
+    if expected:
+        lines.append("expected in Seam: " + ", ".join(f"{k} {v}" for k, v in expected.items()))
+    for code in (seam.get("found") or [])[:4]:
+        where = f" in space {', '.join(code['space_keys'])}" if code.get("space_keys") else ""
+        via = f" for reservation {code['reservation_key']}" if code.get("reservation_key") else ""
+        lines.append(f"code {code.get('code') or '?'} ({code.get('access_code_id')}) on device {code.get('device_id')}"
+                     f"{where}{via}, {_window(code)}, {code.get('status')}")
+    if "found" in seam and not seam.get("found"):
+        lines.append("no code of this run found in Seam")
+    for grant in (seam.get("grants") or [])[:3]:
+        via = f" for reservation {grant['reservation_key']}" if grant.get("reservation_key") else ""
+        lines.append(f"access grant {grant.get('access_grant_id')}{via} on space "
+                     f"{', '.join(grant.get('space_keys') or [])}, {_window(grant)}")
+    sent = seam.get("app_seam_requests")
+    if isinstance(sent, list):
+        if not sent:
+            lines.append("the app sent Seam no request")
+        for req in sent[:6]:
+            if isinstance(req, dict):
+                status = req.get("status")
+                text = f"the app -> Seam: {req.get('method')} {req.get('path')} -> {status if status is not None else 'no answer'}"
+                if req.get("error"):
+                    text += f" ({req['error']})"
+                lines.append(text)
+            else:  # results stored before statuses were recorded
+                lines.append(f"the app -> Seam: {req}")
+        if len(sent) > 6:
+            lines.append(f"… {len(sent) - 6} more Seam requests")
+    return lines[:limit]

@@ -45,6 +45,39 @@ class WantedSpace:
     devices: int = 1
 
 
+class SeamRequestsFailed(Exception):
+    """Every Seam request the app sent for a step failed (``requests``: their summaries, oldest first)."""
+
+    def __init__(self, requests: list[dict[str, Any]]):
+        self.requests = requests
+        super().__init__(f"{len(requests)} failed Seam request(s)")
+
+
+def request_summary(record: Any, t0: float | None = None) -> dict[str, Any]:
+    """One request the app sent to Seam, for the evidence: method, route, query, the status answered (None while
+    unanswered) and the error, and when it came (seconds after the step's request was sent)."""
+    out: dict[str, Any] = {"method": record.method, "path": record.path, "status": getattr(record, "status", None)}
+    query = getattr(record, "query", "")
+    if query:
+        out["query"] = query if len(query) <= 300 else query[:300] + "..."
+    error = getattr(record, "error", None)
+    if error:
+        out["error"] = error if len(error) <= 300 else error[:300] + "..."
+    if t0 is not None and getattr(record, "at", None):
+        out["at_s"] = round(max(0.0, record.at - t0), 3)
+    return out
+
+
+def request_text(summary: Mapping[str, Any]) -> str:
+    """``POST /access_grants/create -> 404 (space_not_found: ...)``."""
+    status = summary.get("status")
+    text = f"{summary.get('method')} {summary.get('path')}"
+    text += f" -> {status}" if status is not None else " (no answer yet)"
+    if summary.get("error"):
+        text += f" ({summary['error']})"
+    return text
+
+
 def code_summary(code: Mapping[str, Any]) -> dict[str, Any]:
     keys = ("access_code_id", "device_id", "name", "code", "type", "status", "starts_at", "ends_at", "created_at")
     return {k: code.get(k) for k in keys if k in code}
@@ -156,6 +189,20 @@ class SeamSession(ABC):
     def device_ids(self) -> list[str]:
         return list(dict.fromkeys(d for s in self.spaces for d in s.device_ids))
 
+    def annotate(self, codes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Code summaries for the evidence, each with the space(s) its device belongs to (``space_keys``)."""
+        out = []
+        for code in summaries(codes):
+            keys = [s.space_key for s in self.spaces if code.get("device_id") in s.device_ids]
+            if keys:
+                code["space_keys"] = keys
+            out.append(code)
+        return out
+
+    def grants(self) -> list[dict[str, Any]] | None:
+        """The access grants on this run's spaces (what Seam turned the app's data into), where known."""
+        return None
+
     # ------------------------------------------------------------------ observing
     @abstractmethod
     def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
@@ -163,19 +210,20 @@ class SeamSession(ABC):
 
     @abstractmethod
     def wait(self, device_ids: list[str], predicate: Callable[[list[dict[str, Any]]], T], timeout: float,
-             quiet_after: float | None = None, since: Any = None) -> T | None:
+             quiet_after: float | None = None, since: Any = None, fail_grace: float | None = None) -> T | None:
         """Wait until ``predicate(codes)`` is truthy and return it. Raises TimeoutError.
 
-        ``quiet_after``/``since`` (emulator only): return None early when nothing at all changed in the workspace
-        since marker ``since`` for ``quiet_after`` seconds: the app wrote nothing to Seam, so no code can come.
+        Emulator only (it sees the app's requests), measured from marker ``since``: return None early when the app
+        sent Seam no request at all for ``quiet_after`` seconds (no code can come); raise ``SeamRequestsFailed``
+        when every request the app sent failed and it sent none for ``fail_grace`` seconds after the last answer.
         """
 
     def marker(self) -> Any:
         """An opaque 'now' for ``wait(since=...)``."""
         return None
 
-    def app_requests(self, since: Any) -> list[str] | None:
-        """The Seam requests the app sent since the marker (``"POST /access_codes/create"``), where known."""
+    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
+        """The Seam requests the app sent since the marker (``request_summary``), where known."""
         return None
 
     def allow_webhooks_to(self, app_url: str) -> None:
@@ -260,36 +308,65 @@ class EmulatorSession(SeamSession):
 
     def marker(self) -> Any:
         log = self.emu.requests(self.workspace_id)
-        return (_version_of(self.emu.state(self.workspace_id)), log[-1].seq if log else 0)
+        return (_version_of(self.emu.state(self.workspace_id)), log[-1].seq if log else 0, time.monotonic())
 
-    def app_requests(self, since: Any) -> list[str] | None:
-        return [f"{r.method} {r.path}" for r in self._requests_after(since[1])]
+    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
+        return [request_summary(r, since[2]) for r in self._requests_after(since[1])]
 
-    def _app_wrote_since(self, since: Any) -> bool:
-        """Did the app send any request to this workspace after the marker?"""
-        return bool(self._requests_after(since[1]))
-
-    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None):
+    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None, fail_grace=None):
         wanted = set(device_ids)
 
         def on(snapshot: Any) -> Any:
             return predicate([dict(c) for c in _codes_of(snapshot) if c.get("device_id") in wanted])
 
         t0 = time.monotonic()
-        if quiet_after is not None and since is not None and quiet_after < timeout:
-            # Early exit only when the app sent Seam nothing at all since the request: then no code can come.
-            while True:
-                left = quiet_after - (time.monotonic() - t0)
-                try:
-                    return self.emu.wait_for(self.workspace_id, on, timeout=max(0.001, min(0.25, left)))
-                except TimeoutError:
-                    pass
-                if self._app_wrote_since(since):
-                    break
-                if time.monotonic() - t0 >= quiet_after:
+        watch = since is not None and (quiet_after is not None or fail_grace is not None)
+        while True:
+            left = timeout - (time.monotonic() - t0)
+            if left <= 0:
+                raise TimeoutError(f"condition not met within {timeout} s")
+            try:  # wakes on every change of the workspace; the slices let the app's requests be looked at
+                return self.emu.wait_for(self.workspace_id, on, timeout=min(0.25, left) if watch else left)
+            except TimeoutError:
+                pass
+            if not watch:
+                continue
+            sent = self._requests_after(since[1])
+            now = time.monotonic()
+            if not sent:
+                # the app sent Seam nothing at all since the request: no code can come
+                if quiet_after is not None and now - t0 >= quiet_after and quiet_after < timeout:
                     return None
-        remaining = max(0.0, timeout - (time.monotonic() - t0))
-        return self.emu.wait_for(self.workspace_id, on, timeout=max(remaining, 0.001))
+                continue
+            if fail_grace is not None and all(r.status is not None and r.status >= 400 for r in sent):
+                # every request it sent failed, and it sent no other for a while: nothing is on its way
+                last = max(r.answered_at or r.at for r in sent)
+                if now - last >= fail_grace:
+                    raise SeamRequestsFailed([request_summary(r, since[2]) for r in sent])
+
+    def annotate(self, codes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = super().annotate(codes)
+        links = getattr(self.emu.state(self.workspace_id), "access_code_links", None) or {}
+        for code in out:
+            link = links.get(code.get("access_code_id"), {})
+            for key in ("access_grant_id", "reservation_key", "customer_key"):
+                if link.get(key):
+                    code[key] = link[key]
+        return out
+
+    def grants(self) -> list[dict[str, Any]] | None:
+        snapshot = self.emu.state(self.workspace_id)
+        keys = {s.space_id: s.space_key for s in self.spaces if s.space_id}
+        out = []
+        for grant in getattr(snapshot, "access_grants", ()):
+            spaces = [keys[i] for i in grant.get("space_ids") or [] if i in keys]
+            if not spaces:
+                continue
+            item = {k: grant.get(k) for k in ("access_grant_id", "reservation_key", "access_grant_key", "starts_at",
+                                              "ends_at") if grant.get(k) is not None}
+            item["space_keys"] = spaces
+            out.append(item)
+        return out
 
     def cleanup(self) -> None:
         try:
@@ -339,7 +416,7 @@ class LiveSession(SeamSession):
             out.extend(self.http.call("access_codes/list", {"device_id": d}).get("access_codes", []))
         return out
 
-    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None):
+    def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None, fail_grace=None):
         deadline = time.monotonic() + timeout
         delay = self.poll_min
         while True:

@@ -35,6 +35,9 @@ UNIT_FIELDS = ("unitId", "unit_id")
 PROPERTY_FIELDS = ("propertyId", "property_id")
 DEFAULT_EMULATOR_DELAY = 1.0  # seconds the emulator takes to "program" a code when validate() starts its own
 QUIET_AFTER = 5.0  # emulator only: no Seam write at all this long after a request -> no code can come
+# emulator only: every Seam request the app sent for a step failed, and none followed for this long -> stop waiting
+# (long enough for an SDK's own retries, which follow within a second or two)
+FAIL_GRACE = 3.0
 
 
 def _safe_run_id(run_id: str) -> str:
@@ -110,12 +113,15 @@ def validate(
     emulator: Any = None,
     logs_dir: Path | None = None,
     quiet_after: float | None = QUIET_AFTER,
+    fail_grace: float | None = FAIL_GRACE,
 ) -> SandboxResult:
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
     ``emulator``: a started ``SeamEmulator`` to share between validations (each still gets its own workspace);
     without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): stop waiting for a code
     when the app sent Seam no request at all this long after the step's request; None waits the full time limit.
+    ``fail_grace`` (emulator only): stop waiting when every Seam request the app sent for the step failed and it sent
+    no other for this long after the last answer; the reason names the failed requests. None waits the full limit.
 
     Raises SkillassayError for problems the user must fix (no Docker engine, no SEAM_API_KEY, a bad config);
     everything the app does wrong is a score with a reason.
@@ -166,7 +172,7 @@ def validate(
             result.emulator_spec_version = session.spec_version
         else:
             session = LiveSession(run_id, os.environ["SEAM_API_KEY"], os.environ.get("SEAM_ENDPOINT") or LIVE_ENDPOINT)
-            quiet_after = None
+            quiet_after = fail_grace = None
         keys.append(session.api_key)
         stack.callback(_record_seam, result, session)
         stack.callback(session.cleanup)
@@ -226,7 +232,7 @@ def validate(
                 checker = Checker(
                     client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,
                     variables=variables, timeouts=timeouts, update_check=config.sandbox_update_check,
-                    quiet_after=quiet_after,
+                    quiet_after=quiet_after, fail_grace=fail_grace,
                 )
                 checker.create(result.checks["create"], endpoints.create.response_id_path)
                 checker.update(result.checks["update"])

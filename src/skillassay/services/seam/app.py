@@ -110,6 +110,30 @@ class SeamApp:
     # -- the Seam API ------------------------------------------------------------------------------
     async def _api(self, request: Request, request_id: str) -> Response:
         path = "/" + request.url.path.strip("/")
+        # A request carrying a workspace's key is logged for that workspace whatever its fate (a wrong route is
+        # the app's mistake too), with the status it is answered: the harness reads what the app sent and how it
+        # ended.
+        ws = self._workspace(request)
+        record = ws.log_request(request.method, path, request.url.query) if ws is not None else None
+        try:
+            response = await self._route(request, request_id, path, ws)
+        except SeamApiError as err:
+            if record is not None:
+                record.answer(err.status, f"{err.type}: {err.message}")
+            raise
+        except ClientGone:
+            if record is not None:
+                record.answer(499, "client_gone: the client went away before the answer")
+            raise
+        except Exception:
+            if record is not None:
+                record.answer(500, "internal_server_error: Internal error in the Seam emulator")
+            raise
+        if record is not None:
+            record.answer(response.status_code)
+        return response
+
+    async def _route(self, request: Request, request_id: str, path: str, ws: Workspace | None) -> Response:
         route = self.spec.routes.get(path)
         handler = self.handlers.get(path)
         if route is None:
@@ -121,9 +145,8 @@ class SeamApp:
         # Older SDKs POST everything; current ones use the spec's GET/PUT/PATCH/DELETE.
         if request.method != "POST" and request.method not in route.methods:
             raise SeamApiError(405, "method_not_allowed", f"{request.method} is not allowed on {path}")
-
-        ws = self._authenticate(request)
-        ws.log_request(request.method, path, request.url.query)
+        if ws is None:
+            raise unauthorized()
         fault = self.faults.take(path, ws.workspace_id)
         if fault is not None:
             if fault.latency:
@@ -204,12 +227,10 @@ class SeamApp:
                 if not path.endswith(("/list", "/get")):  # reads never wake waiters
                     self.store.touch(ws)
 
-    def _authenticate(self, request: Request) -> Workspace:
+    def _workspace(self, request: Request) -> Workspace | None:
+        """The workspace whose key the request carries, or None."""
         header = request.headers.get("authorization", "")
         token = header[7:].strip() if header[:7].lower() == "bearer " else ""
         if not token:
             token = request.headers.get("seam-api-key", "")
-        ws = self.store.by_api_key(token) if token else None
-        if ws is None:
-            raise unauthorized()
-        return ws
+        return self.store.by_api_key(token) if token else None

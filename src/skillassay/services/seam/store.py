@@ -50,14 +50,26 @@ REQUEST_LOG_SIZE = 2000  # requests remembered per workspace
 _request_seq = itertools.count(1)
 
 
-@dataclass(frozen=True)
+@dataclass
 class RequestRecord:
-    """One authenticated API request to a workspace (for the harness: what the app sent to Seam)."""
+    """One API request to a workspace, by its key (for the harness: what the app sent to Seam, and how it ended).
+
+    Logged when it arrives; ``status`` and ``error`` are filled in once the emulator answers (None until then), so
+    the harness can tell "the app's Seam requests all failed" from "still running"."""
 
     seq: int  # increasing across the emulator: a marker for "requests after this one"
     method: str
     path: str
     query: str
+    at: float = 0.0  # time.monotonic() when it arrived
+    status: int | None = None  # the HTTP status answered
+    error: str | None = None  # "<type>: <message>" of an error answer
+    answered_at: float | None = None  # time.monotonic() when answered
+
+    def answer(self, status: int, error: str | None = None) -> None:
+        self.error = error
+        self.answered_at = time.monotonic()
+        self.status = status  # last: a reader that sees the status sees the rest
 
 
 @dataclass(eq=False)
@@ -88,8 +100,10 @@ class Workspace:
     def __post_init__(self) -> None:
         self.changed = threading.Condition(self.lock)
 
-    def log_request(self, method: str, path: str, query: str) -> None:
-        self.requests.append(RequestRecord(next(_request_seq), method, path, query))  # deque.append is atomic
+    def log_request(self, method: str, path: str, query: str) -> RequestRecord:
+        record = RequestRecord(next(_request_seq), method, path, query, at=time.monotonic())
+        self.requests.append(record)  # deque.append is atomic
+        return record
 
     # -- look-ups used by handlers and automations ------------------------------------------------------
     def space_by_key(self, key: str) -> dict | None:

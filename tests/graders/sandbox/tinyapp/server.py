@@ -60,7 +60,12 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(500, {"error": "database is locked"})
         rid = uuid.uuid4().hex[:8]
         res = {"id": rid, **body}
-        if MODE != "no_seam":
+        if MODE == "seam_fails":  # a wrong device id: Seam refuses, the app logs it and answers as if all went well
+            try:
+                seam("access_codes/create", {"device_id": "00000000-0000-4000-8000-000000000000", "name": "guest " + rid})
+            except Exception as e:  # noqa: BLE001
+                print("seam failed:", e, file=sys.stderr, flush=True)
+        elif MODE != "no_seam":
             code = seam("access_codes/create", {"device_id": DEVICE, "name": "guest " + rid,
                                                 "starts_at": body["checkIn"], "ends_at": body["checkOut"]})
             res["code_id"] = code["access_code"]["access_code_id"]
