@@ -27,7 +27,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 echo "setup: installing skillassay into .venv"
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test]'
+# the Ray extra too: the distributed executor's tests run a real two-node cluster on this machine
+.venv/bin/python -m pip install -q -e '.[test,ray]'
 
 echo "setup: installing node tools (npm ci --prefix node)"
 npm ci --prefix node --no-audit --no-fund --loglevel=error

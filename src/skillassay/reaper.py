@@ -13,13 +13,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 _lock = threading.Lock()
 _groups: set[int] = set()
 _stopping = 0  # > 0 while an interrupted job shuts down (see stopping())
+_watchers: list[Callable[[str, int], None]] = []
 
 
 # -- looking at groups ---------------------------------------------------------------------------------------
@@ -113,21 +114,57 @@ def kill_group(pgid: int, grace: float = 2.0) -> None:
 # -- the registry --------------------------------------------------------------------------------------------
 
 
+def add_watcher(fn: Callable[[str, int], None]) -> None:
+    """Call ``fn("register", pgid)`` before each group is noted (raising KeyboardInterrupt there refuses the group,
+    which is then killed) and ``fn("unregister", pgid)`` once it is gone. The Ray executor keeps a node-local ledger
+    this way, so groups a dead worker leaves behind can still be found and killed."""
+    with _lock:
+        _watchers.append(fn)
+
+
+def remove_watcher(fn: Callable[[str, int], None]) -> None:
+    with _lock:
+        if fn in _watchers:
+            _watchers.remove(fn)
+
+
 def register(pgid: int) -> None:
     """Note a live group. While an interrupted job shuts down (``stopping()``), the group is killed at once and
     KeyboardInterrupt raised instead: a worker thread must not start anything new then."""
     with _lock:
         refused = _stopping > 0
-        if not refused:
-            _groups.add(pgid)
+        watchers = list(_watchers)
+    if not refused:
+        try:
+            for watch in watchers:
+                watch("register", pgid)
+        except KeyboardInterrupt:
+            refused = True
+    if not refused:
+        with _lock:
+            refused = _stopping > 0
+            if not refused:
+                _groups.add(pgid)
     if refused:
         kill_group(pgid, grace=0.5)
+        for watch in watchers:
+            _quietly(watch, "unregister", pgid)
         raise KeyboardInterrupt
 
 
 def unregister(pgid: int) -> None:
     with _lock:
         _groups.discard(pgid)
+        watchers = list(_watchers)
+    for watch in watchers:
+        _quietly(watch, "unregister", pgid)
+
+
+def _quietly(watch: Callable[[str, int], None], event: str, pgid: int) -> None:
+    try:
+        watch(event, pgid)
+    except (OSError, KeyboardInterrupt):
+        pass
 
 
 def registered() -> set[int]:

@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay.definitions.resources import Resources
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.usage import ProviderError
@@ -83,6 +84,8 @@ class Agent(ABC):
     model_api: ClassVar[str | None] = None  # "anthropic", "openai", "any" (both) or None
     # its transcript shows tool calls, so whether it used a skill can be read from it (trigger evals need this)
     reports_skill_use: ClassVar[bool] = False
+    # what one run of this agent needs beyond the eval's own declaration (the larger of each is reserved)
+    resources: ClassVar[Resources | None] = None
 
     def version(self) -> str | None:
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""

@@ -52,6 +52,8 @@ RUN_EXAMPLES = """Examples:
 
   skillassay run evals --agent claude-code --skill my-skill --runs 5 --baseline --jobs 2
 
+  skillassay run evals --agent claude-code --skill my-skill --runs 10 --executor ray --ray-address head:6379
+
   skillassay run evals --agent codex --fixtures express-ts,flask-py --layers rubric
 
   skillassay run evals --agent command --command "my-agent --cwd {workspace} {prompt}"
@@ -80,7 +82,14 @@ def run(
     layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
     runs: int | None = typer.Option(None, "--runs", "-n", min=1,
                                     help="Runs per eval (default 1; a trigger suite's own runs per prompt)."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated "
+                                                             "(local executor; on Ray the cluster's CPUs decide)."),
+    executor: str | None = typer.Option(None, "--executor",
+                                        help="Where runs execute: local (this machine, the default) or ray (a Ray "
+                                             "cluster; needs skillassay[ray]). --resume keeps the job's own."),
+    ray_address: str | None = typer.Option(None, "--ray-address",
+                                           help="--executor ray: the cluster to join (its head, e.g. head:6379); "
+                                                "default RAY_ADDRESS, else a new local cluster."),
     timeout: float = typer.Option(600.0, "--timeout", min=1.0,
                                   help="Seconds before the agent is killed (whole process group)."),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
@@ -128,6 +137,14 @@ def run(
         raise typer.BadParameter("expected host or docker", param_hint="--backend")
     if skill_mode not in ("native", "system-prompt"):
         raise typer.BadParameter("expected native or system-prompt", param_hint="--skill-mode")
+    from skillassay.orchestrator.executors import available_executors
+
+    if executor is not None and executor not in available_executors():
+        raise typer.BadParameter(f"expected one of: {', '.join(available_executors())}", param_hint="--executor")
+    if ray_address is not None:
+        if (executor or "ray") != "ray":
+            raise typer.BadParameter("only with --executor ray", param_hint="--ray-address")
+        executor = "ray"
     import os
 
     from skillassay.agents import available_agents, get_agent
@@ -149,6 +166,7 @@ def run(
         api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
         backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
+        **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,

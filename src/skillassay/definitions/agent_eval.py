@@ -25,6 +25,8 @@ from pydantic import (
     model_validator,
 )
 
+from skillassay.definitions.resources import Resources
+
 ID_PATTERN = r"^[a-z][a-z0-9_]*$"
 FIXTURE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 # A prompt is what an agent is asked, word for word: a long task description is a few thousand characters.
@@ -422,6 +424,8 @@ class AgentEvalFile(_Strict):
     criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
     pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
     notes: str | None = None
+    resources: Resources = Field(default_factory=Resources,
+                                 description="what one run needs where it executes (default 1 CPU)")
 
     @field_validator("fixture")
     @classmethod

@@ -13,6 +13,7 @@ from skillassay.definitions.models import (
     PlanEvalConfig,
     Rubric,
 )
+from skillassay.definitions.resources import Resources
 from skillassay.errors import DefinitionError, Problem
 
 CONFIG_FILE = "eval_config.json"
@@ -129,4 +130,5 @@ def load_fixture(
         rubric_file=rubric_path,
         config=config,
         pass_threshold=config.pass_threshold if config.pass_threshold is not None else PLAN_DEFAULT_THRESHOLD,
+        resources=config.resources or Resources(),
     )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import MAX_PROMPT_CHARS, Criterion, ForbiddenBehaviour, QualityGate
 from skillassay.definitions.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
+from skillassay.definitions.resources import Resources
 from skillassay.triggers import TriggerBudget
 
 # The plan's three Seam integration paths, and the calls that identify each.
@@ -99,6 +100,7 @@ class PlanEvalConfig(_Strict):
     seam: SeamSetup | None = None
     run: RunSteps | None = None
     timeouts: SandboxTimeouts | None = None
+    resources: Resources | None = None  # what one run needs where it executes (the Ray executor reserves it)
 
 
 # ----------------------------------------------------------------------------- negative controls
@@ -181,6 +183,7 @@ class EvalDefinition(BaseModel):
     # a trigger-suite prompt (format "trigger"); without a fixture, fixture_dir and app_dir are os.devnull, which no
     # copy can read from: the run starts in an empty repository
     trigger: TriggerSpec | None = None
+    resources: Resources = Field(default_factory=Resources)  # per run, where it executes (default 1 CPU)
 
     @property
     def has_sandbox(self) -> bool:

@@ -210,4 +210,5 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
             for c in spec.criteria
         ],
         notes=spec.notes,
+        resources=spec.resources,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,11 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.trigger import is_trigger_source
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator.environment import skill_hash
-from skillassay.orchestrator.executors import Executor, LocalExecutor
+from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
-from skillassay.orchestrator.trial import RunSpec, execute
+from skillassay.orchestrator.services import EmulatorRecipe, JobServices
+from skillassay.orchestrator.trial import RunSpec
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
 
@@ -39,6 +41,8 @@ class JobOptions(BaseModel):
     layers: Layers = "both"
     runs: int | None = None  # None: 1, or a trigger suite's own runs
     jobs: int = 1
+    executor: str = "local"  # local or ray (see orchestrator/executors/)
+    ray_address: str | None = None  # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
     timeout: float = 600.0
     results: Path = Path("results")
     seam: str = "emulator"
@@ -57,7 +61,8 @@ class JobOptions(BaseModel):
     max_cost: float | None = None
     retries: int = 2
     retry_delay: float = 10.0
-    # where the model proxy listens and what address runs are given (another node's runs need a reachable one)
+    # where the model proxy listens and what address runs are given (another node's runs need a reachable one; by
+    # default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
     proxy_host: str = "127.0.0.1"
     proxy_port: int = 0
     proxy_public_host: str | None = None
@@ -93,7 +98,7 @@ def _needs_emulator(evals: list[EvalDefinition], opts: JobOptions) -> bool:
     return opts.seam == "emulator" and opts.layers in ("sandbox", "both") and any(e.has_sandbox for e in evals)
 
 
-# (event, finished run, error, job id): "job" once the job exists, then "start" / "done" / "error" per run
+# (event, finished run, error, job id): "job" once the job exists, then "done" / "error" per run
 ProgressFn = Callable[..., None]
 
 
@@ -148,9 +153,11 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             job = db.job(resume)
             if job is None:
                 raise SkillassayError(f"--resume {resume}: no such job under {results_root}")
-            # a new --max-cost given with --resume replaces the job's (to let a stopped job go on)
+            # a new --max-cost given with --resume replaces the job's (to let a stopped job go on); the job resumes
+            # where it ran (its executor) unless told otherwise: a Ray job may finish locally, and the other way round
+            chosen = {k: getattr(opts, k) for k in ("executor", "ray_address") if k in opts.model_fields_set}
             opts = JobOptions.model_validate({**job.options, "agent_env": opts.agent_env,
-                                              "results": results_root, "jobs": opts.jobs,
+                                              "results": results_root, "jobs": opts.jobs, **chosen,
                                               **({"max_cost": opts.max_cost} if opts.max_cost is not None else {})})
             opts = opts.model_copy(update={"suite": opts.suite.resolve()})
             todo = db.missing_runs(resume)
@@ -182,52 +189,69 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         elif job.skill_hash and shash and job.skill_hash != shash:
             raise SkillassayError(f"--resume {job.job_id}: the skill changed since the job started "
                                   f"({job.skill_hash} -> {shash}); start a new job instead")
-        db.record_job(job)
-        result_store.write_job_file(results_root, job)
-        if on_event:
-            on_event("job", None, None, job.job_id)
-
-        specs = [
-            RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, agent=opts.agent,
-                    skill_dir=opts.skill, skill_hash=shash, skill_mode=opts.skill_mode, model=opts.model,
-                    layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
-                    agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
-                    retry_delay=opts.retry_delay)
-            for eid, idx, variant in todo if eid in by_id
-        ]
-        emulator = None
-        if specs and _needs_emulator([by_id[s.eval_id] for s in specs], opts):
-            from skillassay.services import service_class
-
-            seam_emulator = service_class("seam")
-
-            emulator = seam_emulator(async_delay=opts.emulator_delay,
-                                    automation_delay=opts.emulator_automation_delay).start(host="127.0.0.1", port=0)
-        # the agent's only model endpoint: one proxy for the job, a token per run attempt (agents that talk to no
-        # model get none)
-        proxy = None
-        if specs and model_api is not None:
-            proxy = start_proxy(opts.model_upstream, opts.agent_env, opts.pricing, host=opts.proxy_host,
-                                port=opts.proxy_port, public_host=opts.proxy_public_host)
-        budget = Budget(opts.max_cost, job.model_usage, proxy)
-        executor = executor or LocalExecutor(opts.jobs)
-        status = "interrupted"
+        # the executor connects and checks it can run these before anything is recorded: a cluster that cannot be
+        # reached, or a run no node can hold, is a clear error and leaves no job behind
+        own_executor = executor is None
+        executor = executor or create_executor(opts.executor, opts)
         try:
-            def one(spec: RunSpec) -> RunRecord:
-                if not budget.left():
-                    # --max-cost: no new run once the job has spent it (runs under way finish); --resume starts it
-                    budget.note_stopped()
-                    raise BudgetSpent(f"--max-cost {opts.max_cost:g} USD spent")
-                if on_event:
-                    on_event("start", None, None)
-                return execute(spec, by_id[spec.eval_id], results_root, emulator=emulator, model_grants=proxy,
-                               may_retry=budget.left)
+            executor.prepare([by_id[e] for e in dict.fromkeys(eid for eid, _, _ in todo) if e in by_id], opts.agent)
+            return _run(opts, job, todo, by_id, evals, shash, model_api, db, executor, on_event)
+        finally:
+            if own_executor:
+                executor.close()
+    finally:
+        db.close()
 
-            for spec, result in executor.map_unordered(one, specs):
+
+def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefinition],
+         evals: list[EvalDefinition], shash: str | None, model_api: str | None, db: result_store.Store,
+         executor: Executor, on_event: ProgressFn | None) -> JobResult:
+    """The job once it may be recorded: its runs handed to the executor, each recorded as it finishes."""
+    results_root = opts.results
+    db.record_job(job)
+    result_store.write_job_file(results_root, job)
+    if on_event:
+        on_event("job", None, None, job.job_id)
+
+    specs = [
+        RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, agent=opts.agent,
+                skill_dir=opts.skill, skill_hash=shash, skill_mode=opts.skill_mode, model=opts.model,
+                layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
+                agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
+                retry_delay=opts.retry_delay)
+        for eid, idx, variant in todo if eid in by_id
+    ]
+    services = JobServices()
+    if specs and _needs_emulator([by_id[s.eval_id] for s in specs], opts):
+        services.emulator = EmulatorRecipe(async_delay=opts.emulator_delay,
+                                           automation_delay=opts.emulator_automation_delay)
+    # the agent's only model endpoint: one proxy for the job, a token per run attempt (agents that talk to no
+    # model get none). Runs reach it through its admin client, wherever they execute.
+    proxy = None
+    if specs and model_api is not None:
+        host, public = opts.proxy_host, opts.proxy_public_host
+        reachable = executor.service_host()
+        if reachable and "proxy_host" not in opts.model_fields_set:
+            host, public = reachable, public or reachable
+        proxy = start_proxy(opts.model_upstream, opts.agent_env, opts.pricing, host=host,
+                            port=opts.proxy_port, public_host=public)
+        services.model_proxy = proxy.client()
+    budget = Budget(opts.max_cost, job.model_usage, proxy)
+    services.max_cost = opts.max_cost
+    services.spent_before = job.model_usage.cost_usd if job.model_usage is not None else 0.0
+    work = JobWork(job_id=job.job_id, results_root=results_root, services=services, skill=opts.skill,
+                   definitions={e: by_id[e] for e in {s.eval_id for s in specs}})
+    status = "interrupted"
+    try:
+        with closing(executor.run(work, specs)) as finished:  # closed on Ctrl-C: it ends its runs
+            for spec, result in finished:
                 if isinstance(result, BaseException):
                     if isinstance(result, KeyboardInterrupt):
                         raise result
                     if isinstance(result, BudgetSpent):
+                        # --max-cost: no new run once the job has spent it (runs under way finish); --resume
+                        # starts it
+                        budget.note_stopped()
                         continue
                     if on_event:
                         on_event("error", None, result)
@@ -235,25 +259,21 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                 db.record_run(result)
                 if on_event:
                     on_event("done", result, None)
-            status = "stopped" if budget.stopped else "finished"
-        except KeyboardInterrupt:
-            # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
-            reaper.kill_all()
-            raise
-        finally:
-            if emulator is not None:
-                emulator.stop()
-            if proxy is not None:
-                proxy.stop()
-            job = job.model_copy(update={
-                "model_usage": budget.usage(),
-                "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
-                                f"{budget.stopped} run(s) not started; --resume starts them")
-                if budget.stopped else None})
-            db.record_job(job)
-            job = db.finish_job(job.job_id, status)
-            result_store.write_job_file(results_root, job)
-        records = db.runs(job_id=job.job_id)
-        return JobResult(job=job, records=records, evals=[e.id for e in evals])
+        status = "stopped" if budget.stopped else "finished"
+    except KeyboardInterrupt:
+        # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
+        reaper.kill_all()
+        raise
     finally:
-        db.close()
+        if proxy is not None:
+            proxy.stop()
+        job = job.model_copy(update={
+            "model_usage": budget.usage(),
+            "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
+                            f"{budget.stopped} run(s) not started; --resume starts them")
+            if budget.stopped else None})
+        db.record_job(job)
+        job = db.finish_job(job.job_id, status)
+        result_store.write_job_file(results_root, job)
+    records = db.runs(job_id=job.job_id)
+    return JobResult(job=job, records=records, evals=[e.id for e in evals])

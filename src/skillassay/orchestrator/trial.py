@@ -10,7 +10,6 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,11 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
+from skillassay.orchestrator.model_access import BudgetSpent
+from skillassay.orchestrator.services import RunServices
 from skillassay.secrets import redact, redact_tree, secret_values
 from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
 from skillassay.orchestrator import triggering
-from skillassay.services.model_proxy import ModelGrants
 from skillassay.store.models import RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
@@ -77,15 +77,24 @@ def _summary(t: Transcript, skill_name: str | None, use: SkillUse | None = None)
     )
 
 
-def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, emulator: Any = None,
-            judge_config: Any = None, model_grants: ModelGrants | None = None,
-            may_retry: Callable[[], bool] = lambda: True) -> RunRecord:
+def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, services: RunServices | None = None,
+            judge_config: Any = None, skill_dir: Path | None = None, definition_source: Path | None = None,
+            ) -> RunRecord:
     """Run one trial and return its record (already written to ``<run dir>/run.json``).
 
-    ``model_grants`` is the job's model proxy (or a client of it): each attempt of an agent that talks to a model
-    gets its own endpoint and token from it, released when the attempt ends. ``may_retry`` says whether the job may
-    still spend on a retry (its --max-cost)."""
+    ``services``: the run-level services where this run executes: the Seam emulator, and the job's model proxy
+    (each attempt of an agent that talks to a model gets its own endpoint and token from it, released when the
+    attempt ends) with the job's --max-cost (no run starts, and no provider error is retried, once it is spent:
+    then BudgetSpent is raised and nothing is written). ``skill_dir`` and ``definition_source`` are for runs
+    executing away from the job's files (Ray): where this machine holds the skill (default ``spec.skill_dir``), and
+    the definition file as the job names it (default ``definition.source``); run.json records the job's names, never
+    the worker's copies."""
+    if services is not None and not services.budget_left():
+        raise BudgetSpent(f"--max-cost {services.recipe.max_cost:g} USD spent")
+    model_grants = services.model_grants() if services is not None else None
+    may_retry = services.budget_left if services is not None else (lambda: True)
     started = datetime.now(UTC)
+    skill_here = skill_dir if skill_dir is not None else spec.skill_dir
     timings: dict[str, float] = {}
     run_dir = results_root / spec.rel_dir
     if run_dir.exists():
@@ -128,7 +137,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
                 output_dir=run_dir,
                 home=home,
                 timeout=spec.timeout,
-                skill_dir=spec.skill_dir if spec.variant == "skill" else None,
+                skill_dir=skill_here if spec.variant == "skill" else None,
                 skill_mode=spec.skill_mode,  # type: ignore[arg-type]
                 model=spec.model,
                 env=dict(spec.agent_env),
@@ -161,7 +170,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
                     fh.write(call.model_dump_json() + "\n")
         write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
         if spec.variant == "skill":
-            use = triggering.skill_use(agent_result, _skill_name(spec), spec.skill_dir)
+            use = triggering.skill_use(agent_result, _skill_name(spec, skill_here), skill_here)
 
         change = ws.compute_change()
         files_changed = len(change.files)
@@ -188,6 +197,9 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
                 _keep_workspace(ws.path, run_dir / "workspace")
             raise _Decided
         # graded whatever the agent's end: a timed-out agent may have left a working change behind
+        emulator = None
+        if services is not None and spec.seam == "emulator" and spec.layers != "rubric" and definition.has_sandbox:
+            emulator = services.emulator()
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
                        judge_config=judge_config, change=change)
@@ -237,15 +249,14 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
         api_path_correct=graded.api_path_correct,
         criteria=graded.criteria,
         verdict=graded.verdict,
-        transcript=_summary(transcript, _skill_name(spec), use),
+        transcript=_summary(transcript, _skill_name(spec, skill_here), use),
         model_usage=usage,
         attempts=attempts,
         skill_use=use,
         trigger=trigger_outcome,
         files_changed=files_changed,
         emulator_spec_version=graded.emulator_spec_version,
-        config=json.loads(spec.model_dump_json(exclude={"agent_env"}))
-        | {"agent_env_keys": sorted(spec.agent_env), "definition": str(definition.source)},
+        config=run_config(spec, definition_source or definition.source),
         machine=machine_info(),
     )
     if outcome == "empty_diff" and record.verdict is not None:
@@ -257,6 +268,28 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, em
     return record
 
 
+def run_config(spec: RunSpec, definition_source: Path) -> dict[str, Any]:
+    """The run's configuration as run.json keeps it: environment values are not stored, only their names."""
+    return json.loads(spec.model_dump_json(exclude={"agent_env"})) | {
+        "agent_env_keys": sorted(spec.agent_env), "definition": str(definition_source)}
+
+
+def harness_failure(spec: RunSpec, definition_source: Path, error: str, started_at: datetime,
+                    machine: dict[str, Any] | None = None) -> RunRecord:
+    """The record of a run that never came back from where it executed (its worker or node died on every attempt):
+    the harness's failure, not scored, rerun by --resume. Written like any record, so the run is never lost."""
+    hidden = secret_values() + secret_values(spec.agent_env)
+    record = RunRecord(
+        job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
+        run_dir=spec.rel_dir, agent=spec.agent,
+        skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
+        skill_hash=spec.skill_hash if spec.variant == "skill" else None,
+        outcome="infrastructure_error", error=error, started_at=started_at, finished_at=datetime.now(UTC),
+        config=run_config(spec, definition_source), machine=machine or {},
+    )
+    return RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+
+
 class _NotGraded(Exception):
     """The run ends as an infrastructure error before grading."""
 
@@ -265,13 +298,13 @@ class _Decided(Exception):
     """A trigger run: its decision is made, nothing to grade."""
 
 
-def _skill_name(spec: RunSpec) -> str | None:
-    if spec.skill_dir is None or spec.variant != "skill":
+def _skill_name(spec: RunSpec, skill_dir: Path | None) -> str | None:
+    if skill_dir is None or spec.variant != "skill":
         return None
     from skillassay.skills import SkillError, load_skill
 
     try:
-        return load_skill(spec.skill_dir).name
+        return load_skill(skill_dir).name
     except SkillError:
         return None
 
