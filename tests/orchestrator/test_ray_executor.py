@@ -107,15 +107,15 @@ def test_reference_runs_spread_over_both_nodes_and_score_as_locally(cluster, tmp
 
 def test_scripted_claude_code_with_a_skill_scores_as_locally(cluster, tmp_path: Path) -> None:
     fx = REPO / "evals" / "fixtures" / "express-ts"
-    # reached over the network, as a worker on another machine would: the node's address, not loopback
-    with ModelServer(host=ray.util.get_node_ip_address()) as server:
+    # the scripted model is the job's model upstream: the model proxy (on the driver) reaches it on loopback, and the
+    # agents on the workers reach the proxy at this machine's node address, with their own per-run tokens
+    with ModelServer() as server:
         sid = server.add_script(claude_script("golden", changed_files(fx / "app", fx / "test_golden")))
         options = {"agent": "claude-code", "skill": SKILL, "fixtures": ["express-ts"], "timeout": 180,
-                   # a model server off loopback needs a key to be sent; the scripted one takes any
-                   "agent_env": {"SKILLASSAY_MODEL_BASE_URL": server.base_url(sid), "SKILLASSAY_MAX_RETRIES": "1",
-                                 "ANTHROPIC_API_KEY": "scripted-model-takes-any"}}
+                   "model_upstream": server.base_url(sid), "agent_env": {"SKILLASSAY_MAX_RETRIES": "1"}}
         local = _job(tmp_path / "local", None, **options)
         distributed = _job(tmp_path / "ray", RayExecutor(), runs=2, **options)
+        proxied = [r for r in server.requests(sid) if r.api]
     stored = _recorded_once(tmp_path / "ray", distributed.job)
     [expected] = _scores(local.records).values()
     assert expected[0] == "completed" and expected[3] == 100
@@ -123,6 +123,10 @@ def test_scripted_claude_code_with_a_skill_scores_as_locally(cluster, tmp_path: 
     for s in stored:  # the skill travelled with the task: the CLI on the worker saw it and used it
         assert s["transcript"]["skill_loaded"] and s["transcript"]["skill_invoked"]
         assert s["skill_path"] == str(SKILL)
+        # every model call went through the job's proxy and was metered for the run, as locally
+        assert s["model_usage"]["requests"] == local.records[0].model_usage.requests > 0
+    assert distributed.job.model_usage.requests == 2 * local.records[0].model_usage.requests
+    assert len(proxied) >= 3 * local.records[0].model_usage.requests  # the server saw all three runs' calls
 
 
 def test_a_run_no_node_can_hold_is_refused_before_anything_runs(cluster, tmp_path: Path) -> None:
