@@ -8,7 +8,8 @@ Groups and what an entry point names:
 - ``skillassay.detectors``: a forbidden-behaviour detector, ``(ForbiddenBehaviour, ProcessContext) -> Detection``,
   ``options`` likewise;
 - ``skillassay.services``: an emulator of an external service the apps under test talk to (``start``, ``stop``,
-  ``base_url``).
+  ``base_url``);
+- ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute.
 
 An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by another
 package (that entry point is ignored and listed by ``conflicts``); between two other packages, the first found wins.
@@ -21,7 +22,8 @@ from typing import Any
 
 from skillassay.errors import SkillassayError
 
-GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services")
+GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
+          "skillassay.executors")
 OWN_DISTRIBUTION = "skillassay"
 
 

@@ -62,6 +62,23 @@ def test_inputs_travel_once_per_machine_and_definitions_load_from_the_copy(suite
     assert not here.exists()
 
 
+def test_trigger_prompts_travel_with_their_fixtures(suite: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(shipping.tempfile, "gettempdir", lambda: str(tmp_path / "worker-tmp"))
+    # the suite names its skill relative to itself (../../examples/skills/...): the copy needs it there too
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    prompts = load_suite(suite / "trigger-evals" / "seam-lock-access.toml")
+    key, archive = shipping.pack_inputs(prompts, prompts[0].trigger.skill_dir)
+    here = shipping.unpack_inputs(key, lambda: archive)
+    for d in prompts:
+        local = shipping.definition_here(d, here)
+        assert local.trigger == d.trigger and local.prompt == d.prompt
+        if Path(d.app_dir).is_dir():
+            assert local.app_dir.is_relative_to(here) and local.app_dir.is_dir()
+        else:  # a prompt with no fixture starts in an empty repository, on any machine
+            assert local.app_dir == d.app_dir
+    shipping.drop_inputs(key)
+
+
 def test_a_file_outside_the_suite_cannot_travel(suite: Path, tmp_path: Path) -> None:
     [d] = load_suite(suite, ["flask-py"])
     outside = tmp_path / "elsewhere.json"

@@ -67,11 +67,12 @@ class RunServices:
             if self._closed:
                 raise RuntimeError("the job's services are closed")
             if self._emulator is None:
-                from skillassay.services.seam.emulator import SeamEmulator
+                from skillassay.services import service_class
 
                 # loopback: the app under test and the grader run on this same machine
-                self._emulator = SeamEmulator(async_delay=spec.async_delay,
-                                              automation_delay=spec.automation_delay).start(host="127.0.0.1", port=0)
+                self._emulator = service_class("seam")(async_delay=spec.async_delay,
+                                                       automation_delay=spec.automation_delay
+                                                       ).start(host="127.0.0.1", port=0)
             return self._emulator
 
     def model_grants(self) -> ModelGrants | None:

@@ -47,9 +47,11 @@ def _walk(root: Path):
 def eval_paths(definition: EvalDefinition) -> list[Path]:
     """What of the suite one eval reads, relative to its suite folder."""
     suite = definition.suite_dir.resolve()
-    wanted = [definition.fixture_dir]
+    wanted = [definition.fixture_dir] if Path(definition.fixture_dir).is_dir() else []  # a trigger may have none
     if definition.format == "plan-json":
         wanted.append(definition.rubric_file or suite / "rubric.json")
+    elif definition.format == "trigger":  # the suite's file: its prompts
+        wanted.append(definition.source)
     else:  # the definition's folder: the file itself and its hidden tests beside it
         wanted.append(definition.source.parent)
     rels = []
@@ -143,6 +145,15 @@ def definition_here(definition: EvalDefinition, inputs: Path) -> EvalDefinition:
     """The definition, loaded again from this machine's copy of its suite (every path in it then points here)."""
     suite_here = inputs / "suites" / suite_key(definition)
     suite = definition.suite_dir.resolve()
+    if definition.format == "trigger":
+        # one prompt of a suite: nothing to reload (the suite names its skill, which travels as the job's skill);
+        # its files are moved to this machine's copy
+        moved = {}
+        for name in ("source", "suite_dir", "fixture_dir", "app_dir"):
+            path = Path(getattr(definition, name)).resolve()
+            if path.is_relative_to(suite):
+                moved[name] = suite_here / path.relative_to(suite)
+        return definition.model_copy(update=moved)
     if definition.format == "plan-json":
         from skillassay.definitions.loader import load_fixture
 
