@@ -1,8 +1,8 @@
 """Throughput and latency of the Seam emulator: ``customers/push_data`` and ``access_codes/list``, alone and while an
 abusive client sends 1 MB bodies.
 
-The emulator runs in its own process (as for an out-of-process harness); 4 client threads with httpx
-send a bounded number of requests over keep-alive connections to 127.0.0.1. Targets on a 2-core machine:
+The emulator runs in its own process (as for an out-of-process harness); 4 client threads with httpx, each with its own
+workspace (as each run has), send a bounded number of requests over keep-alive connections to 127.0.0.1. Targets on a 2-core machine:
 >= 500 requests/s and p99 < 25 ms.
 
 The abuse scenario: while the 4 clients list access codes in their workspace, an abusive client (its own workspace,
@@ -31,22 +31,23 @@ from typing import Any
 import httpx
 
 
-def _serve(conn: Any) -> None:
-    import sys
-
+def _serve(conn: Any, clients: int, cpu_share: float | None) -> None:
+    from skillassay.services.seam import Limits
     from skillassay.services.seam.emulator import SeamEmulator
-    if os.environ.get("SWITCH"):
-        sys.setswitchinterval(float(os.environ["SWITCH"]))
-    emu = SeamEmulator(async_delay=0.2).start()
-    ws = emu.create_workspace("bench")
+
+    limits = Limits() if cpu_share is None else Limits(cpu_share=cpu_share)
+    emu = SeamEmulator(async_delay=0.2, limits=limits).start()
+    runs = [emu.create_workspace(f"bench-{n}") for n in range(clients)]  # one workspace per client, as per run
     abuser = emu.create_workspace("abuser")
     conn.send(
         {
             "base_url": emu.base_url,
-            "api_key": ws.api_key,
+            "workspaces": [
+                {"api_key": ws.api_key, "devices": {d["properties"]["name"]: d["device_id"] for d in ws.devices}}
+                for ws in runs
+            ],
             "abuser_key": abuser.api_key,
             "spec_version": emu.spec_version,
-            "devices": {d["properties"]["name"]: d["device_id"] for d in ws.devices},
         }
     )
     while True:  # "cpu": CPU seconds used so far; "rss": peak resident MB; anything else means stop
@@ -70,9 +71,9 @@ def _run(
     name: str,
     clients: int,
     total: int,
-    make_request: Callable[[httpx.Client, int], httpx.Response],
+    make_request: Callable[[httpx.Client, int, dict[str, Any]], httpx.Response],
     base_url: str,
-    api_key: str,
+    workspaces: list[dict[str, Any]],
     server: Any,
 ) -> dict[str, float]:
     server.send("cpu")
@@ -83,9 +84,9 @@ def _run(
     lock = threading.Lock()
     counter = iter(range(total))
 
-    def worker() -> None:
+    def worker(ws: dict[str, Any]) -> None:
         with httpx.Client(
-            base_url=base_url, headers={"authorization": f"Bearer {api_key}"}, trust_env=False, timeout=10
+            base_url=base_url, headers={"authorization": f"Bearer {ws['api_key']}"}, trust_env=False, timeout=10
         ) as client:
             local: list[float] = []
             while True:
@@ -95,7 +96,7 @@ def _run(
                     break
                 started = time.perf_counter()
                 try:
-                    resp = make_request(client, i)
+                    resp = make_request(client, i, ws)
                 except httpx.TimeoutException:
                     errors.append(f"no answer within {client.timeout.read} s")
                 else:
@@ -105,7 +106,7 @@ def _run(
             with lock:
                 latencies.extend(local)
 
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    threads = [threading.Thread(target=worker, args=(workspaces[n % len(workspaces)],)) for n in range(clients)]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -172,23 +173,25 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--reservations", type=int, default=100, help="distinct reservation keys pushed")
     parser.add_argument("--only", choices=["push_data", "access_codes/list", "abuse"], help="run one scenario")
+    parser.add_argument("--cpu-share", type=float, help="Limits.cpu_share of each workspace (default: the emulator's)")
     args = parser.parse_args()
 
     parent, child = mp.Pipe()
-    proc = mp.get_context("spawn").Process(target=_serve, args=(child,), daemon=True)
+    proc = mp.get_context("spawn").Process(target=_serve, args=(child, args.clients, args.cpu_share), daemon=True)
     proc.start()
     info = parent.recv()
-    base_url, api_key = info["base_url"], info["api_key"]
-    front, garage = info["devices"]["FRONT DOOR"], info["devices"]["GARAGE"]
+    base_url, workspaces = info["base_url"], info["workspaces"]
     try:
-        with httpx.Client(
-            base_url=base_url, headers={"authorization": f"Bearer {api_key}"}, trust_env=False
-        ) as c:
-            c.post("/spaces/create", json={"name": "Bench unit", "space_key": "bench", "device_ids": [front]})
-            for i in range(int(os.environ.get("BENCH_CODES", "20"))):  # a realistic number of codes to list
-                c.post("/access_codes/create", json={"device_id": garage, "name": f"code {i}"})
+        for ws in workspaces:
+            front, garage = ws["devices"]["FRONT DOOR"], ws["devices"]["GARAGE"]
+            with httpx.Client(
+                base_url=base_url, headers={"authorization": f"Bearer {ws['api_key']}"}, trust_env=False
+            ) as c:
+                c.post("/spaces/create", json={"name": "Bench unit", "space_key": "bench", "device_ids": [front]})
+                for i in range(int(os.environ.get("BENCH_CODES", "20"))):  # a realistic number of codes to list
+                    c.post("/access_codes/create", json={"device_id": garage, "name": f"code {i}"})
 
-        def push(client: httpx.Client, i: int) -> httpx.Response:
+        def push(client: httpx.Client, i: int, ws: dict[str, Any]) -> httpx.Response:
             day = 1 + (i // args.reservations) % 27  # later pushes of the same key move the end date
             return client.post(
                 "/customers/push_data",
@@ -205,16 +208,20 @@ def main() -> None:
                 },
             )
 
-        def list_codes(client: httpx.Client, i: int) -> httpx.Response:
+        def list_codes(client: httpx.Client, i: int, ws: dict[str, Any]) -> httpx.Response:
+            garage = ws["devices"]["GARAGE"]
             return client.get("/access_codes/list", params={"device_id": garage, "_strict": "true"})
 
-        print(f"Seam emulator benchmark (spec {info['spec_version']}), {args.clients} clients, 127.0.0.1")
+        print(
+            f"Seam emulator benchmark (spec {info['spec_version']}), {args.clients} clients (one workspace each, "
+            "as runs have), 127.0.0.1"
+        )
         scenarios = {
             "push_data": ("customers/push_data", push),
             "access_codes/list": ("access_codes/list", list_codes),
         }
         results = {
-            key: _run(label, args.clients, args.requests, fn, base_url, api_key, parent)
+            key: _run(label, args.clients, args.requests, fn, base_url, workspaces, parent)
             for key, (label, fn) in scenarios.items()
             if args.only in (None, key)
         }
@@ -226,14 +233,16 @@ def main() -> None:
                 f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)",
             )
         if args.only in (None, "abuse"):
-            quiet = _run("list, no abuse", args.clients, args.requests, list_codes, base_url, api_key, parent)
+            quiet = _run("list, no abuse", args.clients, args.requests, list_codes, base_url, workspaces, parent)
             stop = threading.Event()
             got: dict[str, Counter] = {}
             abuser = threading.Thread(target=lambda: got.update(s=_abuse(base_url, info["abuser_key"], stop)))
             abuser.start()
             time.sleep(1.0)  # the abuse is under way
             try:
-                loud = _run("list, under abuse", args.clients, args.requests, list_codes, base_url, api_key, parent)
+                loud = _run(
+                    "list, under abuse", args.clients, args.requests, list_codes, base_url, workspaces, parent
+                )
             finally:
                 stop.set()
                 abuser.join()

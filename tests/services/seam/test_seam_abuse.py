@@ -221,3 +221,29 @@ def test_random_ids_from_nowhere_are_404_not_500(emulator, workspace):
     with pytest.raises(SeamHttpApiError) as err:
         seam.access_codes.get(access_code_id=str(uuid.uuid4()))
     assert err.value.status_code == 404
+
+
+def test_a_workspace_over_its_cpu_budget_waits_and_only_it():
+    """A workspace that spent its CPU budget waits before its next request; another workspace does not wait."""
+    from skillassay.services.seam import Limits, SeamEmulator
+
+    with SeamEmulator(async_delay=0.1, limits=Limits(cpu_share=0.05, cpu_burst=0.01)) as emu:
+        heavy, light = emu.create_workspace("heavy"), emu.create_workspace("light")
+        body = {"device_ids": [str(uuid.uuid4()) for _ in range(10_000)]}  # every id validated: tens of ms of CPU
+        url = f"{emu.base_url}/devices/list"
+        assert httpx.post(url, json=body, headers=_key(heavy), timeout=60).status_code == 200  # now in debt
+        done: dict[str, float] = {}
+
+        def second_heavy() -> None:
+            started = time.monotonic()
+            httpx.post(url, json={}, headers=_key(heavy), timeout=60)
+            done["heavy"] = time.monotonic() - started
+
+        thread = threading.Thread(target=second_heavy)
+        thread.start()
+        time.sleep(0.05)
+        assert httpx.post(url, json={}, headers=_key(light), timeout=60).status_code == 200
+        light_done = "heavy" not in done  # the light workspace was answered while the heavy one still waited
+        thread.join(60)
+        assert light_done
+        assert done["heavy"] >= 0.2  # its debt (>= 0.01 s of CPU over the burst) at 0.05 s per second

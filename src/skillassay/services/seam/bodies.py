@@ -29,8 +29,8 @@ class Limits:
     max_reported_errors: int = 20  # validation errors named in one 400 answer
     # fairness between workspaces (fairness.py): requests of one workspace in work at once, and its CPU budget
     max_concurrent_per_workspace: int = 2
-    cpu_share: float = 0.25  # CPU seconds per second a workspace may use, sustained
-    cpu_burst: float = 2.0  # CPU seconds a workspace may use at once before it waits
+    cpu_share: float = 0.1  # CPU seconds per second a workspace may use, sustained (~200 ordinary requests/s)
+    cpu_burst: float = 1.0  # CPU seconds a workspace may use at once before it waits
 
 
 class ClientGone(Exception):
