@@ -32,7 +32,7 @@ class ToyAgent(CliAgent):
     def model_env(self, ctx, endpoint):
         return {"TOY_BASE_URL": endpoint.base_url + "/v1", "TOY_KEY": endpoint.token}
 
-    def parse(self, records, ctx):
+    def parse(self, records, ctx, times=None):
         done = next((r for r in records if r.get("type") == "done"), {})
         return Transcript(agent=self.name, messages=[Message(role="user", text=ctx.prompt)],
                           final_message=done.get("text"), is_error=bool(done.get("error")))
