@@ -40,7 +40,8 @@ def test_inputs_travel_once_per_machine_and_definitions_load_from_the_copy(suite
     skill = REPO / "examples" / "skills" / "seam-lock-access"
     key, archive = shipping.pack_inputs(defs, skill)
     assert shipping.pack_inputs(defs, skill)[0] == key  # stable
-    names = tarfile.open(fileobj=io.BytesIO(archive)).getnames()
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        names = tar.getnames()
     assert not [n for n in names if "node_modules" in n]  # dependencies never travel
     assert not [n for n in names if "/express-ts/" in n]  # only what the chosen evals read
     assert "skill/SKILL.md" in names
@@ -254,7 +255,7 @@ def test_the_deployment_files_agree_with_the_pinned_ray() -> None:
 
     pinned = re.search(r'"ray==([0-9.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
     doc = (REPO / "docs" / "distributed.md").read_text()
-    [cluster] = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "RayCluster" in b]
+    [cluster] = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.DOTALL) if "RayCluster" in b]
     assert cluster["kind"] == "RayCluster" and cluster["spec"]["rayVersion"] == pinned
     assert cluster["spec"]["workerGroupSpecs"][0]["minReplicas"] >= 1
     dockerfile = (REPO / "deploy" / "ray-worker.Dockerfile").read_text()

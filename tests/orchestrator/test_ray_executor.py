@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,11 +48,29 @@ def cluster():
     worker = c.add_node(num_cpus=1)
     ray.init(address=c.address, log_to_driver=False, logging_level="ERROR")
     c.wait_for_nodes()
+    session = c.head_node.get_session_dir_path()
     try:
         yield c, worker
     finally:
         ray.shutdown()
         c.shutdown()
+    # no Ray process of this cluster survives the module (GCS, raylets, workers all name its session folder)
+    deadline = time.monotonic() + 20
+    while _cluster_processes(session) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _cluster_processes(session)
+
+
+def _cluster_processes(session: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if session.encode() in (entry / "cmdline").read_bytes() and _alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def _job(tmp: Path, runner: RayExecutor | None, **options):
@@ -213,6 +232,9 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
         assert ray.available_resources().get("CPU", 0) == 2
         assert not list(results.rglob("run.json"))  # the killed runs are abandoned, never recorded as finished
         assert len([p for p in pids.iterdir() if p.name.isdigit()]) == 2  # the third never started
+        [job] = [p.name for p in results.iterdir() if p.is_dir()]
+        # the job's node-local ledgers were swept and removed
+        assert not list((Path(tempfile.gettempdir()) / "skillassay-ledger").glob(f"{job}-*"))
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -223,7 +245,6 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
             except (ProcessLookupError, PermissionError):
                 pass
 
-    [job] = [p.name for p in results.iterdir() if p.is_dir()]
     hold.unlink()
     # resumed on the executor the job was started with (Ray: RAY_ADDRESS names the cluster)
     resumed = subprocess.run([*SKILLASSAY, "run", "--resume", job, "--results", str(results), "--json"],
