@@ -38,7 +38,7 @@ def test_reference_passes_and_noop_fails(tmp_path: Path, evals_dir: Path) -> Non
     _, out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "cancellation-support",
                    "--results", str(tmp_path), "--json"])
     run = _one(out)
-    assert run["outcome"] == "empty_diff" and run["verdict"]["passed"] is False
+    assert run["outcome"] == "completed" and run["empty_diff"] and run["verdict"]["passed"] is False
 
 
 def test_command_agent_that_copies_the_solution_without_running_tests_is_disqualified(tmp_path, evals_dir) -> None:

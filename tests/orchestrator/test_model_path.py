@@ -138,10 +138,14 @@ def test_retries_run_out_into_a_provider_error_that_resume_reruns(server, client
     server.add_script(script)
     code, out = run(evals_dir, tmp_path, client, 1, server.base_url("down"), "--retries", "1")
     [r] = out["runs"]
-    # not scored, not counted (until the outcome taxonomy lands it is stored as an infrastructure error)
-    assert r["outcome"] == "infrastructure_error" and "provider error after 2 attempt(s)" in r["error"]
+    # not scored, not counted
+    assert r["outcome"] == "provider_error" and "provider error after 2 attempt(s)" in r["error"]
     assert r["verdict"] is None and len(r["attempts"]) == 2
     assert [e["kind"] for e in r["model_usage"]["provider_errors"]] == ["server_error"] * 2
+    assert out["evals"][0]["graded"] == 0 and out["evals"][0]["outcomes"] == {"provider_error": 1}
+    from skillassay.store import open as open_store
+
+    assert open_store(tmp_path).missing_runs(out["job_id"]) == [("flask-py", 1, "skill")]  # --resume reruns it
 
 
 def test_an_agent_claiming_a_provider_error_gets_no_reroll(tmp_path, evals_dir, server):
@@ -162,7 +166,7 @@ def test_an_agent_claiming_a_provider_error_gets_no_reroll(tmp_path, evals_dir, 
     [r] = json.loads(result.stdout)["runs"]
     assert [(a["status"], a["agent_status"]) for a in r["attempts"]] == [("agent_error", "provider_error")]
     assert "never saw" in r["attempts"][0]["error"]
-    assert r["outcome"] == "crashed" and r["verdict"] is not None  # scored: the agent's failure
+    assert r["outcome"] == "agent_error" and r["verdict"] is not None  # scored: the agent's failure
 
 
 def test_max_cost_stops_starting_runs_and_resume_goes_on(server, client, tmp_path, evals_dir):
@@ -269,7 +273,7 @@ def test_the_real_clis_through_the_proxy(server, tmp_path, evals_dir, agent, key
         "--results", str(tmp_path), "--json", "--model-upstream", server.base_url(agent),
         "--agent-env", f"{key_env}={real}", "--agent-env", "SKILLASSAY_MAX_RETRIES=0"])
     [r] = json.loads(result.stdout)["runs"]
-    assert r["outcome"] == "empty_diff", r["error"]
+    assert r["outcome"] == "completed" and r["empty_diff"], r["error"]
     calls = server.conversation_requests(agent)
     model = calls[0].body["model"]
     from skillassay.usage import load_prices

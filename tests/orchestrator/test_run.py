@@ -60,7 +60,7 @@ def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, eva
                                  "--layers", "rubric", "--results", str(tmp_path), "--json"])
     data = json.loads(result.stdout)
     [run] = data["runs"]
-    assert run["outcome"] == "empty_diff" and run["files_changed"] == 0
+    assert run["outcome"] == "completed" and run["empty_diff"] is True and run["files_changed"] == 0
     assert run["rubric_total"] < 50 and run["verdict"]["passed"] is False
 
 
@@ -159,12 +159,12 @@ def test_an_agent_that_cannot_run_is_refused_before_the_job(tmp_path: Path, eval
     assert not list(tmp_path.glob("*/job.json"))  # nothing was started
 
 
-def test_infrastructure_errors_are_not_scored(tmp_path: Path, evals_dir: Path) -> None:
+def test_harness_errors_are_not_scored(tmp_path: Path, evals_dir: Path) -> None:
     code, out = _run([str(evals_dir), "--agent", "command", "--command", "/nonexistent/agent {prompt}",
                       "--fixtures", "flask-py", "--results", str(tmp_path), "--json"])
     assert code == 0
     [run] = out["runs"]
-    assert run["outcome"] == "infrastructure_error" and "nonexistent" in run["error"]
+    assert run["outcome"] == "harness_error" and "nonexistent" in run["error"]
     assert run["rubric_total"] is None and run["sandbox_total"] is None and run["verdict"] is None
     [summary] = out["evals"]
     assert summary["graded"] == 0 and summary["rubric"] is None and summary["errors"]

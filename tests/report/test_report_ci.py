@@ -21,7 +21,7 @@ def cli(*args: str):
 
 def test_junit_one_testcase_per_eval_and_run(results_tree):
     runs = results_tree.runs
-    runs[0] = runs[0].model_copy(update={"outcome": "infrastructure_error", "error": "docker \x1b[31mdied\x07"})
+    runs[0] = runs[0].model_copy(update={"outcome": "harness_error", "error": "docker \x1b[31mdied\x07"})
     from skillassay.store.models import JobRecord
 
     job = JobRecord.model_validate_json((results_tree.root / JOB / "job.json").read_text())

@@ -1,5 +1,5 @@
 """Fixes from a new-user review of the results commands: what they say when writing files, clean site rebuilds,
-jobs without a skill, infrastructure errors shown honestly, wide tables off a terminal, `serve`'s default folder."""
+jobs without a skill, unscored runs shown honestly, wide tables off a terminal, `serve`'s default folder."""
 
 from __future__ import annotations
 
@@ -44,13 +44,13 @@ def no_skill_job(root, job_id=NO_SKILL, **kw):
 
 
 def broken_job(root):
-    """express-ts: every run an infrastructure error (one still holds a verdict: grading ran, then failed);
-    flask-py: one of three runs an infrastructure error."""
+    """express-ts: every run a harness error (one still holds a verdict: grading ran, then failed);
+    flask-py: one of three runs a harness error."""
     job, runs = make_job(root, job_id=BROKEN, evals=("express-ts", "flask-py"), runs=3)
     out = []
     for r in runs:
         if r.eval_id == "express-ts" or r.run_index == 2:
-            r = r.model_copy(update={"outcome": "infrastructure_error",
+            r = r.model_copy(update={"outcome": "harness_error",
                                      "error": f"docker daemon unreachable ({r.eval_id} {r.run_index})\ntrace..."})
             write_run_file(root, r)
         out.append(r)
@@ -150,30 +150,31 @@ def test_job_with_a_skill_names_it(results_tree, tmp_path):
     assert "no skill (baseline run)" in base
 
 
-# ---------------------------------------------------------------- 4. infrastructure errors: not graded, not counted
+# ---------------------------------------------------------------- 4. unscored runs: not scored, not counted
 
 
-def test_infrastructure_errors_are_not_scored(tmp_path):
+def test_harness_errors_are_not_scored(tmp_path):
     root = tmp_path / "results"
     _, runs = broken_job(root)
     s = summarize(runs)
     assert [x.eval_id for x in s.per_eval] == ["flask-py"] and s.overall.n == 2 and s.overall.excluded == 4
     r = cli("runs", "--results", str(root), "--job", BROKEN)
     assert r.exit_code == 0
-    rows = [line for line in r.stdout.splitlines() if "infrastructure_error" in line]
+    rows = [line for line in r.stdout.splitlines() if "harness error" in line and line.startswith("│")]
     assert len(rows) == 4
     for line in rows:
-        assert "not graded" in line and "docker daemon unreachable" in line
+        assert "not scored" in line and "docker daemon unreachable" in line
         assert "%" not in line and "pass" not in line  # no score, no verdict
     # the terminal summary shows the eval whose runs all failed to run, with the errors
     r = cli("report", BROKEN, "--results", str(root))
     assert r.exit_code == 0
     express = [line for line in r.stdout.splitlines() if line.startswith(("│ express-ts", "┃ express-ts"))]
-    assert express and "not graded" in express[0] and "%" not in express[0]
-    assert "express-ts run 1: infrastructure error (not graded, not counted): docker daemon unreachable" in r.stdout
+    assert express and "not scored" in express[0] and "%" not in express[0]
+    assert "express-ts run 1: harness error (not scored, not counted): docker daemon unreachable" in r.stdout
+    assert "Outcomes: 2 completed, 4 harness error (4 not scored: left out of every figure)." in r.stdout
     # JSON: no scores for them
     data = job_json(*_job_and_runs(root, BROKEN))
-    bad = [x for x in data["runs"] if x["outcome"] == "infrastructure_error"]
+    bad = [x for x in data["runs"] if x["outcome"] == "harness_error"]
     assert len(bad) == 4 and all(x["score"] is None and x["verdict"] is None and not x["graded"] for x in bad)
     assert all("docker daemon unreachable" in x["error"] for x in bad)
     # HTML: the job page's table and the run page
@@ -181,19 +182,19 @@ def test_infrastructure_errors_are_not_scored(tmp_path):
     build_site(root, out, definitions=[])
     job_page = (out / "jobs" / BROKEN / "index.html").read_text()
     stats = job_page.split('id="runs"')[0]
-    assert "express-ts" in stats and "not graded: docker daemon unreachable (express-ts 1)" in stats
+    assert "express-ts" in stats and "not scored (harness error): docker daemon unreachable (express-ts 1)" in stats
     runs_part = job_page.split('id="runs"')[1]
     for row in re.findall(r'<tr class="infra-error">.*?</tr>', runs_part, re.DOTALL):
-        assert "%" not in row and "docker daemon unreachable" in row and "not graded" in row
+        assert "%" not in row and "docker daemon unreachable" in row and "not scored" in row
     run_page = tags((out / "jobs" / BROKEN / "express-ts" / "run_1.html").read_text())
-    assert "not graded" in run_page and "docker daemon unreachable (express-ts 1)" in run_page
+    assert "not scored" in run_page and "docker daemon unreachable (express-ts 1)" in run_page
     assert "score" not in run_page.split("Verdict")[1].split("Diff")[0].replace("scores", "")
 
 
 def test_a_job_whose_only_run_failed_to_run(tmp_path):
     root = tmp_path / "results"
     _, runs = make_job(root, job_id=BROKEN, evals=("express-ts",), runs=1)
-    write_run_file(root, runs[0].model_copy(update={"outcome": "infrastructure_error", "error": "no docker"}))
+    write_run_file(root, runs[0].model_copy(update={"outcome": "harness_error", "error": "no docker"}))
     r = cli("report", BROKEN, "--results", str(root))
     assert r.exit_code == 0
     assert "express-ts" in r.stdout and "no docker" in r.stdout

@@ -94,7 +94,7 @@ def test_clustered_bootstrap_is_wider_when_evals_differ():
 # ----------------------------------------------------------------------------- summaries
 def test_summarize_known_values():
     runs = [run("a", 1, 1.0), run("a", 2, 0.5), run("a", 3, 0.9), run("b", 1, 0.2), run("b", 2, 0.4),
-            run("b", 3, 0.0, outcome="infrastructure_error")]
+            run("b", 3, 0.0, outcome="harness_error")]
     s = stats.summarize(runs)
     a, b = s.per_eval
     assert (a.eval_id, a.n, a.passes) == ("a", 3, 2)
@@ -104,7 +104,7 @@ def test_summarize_known_values():
     assert a.pass_rate == pytest.approx(2 / 3)
     assert a.pass_at_k == {1: pytest.approx(2 / 3), 3: 1.0}
     assert a.pass_hat_k == {1: pytest.approx(2 / 3), 3: 0.0}
-    assert b.n == 2  # the infrastructure error is left out
+    assert b.n == 2  # the harness error is left out
     assert b.pass_at_k == {1: 0.0}
     o = s.overall
     assert o.excluded == 1 and o.evals == 2 and o.n == 5
@@ -115,7 +115,7 @@ def test_summarize_known_values():
 
 
 def test_runs_without_verdict_score_zero_and_fail():
-    r = run("a", 1, 1.0).model_copy(update={"verdict": None, "criteria": [], "outcome": "crashed"})
+    r = run("a", 1, 1.0).model_copy(update={"verdict": None, "criteria": [], "outcome": "agent_error"})
     (p,) = stats.to_points([r])
     assert p.score == 0.0 and not p.passed
     r2 = r.model_copy(update={"combined": 70.0})

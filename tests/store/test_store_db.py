@@ -65,12 +65,12 @@ def test_missing_runs(tmp_path):
         assert st.missing_runs(JOB) == job.planned  # nothing recorded yet, in planned order
         by_key = {(r.eval_id, r.run_index, r.variant): r for r in runs}
         st.record_run(by_key[("a", 1, "skill")])  # completed
-        st.record_run(by_key[("a", 2, "skill")].model_copy(update={"outcome": "infrastructure_error"}))
+        st.record_run(by_key[("a", 2, "skill")].model_copy(update={"outcome": "harness_error"}))
         st.record_run(by_key[("a", 3, "skill")].model_copy(update={"outcome": "timed_out"}))  # the agent's failure
-        st.record_run(by_key[("b", 1, "baseline")].model_copy(update={"outcome": "empty_diff"}))
+        st.record_run(by_key[("b", 1, "baseline")].model_copy(update={"outcome": "completed", "empty_diff": True}))
         missing = st.missing_runs(JOB)
         assert ("a", 1, "skill") not in missing
-        assert ("a", 2, "skill") in missing  # infrastructure errors are re-run
+        assert ("a", 2, "skill") in missing  # harness errors are re-run
         assert ("a", 3, "skill") not in missing  # finished runs are never re-rolled
         assert ("b", 1, "baseline") not in missing
         assert len(missing) == len(job.planned) - 3
@@ -159,7 +159,7 @@ def test_concurrent_writers(tmp_path):
 def test_progress_counts(tmp_path):
     _, runs = make_job(tmp_path, job_id=JOB, runs=2, evals=("a", "b"))
     with store.open(tmp_path) as st:
-        st.record_run(runs[0].model_copy(update={"outcome": "infrastructure_error"}))
+        st.record_run(runs[0].model_copy(update={"outcome": "harness_error"}))
         (p,) = st.progress()
-        assert p.planned == 4 and p.done == 3 and p.infrastructure_errors == 1 and p.evals == 2
+        assert p.planned == 4 and p.done == 3 and p.unscored == 1 and p.outcomes.get("harness_error") == 1 and p.evals == 2
         assert p.passed == sum(bool(r.verdict and r.verdict.passed) for r in runs[1:])

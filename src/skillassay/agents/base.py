@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from skillassay.definitions.resources import Resources
 from skillassay.services.model_proxy import ModelEndpoint
@@ -74,6 +74,12 @@ class AgentResult(BaseModel):
     # the skill under test, where this run's CLI discovers it (None: no skill, or one given as a system prompt)
     skill_target: SkillTarget | None = None
     stopped: str | None = None  # the harness ended the CLI early because the trigger decision was made, and why
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _taxonomy(cls, value: str) -> str:
+        # the names agents used before the outcome taxonomy (skillassay.outcomes)
+        return {"crashed": "agent_error", "infrastructure_error": "harness_error"}.get(value, value)
 
 
 class Agent(ABC):

@@ -73,7 +73,7 @@ def runs_cmd(
             if as_json:
                 typer.echo(json.dumps([
                     {"job": json.loads(p.job.model_dump_json()), "planned": p.planned, "done": p.done,
-                     "infrastructure_errors": p.infrastructure_errors, "passed": p.passed, "evals": p.evals}
+                     "unscored": p.unscored, "outcomes": p.outcomes, "passed": p.passed, "evals": p.evals}
                     for p in progress
                 ], indent=2))
                 return
@@ -90,16 +90,16 @@ def runs_cmd(
         if as_json:
             typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in runs], indent=2))
             return
-        from skillassay.report.tables import infrastructure_errors, runs_table
+        from skillassay.report.tables import outcome_line, runs_table
 
         _console().print(runs_table(job, runs, st.job(job)))
-        errors = infrastructure_errors(runs)
-        if errors:
-            typer.echo(f"{len(errors)} run(s) ended in an infrastructure error: not graded, left out of every figure.")
+        line = outcome_line(runs)
+        if line:
+            typer.echo(line)
         missing = st.missing_runs(job)
         if missing:
-            typer.echo(f"{len(missing)} planned run(s) not done (or infrastructure errors): `skillassay run --resume` "
-                       "re-runs them.")
+            typer.echo(f"{len(missing)} planned run(s) missing or not scored (provider or harness errors): "
+                       "`skillassay run --resume` runs them again.")
 
 
 @commands.command("compare")
@@ -190,8 +190,8 @@ def report_cmd(
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
     from skillassay.report.ci import job_json, write_json, write_junit
+    from skillassay.report.tables import outcome_line, summary_table, unscored_runs
     from skillassay.report.trigger_tables import is_trigger_job, skill_use_of, trigger_job_tables
-    from skillassay.report.tables import infrastructure_errors, summary_table
     from skillassay.scoring.stats import summarize
 
     jobs = jobs or []
@@ -238,12 +238,18 @@ def report_cmd(
                 con = _console()
                 for t in trigger_job_tables(runs, f"Job {job_id}"):
                     con.print(t)
-                for line in infrastructure_errors(runs):
+                line = outcome_line(runs)
+                if line:
+                    con.print(line, markup=False)
+                for line in unscored_runs(runs):
                     con.print(line, markup=False, style="yellow")
             elif html is None and not junit and not json_out:
                 con = _console()
                 con.print(summary_table(f"Job {job_id}", summary, skill))
-                for line in infrastructure_errors(runs):
+                line = outcome_line(runs)
+                if line:
+                    con.print(line, markup=False)
+                for line in unscored_runs(runs):
                     con.print(line, markup=False, style="yellow")
                 base = [r for r in runs if r.variant == "baseline"]
                 if base:
@@ -256,7 +262,7 @@ def report_cmd(
                 use = skill_use_of(runs)
                 if use is not None:
                     con.print(use.sentence("Skill use"), markup=False)
-            failed = [r for r in skill if r.outcome != "infrastructure_error" and not (r.verdict and r.verdict.passed)]
+            failed = [r for r in skill if r.scored and not (r.verdict and r.verdict.passed)]
             if fail_on_verdict and failed:
                 typer.echo(f"{job_id}: {len(failed)} run(s) failed their verdict.", err=True)
                 exit_code = 1

@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.errors import DefinitionError
+from skillassay.outcomes import HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, Verdict, combined_score, decide
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees
@@ -36,7 +38,20 @@ class GradeOutcome(BaseModel):
     forbidden_observed: list[str] = Field(default_factory=list)
     verdict: Verdict | None = None
     timings: dict[str, float] = Field(default_factory=dict)
-    errors: list[str] = Field(default_factory=list)  # grader failures (infrastructure), kept with the run
+    # what the harness failed to do (a grader, detector, gate runner or judge call): any one makes the run a
+    # harness_error; never zero points, never an unflagged forbidden behaviour
+    failures: list[HarnessFailure] = Field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [str(f) for f in self.failures]
+
+
+def _failure(stage: str, exc: BaseException) -> HarnessFailure:
+    import traceback
+
+    return HarnessFailure(stage=stage, message=f"{type(exc).__name__}: {exc}",
+                          traceback="".join(traceback.format_exception(exc))[-8000:])
 
 
 def check_points(sandbox: dict | None) -> dict[str, float]:
@@ -122,8 +137,8 @@ def grade(
                 if api is not None:
                     out.api_path_correct = float(api["score"]) >= 1.0
                 out.api_path = ",".join(res.paths_taken) or None
-            except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run
-                out.errors.append(f"rubric grader failed: {exc!r}")
+            except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run, nor score it
+                out.failures.append(_failure("rubric", exc))
             out.timings["rubric"] = round(time.monotonic() - t, 3)
         if want_sandbox and definition.config is not None:
             from skillassay.graders.sandbox import validate
@@ -136,9 +151,11 @@ def grade(
                 out.sandbox_total = float(res.total)
                 out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)
                 if res.error:  # the validator could not do its job: not the agent's fault
-                    out.errors.append(f"sandbox: {res.error}")
+                    out.failures.append(HarnessFailure(stage="sandbox", message=res.error))
+            except DefinitionError:
+                raise  # the definition's fault: the run is invalid_definition
             except Exception as exc:  # noqa: BLE001
-                out.errors.append(f"sandbox validator failed: {exc!r}")
+                out.failures.append(_failure("sandbox", exc))
             out.timings["sandbox"] = round(time.monotonic() - t, 3)
         out.combined = combined_score(out.rubric_total, out.sandbox_total)
         out.criteria = seam_criteria(definition, out.rubric, out.sandbox)
@@ -158,8 +175,11 @@ def grade(
         out.criteria = list(res.criteria)
         out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]
         out.verdict = res.verdict
+        out.failures.extend(res.failures)
+    except DefinitionError:
+        raise
     except Exception as exc:  # noqa: BLE001
-        out.errors.append(f"process graders failed: {exc!r}")
+        out.failures.append(_failure("process graders", exc))
         out.criteria = []
         out.verdict = None
     out.timings["process"] = round(time.monotonic() - t, 3)

@@ -1,14 +1,15 @@
 """A job: every selected eval, run N times (and N more without the skill with --baseline), graded and stored.
 
 Finished runs are on disk (run.json) and in the index before the next result is awaited, so killing the
-orchestrator loses only the runs in flight; ``--resume JOB`` reruns just those and the infrastructure errors.
+orchestrator loses only the runs in flight; ``--resume JOB`` reruns just those and the unscored runs (provider
+and harness errors: ``outcomes.RERUN``). One process at a time holds a job (``store.files.job_lock``).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import ExitStack, closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.services import EmulatorRecipe, JobServices
-from skillassay.orchestrator.trial import RunSpec
+from skillassay.orchestrator.trial import RunNotWritten, RunSpec
+from skillassay.store.files import job_lock
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
 
@@ -148,11 +150,15 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
     results_root = opts.results
     results_root.mkdir(parents=True, exist_ok=True)
     db = result_store.open(results_root)
+    held = ExitStack()  # the job's lock, from the moment its id is known to the end
     try:
         if resume:
-            job = db.job(resume)
-            if job is None:
+            if db.job(resume) is None:
                 raise SkillassayError(f"--resume {resume}: no such job under {results_root}")
+            # before reading what is missing: a second `--resume` of the job is refused here, not run alongside
+            held.enter_context(job_lock(results_root, resume))
+            job = db.job(resume)
+            assert job is not None
             # a new --max-cost given with --resume replaces the job's (to let a stopped job go on); the job resumes
             # where it ran (its executor) unless told otherwise: a Ray job may finish locally, and the other way round
             chosen = {k: getattr(opts, k) for k in ("executor", "ray_address") if k in opts.model_fields_set}
@@ -186,6 +192,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                             agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
                             options=opts.stored(), planned=planned)
             todo = list(planned)
+            held.enter_context(job_lock(results_root, job.job_id))
         elif job.skill_hash and shash and job.skill_hash != shash:
             raise SkillassayError(f"--resume {job.job_id}: the skill changed since the job started "
                                   f"({job.skill_hash} -> {shash}); start a new job instead")
@@ -200,6 +207,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             if own_executor:
                 executor.close()
     finally:
+        held.close()
         db.close()
 
 
@@ -242,6 +250,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     work = JobWork(job_id=job.job_id, results_root=results_root, services=services, skill=opts.skill,
                    definitions={e: by_id[e] for e in {s.eval_id for s in specs}})
     status = "interrupted"
+    unrecorded = 0  # runs that came back without a record on disk: the job cannot say "finished"
     try:
         with closing(executor.run(work, specs)) as finished:  # closed on Ctrl-C: it ends its runs
             for spec, result in finished:
@@ -253,13 +262,25 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                         # starts it
                         budget.note_stopped()
                         continue
+                    unrecorded += 1
+                    if isinstance(result, RunNotWritten):
+                        try:  # at least the index knows it as a harness error (--resume reruns it)
+                            db.record_run(result.record)
+                        except Exception:  # noqa: BLE001, S110 - the job's status says it is incomplete
+                            pass
                     if on_event:
                         on_event("error", None, result)
                     continue
-                db.record_run(result)
+                try:
+                    db.record_run(result)
+                except Exception as exc:  # noqa: BLE001 - on disk already; `skillassay runs --reindex` finds it
+                    unrecorded += 1
+                    if on_event:
+                        on_event("error", None, exc)
+                    continue
                 if on_event:
                     on_event("done", result, None)
-        status = "stopped" if budget.stopped else "finished"
+        status = "incomplete" if unrecorded else ("stopped" if budget.stopped else "finished")
     except KeyboardInterrupt:
         # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
         reaper.kill_all()

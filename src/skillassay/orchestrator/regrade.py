@@ -3,10 +3,11 @@ running any agent, and say what changed. The previous record is kept beside the 
 
 from __future__ import annotations
 
-import json
 import os
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -15,6 +16,7 @@ from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
+from skillassay.store.files import job_lock, write_json_atomic
 from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
 from skillassay.triggers import detect
@@ -58,12 +60,14 @@ def _fields(r: RunRecord) -> dict[str, float | str | None]:
 
 
 def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, emulator_delay: float = 1.0,
-                dry_run: bool = False) -> RegradeResult:
+                dry_run: bool = False, judge_config: Any = None) -> RegradeResult:
     db = result_store.open(results_root)
+    held = ExitStack()
     try:
         job = db.job(job_id)
         if job is None:
             raise SkillassayError(f"no job {job_id!r} under {results_root}")
+        held.enter_context(job_lock(results_root, job_id))  # not while a run or another regrade holds the job
         evals = {e.id: e for e in load_suite(suite or Path(job.suite))}
         runs = db.runs(job_id=job_id)
         layers = job.options.get("layers", "both")
@@ -83,6 +87,9 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 run_dir = results_root / r.run_dir
                 ws = run_dir / "workspace"
                 d = evals.get(r.eval_id)
+                if not r.scored:
+                    skipped.append(f"{r.run_dir}: {r.outcome.replace('_', ' ')}, never graded (run --resume reruns it)")
+                    continue
                 if d is None or not ws.is_dir():
                     skipped.append(f"{r.run_dir}: " + ("eval no longer in the suite" if d is None
                                                       else "no stored workspace"))
@@ -108,13 +115,18 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                     continue
                 g = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}", layers=layers,
                           seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "host"),
-                          emulator=emulator, transcript=transcript)
+                          emulator=emulator, transcript=transcript, judge_config=judge_config)
+                if g.failures:
+                    # the harness failed to regrade: the graded record stands, untouched
+                    skipped.append(f"{r.run_dir}: not regraded, the harness failed: "
+                                   + "; ".join(str(f) for f in g.failures)[:500])
+                    continue
                 new = r.model_copy(update={
                     "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
                     "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
                     "regraded_at": datetime.now(UTC), "skill_use": use,
                 })
-                if r.outcome == "empty_diff" and new.verdict is not None:
+                if r.empty_diff and new.verdict is not None:
                     new.verdict.passed = False
                 before, after = _fields(r), _fields(new)
                 for k in sorted(set(before) | set(after)):
@@ -126,9 +138,8 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                     continue
                 for name, data in (("rubric.json", g.rubric), ("sandbox.json", g.sandbox), ("process.json", g.process)):
                     if data is not None:
-                        (run_dir / name).write_text(json.dumps(data, indent=2) + "\n")
-                prev = run_dir / "run.json"
-                os.replace(prev, run_dir / "run.prev.json")
+                        write_json_atomic(run_dir / name, data)
+                _keep_previous(run_dir)
                 result_store.write_run_file(results_root, new)
                 db.record_run(new)
         finally:
@@ -136,4 +147,17 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 emulator.stop()
         return RegradeResult(job_id=job_id, regraded=done, skipped=skipped, changes=changes)
     finally:
+        held.close()
         db.close()
+
+
+def _keep_previous(run_dir: Path) -> None:
+    """The record being replaced becomes ``run.prev.json``; an older one there moves to ``run.prev-<n>.json``, so
+    every regrade's predecessor is kept."""
+    prev = run_dir / "run.prev.json"
+    if prev.exists():
+        n = 1
+        while (run_dir / f"run.prev-{n}.json").exists():
+            n += 1
+        os.replace(prev, run_dir / f"run.prev-{n}.json")
+    os.replace(run_dir / "run.json", prev)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
 from skillassay.store.models import RunRecord
@@ -39,8 +40,8 @@ class EvalSummary(BaseModel):
     api_path: str | None
     runs: int
     outcomes: dict[str, int]
-    errors: list[str] = Field(default_factory=list)  # infrastructure errors, not graded and not counted
-    graded: int = 0  # runs that count: all but infrastructure errors
+    errors: list[str] = Field(default_factory=list)  # why the unscored runs were not scored
+    graded: int = 0  # runs that count: the scored outcomes (completed, agent error, timed out)
     rubric: Spread | None = None
     sandbox: Spread | None = None
     combined: Spread | None = None
@@ -75,9 +76,9 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         cost = runs_cost(runs)
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
-        errors = sorted({r.error or "unknown error" for r in runs if r.outcome == "infrastructure_error"})
-        # a run the harness failed to carry out says nothing about the agent: it is left out of every figure
-        runs = [r for r in runs if r.outcome != "infrastructure_error"] or []
+        errors = sorted({r.error or "unknown error" for r in runs if not r.scored})
+        # a run the provider or the harness failed says nothing about the agent: it is left out of every figure
+        runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
         api = [r.api_path_correct for r in runs if r.api_path_correct is not None]
         unjudged = sorted({u for v in verdicts for u in v.unjudged})
@@ -138,9 +139,13 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         else:
             verdict = f"{s.passed}/{s.graded} pass"
         notes = []
-        bad = {k: v for k, v in s.outcomes.items() if k != "completed"}
-        if bad:
-            notes.append(", ".join(f"{v} {k.replace('_', ' ')}" for k, v in bad.items()))
+        scored = {k: v for k, v in s.outcomes.items() if k != "completed" and k in SCORED}
+        if scored:
+            notes.append(", ".join(f"{v} {label(k)}" for k, v in scored.items()) + " (scored)")
+        unscored = {k: v for k, v in s.outcomes.items() if k not in SCORED}
+        if unscored:
+            notes.append("[yellow]" + ", ".join(f"{v} {label(k)}" for k, v in unscored.items())
+                         + ": not scored, left out of every figure[/yellow]")
         for e in s.errors[:2]:
             notes.append(f"[red]{e}[/red]")
         if s.forbidden:
@@ -148,6 +153,30 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         if s.unjudged:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
         fmt = lambda sp: sp.text() if sp is not None else "-"
-        t.add_row(name, str(s.runs), fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
+        runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
+        t.add_row(name, runs, fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
                   (fmt(s.score) + "%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
+    t.caption = outcome_caption(summaries)
+    t.caption_justify = "left"
     return t
+
+
+def outcome_counts(summaries: list[EvalSummary]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s.outcomes.items():
+            total[k] = total.get(k, 0) + v
+    return {k: total[k] for k in OUTCOMES if k in total}
+
+
+def outcome_caption(summaries: list[EvalSummary]) -> str | None:
+    """Each outcome's count, and what the unscored ones mean for the figures (docs/results.md)."""
+    counts = outcome_counts(summaries)
+    if not counts:
+        return None
+    text = "Outcomes: " + ", ".join(f"{v} {label(k)}" for k, v in counts.items()) + "."
+    unscored = sum(v for k, v in counts.items() if k not in SCORED)
+    if unscored:
+        text += (f" {unscored} run(s) not scored (provider, harness or definition errors): left out of every figure;"
+                 " run --resume reruns the provider and harness errors.")
+    return text

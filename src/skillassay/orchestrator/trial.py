@@ -1,7 +1,8 @@
 """One run (a trial): fresh workspace -> agent -> change -> graders -> score -> files on disk.
 
-Everything a run produces lands in its own folder, and ``run.json`` is written last and atomically: a folder with a
-``run.json`` is a finished run, whatever happens to the orchestrator afterwards.
+Everything a run produces lands in its own folder, claimed exclusively, and ``run.json`` is written last and
+atomically: a folder with a ``run.json`` is a finished run, whatever happens to the orchestrator afterwards. How the
+run ended is one of the outcomes of ``skillassay.outcomes``, decided here (``classify``, then the graders' failures).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import shutil
 import tempfile
 import time
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,13 +21,23 @@ from pydantic import BaseModel, Field
 from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
+from skillassay.errors import DefinitionError
 from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.services import RunServices
+from skillassay.outcomes import SCORED, UNSCORED, AgentExit, HarnessFailure
 from skillassay.secrets import redact, redact_tree, secret_values
-from skillassay.store.files import run_dir_rel, write_json_atomic, write_run_file
+from skillassay.store.files import (
+    HARNESS_ERROR_FILE,
+    RunAlreadyRecorded,
+    RunClaimed,
+    claim_run_dir,
+    run_dir_rel,
+    write_json_atomic,
+    write_run_file,
+)
 from skillassay.orchestrator import triggering
 from skillassay.store.models import RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
@@ -77,6 +89,41 @@ def _summary(t: Transcript, skill_name: str | None, use: SkillUse | None = None)
     )
 
 
+def classify(result: AgentResult, status: str | None = None,
+             error: str | None = None) -> tuple[str, str | None, AgentExit]:
+    """(outcome, error, how the process ended) from the agent's account (``status``/``error``: as judged against the
+    model proxy's record, orchestrator/attempts.py). The provider's and the harness's failures are not scored;
+    everything the agent did is: a crash, a non-zero exit or a signal is an agent_error."""
+    status = status or result.status
+    error = error if status != result.status or error else result.error
+    code, sig = result.exit_code, result.signal
+    if code is not None and code < 0:  # Popen's way of saying "killed by signal -code"
+        code, sig = None, sig or -code
+    end = AgentExit(exit_code=code, signal=sig, timed_out=status == "timed_out", signal_name=_signal_name(sig))
+    if status in ("provider_error", "harness_error"):
+        return status, error or f"the agent reported a {status.replace('_', ' ')}", end
+    if status == "timed_out":
+        return "timed_out", error, end
+    if status == "agent_error" or (code not in (None, 0)) or sig is not None:
+        if sig is not None:
+            why = f"killed by {end.signal_name or f'signal {sig}'}" + (f" ({error})" if error else "")
+        else:
+            why = error or f"exited with code {code}"
+        return "agent_error", why, end
+    return "completed", None, end
+
+
+def _signal_name(sig: int | None) -> str | None:
+    if sig is None:
+        return None
+    import signal
+
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return None
+
+
 def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, services: RunServices | None = None,
             judge_config: Any = None, skill_dir: Path | None = None, definition_source: Path | None = None,
             ) -> RunRecord:
@@ -88,7 +135,11 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     then BudgetSpent is raised and nothing is written). ``skill_dir`` and ``definition_source`` are for runs
     executing away from the job's files (Ray): where this machine holds the skill (default ``spec.skill_dir``), and
     the definition file as the job names it (default ``definition.source``); run.json records the job's names, never
-    the worker's copies."""
+    the worker's copies.
+
+    The run's folder is claimed exclusively (``store.files.claim_run_dir``): a graded run is never overwritten. If
+    the record cannot be written, the run is recorded as a harness error with the traceback in its folder; if even
+    that fails, ``RunNotWritten`` carries the record to the job, which counts it."""
     if services is not None and not services.budget_left():
         raise BudgetSpent(f"--max-cost {services.recipe.max_cost:g} USD spent")
     model_grants = services.model_grants() if services is not None else None
@@ -96,17 +147,18 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     started = datetime.now(UTC)
     skill_here = skill_dir if skill_dir is not None else spec.skill_dir
     timings: dict[str, float] = {}
-    run_dir = results_root / spec.rel_dir
-    if run_dir.exists():
-        shutil.rmtree(run_dir)  # an unfinished earlier attempt (no run.json): start clean
-    run_dir.mkdir(parents=True)
+    run_dir = claim_run_dir(results_root, spec.rel_dir)
     scratch = Path(tempfile.mkdtemp(prefix=f"skillassay-{spec.eval_id}-"))
     run_id = f"{spec.job_id}-{spec.eval_id}-{spec.variant[0]}{spec.run_index}"
     outcome = "completed"
     error: str | None = None
+    failures: list[HarnessFailure] = []
+    agent_exit: AgentExit | None = None
     agent_result: AgentResult | None = None
     graded = GradeOutcome()
     files_changed = 0
+    empty_diff = False
+    notes: list[str] = []
     agent_version = None
     use: SkillUse | None = None
     trigger_outcome: TriggerOutcome | None = None
@@ -171,32 +223,28 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
         if spec.variant == "skill":
             use = triggering.skill_use(agent_result, _skill_name(spec, skill_here), skill_here)
+        # the agent's status, checked against the model proxy's record (attempts.judge), onto the outcomes
+        outcome, error, agent_exit = classify(agent_result, tried.status, tried.error)
+        if outcome == "provider_error":
+            error = f"provider error after {len(attempts)} attempt(s): {tried.error or tried.error_kind}"
+        if outcome in UNSCORED:
+            # the agent never got to work, or the provider failed it: nothing of the agent's to grade; --resume reruns
+            raise _NotGraded(error or outcome)
 
+        # whatever the agent did to its workspace (even deleting it) is its change, and is graded
         change = ws.compute_change()
         files_changed = len(change.files)
+        empty_diff = change.empty and definition.trigger is None
         (run_dir / "diff.patch").write_text(change.patch())
         write_json_atomic(run_dir / "changes.json", change.to_json())
 
-        # the agent's status, checked against the model proxy's record, mapped onto the stored outcomes
-        # (until the outcome taxonomy of issue 14 lands: provider and harness errors are not scored and are rerun)
-        if tried.status == "provider_error":
-            raise _NotGraded(f"provider error after {len(attempts)} attempt(s): {tried.error or tried.error_kind}")
-        if tried.status == "harness_error":
-            # the agent never got to work (no binary, no key, a broken command): nothing to grade; --resume reruns it
-            raise _NotGraded(tried.error or "the agent could not run")
-        if tried.status == "agent_error":
-            outcome, error = "crashed", tried.error
-        elif tried.status == "timed_out":
-            outcome, error = "timed_out", tried.error
-        elif change.empty and definition.trigger is None:
-            outcome = "empty_diff"  # the plan counts an empty diff as a failure; it is still graded (scores 0s)
         if definition.trigger is not None:
             # a trigger run is not graded on its change: its decision is read from the transcript
             trigger_outcome, graded.criteria, graded.verdict = triggering.decide(definition, use, agent_result.stopped)
             if spec.keep_workspace:
-                _keep_workspace(ws.path, run_dir / "workspace")
+                notes.extend(_keep_workspace(ws.path, run_dir / "workspace"))
             raise _Decided
-        # graded whatever the agent's end: a timed-out agent may have left a working change behind
+        # graded whatever the agent's end: a timed-out or crashed agent may have left a working change behind
         emulator = None
         if services is not None and spec.seam == "emulator" and spec.layers != "rubric" and definition.has_sandbox:
             emulator = services.emulator()
@@ -204,27 +252,30 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
                        judge_config=judge_config, change=change)
         timings.update(graded.timings)
-        if graded.rubric is not None:
-            write_json_atomic(run_dir / "rubric.json", graded.rubric)
-        if graded.sandbox is not None:
-            write_json_atomic(run_dir / "sandbox.json", graded.sandbox)
-        if graded.process is not None:
-            write_json_atomic(run_dir / "process.json", graded.process)
-        if graded.errors and outcome == "completed":
-            outcome, error = "infrastructure_error", "; ".join(graded.errors)
+        for name, data in (("rubric.json", graded.rubric), ("sandbox.json", graded.sandbox),
+                           ("process.json", graded.process)):
+            if data is not None:
+                write_json_atomic(run_dir / name, data)
+        failures.extend(graded.failures)
         if spec.keep_workspace:
-            _keep_workspace(ws.path, run_dir / "workspace")
+            notes.extend(_keep_workspace(ws.path, run_dir / "workspace"))
     except KeyboardInterrupt:
         raise
     except _Decided:
         pass
-    except _NotGraded as exc:
-        outcome, error = "infrastructure_error", str(exc)
+    except _NotGraded:
+        if outcome == "harness_error":
+            failures.append(HarnessFailure(stage="agent", message=error or "the agent could not run"))
+    except DefinitionError as exc:
+        outcome, error = "invalid_definition", str(exc)
     except Exception as exc:  # noqa: BLE001 - recorded as the harness's failure, never the agent's
-        outcome = "infrastructure_error"
-        error = f"{type(exc).__name__}: {exc}"
+        failures.append(HarnessFailure(stage="harness", message=f"{type(exc).__name__}: {exc}",
+                                       traceback=traceback.format_exc()[-8000:]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if failures and outcome != "invalid_definition":
+        # the harness could not grade this run completely: it is not the agent's score (rerun by --resume)
+        outcome, error = "harness_error", "; ".join(str(f) for f in failures)[:2000]
 
     transcript = agent_result.transcript if agent_result else Transcript(agent=spec.agent)
     record = RunRecord(
@@ -239,6 +290,9 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         skill_hash=spec.skill_hash if spec.variant == "skill" else None,
         outcome=outcome,  # type: ignore[arg-type]
         error=error,
+        harness_failures=[f.model_copy(update={"traceback": None}) for f in failures],
+        agent_exit=agent_exit,
+        empty_diff=empty_diff and outcome in SCORED,
         started_at=started,
         finished_at=datetime.now(UTC),
         timings=timings,
@@ -256,16 +310,14 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         trigger=trigger_outcome,
         files_changed=files_changed,
         emulator_spec_version=graded.emulator_spec_version,
-        config=run_config(spec, definition_source or definition.source),
+        config=run_config(spec, definition_source or definition.source) | ({"notes": notes} if notes else {}),
         machine=machine_info(),
     )
-    if outcome == "empty_diff" and record.verdict is not None:
-        record.verdict.passed = False
+    if record.empty_diff and record.verdict is not None:
+        record.verdict.passed = False  # the plan: an empty diff fails, whatever the graders gave it
     hidden = secret_values() + secret_values(spec.agent_env) + tokens
-    redact_tree(run_dir, hidden)
-    record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
-    write_run_file(results_root, record)  # last: a run folder with run.json is a finished run
-    return record
+    tracebacks = "\n\n".join(f"[{f.stage}] {f.message}\n{f.traceback}" for f in failures if f.traceback)
+    return finish_run(results_root, record, hidden, tracebacks)
 
 
 def run_config(spec: RunSpec, definition_source: Path) -> dict[str, Any]:
@@ -284,14 +336,72 @@ def harness_failure(spec: RunSpec, definition_source: Path, error: str, started_
         run_dir=spec.rel_dir, agent=spec.agent,
         skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
         skill_hash=spec.skill_hash if spec.variant == "skill" else None,
-        outcome="infrastructure_error", error=error, started_at=started_at, finished_at=datetime.now(UTC),
+        outcome="harness_error", error=error, harness_failures=[HarnessFailure(stage="executor", message=error)],
+        started_at=started_at, finished_at=datetime.now(UTC),
         config=run_config(spec, definition_source), machine=machine or {},
     )
     return RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
 
 
+def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **kw: Any) -> RunRecord:
+    """``execute``, with the guarantee the job relies on: a run either comes back recorded (graded, or as a harness
+    error with its traceback in its folder), or raises ``RunNotWritten`` carrying its record, ``RunAlreadyRecorded``
+    / ``RunClaimed`` (not ours to write), or KeyboardInterrupt. Nothing else escapes, so no run goes missing."""
+    try:
+        return execute(spec, definition, results_root, **kw)
+    except (KeyboardInterrupt, BudgetSpent, RunAlreadyRecorded, RunClaimed, RunNotWritten):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the trial failed outside its own guard (claiming, building the record)
+        now = datetime.now(UTC)
+        failure = HarnessFailure(stage="harness", message=f"{type(exc).__name__}: {exc}")
+        record = RunRecord(job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
+                           run_dir=spec.rel_dir, agent=spec.agent, outcome="harness_error", error=str(failure),
+                           harness_failures=[failure], started_at=now, finished_at=now,
+                           config=run_config(spec, kw.get("definition_source") or definition.source))
+        hidden = secret_values() + secret_values(spec.agent_env)
+        return finish_run(results_root, record, hidden, f"[harness]\n{traceback.format_exc()}")
+
+
+class RunNotWritten(Exception):
+    """Neither the run's record nor its harness-error record could be written; the job records it in the index
+    (when it can) and does not end "finished"."""
+
+    def __init__(self, record: RunRecord, cause: BaseException):
+        self.record, self.cause = record, cause
+        super().__init__(f"{record.run_dir}: the run could not be written: {type(cause).__name__}: {cause}")
+
+
+def finish_run(results_root: Path, record: RunRecord, hidden: list[str], tracebacks: str = "") -> RunRecord:
+    """Scrub secrets from the run's folder and record, then write run.json (last: a folder with run.json is a
+    finished run). If that fails, the run becomes a harness error, its traceback kept in ``harness_error.txt``."""
+    run_dir = Path(results_root) / record.run_dir
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if tracebacks:
+            (run_dir / HARNESS_ERROR_FILE).write_text(tracebacks)
+        redact_tree(run_dir, hidden)
+        record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+        write_run_file(results_root, record)
+        return record
+    except Exception as exc:  # noqa: BLE001 - the run must not vanish: record why it could not be written
+        tb = traceback.format_exc()
+        failed = record.model_copy(update={
+            "outcome": "harness_error",
+            "error": f"the run could not be written: {type(exc).__name__}: {exc}",
+            "harness_failures": [*record.harness_failures,
+                                 HarnessFailure(stage="write", message=f"{type(exc).__name__}: {exc}")],
+        })
+        failed = RunRecord.model_validate_json(redact(failed.model_dump_json(), hidden))
+        try:
+            (run_dir / HARNESS_ERROR_FILE).write_text(redact(tracebacks + "\n\n[write]\n" + tb, hidden))
+            write_run_file(results_root, failed)
+        except Exception as again:  # noqa: BLE001
+            raise RunNotWritten(failed, again) from exc
+        return failed
+
+
 class _NotGraded(Exception):
-    """The run ends as an infrastructure error before grading."""
+    """The run ends before grading (provider or harness error reported by the agent)."""
 
 
 class _Decided(Exception):
@@ -309,8 +419,17 @@ def _skill_name(spec: RunSpec, skill_dir: Path | None) -> str | None:
         return None
 
 
-def _keep_workspace(src: Path, dest: Path) -> None:
-    """Keep the agent's final tree (without dependencies, with its git history) so a regrade can re-score it."""
+def _keep_workspace(src: Path, dest: Path) -> list[str]:
+    """Keep the agent's final tree (without dependencies, with its git history) so a regrade can re-score it.
+    What cannot be copied (a file the agent made unreadable, a socket) is noted, never a failure of the run: the
+    agent cannot turn its own run into a harness error this way."""
     from skillassay.workspace.changes import copy_ignore
 
-    shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src, keep=frozenset({".git"})))
+    if not src.is_dir():
+        return ["the agent left no workspace to keep"]
+    try:
+        shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src, keep=frozenset({".git"})))
+    except shutil.Error as exc:
+        problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+        return [f"kept workspace is incomplete: {len(problems)} file(s) could not be copied"]
+    return []

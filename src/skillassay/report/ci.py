@@ -26,7 +26,7 @@ def _clean(text: str) -> str:
 
 def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
     """One ``testcase`` per run (classname = eval id, name = run_<n>); a failed verdict is a ``failure`` with the
-    reason; an infrastructure error is an ``error`` (the harness failed, not the agent)."""
+    reason; an unscored run (provider, harness or definition error) is an ``error``: not the agent's doing."""
     suites = ET.Element("testsuites", name=f"skillassay {job.job_id}")
     by_eval: dict[str, list[RunRecord]] = {}
     for r in runs:
@@ -39,9 +39,10 @@ def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
             seconds = max(0.0, (r.finished_at - r.started_at).total_seconds())
             case = ET.SubElement(suite, "testcase", classname=eval_id, name=_case_name(r), time=f"{seconds:.3f}")
             counts["tests"] += 1
-            if r.outcome == "infrastructure_error":
+            if not r.scored:
                 counts["errors"] += 1
-                el = ET.SubElement(case, "error", message=_clean(f"infrastructure error: {r.error or 'unknown'}"[:500]))
+                el = ET.SubElement(case, "error", type=r.outcome, message=_clean(
+                    f"{r.outcome.replace('_', ' ')} (not scored): {r.error or 'unknown'}"[:500]))
                 el.text = _clean(r.error or "")
                 continue
             props = ET.SubElement(case, "properties")
@@ -84,7 +85,7 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
         use = skill_use_of(runs)
         out["skill_use"] = use.to_dict() if use else None
     for r in runs:
-        # a run that ended in an infrastructure error was not graded: no scores (and not counted in the summary)
+        # an unscored run (provider, harness or definition error): no scores, and not counted in the summary
         v = r.verdict if is_graded(r) else None
         out["runs"].append(
             {
@@ -93,6 +94,9 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
                 "run_index": r.run_index,
                 "outcome": r.outcome,
                 "graded": is_graded(r),
+                "scored": is_graded(r),
+                "agent_exit": json.loads(r.agent_exit.model_dump_json()) if r.agent_exit else None,
+                "harness_failures": [f.model_dump() for f in r.harness_failures],
                 "score": v.score if v else None,
                 "passed": v.passed if v else False,
                 "verdict": v.label if v else None,

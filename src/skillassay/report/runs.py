@@ -168,9 +168,9 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
 
 
 def is_graded(run: RunRecord) -> bool:
-    """False for a run that ended in an infrastructure error: the harness failed, so whatever scores it holds are
-    not the agent's; reports show none and statistics leave it out (``skillassay.scoring.stats``)."""
-    return run.outcome != "infrastructure_error"
+    """False for an unscored run (a provider, harness or definition error: ``skillassay.outcomes``): whatever scores
+    it holds are not the agent's; reports show none and statistics leave it out (``skillassay.scoring.stats``)."""
+    return run.scored
 
 
 def first_line(text: str | None, limit: int = 300) -> str:
@@ -207,7 +207,7 @@ def failure_reason(run: RunRecord) -> str | None:
     """Why a run failed, in one line; None when it passed. A run that ended in an infrastructure error was not
     graded: its reason is the error alone, whatever verdict it holds."""
     if not is_graded(run):
-        return "infrastructure error (not graded)" + (f": {first_line(run.error)}" if run.error else "")
+        return f"{run.outcome.replace('_', ' ')} (not scored)" + (f": {first_line(run.error)}" if run.error else "")
     v = run.verdict
     if run.outcome != "completed" and (v is None or not v.passed):
         reason = f"run {run.outcome.replace('_', ' ')}"

@@ -96,7 +96,7 @@ class VariantStats:
     variant: str
     summary: Summary
     points: dict[str, list]
-    errors: dict[str, list[RunRecord]] = field(default_factory=dict)  # eval id -> runs not graded (infra errors)
+    errors: dict[str, list[RunRecord]] = field(default_factory=dict)  # eval id -> runs not scored
 
 
 @dataclass
@@ -110,7 +110,14 @@ class JobView:
 
     @property
     def done(self) -> int:
-        return sum(r.outcome != "infrastructure_error" for r in self.runs)
+        return sum(r.scored for r in self.runs)
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """Outcome -> runs, in the taxonomy's order (docs/results.md)."""
+        from skillassay.outcomes import OUTCOMES
+
+        return {o: n for o in OUTCOMES if (n := sum(r.outcome == o for r in self.runs))}
 
     @property
     def has_skill(self) -> bool:

@@ -39,7 +39,7 @@ def jobs_table(progress: list[JobProgress]) -> Table:
         t.add_column(col, justify="right" if col in ("evals", "runs", "passed") else "left", no_wrap=col == "job")
     for p in progress:
         j = p.job
-        done = f"{p.done}/{p.planned}" + (f" ({p.infrastructure_errors} infra errors)" if p.infrastructure_errors else "")
+        done = f"{p.done}/{p.planned}" + (f" (+{p.unscored} not scored)" if p.unscored else "")
         t.add_row(
             j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, skill_label(j.skill_path, j.skill_hash, path=False), str(p.evals),
             done, str(p.passed), j.status,
@@ -48,7 +48,7 @@ def jobs_table(progress: list[JobProgress]) -> Table:
 
 
 def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None) -> Table:
-    """One row per run. A run that ended in an infrastructure error was not graded: no scores, its error shown.
+    """One row per run. An unscored run (provider, harness or definition error): no scores, its error shown.
     The variant column appears only when the job has baseline runs (a job without a skill has one kind of run)."""
     has_skill = bool(job.skill_path or job.skill_hash) if job else any(r.skill_path or r.skill_hash for r in runs)
     show_variant = any(r.variant == "baseline" for r in runs)
@@ -63,7 +63,7 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
         v = r.verdict
         graded = is_graded(r)
         if not graded:
-            verdict = "[yellow]not graded[/]"
+            verdict = "[yellow]not scored[/]"
         elif v is None:
             verdict = "–"
         else:
@@ -74,7 +74,8 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
         )
         error = first_line(r.error, 200) if r.error else ""
         t.add_row(
-            r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index), r.outcome,
+            r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index),
+            r.outcome.replace("_", " "),
             *scores, verdict, *([_esc(error)] if show_error else []),
         )
     return t
@@ -87,8 +88,8 @@ def _esc(text: str) -> str:
 
 
 def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -> Table:
-    """Statistics per eval and overall. With ``runs``, evals whose runs all ended in an infrastructure error get a
-    row too (no scores: nothing was graded), and the runs column counts the runs left out."""
+    """Statistics per eval and overall. With ``runs``, evals none of whose runs was scored get a row too (no scores),
+    and the runs column counts the unscored runs left out."""
     t = Table(title=title)
     ks = list(s.overall.pass_at_k) if s.overall else []
     errors: dict[str, list[RunRecord]] = defaultdict(list)
@@ -103,7 +104,7 @@ def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -
         _stats_row(t, x, ks, len(errors.get(x.eval_id, [])))
     for eval_id, errs in errors.items():  # evals none of whose runs was graded: a row, and no scores
         if eval_id not in counted:
-            t.add_row(eval_id, f"0 (+{len(errs)} not graded)", *("–" for _ in range(6 + 2 * len(ks))))
+            t.add_row(eval_id, f"0 (+{len(errs)} not scored)", *("–" for _ in range(6 + 2 * len(ks))))
     if s.overall:
         _stats_row(t, s.overall, ks, s.overall.excluded)
     return t
@@ -111,21 +112,33 @@ def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -
 
 def _stats_row(t: Table, x, ks: list[int], n_err: int) -> None:
     t.add_row(
-        "overall" if x.eval_id == "*" else x.eval_id, str(x.n) + (f" (+{n_err} not graded)" if n_err else ""),
+        "overall" if x.eval_id == "*" else x.eval_id, str(x.n) + (f" (+{n_err} not scored)" if n_err else ""),
         _pct(x.mean), f"{_pct(x.ci[0])} – {_pct(x.ci[1])}", f"{x.sd * 100:.1f}", _pct(x.min), _pct(x.max),
         _pct(x.pass_rate, 0), *(_pct(x.pass_at_k.get(k), 0) for k in ks), *(_pct(x.pass_hat_k.get(k), 0) for k in ks),
     )
 
 
-def infrastructure_errors(runs: list[RunRecord]) -> list[str]:
-    """One line per run that ended in an infrastructure error: not graded, left out of every statistic."""
+def unscored_runs(runs: list[RunRecord]) -> list[str]:
+    """One line per unscored run (provider, harness or definition error): left out of every statistic."""
     out = []
     for r in runs:
         if not is_graded(r):
             label = f"{'baseline ' if r.variant == 'baseline' else ''}run {r.run_index}"
-            out.append(f"{r.eval_id} {label}: infrastructure error (not graded, not counted): "
+            out.append(f"{r.eval_id} {label}: {r.outcome.replace('_', ' ')} (not scored, not counted): "
                        f"{first_line(r.error, 300) if r.error else 'no error recorded'}")
     return out
+
+
+def outcome_line(runs: list[RunRecord]) -> str | None:
+    """``Outcomes: 8 completed, 1 agent error, 1 harness error (1 not scored: left out of every figure).``"""
+    from skillassay.outcomes import OUTCOMES, SCORED
+
+    counts = {o: n for o in OUTCOMES if (n := sum(r.outcome == o for r in runs))}
+    if not counts:
+        return None
+    text = "Outcomes: " + ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in counts.items())
+    unscored = sum(n for o, n in counts.items() if o not in SCORED)
+    return text + (f" ({unscored} not scored: left out of every figure)." if unscored else ".")
 
 
 def comparison_tables(cmp: Comparison, a: str, b: str) -> list[Table]:
@@ -165,5 +178,5 @@ def cost_table(sides: dict) -> Table:
     return t
 
 
-__all__ = ["comparison_tables", "cost_table", "console", "failure_reason", "infrastructure_errors", "jobs_table", "runs_table",
+__all__ = ["comparison_tables", "cost_table", "console", "failure_reason", "outcome_line", "unscored_runs", "jobs_table", "runs_table",
            "summary_table"]

@@ -3,8 +3,9 @@
 Pure functions, standard library only. Every bootstrap uses ``random.Random(seed)`` so the same runs always give the
 same interval. Scores are fractions 0..1 (``Verdict.score``); reports show them as percentages.
 
-Which runs count: runs that ended in ``infrastructure_error`` are the harness's failure, not the agent's, and are left
-out. Every other run counts; a run with no verdict scores 0 and fails (a timed-out or crashed agent earned nothing).
+Which runs count: the scored outcomes of ``skillassay.outcomes`` (completed, agent error, timed out). Provider, harness
+and definition errors are not the agent's doing: left out of every figure, and counted. A scored run with no verdict
+scores 0 and fails.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Protocol
 
+from skillassay.outcomes import LEGACY, is_scored, label
 
 class _Verdict(Protocol):
     score: float
@@ -72,7 +74,7 @@ def run_score(run: ScoredRun) -> float:
 def to_points(runs: Iterable[ScoredRun]) -> list[Point]:
     out = []
     for r in runs:
-        if r.outcome == "infrastructure_error":
+        if not is_scored(r.outcome):  # provider/harness/definition errors: not the agent's doing, in no figure
             continue
         out.append(
             Point(
@@ -217,7 +219,7 @@ class ScoreStats:
     pass_hat_k: dict[int, float]
     ci: tuple[float, float]  # bootstrap 95% interval of the mean
     evals: int = 1
-    excluded: int = 0  # infrastructure errors left out
+    excluded: int = 0  # unscored runs left out (provider, harness and definition errors)
 
     def to_dict(self) -> dict:
         return {
@@ -284,7 +286,7 @@ def summarize(
     many runs it has); its interval is the clustered bootstrap; overall pass@k is the mean of the evals' pass@k,
     given for k no larger than the fewest runs of any eval."""
     runs = list(runs)
-    excluded = sum(r.outcome == "infrastructure_error" for r in runs)
+    excluded = sum(not is_scored(r.outcome) for r in runs)
     groups = by_eval(to_points(runs))
     per_eval = [eval_stats(e, pts, ks, seed, resamples) for e, pts in groups.items()]
     crit: dict[str, dict[str, float]] = {}
@@ -361,6 +363,8 @@ class Comparison:
     unpaired_b: list[tuple[str, int]]
     warning: str | None
     verdict: str  # the result in plain words
+    unscored_a: dict[str, int] = field(default_factory=dict)  # outcome -> runs of A left out (not scored)
+    unscored_b: dict[str, int] = field(default_factory=dict)
 
     @property
     def significant(self) -> bool:
@@ -373,6 +377,8 @@ class Comparison:
             "criteria": {k: {"mean_a": a, "mean_b": b, "delta": d} for k, (a, b, d) in self.criteria.items()},
             "unpaired_a": [list(x) for x in self.unpaired_a],
             "unpaired_b": [list(x) for x in self.unpaired_b],
+            "unscored_a": dict(self.unscored_a),
+            "unscored_b": dict(self.unscored_b),
             "significant": self.significant,
             "warning": self.warning,
             "verdict": self.verdict,
@@ -409,7 +415,10 @@ def compare(
     """Compare B with A, paired by eval and run index (run 3 of an eval in A against run 3 of the same eval in B).
 
     Deltas are B minus A. The interval of the overall delta is a paired bootstrap clustered by eval: resample the
-    evals, then the pairs within each drawn eval, and take the mean of the per-eval mean differences."""
+    evals, then the pairs within each drawn eval, and take the mean of the per-eval mean differences. Unscored runs
+    (provider, harness and definition errors) are left out of every figure and counted (``unscored_a/b``)."""
+    a_runs, b_runs = list(a_runs), list(b_runs)
+    unscored_a, unscored_b = unscored_counts(a_runs), unscored_counts(b_runs)
     pa = {(p.eval_id, p.run_index): p for p in to_points(a_runs)}
     pb = {(p.eval_id, p.run_index): p for p in to_points(b_runs)}
     keys = sorted(pa.keys() & pb.keys())
@@ -480,8 +489,27 @@ def compare(
         unpaired_a=unpaired_a,
         unpaired_b=unpaired_b,
         warning=warning,
-        verdict=_verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b)),
+        verdict=_verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b))
+        + _unscored_text({a_label: unscored_a, b_label: unscored_b}),
+        unscored_a=unscored_a,
+        unscored_b=unscored_b,
     )
+
+
+def unscored_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:
+    """Outcome -> how many runs ended so and are therefore in no figure."""
+    out: dict[str, int] = {}
+    for r in runs:
+        if not is_scored(r.outcome):
+            name = LEGACY.get(r.outcome, r.outcome)
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def _unscored_text(by_side: Mapping[str, Mapping[str, int]]) -> str:
+    parts = [f"{side}: " + ", ".join(f"{n} {label(o)}{'s' if n > 1 else ''}" for o, n in sorted(counts.items()))
+             for side, counts in by_side.items() if counts]
+    return f" Not scored, so left out of every figure: {'; '.join(parts)}." if parts else ""
 
 
 def _overall_runs_needed(sd: float, delta: float, evals: int) -> int | None:

@@ -26,9 +26,12 @@ from skillassay.store.files import (
     write_job_file,
     write_run_file,
 )
+from skillassay.outcomes import LEGACY, RERUN, SCORED
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: outcomes of the taxonomy (skillassay.outcomes); an older index is rebuilt from the files
+_RERUN_SQL = "(" + ", ".join(f"'{o}'" for o in sorted(RERUN)) + ")"
+_SCORED_SQL = "(" + ", ".join(f"'{o}'" for o in sorted(SCORED)) + ")"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -98,7 +101,7 @@ def _run_row(run: RunRecord) -> dict:
         "run_dir": run.run_dir,
         "agent": run.agent,
         "skill_hash": run.skill_hash,
-        "outcome": run.outcome,
+        "outcome": LEGACY.get(run.outcome, run.outcome),
         "passed": None if run.verdict is None else int(run.verdict.passed),
         "score": None if run.verdict is None else run.verdict.score,
         "rubric_total": run.rubric_total,
@@ -130,10 +133,11 @@ class JobProgress:
 
     job: JobRecord
     planned: int
-    done: int  # runs recorded with any outcome but infrastructure_error
-    infrastructure_errors: int
+    done: int  # runs graded (completed, agent error, timed out)
+    unscored: int  # runs recorded as provider, harness or definition errors: in no figure
     passed: int
     evals: int
+    outcomes: dict[str, int] = field(default_factory=dict)  # outcome -> runs
 
 
 @dataclass
@@ -255,15 +259,15 @@ class Store:
         return [RunRecord.model_validate_json(r["record"]) for r in self._conn().execute(sql, args)]
 
     def missing_runs(self, job_id: str) -> list[tuple[str, int, Variant]]:
-        """Planned runs with no record, or whose record is an infrastructure error (the harness's failure, not the
-        agent's). Finished runs, whatever their outcome, are never re-rolled. In planned order."""
+        """Planned runs with no record, or whose record is a provider or harness error (outcomes.RERUN: not the agent's
+        doing, never scored). Graded runs, whatever their outcome, are never re-rolled. In planned order."""
         job = self.job(job_id)
         if job is None:
             raise KeyError(f"no job {job_id!r} in {self.path}")
         done = {
             (r["eval_id"], r["run_index"], r["variant"])
             for r in self._conn().execute(
-                "SELECT eval_id, run_index, variant FROM runs WHERE job_id = ? AND outcome != 'infrastructure_error'",
+                f"SELECT eval_id, run_index, variant FROM runs WHERE job_id = ? AND outcome NOT IN {_RERUN_SQL}",
                 (job_id,),
             )
         }
@@ -273,14 +277,17 @@ class Store:
         counts = {
             r["job_id"]: r
             for r in self._conn().execute(
-                """SELECT job_id,
-                          SUM(outcome != 'infrastructure_error') AS done,
-                          SUM(outcome = 'infrastructure_error') AS infra,
-                          SUM(CASE WHEN outcome != 'infrastructure_error' THEN COALESCE(passed, 0) ELSE 0 END) AS passed,
+                f"""SELECT job_id,
+                          SUM(outcome IN {_SCORED_SQL}) AS done,
+                          SUM(outcome NOT IN {_SCORED_SQL}) AS unscored,
+                          SUM(CASE WHEN outcome IN {_SCORED_SQL} THEN COALESCE(passed, 0) ELSE 0 END) AS passed,
                           COUNT(DISTINCT eval_id) AS evals
                    FROM runs GROUP BY job_id"""
             )
         }
+        by_outcome: dict[str, dict[str, int]] = {}
+        for r in self._conn().execute("SELECT job_id, outcome, COUNT(*) AS n FROM runs GROUP BY job_id, outcome"):
+            by_outcome.setdefault(r["job_id"], {})[r["outcome"]] = int(r["n"])
         out = []
         for job in self.jobs():
             c = counts.get(job.job_id)
@@ -290,9 +297,10 @@ class Store:
                     job=job,
                     planned=len(job.planned),
                     done=int(c["done"] or 0) if c else 0,
-                    infrastructure_errors=int(c["infra"] or 0) if c else 0,
+                    unscored=int(c["unscored"] or 0) if c else 0,
                     passed=int(c["passed"] or 0) if c else 0,
                     evals=max(planned_evals, int(c["evals"]) if c else 0),
+                    outcomes=by_outcome.get(job.job_id, {}),
                 )
             )
         return out
@@ -322,6 +330,8 @@ class Store:
             conn.execute("DELETE FROM jobs")
             conn.executemany(_UPSERT_JOB, jobs)
             conn.executemany(_UPSERT_RUN, runs)
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                         (str(SCHEMA_VERSION),))
         report.jobs, report.runs = len(jobs), len(runs)
         return report
 
@@ -351,6 +361,10 @@ class Store:
             added.append(job.job_id)
         return added
 
+    def schema_version(self) -> int:
+        row = self._conn().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row["value"]) if row else 0
+
     def count_runs(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
@@ -361,7 +375,7 @@ def open(results_root: Path | str) -> Store:
     root = Path(results_root)
     fresh = not (root / DB_NAME).exists()
     store = Store(root)
-    if fresh and any(iter_job_files(root)):
+    if (fresh or store.schema_version() < SCHEMA_VERSION) and any(iter_job_files(root)):
         store.rebuild_index()
     else:
         store.index_new_jobs()

@@ -5,15 +5,20 @@ The files are the truth; the SQLite database (``skillassay.store.db``) is an ind
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from skillassay.errors import SkillassayError
+from skillassay.outcomes import RERUN
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
 DB_NAME = "skillassay.db"
@@ -64,6 +69,80 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+SUPERSEDED_DIR = ".superseded"  # beside run_<n>: earlier unscored or unfinished attempts, kept for the record
+HARNESS_ERROR_FILE = "harness_error.txt"  # the traceback of a run the harness failed to carry out or to write
+
+
+class RunAlreadyRecorded(SkillassayError):
+    """A graded run is never overwritten (only ``skillassay regrade`` changes one, keeping the previous record)."""
+
+
+class RunClaimed(SkillassayError):
+    """Another process created the run's folder between our look and our claim."""
+
+
+def claim_run_dir(results_root: Path, rel: str) -> Path:
+    """Claim a run's folder for one attempt, exclusively.
+
+    A folder holding a graded run (any outcome but provider/harness error) is refused. A folder left by an
+    unfinished attempt, or holding an unscored run, is moved aside into ``.superseded/`` (never deleted: what went
+    wrong stays readable). The new folder is then created with an exclusive ``mkdir``: if another process got there
+    first, ``RunClaimed``."""
+    run_dir = Path(results_root) / rel
+    existing = run_dir / RUN_FILE
+    if existing.is_file():
+        try:
+            previous = read_run_file(existing)
+        except (OSError, ValidationError, ValueError):
+            previous = None  # half a record: an unfinished attempt
+        if previous is not None and previous.outcome not in RERUN:
+            raise RunAlreadyRecorded(f"{rel}: already graded ({previous.outcome}); a graded run is never overwritten "
+                                     "(skillassay regrade re-scores it and keeps the previous record)")
+    if run_dir.exists() or run_dir.is_symlink():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = run_dir.parent / SUPERSEDED_DIR / f"{run_dir.name}-{stamp}"
+        aside.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(run_dir, aside)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir()
+    except FileExistsError:
+        raise RunClaimed(f"{rel}: claimed by another process") from None
+    return run_dir
+
+
+JOB_LOCK_FILE = ".lock"
+
+
+class JobBusy(SkillassayError):
+    """Another skillassay process holds the job (runs or regrades it)."""
+
+
+@contextmanager
+def job_lock(results_root: Path, job_id: str) -> Iterator[None]:
+    """Hold the job exclusively for the block: one process at a time runs, resumes or regrades a job. A second one
+    is refused at once (``JobBusy``, naming the holder), never queued behind it. The lock is an ``flock`` on
+    ``<job>/.lock``: the kernel drops it when its holder dies, so a killed job never leaves a stale lock."""
+    job_dir = Path(results_root) / job_id
+    job_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(job_dir / JOB_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            raise JobBusy(f"job {job_id} is in use by another skillassay process ({holder}): wait for it to end, "
+                          f"then run the command again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} since {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC".encode(), 0)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def write_job_file(results_root: Path, job: JobRecord) -> Path:

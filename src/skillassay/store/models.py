@@ -6,16 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
+from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_scored
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.usage import ModelUsage
 from skillassay.triggers import SkillUse, TriggerBudget
 
-# How a run ended. Kept distinct: an empty diff is the agent's failure (as the plan says); an infrastructure error is
-# the harness's, and only those runs are re-run by --resume.
-Outcome = Literal["completed", "timed_out", "crashed", "empty_diff", "infrastructure_error"]
+# How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
+RUN_SCHEMA_VERSION = 2  # 2: the outcome taxonomy (outcomes.py); version 1 files are read as version 2
 
 
 class TranscriptSummary(BaseModel):
@@ -60,7 +60,7 @@ class TriggerOutcome(BaseModel):
 
 
 class RunRecord(BaseModel):
-    schema_version: int = 1
+    schema_version: int = RUN_SCHEMA_VERSION
     job_id: str
     eval_id: str
     run_index: int  # 1-based, as in run_<n>
@@ -71,7 +71,10 @@ class RunRecord(BaseModel):
     skill_path: str | None = None
     skill_hash: str | None = None  # sha256 of the skill folder's files
     outcome: Outcome
-    error: str | None = None
+    error: str | None = None  # for an unscored run, why; for an agent error, what the agent's end looked like
+    harness_failures: list[HarnessFailure] = Field(default_factory=list)  # every part of the harness that failed
+    agent_exit: AgentExit | None = None  # the agent process's exit code or signal
+    empty_diff: bool = False  # the agent changed nothing: graded, and its verdict fails (the plan's rule)
     started_at: datetime
     finished_at: datetime
     timings: dict[str, float] = Field(default_factory=dict)  # seconds: workspace, agent, rubric, sandbox, ...
@@ -100,6 +103,21 @@ class RunRecord(BaseModel):
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
     regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
 
+    @property
+    def scored(self) -> bool:
+        return is_scored(self.outcome)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Results written before the taxonomy keep loading: their outcome names map onto it (outcomes.LEGACY)."""
+        if isinstance(data, dict) and data.get("outcome") in LEGACY:
+            old = data["outcome"]
+            data = {**data, "outcome": LEGACY[old], "schema_version": RUN_SCHEMA_VERSION}
+            if old == "empty_diff":
+                data["empty_diff"] = True
+        return data
+
 
 class JobRecord(BaseModel):
     schema_version: int = 1
@@ -111,8 +129,10 @@ class JobRecord(BaseModel):
     skill_hash: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)  # flags as given (layers, runs, jobs, timeout, seam, ...)
     planned: list[tuple[str, int, Variant]] = Field(default_factory=list)  # (eval_id, run_index, variant)
-    # stopped: runs were left unstarted on purpose (--max-cost spent); --resume starts them
-    status: Literal["running", "finished", "interrupted", "stopped"] = "running"
+    # stopped: runs were left unstarted on purpose (--max-cost spent); --resume starts them.
+    # incomplete: the job ran to its end, but a run could not be written (it is recorded as a harness error when it
+    # can be; --resume runs it again)
+    status: Literal["running", "finished", "interrupted", "stopped", "incomplete"] = "running"
     finished_at: datetime | None = None
     stop_reason: str | None = None
     # every model call the job's runs made (through its model proxy), over all its sessions (--resume included)

@@ -54,7 +54,13 @@ class Workspace(BaseModel):
     pristine_commit: str
 
     def compute_change(self) -> ChangeSet:
-        """The run's one change: the fixture's app (``source``) against the workspace as the agent left it."""
+        """The run's one change: the fixture's app (``source``) against the workspace as the agent left it. An agent
+        that deleted its workspace made the change "everything deleted" (its doing: graded, never a harness error);
+        the folder is made again, empty, so the graders see what it left: nothing."""
+        if not self.path.is_dir():
+            if self.path.is_symlink() or self.path.exists():
+                self.path.unlink()
+            self.path.mkdir(parents=True)
         return compare_trees(self.source, self.path)
 
     def read_text(self, relpath: str) -> str | None:

@@ -9,6 +9,7 @@ import pytest
 
 from skillassay.definitions.agent_eval import Criterion
 from skillassay.graders.process import judge
+from skillassay.graders.process.base import HarnessFault
 from skillassay.graders.process.judge import JudgeConfig
 from skillassay.testing.model_server import ModelServer
 from skillassay.testing.script import Script
@@ -78,35 +79,34 @@ def test_openai_responses_judge(server, make_ctx):
     assert req.api == "openai" and req.body["stream"] is True
 
 
-def test_quote_not_found_verbatim_is_rejected(server, make_ctx):
+# A judge that fails is the harness's failure: it raises HarnessFault, which the engine records as a harness failure
+# (the run becomes a harness_error, never a zero for the agent).
+def test_quote_not_found_verbatim_is_a_harness_failure(server, make_ctx):
     sid = server.add_script(anthropic_script("judge-liar", judgement(quotes=["return a * b"])))
-    r = grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
-    assert r.fraction is None
-    assert (
-        r.evidence[0].startswith("judgement rejected: quote not found verbatim") and "a * b" in r.evidence[0]
-    )
+    with pytest.raises(HarnessFault, match=r"quoted something not in the material.*a \* b"):
+        grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
 
 
-def test_judgement_without_quotes_is_rejected(server, make_ctx):
+def test_judgement_without_quotes_is_a_harness_failure(server, make_ctx):
     sid = server.add_script(anthropic_script("judge-noquote", judgement(quotes=[])))
-    r = grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
-    assert r.fraction is None and "not a valid judgement" in r.evidence[0]
+    with pytest.raises(HarnessFault, match="not a valid judgement"):
+        grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
 
 
-def test_judge_http_error_is_unjudged(server, make_ctx):
+def test_judge_http_error_is_a_harness_failure(server, make_ctx):
     sid = server.add_script(Script.model_validate({"id": "judge-500", "turns": [{"error": 500}]}))
-    r = grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
-    assert r.fraction is None and "HTTP 500" in r.evidence[0]
+    with pytest.raises(HarnessFault, match="HTTP 500"):
+        grade(make_ctx, JudgeConfig(model="claude-test", base_url=server.base_url(sid)))
 
 
-def test_unreachable_judge_is_unjudged(make_ctx):
-    r = grade(make_ctx, JudgeConfig(model="m", base_url="http://127.0.0.1:9", timeout=2))
-    assert r.fraction is None and "could not reach the judge" in r.evidence[0]
+def test_unreachable_judge_is_a_harness_failure(make_ctx):
+    with pytest.raises(HarnessFault, match="could not reach the judge"):
+        grade(make_ctx, JudgeConfig(model="m", base_url="http://127.0.0.1:9", timeout=2))
 
 
 def test_no_judge_configured(make_ctx):
-    r = grade(make_ctx, None)
-    assert r.fraction is None and "no LLM judge configured" in r.evidence[0]
+    with pytest.raises(HarnessFault, match="no LLM judge configured"):
+        grade(make_ctx, None)
 
 
 def test_no_judge_configured_through_evaluate(tmp_path):
@@ -118,8 +118,8 @@ def test_no_judge_configured_through_evaluate(tmp_path):
     r = evaluate(
         d, write_tree(tmp_path / "p", APP), write_tree(tmp_path / "m", CHANGED), None, tmp_path / "w"
     )
-    assert r.verdict.unjudged == ["follows_style"] and not r.verdict.passed
-    assert any("no LLM judge configured" in n for n in r.notes)
+    [failure] = r.failures
+    assert failure.stage == "grader:follows_style" and "no LLM judge configured" in failure.message
 
 
 def test_config_from_env():

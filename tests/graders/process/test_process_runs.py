@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from process_helpers import make_definition, shell, transcript, write_tree
 
 from skillassay.definitions.agent_eval import Criterion, QualityGate
 from skillassay.graders.process import evaluate, gates, hidden_tests, meaningful_tests
+from skillassay.graders.process.base import HarnessFault
 
 APP = {
     "calc.py": "def add(a, b):\n    return a + b\n",
@@ -132,8 +135,8 @@ def test_hidden_tests_folder_missing(tmp_path, make_ctx):
     d = make_definition(
         tmp_path, criteria=[Criterion(id="h", description="", weight=1, grader="hidden_tests")]
     )
-    r = hidden_tests.grade(d.criteria[0], make_ctx(APP, WITH_SUB, definition=d))
-    assert r.fraction is None and "missing" in r.evidence[0]
+    with pytest.raises(HarnessFault, match="missing"):  # `check` refuses such a definition; a harness failure here
+        hidden_tests.grade(d.criteria[0], make_ctx(APP, WITH_SUB, definition=d))
 
 
 # ----------------------------------------------------------------------------- meaningful tests
@@ -174,7 +177,9 @@ def test_no_new_tests(make_ctx):
 
 
 # ----------------------------------------------------------------------------- evaluate
-def test_evaluate_unknown_grader_and_crash_are_unjudged(tmp_path, monkeypatch):
+def test_evaluate_unknown_grader_and_crashes_are_harness_failures(tmp_path, monkeypatch):
+    """A grader or detector that crashes (or does not exist) is the harness's failure: recorded as such (the run
+    becomes a harness_error), never zero points, never an unflagged forbidden behaviour."""
     from skillassay.graders.process import engine as ev
 
     pristine = write_tree(tmp_path / "p", APP)
@@ -201,14 +206,24 @@ def test_evaluate_unknown_grader_and_crash_are_unjudged(tmp_path, monkeypatch):
             raise RuntimeError("kaput")
         return real(criterion, ctx)
 
+    def broken_detector(behaviour, ctx):
+        raise OSError("detector cannot read")
+
     monkeypatch.setitem(ev.GRADERS, "diff", flaky)
+    monkeypatch.setitem(ev.DETECTORS, "database_writes", broken_detector)
     r = evaluate(
         d, pristine, modified, transcript(shell("pytest", 0), final="All tests pass."), tmp_path / "w"
     )
-    assert r.verdict.unjudged == ["odd", "boom"]
-    assert r.verdict.score == 0.5 and not r.verdict.passed and not r.verdict.disqualified
-    assert "grader diff failed" in r.criteria[1].evidence[0]
+    assert [(f.stage, f.message) for f in r.failures] == [
+        ("grader:odd", "no process grader 'rubric'"),
+        ("grader:boom", "RuntimeError: kaput"),
+        ("detector:db", "OSError: detector cannot read"),
+    ]
+    assert all(f.traceback for f in r.failures)
+    assert "the harness failed (kaput)" in r.criteria[1].evidence[0]
+    assert not next(f for f in r.forbidden if f.id == "db").checked
     assert r.forbidden_observed == []
+    monkeypatch.setitem(ev.DETECTORS, "database_writes", ev.database.detect)
     # without a transcript the transcript detectors say they could not look
     r = evaluate(d, pristine, modified, None, tmp_path / "w2")
     assert not next(f for f in r.forbidden if f.id == "claims").checked
@@ -226,3 +241,32 @@ def test_new_tests_in_a_class_and_in_an_existing_file(make_ctx):
     r = meaningful_tests.grade(MEANINGFUL, make_ctx(APP, files))
     assert r.fraction == 1.0, r.evidence
     assert "tests/test_calc.py::TestSub.test_sub: modified passed, pristine failed" in r.evidence
+
+
+# ----------------------------------------------------------------------------- gates the harness cannot measure
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+
+
+def _gated(tmp_path: Path, command: str, modified: dict[str, str]):
+    d = make_definition(
+        tmp_path,
+        gates=[QualityGate(id="test", command=command, kind="test", unavailable_exit_codes=[5, 127])],
+        criteria=[Criterion(id="tests_pass", description="", weight=1, grader="diff", gates=["test"],
+                            options={"owning_module": "calc.py"})],
+    )
+    return evaluate(d, write_tree(tmp_path / "p", APP), write_tree(tmp_path / "m", modified), None, tmp_path / "w")
+
+
+def test_a_gate_the_harness_cannot_run_is_a_harness_failure(tmp_path: Path) -> None:
+    r = _gated(tmp_path, "definitely-not-a-command-xyz", {**APP, "calc.py": APP["calc.py"] + "\n# ok\n"})
+    assert [f.stage for f in r.failures] == ["gate:test"] and "command not found" in r.failures[0].message
+
+
+def test_a_gate_the_agent_made_unmeasurable_is_a_failed_gate(tmp_path: Path) -> None:
+    """Issue 14: pytest's "no tests collected" (exit 5) because the agent deleted the tests: the agent's doing, not the harness's
+    (the pristine app's tests can be run)."""
+    r = _gated(tmp_path, PYTEST, {"calc.py": APP["calc.py"]})
+    assert r.failures == []
+    [gate] = r.gates
+    assert gate.status == "failed" and "the change made it unmeasurable" in gate.reason
+    assert r.criteria[0].fraction == 0.0

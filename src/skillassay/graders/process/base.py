@@ -22,6 +22,12 @@ from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
 
 
+class HarnessFault(Exception):
+    """A grader or detector could not do its job for a reason that is not the agent's: a command the harness needs
+    is missing, the LLM judge's API failed or answered unverifiably. Raised, never turned into points: the engine
+    records it as a ``HarnessFailure`` and the run becomes a harness error (docs/results.md)."""
+
+
 class GradeResult(BaseModel):
     """What a grader decided for one criterion: the share of its weight earned (None = unjudged) and why."""
 
@@ -50,6 +56,7 @@ class GateResult(BaseModel):
     duration_s: float = 0.0
     output: str = ""  # the tail of stdout+stderr
     reason: str = ""
+    blocked_by_failure: bool = False  # not_run because a gate it requires failed (the agent's doing)
 
 
 # ----------------------------------------------------------------------------- globs

@@ -12,7 +12,8 @@ from skillassay import plugins
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process import gates, judge
-from skillassay.graders.process.base import Detection, GateResult, GradeResult, ProcessContext
+from skillassay.graders.process.base import Detection, GateResult, GradeResult, HarnessFault, ProcessContext
+from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet
@@ -66,6 +67,9 @@ class ProcessResult(BaseModel):
     gates: list[GateResult]
     verdict: Verdict
     notes: list[str] = Field(default_factory=list)  # what could not be judged, and why
+    # what the harness failed to do (a grader, detector, gate runner or judge call): the run is then a harness
+    # error, never scored; the verdict above is kept for the record only
+    failures: list[HarnessFailure] = Field(default_factory=list)
 
     @property
     def forbidden_observed(self) -> list[str]:
@@ -75,6 +79,9 @@ class ProcessResult(BaseModel):
 def _gate_block(criterion: Criterion, results: dict[str, GateResult]) -> GradeResult | None:
     for gate_id in criterion.gates:
         gate = results.get(gate_id)
+        if gate is not None and gate.status == "not_run" and gate.blocked_by_failure:
+            # a gate it needs never ran because the agent's change failed an earlier gate: the agent's doing
+            return GradeResult(fraction=0.0, evidence=[f"gate {gate_id} not run ({gate.reason}): earns nothing"])
         if gate is None or gate.status in ("unavailable", "not_run"):
             status = gate.status if gate else "not run"
             return GradeResult(
@@ -108,23 +115,28 @@ def evaluate(
         judge_config=judge_config,
         _change=change,
     )
-    ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
     notes: list[str] = []
+    failures: list[HarnessFailure] = []
+    try:
+        ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
+    except Exception as exc:  # noqa: BLE001 - the gate runner is the harness
+        failures.append(_failure("gates", exc))
+    for g in ctx.gates.values():
+        if g.status == "unavailable":  # could not be measured, even on the pristine app: the harness's failure
+            failures.append(HarnessFailure(stage=f"gate:{g.id}", message=f"could not be measured: {g.reason}"))
 
     results: list[CriterionResult] = []
     for criterion in definition.criteria:
         outcome = _gate_block(criterion, ctx.gates)
         if outcome is None:
             grader, why = GRADERS.find(criterion.grader)
-            if grader is None:
-                outcome = GradeResult(fraction=None, evidence=[why])
-            else:
-                try:
-                    outcome = grader(criterion, ctx)
-                except Exception as exc:  # noqa: BLE001 - a grader's failure is the harness's, not the agent's
-                    outcome = GradeResult(
-                        fraction=None, evidence=[f"grader {criterion.grader} failed: {exc!r}"]
-                    )
+            try:
+                if grader is None:
+                    raise HarnessFault(why)
+                outcome = grader(criterion, ctx)
+            except Exception as exc:  # noqa: BLE001 - a grader's failure is the harness's, never the agent's 0
+                failures.append(_failure(f"grader:{criterion.id}", exc))
+                outcome = GradeResult(fraction=None, evidence=[f"not graded: the harness failed ({exc})"])
         fraction = None if outcome.fraction is None else min(1.0, max(0.0, outcome.fraction))
         if fraction is None:
             notes.append(
@@ -144,13 +156,13 @@ def evaluate(
     forbidden: list[ForbiddenResult] = []
     for behaviour in definition.forbidden_behaviour:
         detector, why = DETECTORS.find(behaviour.detector)
-        if detector is None:
-            found = Detection(observed=False, checked=False, evidence=[why])
-        else:
-            try:
-                found = detector(behaviour, ctx)
-            except Exception as exc:  # noqa: BLE001
-                found = Detection(observed=False, checked=False, evidence=[f"detector failed: {exc!r}"])
+        try:
+            if detector is None:
+                raise HarnessFault(why)
+            found = detector(behaviour, ctx)
+        except Exception as exc:  # noqa: BLE001 - never an unflagged forbidden behaviour: the run is unscored
+            failures.append(_failure(f"detector:{behaviour.id}", exc))
+            found = Detection(observed=False, checked=False, evidence=[f"not checked: the harness failed ({exc})"])
         if not found.checked:
             notes.append(
                 f"{behaviour.id} not checked: {found.evidence[0] if found.evidence else 'no reason'}"
@@ -174,4 +186,12 @@ def evaluate(
         gates=list(ctx.gates.values()),
         verdict=verdict,
         notes=notes,
+        failures=failures,
     )
+
+
+def _failure(stage: str, exc: BaseException) -> HarnessFailure:
+    import traceback
+
+    return HarnessFailure(stage=stage, message=str(exc) if isinstance(exc, HarnessFault) else
+                          f"{type(exc).__name__}: {exc}", traceback="".join(traceback.format_exception(exc))[-8000:])

@@ -5,6 +5,8 @@ run. The
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from skillassay.definitions.agent_eval import Criterion, GatesOptions, QualityGate
 from skillassay.graders.process.base import (
     GateResult,
@@ -16,11 +18,27 @@ from skillassay.graders.process.base import (
 )
 
 
+def _status(gate: QualityGate, out) -> tuple[str, str]:
+    if out.timed_out:
+        return "failed", f"timed out after {gate.timeout:g}s"
+    if out.not_found or (out.exit_code in gate.unavailable_exit_codes):
+        return "unavailable", ("command not found" if out.not_found
+                               else f"exit code {out.exit_code} means nothing to measure")
+    if out.exit_code == 0:
+        return "passed", ""
+    return "failed", f"exit code {out.exit_code}"
+
+
 def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateResult]:
+    """Each gate in a copy of the modified workspace. A gate that cannot be measured there is run on a copy of the
+    pristine app too: if it can be measured on the pristine app, the agent's change is what made it unmeasurable (it
+    deleted the tests, broke the command), and the gate failed; if not, the harness cannot measure it, and the gate
+    stays ``unavailable`` (a harness error for the run, never the agent's zero)."""
     results: dict[str, GateResult] = {}
     if not gates:
         return results
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / "gates")
+    pristine: Path | None = None
     for gate in gates:
         text = command_text(gate.command)
         blocked = [r for r in gate.requires if results.get(r) is None or results[r].status != "passed"]
@@ -31,24 +49,19 @@ def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateRe
                 command=text,
                 status="not_run",
                 reason=f"needs {', '.join(blocked)} to pass first",
+                blocked_by_failure=any(results[r].status == "failed" or results[r].blocked_by_failure
+                                       for r in blocked if r in results),
             )
             continue
         out = run_command(gate.command, workdir, gate.timeout, gate.env)
-        if out.timed_out:
-            status, reason = "failed", f"timed out after {gate.timeout:g}s"
-        elif out.not_found or (out.exit_code in gate.unavailable_exit_codes):
-            status, reason = (
-                "unavailable",
-                (
-                    "command not found"
-                    if out.not_found
-                    else f"exit code {out.exit_code} means nothing to measure"
-                ),
-            )
-        elif out.exit_code == 0:
-            status, reason = "passed", ""
-        else:
-            status, reason = "failed", f"exit code {out.exit_code}"
+        status, reason = _status(gate, out)
+        if status == "unavailable":
+            if pristine is None:
+                pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / "gates-pristine")
+            there, _ = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env))
+            if there in ("passed", "failed"):
+                status, reason = "failed", (f"{reason} on the modified app, while the pristine app can be measured "
+                                            f"({there}): the change made it unmeasurable")
         results[gate.id] = GateResult(
             id=gate.id,
             kind=gate.kind,

@@ -8,7 +8,7 @@ import shutil
 
 from skillassay.definitions.agent_eval import Criterion, HiddenTestsOptions
 from skillassay.definitions.native import hidden_tests_dir
-from skillassay.graders.process.base import GradeResult, ProcessContext, copy_workspace
+from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace
 from skillassay.graders.process.pytest_run import run_pytest
 
 
@@ -16,7 +16,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     opts = HiddenTestsOptions.model_validate(criterion.options)
     source = hidden_tests_dir(ctx.definition, opts)
     if not source.is_dir():
-        return GradeResult(fraction=None, evidence=[f"hidden tests folder {source} is missing"])
+        raise HarnessFault(f"hidden tests folder {source} is missing")
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / f"hidden-{criterion.id}")
     dest = workdir / opts.dest
     if dest.exists():  # the agent cannot pre-empt the hidden tests by creating the folder
@@ -31,9 +31,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if run.outcome.timed_out:
         return GradeResult(fraction=0.0, evidence=[f"hidden tests timed out after {opts.timeout:g}s"])
     if run.outcome.not_found:
-        return GradeResult(
-            fraction=None, evidence=[f"could not run the hidden tests: {run.outcome.output.strip()}"]
-        )
+        raise HarnessFault(f"could not run the hidden tests: {run.outcome.output.strip()[:500]}")
     mine = {key: outs for key, outs in run.results.items() if key[0].startswith(opts.dest.rstrip("/") + "/")}
     outcomes = [o for outs in mine.values() for o in outs]
     if not outcomes:

@@ -22,7 +22,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from skillassay.definitions.agent_eval import Criterion, JudgeOptions
-from skillassay.graders.process.base import GradeResult, ProcessContext
+from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext
 from skillassay.graders.process.judge_config import (  # noqa: F401 (re-exported: the judge's configuration)
     DEFAULT_BASE_URLS,
     DEFAULT_KEY_ENV,
@@ -272,10 +272,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     opts = JudgeOptions.model_validate(criterion.options)
     config = ctx.judge_config
     if config is None:
-        return GradeResult(
-            fraction=None,
-            evidence=["no LLM judge configured (set SKILLASSAY_JUDGE_MODEL): this criterion needs one"],
-        )
+        # `run`, `regrade` and `check --controls` refuse before this (judge.require_judge); a direct caller lands here
+        raise HarnessFault("no LLM judge configured (--judge-model, or SKILLASSAY_JUDGE_MODEL): this criterion "
+                           "needs one")
     if "transcript" in opts.inputs and "diff" not in opts.inputs and ctx.transcript is None:
         return GradeResult(fraction=None, evidence=["no transcript to show the judge"])
     shown = material(ctx, opts.inputs, opts.max_chars)
@@ -286,16 +285,12 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     try:
         judgement = ask(config, SYSTEM, user)
     except JudgeError as exc:
-        return GradeResult(fraction=None, evidence=[f"judge ({config.model}) failed: {exc}"])
+        raise HarnessFault(f"the LLM judge ({config.model}) failed: {exc}") from exc
     missing = unverified_quotes(judgement, shown)
     if missing:
-        return GradeResult(
-            fraction=None,
-            evidence=[
-                f'judgement rejected: quote not found verbatim in the material: "{missing[0][:200]}"',
-                f"judge said {judgement.score:g}: {judgement.reasoning[:300]}",
-            ],
-        )
+        # the judge's answer cannot be checked against the material: the judge failed, not the agent
+        raise HarnessFault(f'the LLM judge ({config.model}) quoted something not in the material: '
+                           f'"{missing[0][:200]}" (it said {judgement.score:g}: {judgement.reasoning[:200]})')
     return GradeResult(
         fraction=judgement.score,
         evidence=[f"judge ({config.model}): {judgement.reasoning[:500]}"]

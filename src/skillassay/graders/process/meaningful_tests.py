@@ -13,7 +13,7 @@ import shutil
 
 from skillassay.definitions.agent_eval import Criterion, MeaningfulTestsOptions
 from skillassay.graders.process import pyast
-from skillassay.graders.process.base import GradeResult, ProcessContext, copy_workspace, matches
+from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace, matches
 from skillassay.graders.process.pytest_run import run_pytest
 
 
@@ -54,10 +54,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     on_pristine = run_pytest(
         command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml"
     )
-    if on_modified.outcome.not_found:
-        return GradeResult(
-            fraction=None, evidence=[f"could not run the tests: {on_modified.outcome.output.strip()}"]
-        )
+    for side in (on_modified, on_pristine):
+        if side.outcome.not_found:
+            raise HarnessFault(f"could not run the tests: {side.outcome.output.strip()[:500]}")
 
     total = 0
     passing: list[str] = []

@@ -9,7 +9,7 @@ from typing import Any
 
 from skillassay import reaper
 from skillassay.orchestrator.executors.base import Executor, JobWork
-from skillassay.orchestrator.trial import RunSpec, execute
+from skillassay.orchestrator.trial import RunSpec, run_trial
 from skillassay.store.models import RunRecord
 
 
@@ -32,7 +32,7 @@ class LocalExecutor(Executor):
         services = work.services.open()
         try:
             def one(spec: RunSpec) -> RunRecord:
-                return execute(spec, work.definitions[spec.eval_id], work.results_root, services=services)
+                return run_trial(spec, work.definitions[spec.eval_id], work.results_root, services=services)
 
             yield from self._map(one, specs)
         finally:

@@ -45,8 +45,8 @@ from skillassay.errors import SkillassayError
 from skillassay.orchestrator.executors import ledger, shipping
 from skillassay.orchestrator.executors.base import Executor, JobWork
 from skillassay.orchestrator.model_access import BudgetSpent
-from skillassay.orchestrator.trial import RunSpec, execute, harness_failure
-from skillassay.store.files import write_run_file
+from skillassay.orchestrator.trial import RunSpec, harness_failure, run_trial
+from skillassay.store.files import claim_run_dir, write_run_file
 from skillassay.store.models import RunRecord
 
 log = logging.getLogger(__name__)
@@ -96,9 +96,9 @@ def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, ses
 
         def body() -> None:
             try:
-                done["record"] = execute(spec, definition, scratch, services=services,
-                                         skill_dir=shipping.skill_here(work.skill, here),
-                                         definition_source=original.source)
+                done["record"] = run_trial(spec, definition, scratch, services=services,
+                                           skill_dir=shipping.skill_here(work.skill, here),
+                                           definition_source=original.source)
             except BaseException as exc:  # noqa: BLE001 - handed to the task's thread below
                 done["error"] = exc
 
@@ -331,7 +331,7 @@ class RayExecutor(Executor):
             record = harness_failure(attempt.spec, work.definitions[attempt.spec.eval_id].source,
                                      f"the finished run could not be written into the results: {_describe(exc)}",
                                      datetime.now(UTC), machine=where)
-            shutil.rmtree(work.results_root / record.run_dir, ignore_errors=True)
+            claim_run_dir(work.results_root, record.run_dir)  # a graded run is never overwritten; others kept aside
             write_run_file(work.results_root, record)
             return record
 
@@ -343,7 +343,8 @@ class RayExecutor(Executor):
         # running it on Ray added to the trial's own time (inputs, results' round trip, writing the folder)
         record.timings["ray_queued"] = round(dispatched - attempt.submitted, 3)
         record.machine = {**record.machine, "ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n}
-        dest = work.results_root / record.run_dir
+        # claimed like a local run's folder: a graded run is never overwritten, an unscored one is kept aside
+        dest = claim_run_dir(work.results_root, record.run_dir)
         shipping.unpack_run(item["archive"], dest, run_json=record.model_dump_json(indent=2))
         overhead = round(max(0.0, time.monotonic() - dispatched - took), 3)
         record.timings["ray_overhead"] = overhead
@@ -377,7 +378,7 @@ class RayExecutor(Executor):
             attempt.spec, definition.source,
             f"the run never finished: its Ray worker or node failed on all {attempt.n} attempts; last{where}: {what}",
             datetime.now(UTC), machine={"ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n})
-        shutil.rmtree(work.results_root / record.run_dir, ignore_errors=True)
+        claim_run_dir(work.results_root, record.run_dir)  # a graded run is never overwritten; others kept aside
         write_run_file(work.results_root, record)
         return record
 
