@@ -97,7 +97,8 @@ def run(
     backend: str = typer.Option("host", "--backend", help="How apps run for the sandbox layer: host or docker."),
     baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
     resume: str | None = typer.Option(None, "--resume",
-                                      help="A job id: rerun only its missing runs and infrastructure errors."),
+                                      help="A job id: rerun only its missing runs and its unscored ones "
+                                           "(provider and harness errors)."),
     model: str | None = typer.Option(None, "--model", help="Passed through to the agent CLI."),
     command: str | None = typer.Option(None, "--command",
                                        help="For --agent command: a command line with {prompt} and {workspace}."),
@@ -259,11 +260,11 @@ def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under
         for t in trigger_summary_tables(summary, f"Job {result.job.job_id}: {agent} with "
                                                  f"{result.job.skill_path} ({result.job.status})"):
             console.print(t)
-        errors = [r for r in result.records if r.outcome == "infrastructure_error"]
+        errors = [r for r in result.records if not r.scored]
         if errors:
-            err.print(f"[yellow]{len(errors)} run(s) ended in an infrastructure error[/yellow] (not counted; "
-                      f"`skillassay run --resume {result.job.job_id}` reruns them): {errors[0].error}",
-                      highlight=False, soft_wrap=True)
+            err.print(f"[yellow]{len(errors)} run(s) not scored[/yellow] ({errors[0].outcome.replace('_', ' ')}: not "
+                      f"counted; `skillassay run --resume {result.job.job_id}` reruns provider and harness errors): "
+                      f"{errors[0].error}", highlight=False, soft_wrap=True)
         console.print(f"Results: {job_dir}  (skillassay report {result.job.job_id} --html report/)")
     f1 = summary.overall.metrics["f1"].value
     if fail_under is not None and (f1 is None or f1 * 100 < fail_under):

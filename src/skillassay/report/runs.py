@@ -204,8 +204,8 @@ def variant_label(run: RunRecord, job_has_skill: bool) -> str:
 
 
 def failure_reason(run: RunRecord) -> str | None:
-    """Why a run failed, in one line; None when it passed. A run that ended in an infrastructure error was not
-    graded: its reason is the error alone, whatever verdict it holds."""
+    """Why a run failed, in one line; None when it passed. An unscored run (provider, harness or definition error)
+    was not graded: its reason is the error alone, whatever verdict it holds."""
     if not is_graded(run):
         return f"{run.outcome.replace('_', ' ')} (not scored)" + (f": {first_line(run.error)}" if run.error else "")
     v = run.verdict

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from skillassay.outcomes import is_scored
+
 
 class CostSummary(BaseModel):
     runs: int = 0
@@ -54,7 +56,7 @@ def runs_cost(runs: Iterable) -> CostSummary:
     for r in runs:
         usage = getattr(r, "model_usage", None)
         verdict = getattr(r, "verdict", None)
-        passed = bool(verdict is not None and verdict.passed and r.outcome != "infrastructure_error")
+        passed = bool(verdict is not None and verdict.passed and is_scored(r.outcome))
         if usage is None:
             triples.append((None, passed, False))
         else:

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from skillassay.outcomes import is_scored
 from skillassay.scoring.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -57,7 +58,7 @@ def trigger_points(runs: Iterable) -> list[TriggerPoint]:
     out = []
     for r in runs:
         t = getattr(r, "trigger", None)
-        if t is None or r.outcome == "infrastructure_error":
+        if t is None or not is_scored(r.outcome):
             continue
         first = r.skill_use.first if getattr(r, "skill_use", None) is not None and t.triggered else None
         out.append(TriggerPoint(
@@ -473,7 +474,7 @@ def use_points(runs: Iterable) -> list[UsePoint]:
     """Points of the runs given the skill (variant "skill", a skill path), the harness's failures left out."""
     out = []
     for r in runs:
-        if r.variant != "skill" or not r.skill_path or r.outcome == "infrastructure_error":
+        if r.variant != "skill" or not r.skill_path or not is_scored(r.outcome):
             continue
         use = getattr(r, "skill_use", None)
         if use is not None:

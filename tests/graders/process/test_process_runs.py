@@ -215,7 +215,7 @@ def test_evaluate_unknown_grader_and_crashes_are_harness_failures(tmp_path, monk
         d, pristine, modified, transcript(shell("pytest", 0), final="All tests pass."), tmp_path / "w"
     )
     assert [(f.stage, f.message) for f in r.failures] == [
-        ("grader:odd", "no process grader 'rubric'"),
+        ("grader:odd", "no grader 'rubric'"),
         ("grader:boom", "RuntimeError: kaput"),
         ("detector:db", "OSError: detector cannot read"),
     ]
@@ -223,7 +223,7 @@ def test_evaluate_unknown_grader_and_crashes_are_harness_failures(tmp_path, monk
     assert "the harness failed (kaput)" in r.criteria[1].evidence[0]
     assert not next(f for f in r.forbidden if f.id == "db").checked
     assert r.forbidden_observed == []
-    monkeypatch.setitem(ev.DETECTORS, "database_writes", ev.database.detect)
+    monkeypatch.undo()
     # without a transcript the transcript detectors say they could not look
     r = evaluate(d, pristine, modified, None, tmp_path / "w2")
     assert not next(f for f in r.forbidden if f.id == "claims").checked
