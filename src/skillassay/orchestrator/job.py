@@ -192,7 +192,6 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                             agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
                             options=opts.stored(), planned=planned)
             todo = list(planned)
-            held.enter_context(job_lock(results_root, job.job_id))
         elif job.skill_hash and shash and job.skill_hash != shash:
             raise SkillassayError(f"--resume {job.job_id}: the skill changed since the job started "
                                   f"({job.skill_hash} -> {shash}); start a new job instead")
@@ -202,6 +201,8 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         executor = executor or create_executor(opts.executor, opts)
         try:
             executor.prepare([by_id[e] for e in dict.fromkeys(eid for eid, _, _ in todo) if e in by_id], opts.agent)
+            if not resume:  # a new job's folder appears only once it is recorded (nobody else knows its id before)
+                held.enter_context(job_lock(results_root, job.job_id))
             return _run(opts, job, todo, by_id, evals, shash, model_api, db, executor, on_event)
         finally:
             if own_executor:
