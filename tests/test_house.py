@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in
     {"definitions", "workspace", "store", "scoring"},
     {"usage"},  # model usage and prices: read by the store, the proxy and the report
-    {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes",
+    {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
      "skillassay"},
 ]
 

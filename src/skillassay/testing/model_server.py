@@ -23,7 +23,6 @@ import gzip
 import hashlib
 import json
 import re
-import socket
 import sys
 import threading
 import time
@@ -31,13 +30,13 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any, Self
 
-import uvicorn
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from skillassay.asgi import ThreadedServer, bind
 from skillassay.testing.script import (
     ExecAction,
     FunctionCallAction,
@@ -83,8 +82,7 @@ class ModelServer:
         self.host = host
         self._requested_port = port
         self.port: int | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         for script in scripts:
             self.add_script(script)
 
@@ -119,31 +117,16 @@ class ModelServer:
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> ModelServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self._requested_port))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self._app(), log_level="warning", lifespan="off", timeout_graceful_shutdown=1, access_log=False
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="skillassay-model-server", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the model server did not start")
-            time.sleep(0.01)
+        self._server = ThreadedServer(self._app(), bind(self.host, self._requested_port),
+                                      name="skillassay-model-server", what="the model server", join_timeout=5,
+                                      lifespan="off", timeout_graceful_shutdown=1).start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
+            self._server.stop()
+        self._server = None
 
     def __enter__(self) -> Self:
         return self.start()

@@ -26,13 +26,13 @@ from typing import Self
 
 import anyio
 import httpx
-import uvicorn
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from skillassay.asgi import ThreadedServer, bind
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.secrets import redact
 from skillassay.services.model_proxy.grants import (
@@ -185,8 +185,7 @@ class ModelProxy:
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._client: httpx.AsyncClient | None = None
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         # the key values, to keep them out of anything the proxy records (an error message may echo a key)
         self._hidden = [u.key for u in self.upstreams.values() if u.key]
 
@@ -202,35 +201,21 @@ class ModelProxy:
         return f"http://{host}:{self.port}"
 
     def start(self) -> Self:
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((self.host, self._requested_port))
+            sock = bind(self.host, self._requested_port)
         except OSError as exc:
-            sock.close()
             raise InfrastructureError(f"the model proxy cannot listen on {self.host}:{self._requested_port}: "
                                       f"{exc.strerror or exc}") from None
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app(), log_level="warning", lifespan="on", access_log=False,
-                                timeout_graceful_shutdown=2, timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="skillassay-model-proxy", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 15
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise InfrastructureError("the model proxy did not start")
-            time.sleep(0.01)
+        self._server = ThreadedServer(self._app(), sock, name="skillassay-model-proxy", what="the model proxy",
+                                      error=InfrastructureError, lifespan="on", timeout_graceful_shutdown=2,
+                                      timeout_keep_alive=30).start()
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+            self._server.stop()
+        self._server = None
 
     def __enter__(self) -> Self:
         return self.start()

@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import gc
 import secrets
-import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import uvicorn
-
+from skillassay.asgi import ThreadedServer, bind
 from skillassay.errors import InfrastructureError
 from skillassay.services.seam.app import SeamApp
 from skillassay.services.seam.automations import Engine, Scheduler
@@ -93,8 +90,7 @@ class SeamEmulator:
             limits=self.limits,
         )
         self.app: Any = self._seam_app  # what uvicorn serves (tests may wrap it before start())
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         self._base_url: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -128,49 +124,22 @@ class SeamEmulator:
         gc.freeze()
         if self._server is not None:
             return self
-        # proto=IPPROTO_TCP matters: asyncio only sets TCP_NODELAY on sockets that say they are TCP, and
-        # without it a response sent in two writes waits ~40 ms for a delayed ACK.
-        sock = socket.socket(
-            socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
-        )
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((host, port))
+            sock = bind(host, port)
         except OSError as exc:
-            sock.close()
             raise InfrastructureError(f"the Seam emulator cannot listen on {host}:{port}: {exc}") from exc
-        bound_port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_keep_alive=30,
-            backlog=512,
-        )
-        server = uvicorn.Server(config)
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="seam-emulator-http", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise InfrastructureError("the Seam emulator's HTTP server did not start")
-            time.sleep(0.01)
-        self._sock = sock
+        self._server = ThreadedServer(self.app, sock, name="seam-emulator-http", what="the Seam emulator's HTTP "
+                                      "server", error=InfrastructureError, lifespan="off", timeout_keep_alive=30,
+                                      backlog=512).start(timeout)
+        bound_port = self._server.port
         shown = f"[{host}]" if ":" in host else host
         self._base_url = f"http://{shown}:{bound_port}"
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-            if self._thread is not None:
-                self._thread.join(timeout=10)
+            self._server.stop()
             self._server = None
-            self._thread = None
             self._base_url = None
         self._scheduler.stop()
         self._dispatcher.stop()
@@ -186,8 +155,8 @@ class SeamEmulator:
         """Blocking variant for the CLI (Ctrl-C stops it)."""
         self.start(host, port)
         try:
-            while self._thread is not None and self._thread.is_alive():
-                self._thread.join(0.5)
+            while self._server is not None and self._server.join(0.5):
+                pass
         except KeyboardInterrupt:
             pass
         finally:
