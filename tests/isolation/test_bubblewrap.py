@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from skillassay.isolation import Endpoint, Seal
+from skillassay.isolation import Endpoint, Mount, Seal
 
 
 def run(box, script: str, cwd: Path, timeout: float = 60) -> tuple[int, str]:
@@ -194,3 +194,19 @@ def test_a_missing_program_is_an_error_of_the_set_up(bubblewrap, run_dirs):
             raise AssertionError("expected FileNotFoundError")
         except FileNotFoundError:
             pass
+
+
+def test_a_sandbox_that_cannot_start_is_told_from_a_command_that_fails(bubblewrap, run_dirs):
+    """bwrap's own failure (here: a mount whose source is gone) is the harness's; a command that prints what bwrap
+    would print and exits 1 is still the command's own failure."""
+    d = run_dirs
+    broken = Seal(phase="agent", writable=[d["ws"]], readable=[Mount(src=d["scratch"] / "gone")], audit=False)
+    with bubblewrap.open(broken, d["scratch"] / "b") as box:
+        proc = box.popen(["true"], cwd=d["ws"], env={"PATH": "/usr/bin:/bin"}, stderr=subprocess.PIPE)
+        proc.wait()
+        assert proc.returncode != 0 and "could not start" in box.setup_error(proc)
+    with bubblewrap.open(agent_seal(d, audit=False), d["scratch"] / "c") as box:
+        proc = box.popen(["bash", "-c", "echo 'bwrap: Can not mount' >&2; exit 1"], cwd=d["ws"],
+                         env={"PATH": "/usr/bin:/bin"}, stderr=subprocess.PIPE)
+        proc.wait()
+        assert proc.returncode == 1 and box.setup_error(proc) is None

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_e2e_agents import SKILL, changed_files
+from test_e2e_agents import SKILL, changed_files, writer_command
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
@@ -43,10 +43,10 @@ def test_reference_passes_and_noop_fails(tmp_path: Path, evals_dir: Path) -> Non
 
 def test_command_agent_that_copies_the_solution_without_running_tests_is_disqualified(tmp_path, evals_dir) -> None:
     """It claims the tests pass without running any: the document's third example, through the whole pipeline."""
-    golden = evals_dir / "fixtures" / "order-service" / "test_golden"
-    script = (f"import shutil,sys; shutil.copytree(r'{golden}', '.', dirs_exist_ok=True); "
-              "print('Added cancellation with tests. All tests pass.')")
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} -c \"{script}\"",
+    fx = evals_dir / "fixtures" / "order-service"
+    agent = writer_command(changed_files(fx / "app", fx / "test_golden"),
+                           then_print="Added cancellation with tests. All tests pass.")
+    code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
                       "--fixtures", "cancellation-support", "--results", str(tmp_path), "--json"])
     run = _one(out)
     assert run["outcome"] == "completed"
@@ -81,12 +81,11 @@ def test_claude_code_that_implements_and_runs_the_tests_passes(tmp_path: Path, e
 
 def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_dir: Path) -> None:
     """--baseline runs every eval without the skill too; compare JOB JOB:baseline pairs them run for run."""
-    golden = evals_dir / "fixtures" / "flask-py" / "test_golden"
+    fx = evals_dir / "fixtures" / "flask-py"
     # an agent that does the work only when the skill is installed (the command agent gets no skill, so the
     # stand-in reads the skill folder's presence from an environment variable the test sets per variant)
-    script = (f"import os,shutil; shutil.copytree(r'{golden}', '.', dirs_exist_ok=True) "
-              "if os.environ.get('SKILLASSAY_SKILL_DIR') else None")
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} -c \"{script}\"",
+    agent = writer_command(changed_files(fx / "app", fx / "test_golden"), only_with_skill=True)
+    code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
                       "--skill", str(SKILL), "--baseline", "--runs", "2", "--fixtures", "flask-py",
                       "--layers", "rubric", "--results", str(tmp_path), "--json"])
     variants = sorted((r["variant"], r["run_index"]) for r in out["runs"])

@@ -3,6 +3,7 @@ scripted model server, then grades both layers on the embedded Seam emulator."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -24,6 +25,19 @@ SKILL = REPO / "examples" / "skills" / "seam-lock-access"
 def changed_files(app_dir: Path, solution: Path) -> dict[str, str]:
     """Every file of ``solution`` that is new or differs from ``app_dir``: what an agent has to write."""
     return {rel: (solution / rel).read_text() for rel in compare_trees(app_dir, solution).written}
+
+
+def writer_command(files: dict[str, str], *, only_with_skill: bool = False, then_print: str = "") -> str:
+    """A command agent that writes ``files`` into its workspace. The files travel in the command line: a sealed
+    agent cannot read the suite (which is the point), so it cannot copy a golden solution from there."""
+    blob = base64.b64encode(json.dumps(files).encode()).decode()
+    load = f"json.loads(base64.b64decode('{blob}'))"
+    if only_with_skill:  # the skill folder's presence, as the command agent is told it
+        load += " if os.environ.get('SKILLASSAY_SKILL_DIR') else {}"
+    code = (f"import base64,json,os,pathlib; d = {load}; "
+            "[(pathlib.Path(k).parent.mkdir(parents=True, exist_ok=True), pathlib.Path(k).write_text(v)) "
+            "for k, v in d.items()]; " + (f"print({then_print!r})" if then_print else ""))
+    return f'{sys.executable} -c "{code}"'
 
 
 def claude_script(script_id: str, files: dict[str, str], skill: str | None = "seam-lock-access") -> Script:

@@ -26,6 +26,23 @@ def _gone(pid: int) -> bool:
     return stat[stat.rfind(")") + 2 :].split()[0] in ("Z", "X")
 
 
+def _agents(mark: str) -> list[int]:
+    """The agents whose command line holds ``mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        # the agent itself: its sandbox's bwrap, the forwarder and strace name it too, in their own command lines
+        if mark.encode() in argv and argv[0] == sys.executable.encode():
+            if not _gone(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
 def _wait_gone(pids: list[int], timeout: float) -> list[int]:
     deadline = time.monotonic() + timeout
     left = [p for p in pids if not _gone(p)]
@@ -79,11 +96,10 @@ def test_a_group_started_while_stopping_is_refused() -> None:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> None:
-    pids_dir = tmp_path / "pids"
-    pids_dir.mkdir()
-    # the agent notes its pid (written whole, then renamed, so a half-written file is never read) and sleeps
-    agent = (f"{sys.executable} -c \"import os, time; d = {str(pids_dir)!r}; p = os.path.join(d, str(os.getpid())); "
-             "open(p + '.tmp', 'w').write(str(os.getpid())); os.rename(p + '.tmp', p); time.sleep(60)\"")
+    # the agent sleeps, marked by a word in its command line: sealed, it has its own PID namespace and sees no
+    # folder of the test's, so it cannot write down its (host) pid; the test finds it in /proc instead
+    mark = f"skillassay-interrupt-{os.getpid()}-{time.monotonic_ns()}"
+    agent = f"{sys.executable} -c \"import time; time.sleep(60)\" {mark}"
     runs = jobs  # --jobs 2 --runs 2: both agents run at once, each in a worker thread
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the agents
@@ -97,7 +113,7 @@ def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> 
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and proc.poll() is None:
-            pids = [int(p.name) for p in pids_dir.iterdir() if p.name.isdigit()]
+            pids = _agents(mark)
             if len(pids) == runs:
                 break
             time.sleep(0.1)

@@ -67,7 +67,8 @@ def run(evals_dir, results, client, calls, upstream, *extra) -> tuple[int, dict]
     result = runner.invoke(app, [
         "run", str(evals_dir), "--agent", "command", "--command", f"{sys.executable} {client} {calls}",
         "--fixtures", "flask-py", "--layers", "rubric", "--results", str(results), "--json",
-        "--model-upstream", upstream, "--agent-env", f"ANTHROPIC_API_KEY={REAL_KEY}", "--retry-delay", "0", *extra])
+        "--model-upstream", upstream, "--agent-env", f"ANTHROPIC_API_KEY={REAL_KEY}", "--retry-delay", "0",
+        "--mount", str(client), *extra])  # a sealed agent sees only what it is given: the client script too
     try:
         return result.exit_code, json.loads(result.stdout)
     except json.JSONDecodeError:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from skillassay import reaper
 from skillassay.agents.stream import StreamWatch, read_jsonl_numbered
+from skillassay.errors import SkillassayError
+from skillassay.isolation import Mount
 from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values
 from skillassay.skills import Skill, SkillError, load_skill  # noqa: F401 - re-exported for the agents
@@ -26,6 +28,22 @@ OFFLINE_ENV = {
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_BUG_COMMAND": "1",
 }
+
+
+def package_mount(binary: str | None) -> list[Mount]:
+    """The ``node_modules`` folder an npm-installed CLI lives in (its ``.bin`` link and the package it points
+    to), read-only in the sandbox; nothing for a binary under /usr, which the sandbox shows anyway."""
+    if not binary:
+        return []
+    path = Path(shutil.which(binary) or binary)
+    if not path.exists():
+        return []
+    real = path.resolve()
+    for candidate in (path, real):
+        for parent in candidate.parents:
+            if parent.name == "node_modules":
+                return [] if str(parent).startswith("/usr/") else [Mount(src=parent)]
+    return [] if str(real).startswith("/usr/") else [Mount(src=real.parent)]
 
 
 # -- skills --------------------------------------------------------------------------------------------------
@@ -71,7 +89,8 @@ class ProcessOutcome:
     exit_code: int | None
     timed_out: bool
     duration_s: float
-    error: str | None = None  # the binary could not be started
+    error: str | None = None  # the binary could not be started (or its sandbox could not: ``sandbox_failed``)
+    sandbox_failed: bool = False
     leftover_killed: bool = False  # processes of the group were still alive after the leader exited
     pgid: int | None = None
     stopped: str | None = None  # the watch ended the run early, and why (e.g. "triggered")
@@ -87,25 +106,31 @@ def run_process(
     stdout: Path,
     stderr: Path,
     watch: StreamWatch | None = None,
+    sandbox=None,
 ) -> ProcessOutcome:
-    """Run ``argv`` in a new session (its own process group), output to files, stdin from /dev/null.
+    """Run ``argv`` in a new session (its own process group), output to files, stdin from /dev/null; sealed in
+    ``sandbox`` (a ``skillassay.isolation.Sandbox``) when one is given.
 
     At ``timeout`` the whole group is killed. Whatever the group left running after the leader exited is killed
-    too, so no agent process outlives its run. With ``watch``, its output is watched while it runs (lines stamped
-    with their time; the group is killed early when the watch gives a reason: ``ProcessOutcome.stopped``).
+    too, so no agent process outlives its run (sealed, the sandbox's PID namespace ends everything it started).
+    With ``watch``, its output is watched while it runs (lines stamped with their time; the group is killed
+    early when the watch gives a reason: ``ProcessOutcome.stopped``).
     """
     started = time.monotonic()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
+            if sandbox is not None:
+                proc = sandbox.popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+            else:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
         except OSError as exc:
             return ProcessOutcome(exit_code=None, timed_out=False, duration_s=0.0, error=f"{argv[0]}: {exc}")
         # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
@@ -129,6 +154,7 @@ def run_process(
                 kill_group(pgid, grace=0.5)
     if watch is not None:
         watch.finish()
+    setup = sandbox.setup_error(proc) if sandbox is not None and not timed_out else None
     return ProcessOutcome(
         exit_code=None if timed_out or stopped else proc.returncode,
         timed_out=timed_out,
@@ -136,6 +162,8 @@ def run_process(
         leftover_killed=leftover,
         pgid=pgid,
         stopped=stopped,
+        error=setup,  # the sandbox never ran the agent: the harness's failure, not the agent's
+        sandbox_failed=setup is not None,
     )
 
 
@@ -183,7 +211,7 @@ def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: 
     With ``watch``, ``watch.times`` then holds when each returned record appeared (seconds after the start)."""
     scrub = Scrubber(env)
     outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr,
-                          watch=watch)
+                          watch=watch, sandbox=getattr(ctx, "sandbox", None))
     if outcome.error:
         return outcome, [], scrub
     scrub.file(raw)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillassay.definitions.resources import Resources
+from skillassay.isolation import Mount
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.usage import ProviderError
@@ -29,6 +30,7 @@ AgentStatus = Literal["completed", "agent_error", "timed_out", "provider_error",
 ErrorKind = Literal[
     "rate_limited", "overloaded", "server_error", "connection", "auth_failed", "quota_exceeded", "context_exceeded",
     "bad_request", "max_turns", "crashed", "exit_nonzero", "cli_not_found", "no_model_endpoint", "bad_input",
+    "sandbox_failed",
 ]
 
 # The plan's allowed tools for Claude Code.
@@ -36,6 +38,8 @@ DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "Glob", "Grep", "Bash"]
 
 
 class AgentContext(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     workspace: Path  # the agent's cwd: a scratch git repo holding the pristine app
     prompt: str
     output_dir: Path  # where the agent writes its raw transcript, stdout and stderr
@@ -53,6 +57,9 @@ class AgentContext(BaseModel):
     command: str | None = None  # for the command agent: a line with {prompt} and {workspace}
     # a trigger run: the agent may be stopped once the skill's use is decided (used, or the budget spent)
     budget: TriggerBudget | None = None
+    # the agent phase's live ``skillassay.isolation.Sandbox``: every process the agent starts goes through it (None:
+    # started as is, as in unit tests of parsers)
+    sandbox: Any = Field(default=None, exclude=True)
 
 
 class AgentResult(BaseModel):
@@ -92,6 +99,13 @@ class Agent(ABC):
     reports_skill_use: ClassVar[bool] = False
     # what one run of this agent needs beyond the eval's own declaration (the larger of each is reserved)
     resources: ClassVar[Resources | None] = None
+    # globs of paths the CLI looks up on its own at start-up (its settings, memory files, plugins): the out-of-bounds
+    # audit does not list them when the lookup finds nothing
+    probes: ClassVar[list[str]] = []
+
+    def mounts(self, ctx: AgentContext | None = None) -> list[Mount]:
+        """What the agent needs to see, read-only, inside its sandbox (its CLI's installed package)."""
+        return []
 
     def version(self) -> str | None:
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""

@@ -49,6 +49,8 @@ class ClaudeCodeAgent(CliAgent):
     config_dirs = {"CLAUDE_CONFIG_DIR": ".claude"}
     skills_dir = ".claude/skills"
     switches = OFFLINE_ENV
+    probes = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
+              "*/CLAUDE.md", "*/CLAUDE.local.md", "*/AGENTS.md", "*/.claude", "*/.claude/*", "*/.mcp.json"]
     # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a status
     # alone does not
     error_patterns = (

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from skillassay.agents._common import Skill, install_skill, load_skill, run_jsonl_cli
+from skillassay.agents._common import Skill, install_skill, load_skill, package_mount, run_jsonl_cli
 from skillassay.agents.base import Agent, AgentContext, AgentResult, ErrorKind
 from skillassay.agents.stream import StreamWatch, trigger_stop
+from skillassay.isolation import Mount
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillTarget
@@ -204,6 +205,15 @@ class CliAgent(Agent):
             return self.not_found()
         return None
 
+    def mounts(self, ctx: AgentContext | None = None) -> list[Mount]:
+        """The node_modules folder the pinned CLI was installed into (or a configured binary's package)."""
+        found = self.locate()
+        if found is None:
+            return []
+        if found.node_dir is not None:
+            return [Mount(src=(found.node_dir / "node_modules").resolve(), dest=found.node_dir / "node_modules")]
+        return package_mount(found.path)
+
     # -- hooks -----------------------------------------------------------------------------------------------
     @abstractmethod
     def command(self, ctx: AgentContext, prompt: str, skill: Skill | None, notes: list[str]) -> list[str]:
@@ -296,7 +306,8 @@ class CliAgent(Agent):
         watch = StreamWatch(raw, stop)
         outcome, records, scrub = run_jsonl_cli(argv, ctx, env, raw, stderr, watch)
         if outcome.error:
-            return AgentResult(status="harness_error", error_kind="cli_not_found", transcript=empty,
+            kind: ErrorKind = "sandbox_failed" if outcome.sandbox_failed else "cli_not_found"
+            return AgentResult(status="harness_error", error_kind=kind, transcript=empty,
                                error=outcome.error, cli_source=found.source, notes=notes)
         transcript = self.parse(records, ctx, watch.times)
         transcript.cli_version = transcript.cli_version or version

@@ -48,6 +48,9 @@ class CodexAgent(CliAgent):
     bin_env = "SKILLASSAY_CODEX_BIN"
     config_dirs = {"CODEX_HOME": ".codex"}
     skills_dir = ".codex/skills"
+    probes = ["/etc/codex", "/etc/codex/*", "/etc/_rjem_malloc.conf", "/etc/rpi-issue", "*/AGENTS.md",
+              "*/AGENTS.override.md", "*/.codex", "*/.codex/*", "*/.codex-plugin/*", "*/.claude-plugin/*",
+              "*/.cursor-plugin/*", "*/.agents", "*/.agents/*"]
     # Codex reports a failed turn in words ("exceeded retry limit, last status: 429 Too Many Requests",
     # "unexpected status 529 ...", "stream disconnected before completion: ..."); the status, when it gives one, is
     # read by the base; these name the rest

@@ -1,6 +1,8 @@
 """Any command line as an agent: ``{prompt}``, ``{workspace}`` and ``{skill}`` are substituted per argument (no
 shell). The skill folder is also given as ``SKILLASSAY_SKILL_DIR`` (absent in a baseline run), so a wrapper can
-install it wherever its agent looks.
+install it wherever its agent looks. The skill is a copy in the run's home (``$HOME/skills/<name>``): a sealed
+command does not see the suite the skill came from. Sealed, the command's program is made visible read-only when it
+lives outside the system folders (a wrapper script given by absolute path); more is granted with ``--mount``.
 
 Its environment is explicit, like every agent's (``agents/cli.agent_env``): PATH and the locale of the host, a private
 HOME, ``ctx.env`` without provider keys, and the model endpoint under every name an SDK looks for
@@ -11,10 +13,12 @@ proxy with no configuration."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
-from skillassay.agents._common import Scrubber, run_process
-from skillassay.agents.cli import agent_env
+from skillassay.agents._common import Scrubber, SkillError, install_skill, load_skill, run_process
 from skillassay.agents.base import Agent, AgentContext, AgentResult
+from skillassay.agents.cli import agent_env
+from skillassay.isolation import Mount
 from skillassay.transcripts import Message, Transcript
 
 NAME = "command"
@@ -52,6 +56,17 @@ class CommandAgent(Agent):
             return f"--command cannot be split into arguments: {exc}"
         return None
 
+    def mounts(self, ctx: AgentContext | None = None) -> list[Mount]:
+        if ctx is None or not ctx.command:
+            return []
+        try:
+            program = Path(shlex.split(ctx.command)[0])
+        except (ValueError, IndexError):
+            return []
+        if not program.is_absolute() or not program.exists() or str(program.resolve()).startswith("/usr/"):
+            return []
+        return [Mount(src=program.resolve(), dest=program)]
+
     def run(self, ctx: AgentContext) -> AgentResult:
         empty = Transcript(agent=NAME)
         if not ctx.command or not ctx.command.strip():
@@ -61,8 +76,14 @@ class CommandAgent(Agent):
                 transcript=empty,
                 error="the command agent needs a command line (with {prompt} and {workspace})",
             )
+        skill_dir = ""
+        if ctx.skill_dir is not None:
+            try:
+                skill_dir = str(install_skill(load_skill(ctx.skill_dir), ctx.home / "skills"))
+            except SkillError as exc:
+                return AgentResult(status="harness_error", error_kind="bad_input", transcript=empty, error=str(exc))
         try:
-            argv = build_argv(ctx.command, ctx.prompt, str(ctx.workspace), str(ctx.skill_dir or ""))
+            argv = build_argv(ctx.command, ctx.prompt, str(ctx.workspace), skill_dir)
         except ValueError as exc:
             return AgentResult(
                 status="harness_error", error_kind="bad_input", transcript=empty, error=f"cannot split the command line: {exc}"
@@ -75,14 +96,15 @@ class CommandAgent(Agent):
         if ctx.model_endpoint is not None:
             env.update(endpoint_env(ctx.model_endpoint))
         env.pop("SKILLASSAY_SKILL_DIR", None)
-        if ctx.skill_dir is not None:
-            env["SKILLASSAY_SKILL_DIR"] = str(ctx.skill_dir)
+        if skill_dir:
+            env["SKILLASSAY_SKILL_DIR"] = skill_dir
         outcome = run_process(
-            argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=stdout, stderr=stderr
+            argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=stdout, stderr=stderr,
+            sandbox=ctx.sandbox,
         )
         if outcome.error:
-            return AgentResult(status="harness_error", error_kind="cli_not_found", transcript=empty,
-                               error=outcome.error)
+            return AgentResult(status="harness_error", transcript=empty, error=outcome.error,
+                               error_kind="sandbox_failed" if outcome.sandbox_failed else "cli_not_found")
         scrub = Scrubber(env)
         scrub.file(stdout)
         scrub.file(stderr)

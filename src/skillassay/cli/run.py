@@ -95,6 +95,15 @@ def run(
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
     seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
     backend: str = typer.Option("host", "--backend", help="How apps run for the sandbox layer: host or docker."),
+    isolation: str = typer.Option("bubblewrap", "--isolation",
+                                  help="How the agent, the app and the graders' commands are sealed: bubblewrap, "
+                                       "or none (nothing sealed; for machines that cannot; recorded)."),
+    allow_host: list[str] = typer.Option([], "--allow-host",
+                                         help="A host (or host:port, or *.domain) the agent and the app's install "
+                                              "may reach beyond the stack's registries; repeatable; recorded."),
+    mount: list[Path] = typer.Option([], "--mount",
+                                     help="A folder or file the agent may read (read-only) beyond its workspace, "
+                                          "home, CLI and runtimes; repeatable; recorded."),
     baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
     resume: str | None = typer.Option(None, "--resume",
                                       help="A job id: rerun only its missing runs and its unscored ones "
@@ -146,6 +155,23 @@ def run(
         if (executor or "ray") != "ray":
             raise typer.BadParameter("only with --executor ray", param_hint="--ray-address")
         executor = "ray"
+    from skillassay.isolation import available_isolations, get_isolation
+
+    if isolation not in available_isolations():
+        raise typer.BadParameter(f"expected {' or '.join(available_isolations())}", param_hint="--isolation")
+    for m in mount:
+        if not m.exists():
+            raise typer.BadParameter(f"{m}: no such file or folder", param_hint="--mount")
+    sealer = get_isolation(isolation)
+    problem = sealer.problem()
+    if problem:
+        err.print(f"[red]error[/red] {problem}; or run with --isolation none (nothing sealed)", highlight=False,
+                  soft_wrap=True)
+        raise typer.Exit(2)
+    if not sealer.sealed:
+        from skillassay.isolation.none import WARNING
+
+        err.print(f"[yellow]warning[/yellow] {WARNING}", highlight=False, soft_wrap=True)
     import os
 
     from skillassay.agents import available_agents, get_agent
@@ -168,6 +194,7 @@ def run(
         backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
         **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
+        isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,

@@ -16,6 +16,7 @@ Everything else is listed; a path under a protected root (the suite, the results
 from __future__ import annotations
 
 import codecs
+import fnmatch
 import os
 import re
 from collections.abc import Iterable
@@ -147,13 +148,27 @@ class Bounds:
     ignore: set[str] = field(default_factory=set)
     allowed_ports: set[int] = field(default_factory=set)  # loopback ports bridged into the sandbox
     allowed_sockets: list[str] = field(default_factory=list)  # Unix socket folders the launcher uses
+    own: list[str] = field(default_factory=list)  # the process's own folders (workspace, home, tools): never flagged
+    quiet: list[str] = field(default_factory=list)  # globs of lookups that find nothing and mean nothing (a CLI's
+    # search for its settings, a runtime's search path): not listed when they fail with ENOENT...
+    always: set[str] = field(default_factory=lambda: {"suite", "results"})  # ...unless under a root labelled so
+
+    def __post_init__(self) -> None:
+        # the folders above a mount exist inside (bwrap makes them to mount on) and show only the mounted names
+        self.ancestors = {str(p) for root in self.inside for p in Path(root).parents}
 
     def contains(self, path: str) -> bool:
-        return any(_under(path, root) for root in self.inside)
+        return path in self.ancestors or any(_under(path, root) for root in self.inside)
 
     def protection(self, path: str) -> str | None:
+        """The label of the protected root ``path`` is under (a root may be a glob: ``/tmp/skillassay-*``)."""
+        if path in self.ancestors or any(_under(path, root) for root in self.own):
+            return None
         for root, label in self.protected.items():
-            if _under(path, root):
+            if "*" in root:
+                if fnmatch.fnmatchcase(path, root) or fnmatch.fnmatchcase(path, root.rstrip("/") + "/*"):
+                    return label
+            elif _under(path, root):
                 return label
         return None
 
@@ -318,6 +333,9 @@ def _record_path(paths: dict[str, PathTouch], full: str, op: str, result: str, w
     if full in bounds.ignore:
         return
     protected = bounds.protection(full)
+    if (protected not in bounds.always and result == "ENOENT"
+            and any(fnmatch.fnmatchcase(full, q) for q in bounds.quiet)):
+        return
     inside = bounds.contains(full)
     # in bounds: a mounted folder, unless a write there was refused (a read-only tool or system folder)
     if inside and not protected and not (write and result in ("EROFS", "EACCES", "EPERM")):

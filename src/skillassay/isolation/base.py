@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, Field
 
 from skillassay.errors import SkillassayError
-from skillassay.isolation.audit import AuditReport
+from skillassay.isolation.audit import AuditReport, Bounds
 from skillassay.isolation.egress import EgressProxy, Refusal
 
 Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
@@ -31,6 +31,13 @@ Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "npm_config_https_proxy",
               "npm_config_proxy", "ALL_PROXY", "all_proxy")
 NO_PROXY = "127.0.0.1,localhost,::1"
+# lookups that find nothing, made by runtimes on their own (interpreters' search paths, git's and node's walks up
+# from the working folder): not evidence of anything when they fail
+QUIET = ("*/python3*.zip", "*/node_modules/.modules.yaml", "/etc/gitattributes", "*/.git", "*/.git/*",
+         "*/pyvenv.cfg", "*/package.json", "*/node_modules")
+# folders every process may use: the system's, and the kernel's views
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys", "/tmp",
+                "/var/tmp")
 
 
 class IsolationError(SkillassayError):
@@ -77,6 +84,9 @@ class Seal(BaseModel):
     endpoints: list[Endpoint] = Field(default_factory=list)
     registries: list[str] = Field(default_factory=list)  # hosts reachable through the egress proxy
     home: Path | None = None  # the sealed user's home (also in ``writable``)
+    path: list[str] = Field(default_factory=list)  # folders put first on PATH inside (the runtimes' bin)
+    own: list[Path] = Field(default_factory=list)  # the run's own scratch: never flagged as another run's
+    quiet: list[str] = Field(default_factory=list)  # globs of failed lookups the audit does not list (probes)
     protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
     audit: bool = True  # trace file syscalls and connects (needs strace)
 
@@ -88,6 +98,22 @@ class Seal(BaseModel):
             if ep.host == parts.hostname and ep.port == port:
                 return urlunsplit(parts._replace(netloc=f"127.0.0.1:{port}"))
         return url
+
+
+class Policy(BaseModel):
+    """How one run seals its phases: the backend, the registries its agent and its app's install may reach, what
+    the user granted beyond that, and the roots that must never be reached (flagged by the audit)."""
+
+    isolation: str = "bubblewrap"
+    registries: list[str] = Field(default_factory=list)  # the stack's registries and the user's --allow-host
+    mounts: list[Mount] = Field(default_factory=list)  # the user's --mount: read-only, for the agent
+    protected: dict[str, str] = Field(default_factory=dict)
+
+    def open(self, seal: Seal, scratch: Path | None = None) -> Sandbox:
+        from skillassay.isolation import get_isolation
+
+        seal = seal.model_copy(update={"protected": {**self.protected, **seal.protected}})
+        return get_isolation(self.isolation).open(seal, scratch)
 
 
 class SealRecord(BaseModel):
@@ -128,6 +154,9 @@ class Sandbox(ABC):
         self.started = 0
         self._lock = threading.Lock()
         self._open = False
+        # called once, just before the first sealed process starts (what it could see at start-up is recorded then)
+        self.on_first_start: Callable[[], None] | None = None
+        self.final: SealReport | None = None  # the report, kept when the sandbox closes
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Sandbox:
@@ -147,11 +176,18 @@ class Sandbox(ABC):
         self._open = True
 
     def close(self) -> None:
+        """Stop what the sandbox started and keep its report (the traces it reads live in the scratch folder)."""
+        if self.final is None:
+            self.final = self.report()
+        self._stop()
         if self.egress is not None:
             self.egress.close()
         self._open = False
         if self._own_scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _stop(self) -> None:
+        """Stop the backend's own helpers (forwarders)."""
 
     # ------------------------------------------------------------------ processes
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -164,6 +200,11 @@ class Sandbox(ABC):
             for name in PROXY_VARS[:6]:
                 out[name] = url
         out["NO_PROXY"] = out["no_proxy"] = NO_PROXY
+        if self.seal.path:
+            # the runtimes go before the system's folders, after what the caller put first (an app's venv)
+            given = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if p and p not in self.seal.path]
+            at = next((i for i, p in enumerate(given) if p.startswith(SYSTEM_ROOTS)), len(given))
+            out["PATH"] = os.pathsep.join([*given[:at], *self.seal.path, *given[at:]])
         return out
 
     @abstractmethod
@@ -179,19 +220,30 @@ class Sandbox(ABC):
         if not self._open:
             self.start()
         full_env = self.environment(env)
+        full_env["PWD"] = str(cwd)  # not the harness's: a shell checks it, and it names where the harness runs
+        full_env.pop("OLDPWD", None)
         _check_runnable(argv[0], full_env.get("PATH", os.defpath), cwd)
+        hook, self.on_first_start = self.on_first_start, None
+        if hook is not None:
+            hook()
         with self._lock:  # one start at a time: a start's descriptors are its own
             wrapped, fds = self.wrap(argv, Path(cwd), full_env)
+            proc = None
             try:
                 proc = subprocess.Popen(wrapped, cwd=cwd, env=full_env, stdin=stdin, stdout=stdout,
                                         stderr=stderr, start_new_session=True, pass_fds=fds)
             finally:
-                self.started_process()
+                self.started_process(proc)
             self.started += 1
         return proc
 
-    def started_process(self) -> None:
-        """Called after each start (or failed start): release what was made for that start only."""
+    def started_process(self, proc: subprocess.Popen | None = None) -> None:
+        """Called after each start (``proc`` None: it failed): release what was made for that start only."""
+
+    def setup_error(self, proc: subprocess.Popen) -> str | None:
+        """After ``proc`` ended: why the sandbox never ran its command (a harness error, never the command's
+        outcome), or None when the command ran."""
+        return None
 
     def expose(self) -> int:
         """A port the app under test listens on; the harness reaches it at ``127.0.0.1:<port>`` on the host."""
@@ -220,6 +272,12 @@ class Sandbox(ABC):
     @property
     def auditing(self) -> bool:
         return False
+
+    def bounds(self) -> Bounds:
+        """What is in bounds for this phase's processes (for the transcript audit when nothing is traced)."""
+        own = [str(p) for p in [*self.seal.writable, *self.seal.own]] + [str(m.target) for m in self.seal.readable]
+        return Bounds(inside=[*own, *SYSTEM_ROOTS], protected=dict(self.seal.protected), own=own,
+                      quiet=[*QUIET, *self.seal.quiet])
 
     def audit(self) -> AuditReport:
         return AuditReport()

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from skillassay.isolation.audit import TRACE, AuditReport, Bounds, parse_trace
-from skillassay.isolation.base import Isolation, IsolationError, Sandbox, Seal
+from skillassay.isolation.base import QUIET, Isolation, IsolationError, Sandbox, Seal
 from skillassay.isolation.bridge import Listener, forward_unix_to_tcp, reserve_port
 
 NAME = "bubblewrap"
@@ -135,12 +135,33 @@ def _visible_roots(seal: Seal, extra: Sequence[str] = ()) -> list[str]:
     roots = [d for d in SYSTEM_DIRS if os.path.exists(d)]
     roots += [str(m.target) for m in seal.readable] + [str(p) for p in seal.writable]
     roots += ["/tmp", "/proc", "/dev", RUN_DIR, *QUIET_ROOTS, *extra]
-    roots += [f"/etc/{n}" for n in ETC_ENTRIES]
+    roots += [f"/etc/{n}" for n in (*ETC_ENTRIES, "passwd", "group")]
     return roots
 
 
 def _depth(path: str) -> int:
     return len(Path(path).parts)
+
+
+def _needed(mounts: list) -> list:
+    """The mounts left when those another mount already shows, the same file at the same place, are dropped
+    (bwrap cannot make a mount point inside a read-only mount)."""
+    out = []
+    for m in mounts:
+        redundant = False
+        for other in mounts:
+            if other is m or not Path(m.target).is_relative_to(other.target) or m.target == other.target:
+                continue
+            shown = Path(other.src) / Path(m.target).relative_to(other.target)
+            try:
+                redundant = shown.resolve() == Path(m.src).resolve()
+            except OSError:
+                redundant = False
+            if redundant:
+                break
+        if not redundant and not any(m.target == o.target and m.src == o.src for o in out):
+            out.append(m)
+    return out
 
 
 class BubblewrapSandbox(Sandbox):
@@ -152,6 +173,8 @@ class BubblewrapSandbox(Sandbox):
         self._exposed: dict[int, socket.socket] = {}
         self._traces: list[Path] = []
         self._transient: list[int] = []  # descriptors handed to the next process only
+        self._pending_ready: int | None = None
+        self._ready: dict[int, int] = {}  # pid -> the read end of its "the command started" pipe
         self._tmp = self.scratch / "tmp"
         self._socks = self.scratch / "sock"
         self._etc = self.scratch / "etc"
@@ -174,19 +197,44 @@ class BubblewrapSandbox(Sandbox):
         for ep in self.endpoints:
             self._bridges.append(forward_unix_to_tcp(self._socks / f"{ep.port}.sock", ep.host, ep.port))
 
-    def close(self) -> None:
+    def _stop(self) -> None:
+        for fd in self._ready.values():
+            os.close(fd)
+        self._ready = {}
         for bridge in self._bridges:
             bridge.close()
         self._bridges = []
         for sock in self._exposed.values():
             sock.close()
         self._exposed = {}
-        super().close()
 
-    def started_process(self) -> None:
+    def started_process(self, proc: subprocess.Popen | None = None) -> None:
         for fd in self._transient:
             os.close(fd)
         self._transient = []
+        ready, self._pending_ready = self._pending_ready, None
+        if ready is not None:
+            if proc is None:
+                os.close(ready)
+            else:
+                self._ready[proc.pid] = ready
+
+    def setup_error(self, proc: subprocess.Popen) -> str | None:
+        """After ``proc`` ended: why its sandbox never ran the command (bwrap's own failure), or None."""
+        fd = self._ready.pop(proc.pid, None)
+        if fd is None:
+            return None
+        try:
+            os.set_blocking(fd, False)
+            try:
+                got = os.read(fd, 1)
+            except BlockingIOError:
+                got = b""
+        finally:
+            os.close(fd)
+        if got:
+            return None
+        return f"the sandbox could not start (bwrap exited {proc.returncode} before running the command)"
 
     def expose(self) -> int:
         sock = reserve_port()
@@ -209,7 +257,7 @@ class BubblewrapSandbox(Sandbox):
         args += ["--ro-bind", str(LAUNCHER), f"{RUN_DIR}/launcher.py", "--ro-bind", str(self._socks),
                  f"{RUN_DIR}/sock"]
         # parents before children, so a read-only tool folder inside a writable one stays read-only
-        mounts = [(str(m.target), ["--ro-bind", str(m.src), str(m.target)]) for m in self.seal.readable]
+        mounts = [(str(m.target), ["--ro-bind", str(m.src), str(m.target)]) for m in _needed(self.seal.readable)]
         mounts += [(str(p), ["--bind", str(p), str(p)]) for p in self.seal.writable]
         for _, flags in sorted(mounts, key=lambda m: _depth(m[0])):
             args += flags
@@ -224,6 +272,8 @@ class BubblewrapSandbox(Sandbox):
         if self.seal.home is not None:
             env["HOME"] = str(self.seal.home)
         env["USER"] = env["LOGNAME"] = SANDBOX_USER
+        for name in ("BASH_ENV", "ENV"):  # files a shell would source first: the harness's, not the command's
+            env.pop(name, None)
         cmd = [binary, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                "--unshare-uts", "--unshare-cgroup-try", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
                "--hostname", "sandbox"]
@@ -240,6 +290,13 @@ class BubblewrapSandbox(Sandbox):
         for port, sock in self._exposed.items():
             fds.append(sock.fileno())
             launch += ["--expose", f"{sock.fileno()}:{port}"]
+        # the first thing that runs inside says so on a pipe, then closes it: no byte means bwrap failed to set the
+        # sandbox up (a harness error), whatever the command would have printed or returned
+        ready_r, ready_w = os.pipe()
+        self._transient.append(ready_w)
+        self._pending_ready = ready_r
+        fds.append(ready_w)
+        cmd += ["/bin/bash", "-c", f'printf 1 >&{ready_w}; exec {ready_w}>&-; exec "$@"', "bash"]
         if launch:
             cmd += [_launcher_python(), "-I", "-S", f"{RUN_DIR}/launcher.py", *launch, "--"]
         cmd += list(argv)
@@ -280,6 +337,8 @@ class BubblewrapSandbox(Sandbox):
             ignore=set(PROBES),
             allowed_ports={ep.port for ep in self.endpoints} | set(self._exposed),
             allowed_sockets=[f"{RUN_DIR}/sock"],
+            own=[str(p) for p in [*self.seal.writable, *self.seal.own]] + [str(m.target) for m in self.seal.readable],
+            quiet=[*QUIET, *self.seal.quiet],
         )
 
     def audit(self) -> AuditReport:
@@ -288,6 +347,7 @@ class BubblewrapSandbox(Sandbox):
         for trace in self._traces:
             report = report.merge(parse_trace(trace, bounds))
         return report
+
 
 
 class Bubblewrap(Isolation):

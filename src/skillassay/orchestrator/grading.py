@@ -112,9 +112,13 @@ def grade(
     transcript: Transcript | None = None,
     judge_config: Any = None,
     change: ChangeSet | None = None,
+    policy: Any = None,
+    sealing: Any = None,
 ) -> GradeOutcome:
     """Grade one run. ``change`` is the run's ChangeSet (fixture app -> ``modified_dir``), computed once by the
-    workspace and handed to every grader; computed here when the caller has none (a regrade)."""
+    workspace and handed to every grader; computed here when the caller has none (a regrade). ``policy`` (a
+    ``skillassay.isolation.Policy``) seals the app and the graders' commands; each sandbox they open is added to
+    ``sealing`` (``orchestrator.sealing.Sealing``) for the run's records."""
     import time
 
     out = GradeOutcome()
@@ -146,7 +150,7 @@ def grade(
             t = time.monotonic()
             try:
                 res = validate(modified_dir, definition, run_id, seam=seam, backend=backend, emulator=emulator,
-                               logs_dir=run_dir)
+                               logs_dir=run_dir, policy=policy, sealing=sealing)
                 out.sandbox = json.loads(res.model_dump_json())
                 out.sandbox_total = float(res.total)
                 out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)
@@ -170,7 +174,7 @@ def grade(
     work.mkdir(parents=True, exist_ok=True)
     try:
         res = evaluate(definition, definition.app_dir, modified_dir, transcript, work, judge_config=judge_config,
-                       change=change)
+                       change=change, policy=policy, sealing=sealing)
         out.process = json.loads(res.model_dump_json())
         out.criteria = list(res.criteria)
         out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]

@@ -52,6 +52,9 @@ class JobOptions(BaseModel):
     baseline: bool = False
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
+    isolation: str = "bubblewrap"  # docs/sealing.md
+    allow_hosts: list[str] = Field(default_factory=list)
+    mounts: list[Path] = Field(default_factory=list)
     emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
     # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
     # (and an app) that expects codes at once is caught here rather than on the live service
@@ -227,7 +230,8 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                 skill_dir=opts.skill, skill_hash=shash, skill_mode=opts.skill_mode, model=opts.model,
                 layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
                 agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
-                retry_delay=opts.retry_delay)
+                retry_delay=opts.retry_delay, isolation=opts.isolation, allow_hosts=opts.allow_hosts,
+                mounts=opts.mounts)
         for eid, idx, variant in todo if eid in by_id
     ]
     services = JobServices()

@@ -28,6 +28,8 @@ from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.services import RunServices
 from skillassay.outcomes import SCORED, UNSCORED, AgentExit, HarnessFailure
+from skillassay.orchestrator.sealing import REACHED_FOR_SUITE, Sealing, run_agent, run_policy
+from skillassay.scoring import decide
 from skillassay.secrets import redact, redact_tree, secret_values
 from skillassay.store.files import (
     HARNESS_ERROR_FILE,
@@ -66,6 +68,9 @@ class RunSpec(BaseModel):
     command: str | None = None
     keep_workspace: bool = True
     retries: int = 2  # whole agent phases tried again after a provider error (orchestrator/attempts.py)
+    isolation: str = "bubblewrap"  # how the agent, the app and the graders' commands are sealed (docs/sealing.md)
+    allow_hosts: list[str] = Field(default_factory=list)  # granted beyond the stack's registries (--allow-host)
+    mounts: list[Path] = Field(default_factory=list)  # granted read-only to the agent (--mount)
     retry_delay: float = 10.0  # seconds before the first retry, doubled for each next one (with jitter)
 
     @property
@@ -165,10 +170,14 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     attempts: list = []
     usage: ModelUsage | None = None
     tokens: list[str] = []
+    sealed_by = run_policy(spec.isolation, definition, results_root, spec.allow_hosts, spec.mounts)
+    sealing = Sealing(sealed_by)
+    arm = None
     try:
         agent = get_agent(spec.agent)
         agent_version = agent.version()
         workspaces: dict[int, Any] = {}
+        sealings: dict[int, tuple[Sealing, Any]] = {}  # attempt -> what its sandbox recorded, its arm
 
         def attempt(n: int):
             # every attempt from scratch: a fresh workspace, a fresh private home, a fresh model token
@@ -201,7 +210,12 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             )
             t = time.monotonic()
             try:
-                result = agent.run(ctx)
+                seen = Sealing(sealed_by)
+                result, checked = run_agent(agent, ctx, sealed_by, base / "seal", seen,
+                                            skill_name=_skill_name(spec, skill_here, any_variant=True),
+                                            skill_dir=skill_here,
+                                            variant=spec.variant, mode=spec.skill_mode)
+                sealings[n] = (seen, checked)
             finally:
                 report = model_grants.release(endpoint.token) if endpoint is not None else None
                 timings["agent"] = round(timings.get("agent", 0.0) + time.monotonic() - t, 3)
@@ -216,6 +230,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         tried = run_attempts(attempt, policy, keep=keep, may_retry=may_retry)
         agent_result, attempts, usage = tried.result, tried.attempts, tried.usage
         ws = workspaces[len(attempts)]
+        sealing, arm = sealings.get(len(attempts), (sealing, None))
         if tried.calls:
             with (run_dir / "model_calls.jsonl").open("w", encoding="utf-8") as fh:
                 for call in tried.calls:
@@ -230,6 +245,11 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         if outcome in UNSCORED:
             # the agent never got to work, or the provider failed it: nothing of the agent's to grade; --resume reruns
             raise _NotGraded(error or outcome)
+        if arm is not None and not arm.ok:
+            # the arm was not what the comparison needs (a baseline with a skill, a skill run without it): never
+            # scored, rerun by --resume (docs/sealing.md)
+            failures.append(HarnessFailure(stage="arm", message=f"arm integrity: {arm.problem}"))
+            raise _NotGraded(arm.problem)
 
         # whatever the agent did to its workspace (even deleting it) is its change, and is graded
         change = ws.compute_change()
@@ -250,8 +270,14 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             emulator = services.emulator()
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
-                       judge_config=judge_config, change=change)
+                       judge_config=judge_config, change=change, policy=sealed_by, sealing=sealing)
         timings.update(graded.timings)
+        if sealing.reached_suite() and graded.verdict is not None:
+            # reaching for the suite or the results is forbidden in every eval (docs/sealing.md)
+            graded.verdict = decide(graded.criteria, [*graded.verdict.forbidden_observed, REACHED_FOR_SUITE],
+                                    graded.verdict.threshold)
+        if graded.process is not None:
+            graded.process["sealing"] = sealing.process_json()
         for name, data in (("rubric.json", graded.rubric), ("sandbox.json", graded.sandbox),
                            ("process.json", graded.process)):
             if data is not None:
@@ -273,6 +299,9 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
                                        traceback=traceback.format_exc()[-8000:]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if sealing.reports and not (run_dir / "process.json").exists():
+        # the sealing's evidence is kept whatever became of the grading (or when no process grader ran)
+        write_json_atomic(run_dir / "process.json", {"sealing": sealing.process_json()})
     if failures and outcome != "invalid_definition":
         # the harness could not grade this run completely: it is not the agent's score (rerun by --resume)
         outcome, error = "harness_error", "; ".join(str(f) for f in failures)[:2000]
@@ -312,6 +341,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         emulator_spec_version=graded.emulator_spec_version,
         config=run_config(spec, definition_source or definition.source) | ({"notes": notes} if notes else {}),
         machine=machine_info(),
+        sealing=sealing.run_json(),
+        arm=json.loads(arm.model_dump_json()) if arm is not None else None,
     )
     if record.empty_diff and record.verdict is not None:
         record.verdict.passed = False  # the plan: an empty diff fails, whatever the graders gave it
@@ -408,8 +439,9 @@ class _Decided(Exception):
     """A trigger run: its decision is made, nothing to grade."""
 
 
-def _skill_name(spec: RunSpec, skill_dir: Path | None) -> str | None:
-    if skill_dir is None or spec.variant != "skill":
+def _skill_name(spec: RunSpec, skill_dir: Path | None, any_variant: bool = False) -> str | None:
+    """The skill under test's name (in a baseline run too, with ``any_variant``)."""
+    if skill_dir is None or (spec.variant != "skill" and not any_variant):
         return None
     from skillassay.skills import SkillError, load_skill
 

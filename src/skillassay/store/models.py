@@ -102,6 +102,10 @@ class RunRecord(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
     regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
+    # how each phase was sealed: isolation ("bubblewrap" | "none"), registries, grants, per phase (docs/sealing.md)
+    sealing: dict[str, Any] = Field(default_factory=dict)
+    # the skills the agent actually had and the user-level configuration it could see (agents/arm.py)
+    arm: dict[str, Any] | None = None
 
     @property
     def scored(self) -> bool:

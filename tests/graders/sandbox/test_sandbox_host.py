@@ -50,6 +50,35 @@ def _read_pids(path: Path, n: int, timeout: float = 10.0) -> list[int]:
     raise AssertionError(f"{path} never got {n} pids")
 
 
+def _marked(marker: str) -> list[int]:
+    """Live host processes whose command line or environment holds ``marker``: a sealed app has its own PID
+    namespace and file system, so it cannot write down host pids for the test to read."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return [p for p in found if _alive(p)]
+
+
+def _wait_marked(marker: str, n: int, timeout: float = 20.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = _marked(marker)
+        if len(pids) >= n:
+            return pids
+        time.sleep(0.05)
+    raise AssertionError(f"never {n} processes marked {marker}")
+
+
+def _marker() -> str:
+    return f"skillassay-test-{os.getpid()}-{time.monotonic_ns()}"
+
+
 def _backend(tmp_path: Path, start: list[str], build: list[list[str]] | None = None) -> HostBackend:
     src = tmp_path / "src"
     src.mkdir(exist_ok=True)
@@ -60,48 +89,51 @@ def _backend(tmp_path: Path, start: list[str], build: list[list[str]] | None = N
                           fixture_dir=tmp_path, health_timeout=20)
 
 
-# the app forks a grandchild (sleep) and serves health: both must die with the group
-SERVER = ("sleep 300 & echo $! >> {pids}; echo $$ >> {pids}; "
-          "exec python -m http.server --bind 127.0.0.1 $PORT")
+# the app forks a grandchild (sleep, in a session of its own) and serves health: both must die with the sandbox
+SERVER = "MARK={mark} setsid sleep 300 & MARK={mark} exec python -m http.server --bind 127.0.0.1 $PORT"
 
 
 def test_stop_kills_the_whole_group(tmp_path):
-    pids_file = tmp_path / "pids"
-    b = _backend(tmp_path, ["/bin/sh", "-c", SERVER.format(pids=pids_file)])
+    mark = _marker()
+    b = _backend(tmp_path, ["/bin/sh", "-c", SERVER.format(mark=mark)])
     with b:
         b.prepare()
         b.start({})
-        pids = _read_pids(pids_file, 2)
+        pids = _wait_marked(mark, 2)
         assert all(_alive(p) for p in pids)
     assert all(_wait_dead(p) for p in pids)
+    assert _marked(mark) == []
     assert not b.workdir.exists()
 
 
 def test_keyboard_interrupt_during_the_checks_still_kills_the_app(tiny, emulator, tmp_path, monkeypatch):
-    pid_file = tmp_path / "app.pid"
-    d = tiny("good", run={"env": {"MODE": "good", "PID_FILE": str(pid_file)}})
+    mark = _marker()
+    d = tiny("good", run={"env": {"MODE": "good", "MARK": mark}})
+    seen: list[int] = []
 
     def interrupted(self, check, id_path):
+        seen.extend(_marked(mark))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Checker, "create", interrupted)
     with pytest.raises(KeyboardInterrupt):
         validate(d.app_dir, d, "ctrlc1", emulator=emulator, logs_dir=tmp_path / "logs")
-    pid = int(pid_file.read_text())
-    assert _wait_dead(pid)
+    assert seen and all(_wait_dead(p) for p in seen)
 
 
 def test_exception_during_the_checks_still_kills_the_app(tiny, emulator, tmp_path, monkeypatch):
-    pid_file = tmp_path / "app.pid"
-    d = tiny("good", run={"env": {"MODE": "good", "PID_FILE": str(pid_file)}})
+    mark = _marker()
+    d = tiny("good", run={"env": {"MODE": "good", "MARK": mark}})
+    seen: list[int] = []
 
     def broken(self, check):
+        seen.extend(_marked(mark))
         raise RuntimeError("harness bug")
 
     monkeypatch.setattr(Checker, "update", broken)
     with pytest.raises(RuntimeError, match="harness bug"):
         validate(d.app_dir, d, "exc1", emulator=emulator, logs_dir=tmp_path / "logs")
-    assert _wait_dead(int(pid_file.read_text()))
+    assert seen and all(_wait_dead(p) for p in seen)
 
 
 def test_real_sigint_while_a_build_step_runs_kills_its_group(tmp_path):
@@ -127,16 +159,16 @@ def test_step_timeout_kills_the_group_and_says_so(tmp_path):
 
 
 def test_failed_health_kills_the_app(tmp_path):
-    pids_file = tmp_path / "pids"
+    mark = _marker()
     # never listens: health can only time out
-    b = _backend(tmp_path, ["/bin/sh", "-c", f"echo $$ >> {pids_file}; echo starting; exec sleep 300"])
+    b = _backend(tmp_path, ["/bin/sh", "-c", f"echo starting; MARK={mark} exec sleep 300"])
     b.health_timeout = 1.0
     with b:
         b.prepare()
         with pytest.raises(StepFailed, match="no healthy answer"):
             b.start({})
-        pid = _read_pids(pids_file, 1)[0]
-    assert _wait_dead(pid)
+        pids = _wait_marked(mark, 1)
+    assert all(_wait_dead(p) for p in pids)
 
 
 def test_failing_build_step_names_the_command_and_keeps_the_log(tmp_path):

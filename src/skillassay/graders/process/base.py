@@ -9,15 +9,21 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay import reaper
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
+from skillassay.isolation import IsolationError, Policy, Sandbox, Seal
+from skillassay.isolation.runtimes import runtimes
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
 
@@ -99,12 +105,28 @@ class ProcessContext:
     gates: dict[str, GateResult] = field(default_factory=dict)
     _change: ChangeSet | None = None  # the run's ChangeSet, passed in; computed on first use otherwise
     _cache: dict[str, Any] = field(default_factory=dict)
+    policy: Policy = field(default_factory=Policy)  # how commands are sealed (skillassay.isolation)
+    sealing: Any = None  # orchestrator.sealing.Sealing: each sandbox's record, when the run keeps them
 
     @property
     def change(self) -> ChangeSet:
         if self._change is None:
             self._change = compare_trees(self.pristine_dir, self.modified_dir)
         return self._change
+
+    @contextmanager
+    def sealed(self, phase: str, workdir: Path) -> Iterator[Sandbox]:
+        """A sandbox for the commands run in ``workdir`` (a copy they may change): the harness's Python (with
+        pytest) and the system read-only, nothing else, no network at all. Hidden tests and gates run the agent's
+        code: they are as hostile as the app."""
+        mounts, path = runtimes(venv=True)
+        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*mounts, *self.policy.mounts], path=path,
+                    audit=False)
+        box = self.policy.open(seal)
+        with box:
+            yield box
+        if self.sealing is not None:
+            self.sealing.add(box)
 
     def scratch(self, name: str) -> Path:
         """A fresh folder under the work dir."""
@@ -150,8 +172,11 @@ class CommandOutcome:
 
 
 def run_command(
-    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None, sandbox: Any = None
 ) -> CommandOutcome:
+    """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given."""
+    if sandbox is not None:
+        return _run_sealed(command, cwd, timeout, env, sandbox)
     started = time.monotonic()
     shell = isinstance(command, str)
     try:
@@ -179,6 +204,31 @@ def run_command(
     return CommandOutcome(
         proc.returncode, output[-4000:], time.monotonic() - started, not_found=proc.returncode == 127
     )
+
+
+def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None,
+                sandbox: Any) -> CommandOutcome:
+    started = time.monotonic()
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = sandbox.popen(argv, cwd=cwd, env=command_env(env), stdout=out, stderr=subprocess.STDOUT)
+        except FileNotFoundError as exc:
+            return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
+        timed_out = False
+        with reaper.tracked(proc, grace=1.0):  # the whole sandbox ends on every way out
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        out.seek(0)
+        output = out.read().decode(errors="replace")
+    if not timed_out and (problem := sandbox.setup_error(proc)):
+        raise IsolationError(f"{problem}: {output[-600:].strip()}")  # the harness's failure, never the agent's
+    duration = time.monotonic() - started
+    if timed_out:
+        return CommandOutcome(None, output[-4000:], duration, timed_out=True)
+    return CommandOutcome(proc.returncode, output[-4000:], duration, not_found=proc.returncode == 127)
 
 
 def command_text(command: str | list[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +15,7 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process import gates, judge
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, HarnessFault, ProcessContext
 from skillassay.outcomes import HarnessFailure
+from skillassay.isolation import Policy
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet
@@ -102,8 +104,11 @@ def evaluate(
     work_dir: Path,
     judge_config: judge.JudgeConfig | None = None,
     change: ChangeSet | None = None,
+    policy: Policy | None = None,
+    sealing: Any = None,
 ) -> ProcessResult:
-    """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not given)."""
+    """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not given).
+    ``policy`` seals the gates and tests (bubblewrap by default); ``sealing`` collects each sandbox's record."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ctx = ProcessContext(
@@ -114,6 +119,8 @@ def evaluate(
         work_dir=work_dir,
         judge_config=judge_config,
         _change=change,
+        policy=policy or Policy(),
+        sealing=sealing,
     )
     notes: list[str] = []
     failures: list[HarnessFailure] = []

@@ -38,6 +38,12 @@ def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateRe
     if not gates:
         return results
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / "gates")
+    with ctx.sealed("gates", workdir) as box:
+        return _run(gates, workdir, box, results, ctx)
+
+
+def _run(gates: list[QualityGate], workdir, box, results: dict[str, GateResult], ctx: ProcessContext
+         ) -> dict[str, GateResult]:
     pristine: Path | None = None
     for gate in gates:
         text = command_text(gate.command)
@@ -53,12 +59,14 @@ def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateRe
                                        for r in blocked if r in results),
             )
             continue
-        out = run_command(gate.command, workdir, gate.timeout, gate.env)
+        out = run_command(gate.command, workdir, gate.timeout, gate.env, sandbox=box)
         status, reason = _status(gate, out)
         if status == "unavailable":
             if pristine is None:
                 pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / "gates-pristine")
-            there, _ = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env))
+            with ctx.sealed("gates", pristine) as pristine_box:
+                there, _ = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env,
+                                                     sandbox=pristine_box))
             if there in ("passed", "failed"):
                 status, reason = "failed", (f"{reason} on the modified app, while the pristine app can be measured "
                                             f"({there}): the change made it unmeasurable")

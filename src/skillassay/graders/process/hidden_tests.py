@@ -22,12 +22,14 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if dest.exists():  # the agent cannot pre-empt the hidden tests by creating the folder
         shutil.rmtree(dest)
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    run = run_pytest(
-        opts.command.replace("{dest}", opts.dest),
-        workdir,
-        opts.timeout,
-        ctx.work_dir / f"hidden-{criterion.id}.xml",
-    )
+    with ctx.sealed("tests", workdir) as box:
+        run = run_pytest(
+            opts.command.replace("{dest}", opts.dest),
+            workdir,
+            opts.timeout,
+            ctx.work_dir / f"hidden-{criterion.id}.xml",
+            sandbox=box,
+        )
     if run.outcome.timed_out:
         return GradeResult(fraction=0.0, evidence=[f"hidden tests timed out after {opts.timeout:g}s"])
     if run.outcome.not_found:

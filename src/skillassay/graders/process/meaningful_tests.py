@@ -48,12 +48,14 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
             (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ctx.modified_dir / rel, pristine / rel)
-    on_modified = run_pytest(
-        command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml"
-    )
-    on_pristine = run_pytest(
-        command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml"
-    )
+    with ctx.sealed("tests", modified) as box:
+        on_modified = run_pytest(
+            command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box
+        )
+    with ctx.sealed("tests", pristine) as box:
+        on_pristine = run_pytest(
+            command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml", sandbox=box
+        )
     for side in (on_modified, on_pristine):
         if side.outcome.not_found:
             raise HarnessFault(f"could not run the tests: {side.outcome.output.strip()[:500]}")

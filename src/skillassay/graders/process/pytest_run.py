@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,13 +51,23 @@ def _qualname(file: str, classname: str, name: str) -> str:
     return base
 
 
-def run_pytest(command: str, cwd: Path, timeout: float, report: Path) -> TestRun:
-    """Run ``command`` (a pytest line) with a JUnit report (xunit1: it records each test's file)."""
+JUNIT_NAME = ".skillassay-junit.xml"
+
+
+def run_pytest(command: str, cwd: Path, timeout: float, report: Path, sandbox=None) -> TestRun:
+    """Run ``command`` (a pytest line) with a JUnit report (xunit1: it records each test's file); sealed in
+    ``sandbox`` when given. The report is written in ``cwd`` (the only folder a sealed run may write) and moved to
+    ``report``."""
     report.parent.mkdir(parents=True, exist_ok=True)
     if report.exists():
         report.unlink()
-    full = f"{command} --junitxml={report} -o junit_family=xunit1"
-    outcome = run_command(full, cwd, timeout)
+    inside = Path(cwd) / JUNIT_NAME
+    if inside.exists() or inside.is_symlink():
+        inside.unlink()
+    full = f"{command} --junitxml={inside} -o junit_family=xunit1"
+    outcome = run_command(full, cwd, timeout, sandbox=sandbox)
+    if inside.is_file() and not inside.is_symlink():
+        shutil.move(str(inside), str(report))
     run = TestRun(command=command, outcome=outcome)
     if not report.is_file():
         return run

@@ -18,15 +18,19 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from skillassay.graders.sandbox.runplan import InstallSpec
 from skillassay.graders.sandbox.steps import StepFailed, run_step
 from skillassay.workspace.changes import SKIP_DIRS
 
 MARKER = ".complete"
+
+# the sandbox an install runs in, given the cache entry it may write (skillassay.isolation.Sandbox)
+SealFor = Callable[[Path], Any]
 
 
 def cache_root() -> Path:
@@ -82,8 +86,10 @@ def python_key(app_dir: Path, spec: InstallSpec) -> str:
     return "py-" + _digest(parts)
 
 
-def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float) -> bool:
-    """Make ``app_dir/node_modules`` point at a cached install. Returns True on a cache hit."""
+def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
+                        seal: SealFor | None = None) -> bool:
+    """Make ``app_dir/node_modules`` point at a cached install. Returns True on a cache hit. ``seal(entry)`` gives
+    the sandbox the install runs in, with only the cache entry it fills writable."""
     if not (app_dir / "package.json").exists():
         raise StepFailed("install", f"{npm_argv[0]} {npm_argv[1]}: no package.json in the app")
     key = node_key(app_dir, npm_argv)
@@ -101,7 +107,8 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
             if argv[1] == "ci" and not (entry / "package-lock.json").exists():
                 argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
             try:
-                run_step("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log, timeout=timeout)
+                run_step("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log, timeout=timeout,
+                         sandbox=seal(entry) if seal else None)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise
@@ -118,7 +125,7 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
 
 
 def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: Path, timeout: float,
-                with_pip: bool = False) -> tuple[Path, bool]:
+                with_pip: bool = False, seal: SealFor | None = None) -> tuple[Path, bool]:
     """Return (venv dir, cache hit). The venv is made from the running Python.
 
     Without ``with_pip`` (nothing in the app runs pip itself) the venv is made without pip and filled by the running
@@ -138,8 +145,9 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
             hit = False
             shutil.rmtree(entry, ignore_errors=True)
             try:
+                box = seal(entry) if seal else None
                 venv = [_base_python(), "-m", "venv", str(entry)] + (["--without-pip"] if outer_pip else [])
-                run_step("install", venv, cwd=app_dir, env=env, log=log, timeout=timeout)
+                run_step("install", venv, cwd=app_dir, env=env, log=log, timeout=timeout, sandbox=box)
                 if outer_pip:
                     pip = [_base_python(), "-m", "pip", "--python", str(entry / "bin" / "python"), "install"]
                 else:
@@ -147,7 +155,7 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
                 pip += ["--disable-pip-version-check", "-q"]
                 args = [a for r in spec.pip_requirements for a in ("-r", r)] + spec.pip_args
                 if args:
-                    run_step("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout)
+                    run_step("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout, sandbox=box)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from skillassay import reaper
+from skillassay.isolation import IsolationError
 
 
 class StepFailed(Exception):
@@ -53,18 +54,23 @@ def run_step(
     env: Mapping[str, str],
     log: Path,
     timeout: float,
+    sandbox=None,
 ) -> float:
-    """Run one command to completion, appending its output to ``log``. Returns seconds taken; raises StepFailed."""
+    """Run one command to completion, appending its output to ``log``; sealed in ``sandbox`` (a
+    ``skillassay.isolation.Sandbox``) when given. Returns seconds taken; raises StepFailed."""
     log.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     with log.open("ab") as out:
         out.write(f"$ {' '.join(argv)}\n".encode())
         out.flush()
         try:
-            proc = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )
+            if sandbox is not None:
+                proc = sandbox.popen(list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+            else:
+                proc = subprocess.Popen(
+                    list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                )
         except OSError as e:
             raise StepFailed(step, f"could not run {argv[0]!r}: {e}") from e
         # timeout, exception or KeyboardInterrupt: the group never outlives the block; registered meanwhile so a
@@ -74,6 +80,8 @@ def run_step(
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise StepFailed(step, f"{' '.join(argv)} took longer than {timeout:.0f} s", tail(log)) from None
+    if sandbox is not None and (problem := sandbox.setup_error(proc)):
+        raise IsolationError(f"{step}: {problem}: {tail(log, 600).strip()}")  # the harness's, not the app's
     if rc != 0:
         raise StepFailed(step, f"{' '.join(argv)} exited with {rc}", tail(log))
     return time.monotonic() - t0

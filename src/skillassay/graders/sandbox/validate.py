@@ -114,6 +114,8 @@ def validate(
     logs_dir: Path | None = None,
     quiet_after: float | None = QUIET_AFTER,
     fail_grace: float | None = FAIL_GRACE,
+    policy: Any = None,
+    sealing: Any = None,
 ) -> SandboxResult:
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
@@ -197,6 +199,7 @@ def validate(
         app = _make_backend(
             backend, plan=plan, source_dir=modified_dir, fixture=config.fixture, run_id=run_id, logs_dir=logs_dir,
             fixture_dir=definition.fixture_dir, dockerfile=definition.dockerfile, health_timeout=timeouts.health,
+            **({"policy": policy, "sealing": sealing} if backend == "host" else {}),
         )
         stack.callback(_record_app, result, app)
         stack.callback(app.cleanup)

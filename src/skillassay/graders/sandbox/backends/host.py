@@ -1,5 +1,11 @@
 """Run the app on this machine (the host) as its own process group: a copy of the modified dir, cached dependencies,
-the machine's node/python."""
+the machine's node/python.
+
+Every step is sealed (docs/sealing.md), one sandbox per phase: the install sees the app read-only and writes only
+the cache entry it fills, reaching the registries through the egress proxy; the build writes the app's copy and
+reads its dependencies, with the registries too; the app at run time writes its copy, reads its dependencies, and
+reaches only its own run's Seam endpoint; the harness reaches it on its PORT.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +15,28 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from skillassay import reaper
 from skillassay.graders.sandbox import deps
 from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
-from skillassay.graders.sandbox.steps import StepFailed, free_port, kill_group, run_step
+from skillassay.graders.sandbox.steps import StepFailed, kill_group, run_step
+from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbox, Seal
+from skillassay.isolation.runtimes import runtimes
 
 
 class HostBackend(Backend):
     name = "host"
 
-    def __init__(self, *, health_timeout: float = 60.0, work_root: Path | None = None, **kw):
+    def __init__(self, *, health_timeout: float = 60.0, work_root: Path | None = None, policy: Policy | None = None,
+                 sealing: Any = None, **kw):
         super().__init__(**kw)
         self.health_timeout = health_timeout
         self.work_root = work_root
+        self.policy = policy or Policy()
+        self.sealing = sealing  # orchestrator.sealing.Sealing: each phase's record, when the run keeps them
+        self._boxes: list[Sandbox] = []
+        self._run_box: Sandbox | None = None
         self.workdir: Path | None = None
         self.app_dir: Path | None = None
         self.proc: subprocess.Popen | None = None
@@ -46,6 +60,38 @@ class HostBackend(Backend):
         env.pop("PYTHONHOME", None)
         return env
 
+    # ------------------------------------------------------------------ sealing
+    def _deps(self) -> list[Path]:
+        """The app's dependencies, read-only to the build and the app: its cached venv or node_modules."""
+        out = []
+        if self.venv is not None:
+            out.append(self.venv)
+        if self.app_dir is not None and (self.app_dir / "node_modules").is_symlink():
+            out.append((self.app_dir / "node_modules").resolve())
+        return out
+
+    def _box(self, phase: str, writable: list[Path], readable: list[Path] = (), endpoints: list[Endpoint] = (),
+             registries: list[str] = ()) -> Sandbox:
+        mounts, path = runtimes(venv=True)
+        seal = Seal(phase=phase, writable=writable, readable=[*(Mount(src=p) for p in readable), *mounts,
+                                                               *self.policy.mounts],
+                    path=path, endpoints=list(endpoints), registries=list(registries), audit=False)
+        box = self.policy.open(seal, self.workdir / f"seal-{phase}-{len(self._boxes)}")
+        box.start()
+        self._boxes.append(box)
+        return box
+
+    def _install_box(self, entry: Path) -> Sandbox:
+        entry.mkdir(parents=True, exist_ok=True)  # `python -m venv` fills an empty folder as well
+        return self._box("install", [entry], [self.app_dir], registries=self.policy.registries)
+
+    def _close_boxes(self) -> None:
+        for box in self._boxes:
+            box.close()
+            if self.sealing is not None:
+                self.sealing.add(box)
+        self._boxes = []
+
     # ------------------------------------------------------------------ lifecycle
     def prepare(self) -> None:
         t0 = time.monotonic()
@@ -61,13 +107,13 @@ class HostBackend(Backend):
         if self.plan.runtime == "node":
             if spec.npm_argv:
                 self.facts["install_cache_hit"] = deps.ensure_node_modules(
-                    self.app_dir, spec.npm_argv, self._tool_env(), log, self.install_timeout
+                    self.app_dir, spec.npm_argv, self._tool_env(), log, self.install_timeout, seal=self._install_box
                 )
         else:
             # always a venv, so `python`/`pip` in the start and build commands are this app's own
             runs_pip = any("pip" in " ".join(argv) for argv in self.plan.build + [self.plan.start])
             self.venv, hit = deps.ensure_venv(self.app_dir, spec, self._tool_env(), log, self.install_timeout,
-                                              with_pip=runs_pip)
+                                              with_pip=runs_pip, seal=self._install_box)
             self.facts["install_cache_hit"] = hit
         self.timings["install"] = time.monotonic() - t0
         if self.facts.get("install_cache_hit"):
@@ -89,8 +135,10 @@ class HostBackend(Backend):
             else:
                 before = deps.tree_snapshot(self.app_dir)
                 env = self._tool_env()
+                box = self._box("build", [self.app_dir], self._deps(), registries=self.policy.registries)
                 for argv in self.plan.build:
-                    run_step("build", argv, cwd=self.app_dir, env=env, log=log, timeout=self.build_timeout)
+                    run_step("build", argv, cwd=self.app_dir, env=env, log=log, timeout=self.build_timeout,
+                             sandbox=box)
                 if key is not None:
                     deps.save_build(self.app_dir, key, before)
                     self.facts["build_cache_hit"] = False
@@ -108,7 +156,16 @@ class HostBackend(Backend):
     def start(self, env: dict[str, str]) -> str:
         assert self.app_dir is not None, "prepare() first"
         t0 = time.monotonic()
-        self.port = free_port()
+        # the app reaches its own run's Seam endpoint and nothing else (a live Seam through the egress proxy)
+        endpoints, hosts = [], []
+        if env.get("SEAM_ENDPOINT"):
+            seam = Endpoint.from_url("seam", env["SEAM_ENDPOINT"])
+            if seam.host in ("127.0.0.1", "localhost", "::1"):
+                endpoints.append(seam)
+            else:
+                hosts.append(seam.host if seam.port in (80, 443) else seam.netloc)
+        self._run_box = self._box("app", [self.app_dir], self._deps(), endpoints=endpoints, registries=hosts)
+        self.port = self._run_box.expose()  # the harness reaches the app at 127.0.0.1:PORT on the host
         full = self._tool_env()
         full.update(env)
         full["PORT"] = str(self.port)
@@ -118,10 +175,7 @@ class HostBackend(Backend):
         self._err = self.logs["stderr"].open("ab")
         argv = self._start_argv()
         try:
-            self.proc = subprocess.Popen(
-                argv, cwd=self.app_dir, env=full, stdout=self._out, stderr=self._err,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-            )
+            self.proc = self._run_box.popen(argv, cwd=self.app_dir, env=full, stdout=self._out, stderr=self._err)
         except OSError as e:
             raise StepFailed("start", f"could not run {argv[0]!r}: {e}") from e
         # until stop() reaps it: a Ctrl-C never reaches the app's own group, so the interrupt handler kills it
@@ -133,6 +187,8 @@ class HostBackend(Backend):
         except StepFailed as e:
             time.sleep(0.1)  # let the last lines reach the log
             e.log_tail = self.log_tail()
+            if not self.alive() and (problem := self._run_box.setup_error(self.proc)):
+                raise IsolationError(f"start: {problem}: {e.log_tail[-600:].strip()}") from e
             raise
         finally:
             self.timings["start"] = time.monotonic() - t0
@@ -152,8 +208,10 @@ class HostBackend(Backend):
         for f in (self._out, self._err):
             if f is not None and not f.closed:
                 f.close()
+        self._close_boxes()
         reaper.check()  # an interrupted job killed the app mid-check: abandon the run rather than record it
 
     def cleanup(self) -> None:
+        self._close_boxes()
         if self.workdir is not None and not os.environ.get("SKILLASSAY_KEEP_WORKDIR"):
             shutil.rmtree(self.workdir, ignore_errors=True)
