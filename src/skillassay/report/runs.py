@@ -91,6 +91,39 @@ class RunFiles:
     timeline_hidden: int = 0
     evidence: list[Evidence] = field(default_factory=list)
     logs: list[Log] = field(default_factory=list)
+    sealing: dict[str, Any] | None = None  # process.json's "sealing": what reached out of bounds, what was refused
+
+
+MAX_SEALING_BYTES = 5_000_000
+MAX_SHOWN_PATHS = 100
+
+
+def load_sealing(path: Path) -> dict[str, Any] | None:
+    """process.json's ``sealing`` section, its lists capped for a page (None when absent or unreadable)."""
+    text, truncated = read_capped(path, MAX_SEALING_BYTES)
+    if text is None or truncated:
+        return None
+    try:
+        data = json.loads(text).get("sealing")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    touched = [t for t in data.get("out_of_bounds") or [] if isinstance(t, dict)]
+    refused, connects = [], []
+    for phase, report in (data.get("phases") or {}).items():
+        if not isinstance(report, dict):
+            continue
+        refused += [{"phase": phase, **r} for r in report.get("refused") or [] if isinstance(r, dict)]
+        audit = report.get("audit") if isinstance(report.get("audit"), dict) else {}
+        connects += [{"phase": phase, **c} for c in audit.get("connects") or [] if isinstance(c, dict)]
+    return {
+        "out_of_bounds": touched[:MAX_SHOWN_PATHS],
+        "hidden": max(0, len(touched) - MAX_SHOWN_PATHS),
+        "reached_for_suite": [str(p) for p in data.get("reached_for_suite") or []],
+        "refused": refused[:MAX_SHOWN_PATHS],
+        "connects": connects[:MAX_SHOWN_PATHS],
+    }
 
 
 def _json_text(path: Path) -> tuple[str | None, bool]:
@@ -156,6 +189,7 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
                     exit_code=c.exit_code,
                 )
             )
+    rf.sealing = load_sealing(d / "process.json")
     for name in ("rubric.json", "sandbox.json", "process.json", "changes.json"):
         text, truncated = _json_text(d / name)
         if text is not None or name != "changes.json":  # changes.json (the rubric's view of the diff) is optional

@@ -35,6 +35,7 @@ from skillassay.report.runs import (
     first_line,
     is_graded,
     load_run_files,
+    short_hash,
     skill_label,
     variant_label,
 )
@@ -142,7 +143,8 @@ def _env() -> Environment:
     env.filters["short"] = lambda v, n=12: "–" if not v else str(v).removeprefix("sha256:")[:n]
     env.filters["when"] = lambda v: "–" if v is None else v.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["first_line"] = first_line
-    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded, runs_cost=runs_cost)
+    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded, runs_cost=runs_cost,
+                       short_hash=short_hash)
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
     env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS))
     return env

@@ -20,6 +20,13 @@ if MODE == "crash":
 if os.environ.get("PID_FILE"):
     with open(os.environ["PID_FILE"], "w") as f:
         f.write(str(os.getpid()))
+# a hostile app: at start it reaches for what it must not (other listeners, another run's emulator, the internet)
+for target in filter(None, os.environ.get("ATTACK_URLS", "").split(",")):
+    try:
+        with urllib.request.urlopen(target, timeout=3) as r:
+            print(f"ATTACK {target} reached {r.status}", flush=True)
+    except Exception as exc:  # noqa: BLE001 - any failure to connect is the point
+        print(f"ATTACK {target} refused {type(exc).__name__}", flush=True)
 
 
 def seam(route, body):

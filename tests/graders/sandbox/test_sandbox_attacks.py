@@ -1,0 +1,65 @@
+"""A hostile app under test, sealed: it reaches its own run's Seam emulator and nothing else — not a loopback
+listener of the host, not another run's emulator, not the internet — and its checks still pass."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from skillassay.graders.sandbox import validate
+from skillassay.isolation import Policy
+
+
+class _Counting(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self.server.hits += 1
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def listener():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    srv.hits = 0
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture
+def other_emulator():
+    """Another run's emulator, on this machine's loopback."""
+    from skillassay.services.seam.emulator import SeamEmulator
+
+    emu = SeamEmulator(async_delay=0.2).start()
+    yield emu
+    emu.stop()
+
+
+def test_the_app_reaches_only_its_own_emulator(tiny, emulator, other_emulator, listener, tmp_path):
+    targets = [f"http://127.0.0.1:{listener.server_address[1]}/",
+               other_emulator.base_url.rstrip("/") + "/health",
+               "https://pypi.org/simple/"]  # a registry: allowed to the install, never to the running app
+    d = tiny("good", run={"env": {"MODE": "good", "ATTACK_URLS": ",".join(targets)}})
+    result = validate(d.app_dir, d, "attack1", emulator=emulator, logs_dir=tmp_path / "logs", policy=Policy())
+    assert result.total == 100, {n: c.reason for n, c in result.checks.items()}  # its own emulator: reached
+    out = (tmp_path / "logs" / "app.stdout.log").read_text()
+    for target in targets:
+        assert f"ATTACK {target} refused" in out, out
+    assert listener.hits == 0
+
+
+def test_unsealed_the_same_app_reaches_them(tiny, emulator, listener, tmp_path):
+    """The control: without isolation the app reaches the host's listener."""
+    target = f"http://127.0.0.1:{listener.server_address[1]}/"
+    d = tiny("good", run={"env": {"MODE": "good", "ATTACK_URLS": target}})
+    validate(d.app_dir, d, "attack2", emulator=emulator, logs_dir=tmp_path / "logs", policy=Policy(isolation="none"))
+    assert f"ATTACK {target} reached 200" in (tmp_path / "logs" / "app.stdout.log").read_text()
+    assert listener.hits == 1
