@@ -9,7 +9,9 @@ Groups and what an entry point names:
   ``options`` likewise;
 - ``skillassay.services``: an emulator of an external service the apps under test talk to (``start``, ``stop``,
   ``base_url``);
-- ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute.
+- ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute;
+- ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands are
+  sealed (``--isolation``).
 
 An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by another
 package (that entry point is ignored and listed by ``conflicts``); between two other packages, the first found wins.
@@ -23,7 +25,7 @@ from typing import Any
 from skillassay.errors import SkillassayError
 
 GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors")
+          "skillassay.executors", "skillassay.isolation")
 OWN_DISTRIBUTION = "skillassay"
 
 

@@ -1,12 +1,10 @@
 """Sealed processes: what the agent, the app under test and the graders' commands may see and reach.
 
-One module per backend behind ``skillassay.isolation.base.Isolation``: ``bubblewrap`` (the default on Linux) and
-``none``. See docs/sealing.md.
+One module per backend behind ``skillassay.isolation.base.Isolation``, found through the ``skillassay.isolation``
+entry points: ``bubblewrap`` (the default on Linux) and ``none``. See docs/sealing.md.
 """
 
 from __future__ import annotations
-
-import importlib
 
 from skillassay.isolation.base import (
     Endpoint,
@@ -21,25 +19,21 @@ from skillassay.isolation.base import (
 )
 
 DEFAULT = "bubblewrap"
-
-# name -> "module:Class"; modules are imported on first use
-_REGISTRY = {
-    "bubblewrap": "skillassay.isolation.bubblewrap:Bubblewrap",
-    "none": "skillassay.isolation.none:NoIsolation",
-}
+GROUP = "skillassay.isolation"  # entry points: one per backend (pyproject.toml)
 
 
 def available_isolations() -> list[str]:
-    return list(_REGISTRY)
+    from skillassay import plugins
+
+    return plugins.names(GROUP)
 
 
 def get_isolation(name: str = DEFAULT) -> Isolation:
-    try:
-        target = _REGISTRY[name]
-    except KeyError:
-        raise IsolationError(f"unknown isolation {name!r}; available: {', '.join(_REGISTRY)}") from None
-    module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)()
+    from skillassay import plugins
+
+    if not plugins.registered(GROUP, name):
+        raise IsolationError(f"unknown isolation {name!r}; available: {', '.join(available_isolations())}")
+    return plugins.load(GROUP, name)()
 
 
 __all__ = [

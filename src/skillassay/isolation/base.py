@@ -110,10 +110,12 @@ class Policy(BaseModel):
     protected: dict[str, str] = Field(default_factory=dict)
 
     def open(self, seal: Seal, scratch: Path | None = None) -> Sandbox:
-        from skillassay.isolation import get_isolation
+        from skillassay import plugins
 
+        if not plugins.registered("skillassay.isolation", self.isolation):
+            raise IsolationError(f"unknown isolation {self.isolation!r}")
         seal = seal.model_copy(update={"protected": {**self.protected, **seal.protected}})
-        return get_isolation(self.isolation).open(seal, scratch)
+        return plugins.load("skillassay.isolation", self.isolation)().open(seal, scratch)
 
 
 class SealRecord(BaseModel):

@@ -157,17 +157,21 @@ class HostBackend(Backend):
         assert self.app_dir is not None, "prepare() first"
         t0 = time.monotonic()
         # the app reaches its own run's Seam endpoint and nothing else (a live Seam through the egress proxy)
+        # (the emulator, plain HTTP wherever it listens, is bridged in; live Seam over HTTPS goes through the egress
+        # proxy, allowed to that host only)
         endpoints, hosts = [], []
         if env.get("SEAM_ENDPOINT"):
             seam = Endpoint.from_url("seam", env["SEAM_ENDPOINT"])
-            if seam.host in ("127.0.0.1", "localhost", "::1"):
-                endpoints.append(seam)
+            if env["SEAM_ENDPOINT"].startswith("https://"):
+                hosts.append(seam.host if seam.port == 443 else seam.netloc)
             else:
-                hosts.append(seam.host if seam.port in (80, 443) else seam.netloc)
+                endpoints.append(seam)
         self._run_box = self._box("app", [self.app_dir], self._deps(), endpoints=endpoints, registries=hosts)
         self.port = self._run_box.expose()  # the harness reaches the app at 127.0.0.1:PORT on the host
         full = self._tool_env()
         full.update(env)
+        if env.get("SEAM_ENDPOINT"):
+            full["SEAM_ENDPOINT"] = self._run_box.url_inside(env["SEAM_ENDPOINT"])  # 127.0.0.1:<same port> inside
         full["PORT"] = str(self.port)
         self.logs["stdout"] = self.logs_dir / "app.stdout.log"
         self.logs["stderr"] = self.logs_dir / "app.stderr.log"
