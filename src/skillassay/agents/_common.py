@@ -155,8 +155,12 @@ def run_process(
     if watch is not None:
         watch.finish()
     setup = sandbox.setup_error(proc) if sandbox is not None and not timed_out else None
+    code = proc.returncode
+    if sandbox is not None and code is not None and 128 < code <= 128 + 64:
+        # bwrap reports a command killed by signal N as exit 128 + N, as a shell does: read it back as the signal
+        code = -(code - 128)
     return ProcessOutcome(
-        exit_code=None if timed_out or stopped else proc.returncode,
+        exit_code=None if timed_out or stopped else code,
         timed_out=timed_out,
         duration_s=duration,
         leftover_killed=leftover,

@@ -69,9 +69,14 @@ def agent_seal(policy: Policy, agent: Any, ctx: Any) -> Seal:
     granted readable; its model endpoint and the registries reachable; the syscall audit on."""
     endpoints = model_endpoints(ctx)
     mounts, path = runtimes(venv=True)
+    workspace, home = Path(ctx.workspace), Path(ctx.home)
+    # the folder holding both, when that is all it holds (a trial's attempt folder): the workspace is then not a
+    # mount point inside, so an agent may remove it as it could outside (rm -rf {workspace} is scored, not refused)
+    parent = workspace.parent
+    shared = parent == home.parent and {p.name for p in parent.iterdir()} <= {workspace.name, home.name}
     return Seal(
         phase="agent",
-        writable=[Path(ctx.workspace), Path(ctx.home)],
+        writable=[parent] if shared else [workspace, home],
         home=Path(ctx.home),
         own=[Path(ctx.workspace).parent],  # the run's scratch folder (the workspace's and home's parent)
         readable=[*agent.mounts(ctx), *mounts, *policy.mounts],

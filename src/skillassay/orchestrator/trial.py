@@ -211,7 +211,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             t = time.monotonic()
             try:
                 seen = Sealing(sealed_by)
-                result, checked = run_agent(agent, ctx, sealed_by, base / "seal", seen,
+                result, checked = run_agent(agent, ctx, sealed_by, scratch / f"seal-{n}", seen,
                                             skill_name=_skill_name(spec, skill_here, any_variant=True),
                                             skill_dir=skill_here,
                                             variant=spec.variant, mode=spec.skill_mode)
