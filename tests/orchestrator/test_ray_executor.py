@@ -171,13 +171,29 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
 
 
-def _agent(pids: Path, hold: Path, seconds: int) -> str:
-    """A command agent that notes its pid, waits while ``hold`` exists (up to ``seconds``), then writes a file."""
-    code = (f"import os, time, pathlib; d = pathlib.Path({str(pids)!r}); p = d / str(os.getpid()); "
-            f"p.with_suffix('.tmp').write_text('x'); os.rename(p.with_suffix('.tmp'), p); t = time.time(); "
+def _agent(mark: str, hold: Path, seconds: int) -> str:
+    """A command agent that waits while ``hold`` exists (up to ``seconds``), then writes a file. It is sealed: it sees
+    ``hold`` through a read-only ``--mount`` of its folder, and the test finds it by ``mark`` in its command line
+    (its own pid is its PID namespace's, not the host's)."""
+    code = (f"import time, pathlib; t = time.time(); "
             f"[time.sleep(0.1) for _ in iter(lambda: pathlib.Path({str(hold)!r}).exists() "
             f"and time.time() - t < {seconds}, False)]; pathlib.Path('notes.txt').write_text('done')")
-    return f"{sys.executable} -c \"{code}\""
+    return f"{sys.executable} -c \"{code}\" {mark}"
+
+
+def _agents(mark: str) -> list[int]:
+    """Live agents (host pids) whose command line holds ``mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == sys.executable.encode() and mark.encode() in argv and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
 
 
 def _running_tasks() -> list[int]:
@@ -194,9 +210,11 @@ def _running_tasks() -> list[int]:
 
 
 def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(cluster, tmp_path: Path) -> None:
-    pids, hold, results = tmp_path / "pids", tmp_path / "hold", tmp_path / "results"
-    pids.mkdir()
+    mark, holddir, results = f"skillassay-ray-{time.monotonic_ns()}", tmp_path / "holddir", tmp_path / "results"
+    holddir.mkdir()
+    hold = holddir / "hold"
     hold.touch()
+    seen: set[int] = set()
     suite = tmp_path / "suite"
     shutil.copytree(REPO / "evals", suite, ignore=shutil.ignore_patterns("node_modules", ".venv"))
     config = suite / "fixtures" / "flask-py" / "eval_config.json"
@@ -204,16 +222,17 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
     config.write_text(json.dumps({**data, "resources": {"cpus": 1, "memory": "64MiB"}}))
     # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the agents
     proc = subprocess.Popen(
-        [*SKILLASSAY, "run", str(suite), "--agent", "command", "--command", _agent(pids, hold, 120), "--fixtures",
+        [*SKILLASSAY, "run", str(suite), "--agent", "command", "--command", _agent(mark, hold, 120), "--fixtures",
          "flask-py", "--layers", "rubric", "--runs", "3", "--executor", "ray", "--ray-address", cluster[0].address,
-         "--results", str(results), "--json"],
+         "--results", str(results), "--json", "--mount", str(holddir)],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
     agents: list[int] = []
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None and len(agents) < 2:
-            agents = [int(p.name) for p in pids.iterdir() if p.name.isdigit()]
+            agents = _agents(mark)
+            seen.update(agents)
             time.sleep(0.1)
         assert len(agents) == 2, f"two runs (one per node) did not start: {proc.poll()=}"
         assert len(_running_tasks()) == 2
@@ -231,7 +250,8 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
             time.sleep(0.2)
         assert ray.available_resources().get("CPU", 0) == 2
         assert not list(results.rglob("run.json"))  # the killed runs are abandoned, never recorded as finished
-        assert len([p for p in pids.iterdir() if p.name.isdigit()]) == 2  # the third never started
+        seen.update(_agents(mark))
+        assert len(seen) == 2  # the third never started
         [job] = [p.name for p in results.iterdir() if p.is_dir()]
         # the job's node-local ledgers were swept and removed
         assert not list((Path(tempfile.gettempdir()) / "skillassay-ledger").glob(f"{job}-*"))
@@ -260,8 +280,9 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
 def test_a_node_killed_mid_job_loses_no_run_and_counts_none_twice(cluster, tmp_path: Path) -> None:
     """Last in the module: it takes the second node away."""
     c, worker = cluster
-    pids, hold = tmp_path / "pids", tmp_path / "hold"
-    pids.mkdir()
+    mark, holddir = f"skillassay-ray-{time.monotonic_ns()}", tmp_path / "holddir"
+    holddir.mkdir()
+    hold = holddir / "hold"
     hold.touch()
     executor = RayExecutor()
     victim = worker.node_id
@@ -270,15 +291,15 @@ def test_a_node_killed_mid_job_loses_no_run_and_counts_none_twice(cluster, tmp_p
     import threading
 
     def job() -> None:
-        result["job"] = _job(tmp_path / "results", executor, agent="command", command=_agent(pids, hold, 60),
-                             fixtures=["flask-py"], layers="rubric", runs=3)
+        result["job"] = _job(tmp_path / "results", executor, agent="command", command=_agent(mark, hold, 60),
+                             fixtures=["flask-py"], layers="rubric", runs=3, mounts=[holddir])
 
     t = threading.Thread(target=job)
     t.start()
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len([p for p in pids.iterdir() if p.name.isdigit()]) < 2:
+    while time.monotonic() < deadline and len(_agents(mark)) < 2:
         time.sleep(0.1)
-    agents = [int(p.name) for p in pids.iterdir() if p.name.isdigit()]
+    agents = _agents(mark)
     assert len(agents) == 2  # one run on each node
     c.remove_node(worker)
     # the lost run's agent is an orphan on a live machine (all nodes share this one): the driver sweeps it as soon
