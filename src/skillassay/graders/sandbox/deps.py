@@ -1,7 +1,8 @@
 """Dependency installs cached by what determines them, so an unchanged repeat installs nothing.
 
-- node: ``node_modules`` built once per hash of (node version, install command, package.json, package-lock.json) in
-  ``<cache>/deps/node-<hash>/``, then symlinked into the app copy.
+- node: ``node_modules`` built once per hash of (node version, install command, what npm reads from package.json and
+  package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into the app copy (hard
+  linked, for the build of an app whose build tool refuses a symlink: Next.js).
 - python: a venv made from the running Python, once per hash of (Python version, requirements files, extra packages),
   in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin`` first on PATH.
 
@@ -70,11 +71,48 @@ def node_version() -> str:
     return _node_version
 
 
+# What `npm ci` / `npm install` read from package.json to decide what lands in node_modules. The rest (name, version,
+# description, the build/start scripts, ...) differs between apps with identical dependencies, which then share one
+# install. Install-time lifecycle scripts are kept: npm runs them in the install folder.
+_MANIFEST_INSTALL_FIELDS = (
+    "dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "peerDependenciesMeta",
+    "bundleDependencies", "bundledDependencies", "overrides", "workspaces", "engines", "os", "cpu", "packageManager",
+)
+_INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "preprepare", "prepare", "postprepare", "dependencies")
+
+
+def _manifest_for_key(name: str, data: bytes) -> bytes:
+    """The install-relevant part of package.json / package-lock.json; the bytes as they are when not plain JSON."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(doc, dict):
+        return data
+    if name == "package.json":
+        kept = {k: doc[k] for k in _MANIFEST_INSTALL_FIELDS if k in doc}
+        scripts = doc.get("scripts")
+        if isinstance(scripts, dict):
+            kept["scripts"] = {k: scripts[k] for k in _INSTALL_SCRIPTS if k in scripts}
+        return json.dumps(kept, sort_keys=True).encode()
+    doc = {k: v for k, v in doc.items() if k not in ("name", "version")}
+    packages = doc.get("packages")
+    if isinstance(packages, dict) and isinstance(packages.get(""), dict):
+        root = {k: v for k, v in packages[""].items() if k not in ("name", "version", "license")}
+        doc["packages"] = {**packages, "": root}
+    return json.dumps(doc, sort_keys=True).encode()
+
+
 def node_key(app_dir: Path, npm_argv: list[str]) -> str:
     parts = [node_version().encode(), json.dumps(npm_argv).encode()]
     for name in ("package.json", "package-lock.json", ".npmrc"):
         f = app_dir / name
-        parts.append(name.encode() + (f.read_bytes() if f.exists() else b"<absent>"))
+        if not f.exists():
+            parts.append(name.encode() + b"<absent>")
+        elif name == ".npmrc":
+            parts.append(name.encode() + f.read_bytes())
+        else:
+            parts.append(name.encode() + _manifest_for_key(name, f.read_bytes()))
     return "node-" + _digest(parts)
 
 
@@ -163,6 +201,48 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
     return entry, hit
 
 
+# Build tools that will not read a node_modules outside the project root. Next.js's Turbopack (the default `next
+# build` since Next 16) refuses the cache's symlink ("files outside of the workspace root are not compiled"), so an
+# app that depends on one of these gets, for its build, a node_modules of hard links to the cached files instead.
+REAL_NODE_MODULES_FOR = ("next",)
+
+
+def needs_real_node_modules(app_dir: Path) -> bool:
+    try:
+        manifest = json.loads((app_dir / "package.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(manifest, dict):
+        return False
+    declared: set[str] = set()
+    for field in ("dependencies", "devDependencies"):
+        if isinstance(manifest.get(field), dict):
+            declared.update(manifest[field])
+    return any(name in declared for name in REAL_NODE_MODULES_FOR)
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another filesystem (EXDEV) or links not allowed: a copy, slower but the same files
+        shutil.copy2(src, dst)
+
+
+def materialise_node_modules(app_dir: Path) -> bool:
+    """Replace the ``node_modules`` symlink into the cache by a tree of hard links to the same files (the folders
+    are the copy's own, so files a build adds stay in the copy). Returns False when there was no such symlink.
+
+    Hard links share the cached files' contents: like the symlink, a build that rewrites a file inside
+    node_modules in place changes it for later runs (see the limits in docs/sandbox.md)."""
+    target = app_dir / "node_modules"
+    if not target.is_symlink():
+        return False
+    source = target.resolve()
+    target.unlink()
+    shutil.copytree(source, target, symlinks=True, copy_function=_link_or_copy)
+    return True
+
+
 def _base_python() -> str:
     # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python.
     return sys.executable
@@ -173,6 +253,9 @@ def _base_python() -> str:
 # build commands are unchanged, the files the build produced are restored instead of building again.
 # The sources are what the change's skip-list keeps; its output folders (dist/, build/...) are what a build produces,
 # so they are seen here.
+# Produced by a build but not needed to start the app: a build tool's own incremental cache (Next.js keeps ~30 MB of
+# compiler cache in .next/cache; `next start` does not read it). Not stored, so a restore copies only what runs.
+BUILD_OUTPUT_SKIP = (".next/cache/",)
 
 
 def _walk_files(root: Path) -> Iterator[Path]:
@@ -211,7 +294,8 @@ def restore_build(root: Path, key: str) -> bool:
 def save_build(root: Path, key: str, before: dict[str, tuple[int, int]]) -> None:
     entry = cache_root() / "builds" / key
     after = tree_snapshot(root)
-    produced = [rel for rel, sig in after.items() if before.get(rel) != sig]
+    produced = [rel for rel, sig in after.items()
+                if before.get(rel) != sig and not rel.replace(os.sep, "/").startswith(BUILD_OUTPUT_SKIP)]
     with _locked(entry.with_name(key + ".lock")):
         if (entry / MARKER).exists():
             return

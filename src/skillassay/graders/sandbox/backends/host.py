@@ -133,6 +133,8 @@ class HostBackend(Backend):
                 with log.open("a") as f:
                     f.write(f"build outputs restored from the cache ({key})\n")
             else:
+                if self.plan.runtime == "node" and deps.needs_real_node_modules(self.app_dir):
+                    self.facts["node_modules_linked"] = deps.materialise_node_modules(self.app_dir)
                 before = deps.tree_snapshot(self.app_dir)
                 env = self._tool_env()
                 box = self._box("build", [self.app_dir], self._deps(), registries=self.policy.registries)
