@@ -65,10 +65,36 @@ class Function:
 
 @dataclass
 class Route:
+    """An HTTP route declared in this file. ``path`` is as the framework spells it (``/reservations/<rid>``,
+    ``/reservations/{rid}``, ``/api/reservations/[id]``) with the prefixes known in this file applied; mounts declared
+    in other files are applied by ``languages.routes.mounted_routes``."""
+
     method: str  # "POST", "GET", ... or "ANY"
-    path: str  # with a known prefix (Flask blueprint url_prefix) applied
+    path: str
     line: int
     handlers: list[Value] = field(default_factory=list)  # func values or refs to functions by name
+    router: str | None = None  # the variable it is declared on (`bp` in `@bp.post`); None for file-based routes
+    own_prefix: str = ""  # that router's own prefix, already part of ``path`` (APIRouter(prefix=), url_prefix=)
+
+
+@dataclass
+class ImportRef:
+    """Where an imported name may come from, as a path relative to the app root without extension."""
+
+    stem: str  # "routers/reservations", "app/api/webhooks/handlers"
+    name: str | None  # the name imported from that module; None for the module itself
+    fuzzy: bool = False  # from a path alias (`@/lib/x`): matches any module path that ends with ``stem``
+
+
+@dataclass
+class Mount:
+    """A router mounted under a prefix: ``app.include_router(reservations.router, prefix="/api")``."""
+
+    parent: str  # the variable it is mounted on ("app", "api_router")
+    child: tuple[str, ...]  # the mounted router, as written: ("reservations", "router")
+    prefix: str
+    line: int
+    replaces_prefix: bool = False  # Flask's register_blueprint(url_prefix=...) replaces the blueprint's own prefix
 
 
 @dataclass
@@ -80,7 +106,10 @@ class Module:
     bindings: dict[str, list[Value]] = field(default_factory=dict)  # module-level names
     imports: dict[str, str] = field(default_factory=dict)  # local name -> module it comes from
     import_sources: list[str] = field(default_factory=list)  # every module imported
+    import_refs: dict[str, list[ImportRef]] = field(default_factory=dict)  # local name -> app modules it may be
     routes: list[Route] = field(default_factory=list)
+    mounts: list[Mount] = field(default_factory=list)
+    router_prefixes: dict[str, str] = field(default_factory=dict)  # router variable -> its own prefix
     decision_strings: list[tuple[str, int]] = field(default_factory=list)  # at module level
 
     def enclosing(self, index: int | None) -> list[int]:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 
 from skillassay.languages import pyparse
-from skillassay.languages.base import Call, Function, Module, Route, Value
+from skillassay.languages.base import Call, Function, ImportRef, Module, Mount, Route, Value
 
-_ROUTE_METHODS = {"get", "post", "put", "patch", "delete"}
+_ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "head", "options"}
+# Router objects whose own prefix applies to the routes declared on them: Flask's Blueprint(url_prefix=...),
+# FastAPI's APIRouter(prefix=...).
+_ROUTER_PREFIX_ARG = {"Blueprint": "url_prefix", "APIRouter": "prefix"}
 
 
 def _chain(node: ast.AST) -> tuple[str, ...]:
@@ -39,7 +42,9 @@ class _Outliner(ast.NodeVisitor):
         self.module = Module(path=path, language="python")
         self.scope: int | None = None
         self.classes: list[str] = []
-        self.prefixes: dict[str, str] = {}  # blueprint variable -> url_prefix
+        self.prefixes = self.module.router_prefixes  # blueprint / router variable -> its own prefix
+        parts = path.split("/")[:-1]
+        self.package = parts  # the folder of this file, for relative imports
         self._lambda_index: dict[int, int] = {}  # id(ast.Lambda) -> function index (set when visited)
 
     # ------------------------------------------------------------------ values
@@ -148,13 +153,30 @@ class _Outliner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self.module.import_sources.append(alias.name)
-            self.module.imports[alias.asname or alias.name.split(".")[0]] = alias.name
+            local = alias.asname or alias.name.split(".")[0]
+            self.module.imports[local] = alias.name
+            # `import a.b` binds `a`; `import a.b as x` binds the module a.b
+            stem = alias.name.replace(".", "/") if alias.asname else alias.name.split(".")[0]
+            self.module.import_refs[local] = [ImportRef(stem, None, fuzzy=True)]
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         source = "." * node.level + (node.module or "")
         self.module.import_sources.append(source)
+        if node.level:  # relative to this file's package; absolute imports may start at a source root (src/)
+            base = self.package[: len(self.package) - (node.level - 1)] if node.level - 1 <= len(self.package) else None
+            parts = None if base is None else base + (node.module.split(".") if node.module else [])
+            fuzzy = False
+        else:
+            parts, fuzzy = node.module.split(".") if node.module else None, True
         for alias in node.names:
-            self.module.imports[alias.asname or alias.name] = source
+            local = alias.asname or alias.name
+            self.module.imports[local] = source
+            if parts is not None and alias.name != "*":
+                # `from a import b`: b is the module a/b, or a name defined in a
+                refs = [ImportRef("/".join(parts + [alias.name]), None, fuzzy)]
+                if parts:
+                    refs.append(ImportRef("/".join(parts), alias.name, fuzzy))
+                self.module.import_refs[local] = refs
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.generic_visit(node)
@@ -170,9 +192,10 @@ class _Outliner(ast.NodeVisitor):
         value = self.value(value_node)
         if isinstance(target, ast.Name):
             self._bind(target.id, value)
-            if isinstance(value_node, ast.Call) and _chain(value_node.func)[-1:] == ("Blueprint",):
+            kind = _chain(value_node.func)[-1:] if isinstance(value_node, ast.Call) else ()
+            if kind and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
                 for kw in value_node.keywords:
-                    if kw.arg == "url_prefix" and (prefix := _str(kw.value)) is not None:
+                    if kw.arg == _ROUTER_PREFIX_ARG[kind[0]] and (prefix := _str(kw.value)) is not None:
                         self.prefixes[target.id] = prefix.rstrip("/")
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             key = _str(target.slice)
@@ -239,15 +262,25 @@ class _Outliner(ast.NodeVisitor):
             for arg in node.args:
                 if (text := _str(arg)) is not None:
                     self._decision(text, arg.lineno)
-        if chain[-1] == "add_url_rule" and node.args and (path := _str(node.args[0])) is not None:
-            handler = next((k.value for k in node.keywords if k.arg == "view_func"), None)
-            if handler is None and len(node.args) > 2:
-                handler = node.args[2]
+        if chain[-1] in ("add_url_rule", "add_api_route") and (path := self._path_arg(node)) is not None:
+            # Flask: add_url_rule(rule, endpoint, view_func); FastAPI: add_api_route(path, endpoint)
+            flask = chain[-1] == "add_url_rule"
+            handler = next((k.value for k in node.keywords if k.arg == ("view_func" if flask else "endpoint")), None)
+            if handler is None and len(node.args) > (2 if flask else 1):
+                handler = node.args[2 if flask else 1]
             methods = self._methods(node) or ["GET"]
             for method in methods:
-                self.module.routes.append(
-                    Route(method, self._prefixed(chain, path), node.lineno, [self.value(handler)] if handler else [])
-                )
+                self._add_route(chain, method, path, node.lineno, [self.value(handler)] if handler else [])
+        if chain[-1] in ("include_router", "register_blueprint") and len(chain) == 2 and node.args:
+            child = _chain(node.args[0])
+            arg = "prefix" if chain[-1] == "include_router" else "url_prefix"
+            given = next((k.value for k in node.keywords if k.arg == arg), None)
+            prefix = _str(given) if given is not None else ""
+            if child and prefix is not None:
+                self.module.mounts.append(Mount(
+                    parent=chain[0], child=child, prefix=prefix.rstrip("/"), line=node.lineno,
+                    replaces_prefix=chain[-1] == "register_blueprint" and given is not None,
+                ))
 
     def _methods(self, call: ast.Call) -> list[str]:
         for kw in call.keywords:
@@ -255,15 +288,23 @@ class _Outliner(ast.NodeVisitor):
                 return sorted({s.upper() for e in kw.value.elts if (s := _str(e))})
         return []
 
-    def _prefixed(self, chain: tuple[str, ...], path: str) -> str:
-        prefix = self.prefixes.get(chain[0], "") if len(chain) == 2 else ""
-        return prefix + path
+    @staticmethod
+    def _path_arg(call: ast.Call) -> str | None:
+        """The route path: the first positional argument, or ``path=`` / ``rule=``."""
+        if call.args:
+            return _str(call.args[0])
+        return next((_str(k.value) for k in call.keywords if k.arg in ("path", "rule")), None)
+
+    def _add_route(self, chain: tuple[str, ...], method: str, path: str, line: int, handlers: list[Value]) -> None:
+        router = chain[0] if len(chain) == 2 else None
+        prefix = self.prefixes.get(router, "") if router else ""
+        self.module.routes.append(Route(method, prefix + path, line, handlers, router=router, own_prefix=prefix))
 
     def _route_decorator(self, deco: ast.AST, index: int) -> None:
-        if not isinstance(deco, ast.Call) or not deco.args:
+        if not isinstance(deco, ast.Call):
             return
         chain = _chain(deco.func)
-        path = _str(deco.args[0])
+        path = self._path_arg(deco)
         if len(chain) < 2 or path is None:
             return
         verb = chain[-1]
@@ -277,7 +318,7 @@ class _Outliner(ast.NodeVisitor):
             return
         handler = Value("func", deco.lineno, func=index)
         for method in methods:
-            self.module.routes.append(Route(method, self._prefixed(chain, path), deco.lineno, [handler]))
+            self._add_route(chain, method, path, deco.lineno, [handler])
 
 
 def parse(source: bytes, path: str) -> Module:

@@ -6,12 +6,13 @@ Comments are separate nodes and strings are ``string`` nodes, so neither can loo
 from __future__ import annotations
 
 import functools
+import posixpath
 import sys
 import threading
 
 import tree_sitter as ts
 
-from skillassay.languages.base import Call, Function, Module, Route, Value
+from skillassay.languages.base import Call, Function, ImportRef, Module, Route, Value
 
 _FUNCTION_TYPES = {
     "function_declaration",
@@ -33,6 +34,9 @@ _WRAPPERS = {
 }
 _ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "all": "ANY"}
 _COMPARISONS = {"===", "==", "!==", "!="}
+# Next.js route handlers: a route.ts exports one function per HTTP method it answers
+_NEXT_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+_SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 
 @functools.cache
@@ -77,6 +81,59 @@ def _string(node: ts.Node | None) -> str | None:
         return "".join(_text(c) for c in node.named_children if c.type in ("string_fragment", "escape_sequence"))
     if node.type == "template_string" and not any(c.type == "template_substitution" for c in node.named_children):
         return _text(node)[1:-1]
+    return None
+
+
+def import_ref(importer: str, specifier: str, name: str | None) -> ImportRef | None:
+    """Where ``specifier`` imported from the file ``importer`` lives in the app: relative paths resolved, the usual
+    path aliases (``@/lib/x``, ``~/lib/x``: tsconfig ``paths``, not read) matched by suffix; packages are None."""
+    if specifier.startswith("."):
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+        if joined.startswith(".."):
+            return None
+        stem, fuzzy = joined, False
+    elif specifier.startswith(("@/", "~/")):
+        stem, fuzzy = specifier[2:], True
+    else:
+        return None
+    for ext in _SOURCE_EXTENSIONS:  # ESM imports name the compiled file: './seam.js' is seam.ts
+        if stem.endswith(ext):
+            stem = stem[: -len(ext)]
+            break
+    return ImportRef(stem.removesuffix("/index"), name, fuzzy)
+
+
+def _route_root(segments: list[str], folder: str) -> int | None:
+    """Index of the Next.js ``app``/``pages`` folder in a file's path: at the root or under ``src/`` first, else
+    the first one (an app in a monorepo folder)."""
+    found = [i for i, seg in enumerate(segments[:-1]) if seg == folder]
+    preferred = [i for i in found if i == 0 or segments[i - 1] == "src"]
+    return (preferred or found or [None])[0]
+
+
+def next_route_path(path: str) -> tuple[str, str] | None:
+    """(``"app"`` | ``"pages"``, URL path) when ``path`` is a Next.js route file: ``app/**/route.<ext>`` (route
+    groups ``(name)`` and parallel-route slots ``@name`` leave no trace in the URL; a ``_private`` folder is not
+    routed) or ``pages/api/**`` (``index`` names its folder). Dynamic segments stay as written: ``[id]``,
+    ``[...slug]``, ``[[...slug]]``."""
+    segments = path.split("/")
+    name = segments[-1]
+    base, dot, ext = name.rpartition(".")
+    if not dot or "." + ext not in _SOURCE_EXTENSIONS or name.endswith(".d.ts"):
+        return None
+    app = _route_root(segments, "app")
+    if base == "route" and app is not None:
+        folders = segments[app + 1 : -1]
+        if any(f.startswith("_") or f.startswith("(.") or f.startswith("(..") for f in folders):
+            return None  # private folders, intercepting routes: not URL routes
+        parts = [f for f in folders if not (f.startswith("(") and f.endswith(")")) and not f.startswith("@")]
+        return "app", "/" + "/".join(parts)
+    pages = _route_root(segments, "pages")
+    if pages is not None and len(segments) > pages + 2 and segments[pages + 1] == "api":
+        parts = segments[pages + 1 : -1] + ([] if base == "index" else [base])
+        if any(p.startswith("_") for p in parts):
+            return None
+        return "pages", "/" + "/".join(parts)
     return None
 
 
@@ -302,6 +359,7 @@ class _Outliner:
                 if source is not None:
                     self.module.import_sources.append(source)
                     self.module.imports[_text(target)] = source
+                    self._import_ref(_text(target), source, None)
         elif target.type == "object_pattern":  # const { customers } = seam
             base = _chain(value_node)
             for child in target.named_children:
@@ -336,13 +394,83 @@ class _Outliner:
         while stack:
             n = stack.pop()
             if n.type == "import_specifier":
-                alias = n.child_by_field_name("alias") or n.child_by_field_name("name")
+                name = n.child_by_field_name("name")
+                alias = n.child_by_field_name("alias") or name
                 if alias is not None:
                     self.module.imports[_text(alias)] = source
+                    self._import_ref(_text(alias), source, _text(name) if name is not None else None)
             elif n.type == "identifier" and n.parent is not None and n.parent.type in ("import_clause", "namespace_import"):
                 self.module.imports[_text(n)] = source
+                self._import_ref(_text(n), source, "default" if n.parent.type == "import_clause" else None)
             else:
                 stack.extend(n.named_children)
+
+    def _import_ref(self, local: str, source: str, name: str | None) -> None:
+        ref = import_ref(self.module.path, source, name)
+        if ref is not None:
+            self.module.import_refs[local] = [ref]
+
+    # ------------------------------------------------------------------ file-based routes (Next.js)
+    def file_routes(self, root: ts.Node) -> None:
+        kind_path = next_route_path(self.module.path)
+        if kind_path is None:
+            return
+        kind, url = kind_path
+        for stmt in root.named_children:
+            if stmt.type != "export_statement":
+                continue
+            line = stmt.start_point[0] + 1
+            is_default = any(c.type == "default" for c in stmt.children)
+            declaration = stmt.child_by_field_name("declaration")
+            if kind == "pages":  # pages/api: the default export answers every method
+                target = declaration if declaration is not None else stmt.child_by_field_name("value")
+                if is_default and target is not None:
+                    self.module.routes.append(Route("ANY", url, line, [self.value(target)]))
+                continue
+            if is_default:
+                continue
+            for method, handler in self._exported_handlers(stmt, declaration):
+                self.module.routes.append(Route(method, url, line, [handler]))
+
+    def _exported_handlers(self, stmt: ts.Node, declaration: ts.Node | None) -> list[tuple[str, Value]]:
+        """(method, handler) for each HTTP-method name an ``export`` statement exports."""
+        line = stmt.start_point[0] + 1
+        out: list[tuple[str, Value]] = []
+        if declaration is not None and declaration.type in _FUNCTION_TYPES:
+            name = declaration.child_by_field_name("name")
+            if name is not None and _text(name) in _NEXT_METHODS:
+                out.append((_text(name), Value("func", line, func=self.func_index.get(declaration.id))))
+        elif declaration is not None and declaration.type in ("lexical_declaration", "variable_declaration"):
+            for declarator in declaration.named_children:
+                if declarator.type != "variable_declarator":
+                    continue
+                target, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
+                if target is None or value is None:
+                    continue
+                if target.type == "identifier" and _text(target) in _NEXT_METHODS:
+                    out.append((_text(target), self.value(value)))  # export const POST = withAuth(async () => ...)
+                elif target.type == "object_pattern":  # export const { GET, POST } = handlers
+                    base = _chain(value)
+                    for prop in target.named_children:
+                        if prop.type == "shorthand_property_identifier_pattern" and _text(prop) in _NEXT_METHODS:
+                            out.append((_text(prop), Value("ref", line, chain=base + (_text(prop),) if base else ())))
+        else:
+            clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
+            source = _string(stmt.child_by_field_name("source"))
+            if source is not None:
+                self.module.import_sources.append(source)
+            for spec in clause.named_children if clause is not None else []:
+                name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
+                if name is None:
+                    continue
+                exported = _text(alias if alias is not None else name)
+                if exported not in _NEXT_METHODS:
+                    continue
+                if source is not None:  # export { handle as POST } from './handlers'
+                    self.module.imports.setdefault(_text(name), source)
+                    self._import_ref(_text(name), source, _text(name))
+                out.append((exported, Value("ref", line, chain=(_text(name),))))
+        return out
 
     def _call(self, node: ts.Node) -> None:
         fn_node = node.child_by_field_name("function")
@@ -392,6 +520,7 @@ def _parse(source: bytes, path: str, grammar: str) -> Module:
     sys.setrecursionlimit(max(limit, 20000))  # the walk recurses once per syntax level
     try:
         outliner.visit(tree.root_node)
+        outliner.file_routes(tree.root_node)
     finally:
         sys.setrecursionlimit(limit)
     return outliner.module

@@ -15,6 +15,7 @@ from skillassay.graders.rubric.models import Finding
 from skillassay.graders.rubric.project import MAX_WRAPPER_DEPTH, FnRef, Project, SdkCall
 from skillassay.graders.rubric.sdk_surface import event_types
 from skillassay.languages.base import Module, Route, Value
+from skillassay.languages.routes import mounted_routes, resolve_name
 from skillassay.workspace.changes import ChangeSet
 
 # The call that identifies each integration path (the plan's "lower_level" is access_codes).
@@ -318,8 +319,12 @@ def _handler_refs(project: Project, module: Module, values: list[Value]) -> list
         if value.kind == "func" and value.func is not None:
             out.append(FnRef(module.path, value.func))
         elif value.kind == "ref" and value.chain:
-            same = [r for r in project.by_name.get(value.chain[-1], []) if r.module == module.path]
-            out.extend(same or project.by_name.get(value.chain[-1], []))
+            named = project.by_name.get(value.chain[-1], [])
+            same = [r for r in named if r.module == module.path]
+            # a handler imported (or re-exported: `export { handle as POST } from './h'`) from a parsed module
+            target = None if same else resolve_name(project.modules, module, value.chain)
+            imported = [r for r in project.by_name.get(target[1], []) if r.module == target[0].path] if target else []
+            out.extend(same or imported or named)
         elif value.kind == "call":
             out.extend(_handler_refs(project, module, value.args))
     return out
@@ -353,7 +358,7 @@ def _events_handled(project: Project, handlers: list[FnRef]) -> list[tuple[str, 
 
 
 def _routes(project: Project) -> list[tuple[Module, Route]]:
-    return [(m, r) for m in project.modules.values() for r in m.routes]
+    return mounted_routes(project.modules.values())
 
 
 @check("webhook_route_added")

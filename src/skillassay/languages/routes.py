@@ -1,0 +1,105 @@
+"""Routes across files: a router declared in one module and mounted under a prefix in another.
+
+A language module records, per file, the routes (with the router variable they hang on), the mounts
+(``app.include_router(reservations.router, prefix="/api")``, ``app.register_blueprint(bp, url_prefix=...)``) and
+where imported names come from (``ImportRef``). ``mounted_routes`` joins them: each route's path gets the prefixes
+of every mount chain that reaches its router, in whatever files were parsed. A router mounted nowhere in the parsed
+files keeps the path its own file gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from skillassay.languages.base import ImportRef, Module, Route
+
+_MAX_MOUNT_DEPTH = 8  # routers mounted in routers mounted in ...; deeper (or cyclic) chains stop here
+
+
+def _stem(path: str) -> str:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    for tail in ("/index", "/__init__"):
+        if stem.endswith(tail):
+            return stem[: -len(tail)]
+    return stem
+
+
+def find_module(modules: dict[str, Module], ref: ImportRef) -> Module | None:
+    """The parsed module an import points at: same stem (``routers/reservations`` for ``routers/reservations.py``
+    or ``routers/reservations/__init__.py``), or for an alias any module whose stem ends with it."""
+    exact = [m for m in modules.values() if _stem(m.path) == ref.stem]
+    if exact:
+        return sorted(exact, key=lambda m: m.path)[0]
+    if ref.fuzzy:
+        ends = sorted((m for m in modules.values() if _stem(m.path).endswith("/" + ref.stem)), key=lambda m: m.path)
+        return ends[0] if ends else None
+    return None
+
+
+def resolve_name(modules: dict[str, Module], module: Module, chain: tuple[str, ...]) -> tuple[Module, str] | None:
+    """The (module, variable) a name chain written in ``module`` refers to: a local variable, an imported one
+    (``from routers.reservations import router``), or an attribute of an imported module (``reservations.router``,
+    ``routers.reservations.router``)."""
+    if not chain:
+        return None
+    if len(chain) == 1 and chain[0] not in module.import_refs:
+        return module, chain[0]
+    for ref in module.import_refs.get(chain[0], []):
+        if ref.name is None:  # a module: the rest of the chain is submodules, then the variable
+            if len(chain) < 2:
+                continue
+            target = ImportRef("/".join([ref.stem, *chain[1:-1]]), None, ref.fuzzy)
+            found = find_module(modules, target)
+            if found is not None:
+                return found, chain[-1]
+        elif len(chain) == 1:
+            found = find_module(modules, ref)
+            if found is not None:
+                return found, ref.name
+    return None
+
+
+def _join(prefix: str, path: str) -> str:
+    if not prefix:
+        return path
+    joined = prefix + path
+    while "//" in joined:
+        joined = joined.replace("//", "/")
+    return joined
+
+
+def mounted_routes(modules: Iterable[Module]) -> list[tuple[Module, Route]]:
+    """Every route of ``modules``, its path completed by the mounts found in ``modules`` (one route per distinct
+    mounted path). Deterministic: modules in path order."""
+    by_path = {m.path: m for m in sorted(modules, key=lambda m: m.path)}
+    parents: dict[tuple[str, str], list[tuple[Module, int]]] = {}
+    for module in by_path.values():
+        for index, mount in enumerate(module.mounts):
+            target = resolve_name(by_path, module, mount.child)
+            if target is not None:
+                parents.setdefault((target[0].path, target[1]), []).append((module, index))
+
+    def expand(module: Module, var: str, path: str, own_prefix: str, depth: int) -> list[str]:
+        found = parents.get((module.path, var), [])
+        if not found or depth >= _MAX_MOUNT_DEPTH:
+            return [path]
+        out: list[str] = []
+        for parent_module, index in found:
+            mount = parent_module.mounts[index]
+            rest = path[len(own_prefix):] if mount.replaces_prefix and path.startswith(own_prefix) else path
+            full = _join(parent_module.router_prefixes.get(mount.parent, ""), _join(mount.prefix, rest))
+            out.extend(expand(parent_module, mount.parent, full, parent_module.router_prefixes.get(mount.parent, ""),
+                              depth + 1))
+        return out
+
+    result: list[tuple[Module, Route]] = []
+    for module in by_path.values():
+        for route in module.routes:
+            if route.router is None:
+                result.append((module, route))
+                continue
+            paths = expand(module, route.router, route.path, route.own_prefix, 0)
+            for path in dict.fromkeys(paths):
+                result.append((module, route if path == route.path else replace(route, path=path)))
+    return result
