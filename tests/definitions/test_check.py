@@ -150,6 +150,9 @@ def test_list_shows_api_path_stack_and_port(evals_dir: Path) -> None:
     rows = {r["id"]: r for r in json.loads(result.output)}
     assert rows["flask-py"]["stack"] == "python-flask" and rows["flask-py"]["app_port"] == 5000
     assert rows["express-ts"]["api_path"] == "reservation_automations"
+    assert rows["nextjs-ts"]["stack"] == "typescript-nextjs" and rows["hotel-nextjs-ts"]["app_port"] == 3000
+    assert rows["fastapi-py"]["stack"] == "python-fastapi" and rows["cowork-fastapi-py"]["app_port"] == 8000
+    assert rows["hotel-express-ts"]["stack"] == "typescript-express"
 
 
 def test_parameters_the_real_api_rejects_are_flagged(suite: Path) -> None:

@@ -32,13 +32,14 @@ def detect_stack(app_dir: Path) -> tuple[str, str]:
     if (app_dir / "package.json").is_file():
         language = "typescript" if (app_dir / "tsconfig.json").is_file() else "javascript"
         manifest = (app_dir / "package.json").read_text(encoding="utf-8", errors="replace")
-        framework = "express" if '"express"' in manifest else "node"
+        # Next.js first: a Next.js app may also depend on express (a custom server)
+        framework = "nextjs" if '"next"' in manifest else "express" if '"express"' in manifest else "node"
         return f"{language}-{framework}", language
     for name in ("requirements.txt", "pyproject.toml"):
         manifest = app_dir / name
         if manifest.is_file():
             text = manifest.read_text(encoding="utf-8", errors="replace").lower()
-            framework = "flask" if "flask" in text else "python"
+            framework = "fastapi" if "fastapi" in text else "flask" if "flask" in text else "python"
             return (f"python-{framework}" if framework != "python" else "python"), "python"
     return "unknown", "python"
 

@@ -161,7 +161,7 @@ class EvalDefinition(BaseModel):
     app_dir: Path
     prompt: str
     api_path: str | None = None
-    stack: str  # e.g. "typescript-express", "python-flask", "python"
+    stack: str  # e.g. "typescript-express", "typescript-nextjs", "python-flask", "python-fastapi", "python"
     language: Literal["typescript", "javascript", "python"]
     app_port: int | None = None
     dockerfile: Path | None = None

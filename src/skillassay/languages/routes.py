@@ -10,7 +10,7 @@ files keeps the path its own file gives it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass
 
 from skillassay.languages.base import ImportRef, Module, Route
 
@@ -69,9 +69,17 @@ def _join(prefix: str, path: str) -> str:
     return joined
 
 
-def mounted_routes(modules: Iterable[Module]) -> list[tuple[Module, Route]]:
-    """Every route of ``modules``, its path completed by the mounts found in ``modules`` (one route per distinct
-    mounted path). Deterministic: modules in path order."""
+@dataclass(frozen=True)
+class MountedRoute:
+    module: Module
+    route: Route  # as its own file declares it
+    path: str  # with the prefixes of the mounts that reach it
+
+
+def mounted_routes(modules: Iterable[Module]) -> list[MountedRoute]:
+    """Every route of ``modules``, its path completed by the mounts found in ``modules`` (one entry per distinct
+    mounted path). Which files are parsed changes the paths, never the routes: compare routes by
+    ``route.path`` (the file's own view) and show ``path``. Deterministic: modules in path order."""
     by_path = {m.path: m for m in sorted(modules, key=lambda m: m.path)}
     parents: dict[tuple[str, str], list[tuple[Module, int]]] = {}
     for module in by_path.values():
@@ -93,13 +101,10 @@ def mounted_routes(modules: Iterable[Module]) -> list[tuple[Module, Route]]:
                               depth + 1))
         return out
 
-    result: list[tuple[Module, Route]] = []
+    result: list[MountedRoute] = []
     for module in by_path.values():
         for route in module.routes:
-            if route.router is None:
-                result.append((module, route))
-                continue
-            paths = expand(module, route.router, route.path, route.own_prefix, 0)
-            for path in dict.fromkeys(paths):
-                result.append((module, route if path == route.path else replace(route, path=path)))
+            paths = [route.path] if route.router is None else expand(module, route.router, route.path,
+                                                                      route.own_prefix, 0)
+            result.extend(MountedRoute(module, route, path) for path in dict.fromkeys(paths))
     return result

@@ -479,19 +479,22 @@ class _Outliner:
             return
         chain = _chain(fn_node)
         arg_nodes = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        member = _inner(fn_node) if _inner(fn_node).type == "member_expression" else None
+        prop = member.child_by_field_name("property") if member is not None else None
+        # the method name even when the receiver is no name chain (an array literal)
+        method = chain[-1] if chain else (_text(prop) if prop is not None else "")
+        if method in ("startsWith", "endsWith", "includes", "has") and arg_nodes:
+            self._decision(arg_nodes[0])
+        if method in ("includes", "has") and member is not None:  # ['access_code.set_on_device', ...].includes(type)
+            obj = member.child_by_field_name("object")
+            if obj is not None and _inner(obj).type == "array":
+                for item in _inner(obj).named_children:
+                    self._decision(item)
         if not chain:
             return
         self.module.calls.append(
             Call(chain=chain, line=node.start_point[0] + 1, scope=self.scope, args=[self.value(a) for a in arg_nodes])
         )
-        method = chain[-1]
-        if method in ("startsWith", "endsWith", "includes", "has") and arg_nodes:
-            self._decision(arg_nodes[0])
-        if method in ("includes", "has"):  # ['access_code.set_on_device', ...].includes(type)
-            obj = _inner(fn_node).child_by_field_name("object") if _inner(fn_node).type == "member_expression" else None
-            if obj is not None and _inner(obj).type == "array":
-                for item in _inner(obj).named_children:
-                    self._decision(item)
         self._route(node, fn_node, chain, arg_nodes)
 
     def _route(self, node: ts.Node, fn_node: ts.Node, chain: tuple[str, ...], arg_nodes: list[ts.Node]) -> None:

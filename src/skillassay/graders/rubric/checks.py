@@ -357,24 +357,29 @@ def _events_handled(project: Project, handlers: list[FnRef]) -> list[tuple[str, 
     return sorted(found.items())
 
 
-def _routes(project: Project) -> list[tuple[Module, Route]]:
-    return mounted_routes(project.modules.values())
-
-
 @check("webhook_route_added")
 def webhook_route_added(ctx: Context) -> CheckResult:
-    before = {(m.path, r.method, r.path) for m, r in _routes(ctx.pristine)}
-    new = [(m, r) for m, r in _routes(ctx.project) if (m.path, r.method, r.path) not in before]
+    # New = (file, method, path as that file declares it) absent before. Mount prefixes from other files only name
+    # the route in the evidence: which other files were parsed must not make an old route look new.
+    before = {(m.path, r.method, r.path) for m in ctx.pristine.modules.values() for r in m.routes}
+    paths: dict[int, tuple[Module, Route, list[str]]] = {}
+    for mounted in mounted_routes(ctx.project.modules.values()):
+        module, route = mounted.module, mounted.route
+        if module.path in ctx.project.unchanged_modules:
+            continue  # parsed only to follow calls: its routes are the pristine app's (its mounts still count)
+        if (module.path, route.method, route.path) not in before:
+            paths.setdefault(id(route), (module, route, []))[2].append(mounted.path)
+    new = [(module, route, " | ".join(shown)) for module, route, shown in paths.values()]
     if not new:
         return 0.0, [Finding(ok=False, message="no new HTTP route")]
     best = 0.0
     evidence = []
-    for module, route in new:
+    for module, route, shown in new:
         handlers = _handler_refs(ctx.project, module, route.handlers)
         names = [ctx.project.function(h).qualname for h in handlers]
         events = _events_handled(ctx.project, handlers)
-        webhookish = bool(_WEBHOOK.search(route.path) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names))
-        label = f"new route {route.method} {route.path}"
+        webhookish = bool(_WEBHOOK.search(shown) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names))
+        label = f"new route {route.method} {shown}"
         where = f"{module.path}:{route.line}"
         if events:
             best = max(best, 1.0)

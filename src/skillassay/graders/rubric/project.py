@@ -90,6 +90,7 @@ class Project:
         self.modules: dict[str, Module] = {}
         self.by_name: dict[str, list[FnRef]] = {}
         self.sdk_calls: list[SdkCall] = []
+        self.unchanged_modules: set[str] = set()  # unchanged files parsed for a function search (see _search_unchanged)
         self._callees: dict[FnRef, list[FnRef]] = {}
         # function -> calls / SDK calls lexically inside it (nested functions included), built once per module
         self._calls_in: dict[FnRef, list[Call]] = {}
@@ -106,6 +107,8 @@ class Project:
     def _add(self, module: Module, changed: bool = True) -> None:
         """Add an outlined file; SDK calls count only in changed files (an unchanged file is the app's own code)."""
         self.modules[module.path] = module
+        if not changed:
+            self.unchanged_modules.add(module.path)
         for i, fn in enumerate(module.functions):
             if fn.name:
                 self.by_name.setdefault(fn.name, []).append(FnRef(module.path, i))
