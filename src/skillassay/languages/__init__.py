@@ -2,13 +2,21 @@
 
 The rubric's checks and ``skillassay check`` both read this outline, so parsing sits below both. A language module
 is imported only when a file of its kind is parsed: grading a Python app never loads the tree-sitter grammars.
+
+A language outside this package is one module with a ``parse(source: bytes, path: str) -> Module`` function and
+one entry point per file extension in the group ``skillassay.languages`` (name: the extension, value:
+``"module:parse"``); see docs/languages.md. The built-in table below wins for the extensions it lists.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+from importlib.metadata import entry_points
 
 from skillassay.languages.base import Parser
+
+ENTRY_POINT_GROUP = "skillassay.languages"
 
 # file extension -> "module:function", imported on first use
 PARSERS: dict[str, str] = {
@@ -34,11 +42,30 @@ def _load(target: str) -> Parser:
     return parser
 
 
+@functools.cache
+def plugin_parsers() -> dict[str, str]:
+    """Extension -> "module:function" from installed packages' ``skillassay.languages`` entry points (read once;
+    nothing is imported until a file of that kind is parsed)."""
+    found: dict[str, str] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ext = ep.name if ep.name.startswith(".") else "." + ep.name
+        found.setdefault(ext.lower(), ep.value)
+    return found
+
+
 def parser_for(path: str) -> Parser | None:
     """The parser for ``path`` (relative, POSIX) by its extension, or None for a file no language reads."""
     name = path.rsplit("/", 1)[-1]
     if name.endswith(".d.ts"):
         return None  # declarations hold no code
     dot = name.rfind(".")
-    target = PARSERS.get(name[dot:].lower()) if dot > 0 else None
+    if dot <= 0:
+        return None
+    ext = name[dot:].lower()
+    target = PARSERS.get(ext) or plugin_parsers().get(ext)
     return _load(target) if target else None
+
+
+def extensions() -> frozenset[str]:
+    """Every file extension some language reads (built in or from an entry point)."""
+    return frozenset(PARSERS) | frozenset(plugin_parsers())

@@ -100,7 +100,12 @@ class Mount:
 @dataclass
 class Module:
     path: str  # relative, POSIX
-    language: str  # SDK surface to check against: "python" | "javascript"
+    language: str  # "python", "javascript" (TypeScript too), or a plugin language's name ("ruby")
+    # Which official SDK's names and calling convention this language's Seam SDK shares, for the SDK surface check:
+    # "python" (snake_case methods, keyword arguments: also Ruby's and PHP's SDKs) or "javascript" (camelCase
+    # methods, one parameters object). Empty: the same as ``language``.
+    sdk: str = ""
+    sdk_label: str = ""  # how evidence names that SDK ("Ruby SDK (gem seam)"); empty: the official SDK's label
     functions: list[Function] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     bindings: dict[str, list[Value]] = field(default_factory=dict)  # module-level names
@@ -111,6 +116,10 @@ class Module:
     mounts: list[Mount] = field(default_factory=list)
     router_prefixes: dict[str, str] = field(default_factory=dict)  # router variable -> its own prefix
     decision_strings: list[tuple[str, int]] = field(default_factory=list)  # at module level
+
+    @property
+    def sdk_style(self) -> str:
+        return self.sdk or self.language
 
     def enclosing(self, index: int | None) -> list[int]:
         """``index`` and every function lexically around it, innermost first."""

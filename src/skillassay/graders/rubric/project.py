@@ -252,12 +252,13 @@ class Project:
             return None  # a method neither SDK has, on a receiver that does not say it is Seam
         written = ".".join(chain[start:])
         return SdkCall(name=name, written=written, module=module, call=call, problems=self._surface_problems(
-            module.language, name, chain[start:]))
+            module, name, chain[start:]))
 
     @staticmethod
-    def _surface_problems(language: str, name: str, written: tuple[str, ...]) -> list[str]:
+    def _surface_problems(module: Module, name: str, written: tuple[str, ...]) -> list[str]:
+        language = module.sdk_style
         surface = language_surface(language)
-        label = f"{_LANG_LABEL[language]} SDK ({surface['package']} {surface['version']})"
+        label = module.sdk_label or f"{_LANG_LABEL.get(language, language)} SDK ({surface['package']} {surface['version']})"
         entry = surface["methods"].get(name)
         if entry is None:
             return [f"`{'.'.join(written)}` is not a method of the {label}"]
@@ -268,7 +269,7 @@ class Project:
         return []
 
     def surface_params(self, sdk: SdkCall) -> list[str]:
-        entry = language_surface(sdk.module.language)["methods"].get(sdk.name)
+        entry = language_surface(sdk.module.sdk_style)["methods"].get(sdk.name)
         return list(entry["params"]) if entry else []
 
     # ------------------------------------------------------------------ values
@@ -355,7 +356,7 @@ class Project:
     def argument(self, sdk: SdkCall) -> Ctx:
         """The parameters object of an SDK call: the first argument in JavaScript, the keyword arguments in Python."""
         call = sdk.call
-        if sdk.module.language == "python":
+        if sdk.module.sdk_style == "python":
             return Value("object", call.line, keys=dict(call.kwargs), spreads=list(call.kw_spreads)), sdk.module, call.scope
         first = call.args[0] if call.args else Value("other", call.line)
         return first, sdk.module, call.scope
