@@ -5,7 +5,8 @@
 Cold = a new, empty ``SKILLASSAY_CACHE_DIR`` (dependencies installed, build run); npm's and pip's own download caches
 are whatever the machine has, as for a user. Warm = the same inputs again with that cache (nothing installed, build
 outputs restored). Each validation drives the fixture's golden solution against one shared Seam emulator.
-Targets (warm): express-ts under 10 s, flask-py under 6 s.
+Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts, hotel-nextjs-ts,
+cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py, cowork-fastapi-py) under 4 s.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from skillassay.graders.sandbox import validate  # noqa: E402
 from skillassay.services.seam.emulator import SeamEmulator  # noqa: E402
 
 COLUMNS = ("seam_bootstrap", "copy", "install", "build", "start", "create", "update", "cancel", "total")
-TARGETS = {"express-ts": 10.0, "flask-py": 6.0}
+TARGETS = {
+    "express-ts": 10.0,
+    "flask-py": 6.0,
+    **{name: 10.0 for name in ("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts")},
+    **{name: 4.0 for name in ("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py")},
+}
 
 
 def row(label: str, timings: dict[str, float], score: int) -> str:
@@ -55,6 +61,7 @@ def main() -> int:
           f"build cache={'off' if args.no_build_cache else 'on'}; cpus={os.cpu_count()}")
     print(f"{'fixture / run':<28}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'score':>7}")
     failed = False
+    summary: list[tuple[str, float, float, str]] = []
     with SeamEmulator(async_delay=args.async_delay) as emu:
         for name in args.fixtures:
             d = load_fixture(fixtures_dir / name)
@@ -80,6 +87,11 @@ def main() -> int:
                 if target is not None:
                     verdict = "OK" if med["total"] < target else "OVER"
                     print(f"    target warm < {target:.0f} s: {verdict} ({med['total']:.2f} s)")
+                    summary.append((name, med["total"], target, verdict))
+    if summary:
+        print("\nwarm medians against their targets:")
+        for name, total, target, verdict in summary:
+            print(f"  {name:<22}{total:>7.2f} s  (target < {target:.0f} s)  {verdict}")
     return 1 if failed else 0
 
 
