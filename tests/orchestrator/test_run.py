@@ -69,9 +69,9 @@ def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> No
                       "--layers", "rubric", "--runs", "2", "--jobs", "2", "--results", str(tmp_path), "--json"])
     assert code == 0, out
     ids = {s["eval_id"] for s in out["evals"]}
-    assert ids == {"express-ts", "flask-py"}  # only the reservation-automations fixtures, nothing overridden
-    assert sorted((r["eval_id"], r["run_index"]) for r in out["runs"]) == [
-        ("express-ts", 1), ("express-ts", 2), ("flask-py", 1), ("flask-py", 2)]
+    ra = ["express-ts", "fastapi-py", "flask-py", "nextjs-ts"]
+    assert ids == set(ra)  # only the reservation-automations fixtures, nothing overridden
+    assert sorted((r["eval_id"], r["run_index"]) for r in out["runs"]) == [(e, i) for e in ra for i in (1, 2)]
     assert all(s["runs"] == 2 and s["rubric"]["n"] == 2 for s in out["evals"])
 
 
