@@ -11,7 +11,9 @@ Groups and what an entry point names:
   ``base_url``);
 - ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute;
 - ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands are
-  sealed (``--isolation``).
+  sealed (``--isolation``);
+- ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
+  extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
 
 An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by another
 package (that entry point is ignored and listed by ``conflicts``); between two other packages, the first found wins.

@@ -10,10 +10,9 @@ one entry point per file extension in the group ``skillassay.languages`` (name: 
 
 from __future__ import annotations
 
-import functools
 import importlib
-from importlib.metadata import entry_points
 
+from skillassay import plugins
 from skillassay.languages.base import Parser
 
 ENTRY_POINT_GROUP = "skillassay.languages"
@@ -42,19 +41,14 @@ def _load(target: str) -> Parser:
     return parser
 
 
-@functools.cache
-def plugin_parsers() -> dict[str, str]:
-    """Extension -> "module:function" from installed packages' ``skillassay.languages`` entry points (read once;
-    nothing is imported until a file of that kind is parsed)."""
-    found: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ext = ep.name if ep.name.startswith(".") else "." + ep.name
-        found.setdefault(ext.lower(), ep.value)
-    return found
+def plugin_extensions() -> frozenset[str]:
+    """Extensions that installed packages' ``skillassay.languages`` entry points name (nothing imported)."""
+    return frozenset(n.lower() for n in plugins.names(ENTRY_POINT_GROUP) if n.startswith("."))
 
 
 def parser_for(path: str) -> Parser | None:
-    """The parser for ``path`` (relative, POSIX) by its extension, or None for a file no language reads."""
+    """The parser for ``path`` (relative, POSIX) by its extension, or None for a file no language reads.
+    Raises ``plugins.PluginError`` naming an entry point that cannot be loaded."""
     name = path.rsplit("/", 1)[-1]
     if name.endswith(".d.ts"):
         return None  # declarations hold no code
@@ -62,10 +56,14 @@ def parser_for(path: str) -> Parser | None:
     if dot <= 0:
         return None
     ext = name[dot:].lower()
-    target = PARSERS.get(ext) or plugin_parsers().get(ext)
-    return _load(target) if target else None
+    target = PARSERS.get(ext)
+    if target is not None:
+        return _load(target)
+    if ext in plugin_extensions():
+        return plugins.load(ENTRY_POINT_GROUP, next(n for n in plugins.names(ENTRY_POINT_GROUP) if n.lower() == ext))
+    return None
 
 
 def extensions() -> frozenset[str]:
     """Every file extension some language reads (built in or from an entry point)."""
-    return frozenset(PARSERS) | frozenset(plugin_parsers())
+    return frozenset(PARSERS) | plugin_extensions()

@@ -13,7 +13,8 @@ import pytest
 from rubric_helpers import PLAN_RUBRIC, scores
 
 import skillassay.languages as languages
-from skillassay.definitions.models import AnswerKey
+from skillassay import plugins
+from skillassay.definitions.plan import AnswerKey
 from skillassay.graders.rubric import grade
 
 TOY_MODULE = '''
@@ -55,9 +56,9 @@ def toy_language(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     )
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
-    languages.plugin_parsers.cache_clear()
+    plugins.refresh()
     yield
-    languages.plugin_parsers.cache_clear()
+    plugins.refresh()
     sys.modules.pop("skillassay_toylang", None)
 
 
