@@ -1,0 +1,138 @@
+"""The node install key, the hard-linked node_modules a Next.js build gets, and what the build cache keeps.
+
+No install runs here (no registry): the key is a pure function of the manifests, and the cache entries are
+folders these tests make; the real installs and builds are exercised by the slow fixture tests."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from skillassay.graders.sandbox import deps
+
+MANIFEST = {
+    "name": "driftwood-stays-pms",
+    "version": "1.0.0",
+    "private": True,
+    "description": "one app",
+    "scripts": {"build": "next build", "start": "next start"},
+    "dependencies": {"next": "16.4.6", "react": "19.3.1"},
+    "devDependencies": {"typescript": "5.9.3"},
+}
+LOCK = {
+    "name": "driftwood-stays-pms",
+    "version": "1.0.0",
+    "lockfileVersion": 3,
+    "packages": {
+        "": {"name": "driftwood-stays-pms", "version": "1.0.0", "dependencies": MANIFEST["dependencies"]},
+        "node_modules/next": {"version": "16.4.6", "integrity": "sha512-x"},
+    },
+}
+
+
+def _app(root: Path, manifest: dict, lock: dict) -> Path:
+    root.mkdir(parents=True)
+    (root / "package.json").write_text(json.dumps(manifest, indent=2))
+    (root / "package-lock.json").write_text(json.dumps(lock, indent=2))
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _known_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deps, "_node_version", "v20.0.0")  # the key includes it; no node needed here
+
+
+def test_apps_that_differ_only_in_descriptive_fields_share_one_install(tmp_path: Path) -> None:
+    one = _app(tmp_path / "one", MANIFEST, LOCK)
+    renamed = {**MANIFEST, "name": "larkspur-hotel", "description": "another app", "version": "2.0.0",
+               "scripts": {"build": "next build --debug", "dev": "next dev", "start": "next start -p 4000"}}
+    lock = {**LOCK, "name": "larkspur-hotel", "packages": {**LOCK["packages"], "": {
+        **LOCK["packages"][""], "name": "larkspur-hotel", "version": "2.0.0"}}}
+    other = _app(tmp_path / "other", renamed, json.loads(json.dumps(lock, indent=4)))  # other formatting too
+    assert deps.node_key(one, ["npm", "ci"]) == deps.node_key(other, ["npm", "ci"])
+
+
+@pytest.mark.parametrize("change", [
+    lambda m, lk: m["dependencies"].update(seam="1.245.0"),
+    lambda m, lk: m["devDependencies"].update(typescript="5.9.2"),
+    lambda m, lk: m.update(overrides={"react": "19.3.0"}),
+    lambda m, lk: m["scripts"].update(postinstall="node scripts/patch.js"),  # npm runs it where it installs
+    lambda m, lk: lk["packages"]["node_modules/next"].update(integrity="sha512-y"),
+    lambda m, lk: lk["packages"][""].update(engines={"node": ">=22"}),
+])
+def test_anything_npm_installs_from_changes_the_key(tmp_path: Path, change) -> None:
+    base = _app(tmp_path / "base", MANIFEST, LOCK)
+    manifest, lock = json.loads(json.dumps(MANIFEST)), json.loads(json.dumps(LOCK))
+    change(manifest, lock)
+    changed = _app(tmp_path / "changed", manifest, lock)
+    assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(changed, ["npm", "ci"])
+    assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(base, ["npm", "install"])
+    (base / ".npmrc").write_text("omit=peer\n")
+    assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(_app(tmp_path / "again", MANIFEST, LOCK), ["npm", "ci"])
+
+
+def test_a_manifest_that_is_not_json_is_keyed_by_its_bytes(tmp_path: Path) -> None:
+    app = tmp_path / "broken"
+    app.mkdir()
+    (app / "package.json").write_text("{ not json")
+    key = deps.node_key(app, ["npm", "ci"])
+    (app / "package.json").write_text("{ not json either")
+    assert deps.node_key(app, ["npm", "ci"]) != key
+
+
+def test_only_apps_depending_on_next_get_real_node_modules(tmp_path: Path) -> None:
+    assert deps.needs_real_node_modules(_app(tmp_path / "next", MANIFEST, LOCK))
+    express = {**MANIFEST, "dependencies": {"express": "4.21.2", "nextjs-like": "1.0.0"}, "devDependencies": {}}
+    assert not deps.needs_real_node_modules(_app(tmp_path / "express", express, LOCK))
+    dev_only = {**MANIFEST, "dependencies": {}, "devDependencies": {"next": "16.4.6"}}
+    assert deps.needs_real_node_modules(_app(tmp_path / "dev", dev_only, LOCK))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "package.json").write_text("[]")
+    assert not deps.needs_real_node_modules(tmp_path / "bad")
+
+
+def test_materialised_node_modules_hard_links_the_cache_and_keeps_new_files_out_of_it(tmp_path: Path) -> None:
+    cached = tmp_path / "cache" / "node_modules"
+    (cached / "next" / "dist").mkdir(parents=True)
+    (cached / "next" / "dist" / "index.js").write_text("module.exports = 1;\n")
+    (cached / ".bin").mkdir()
+    (cached / ".bin" / "next").symlink_to("../next/dist/index.js")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "node_modules").symlink_to(cached, target_is_directory=True)
+
+    assert deps.materialise_node_modules(app) is True
+    linked = app / "node_modules"
+    assert linked.is_dir() and not linked.is_symlink()
+    src, dst = cached / "next" / "dist" / "index.js", linked / "next" / "dist" / "index.js"
+    assert os.stat(src).st_ino == os.stat(dst).st_ino  # the same file, not a copy
+    assert os.readlink(linked / ".bin" / "next") == "../next/dist/index.js"  # relative links stay inside the copy
+    assert (linked / ".bin" / "next").resolve() == dst.resolve()
+    (linked / "next" / ".cache-of-a-build").write_text("x")  # a file a build adds
+    assert not (cached / "next" / ".cache-of-a-build").exists()
+    assert deps.materialise_node_modules(app) is False  # no symlink left to replace
+
+
+def test_the_build_cache_leaves_out_nexts_compiler_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "skillassay-cache"))
+    app = tmp_path / "app"
+    (app / "app").mkdir(parents=True)
+    (app / "app" / "page.tsx").write_text("export default function Page() { return null; }\n")
+    before = deps.tree_snapshot(app)
+    key = deps.build_key(app, [["/bin/sh", "-c", "npm run build"]], "node-x")
+    for rel, text in {".next/BUILD_ID": "abc", ".next/server/app/page.js": "x", ".next/cache/swc/big": "y" * 1000,
+                      "next-env.d.ts": "/// <reference types=\"next\" />\n"}.items():
+        (app / rel).parent.mkdir(parents=True, exist_ok=True)
+        (app / rel).write_text(text)
+    deps.save_build(app, key, before)
+
+    fresh = tmp_path / "fresh"
+    (fresh / "app").mkdir(parents=True)
+    (fresh / "app" / "page.tsx").write_text((app / "app" / "page.tsx").read_text())
+    assert deps.restore_build(fresh, key)
+    assert (fresh / ".next" / "BUILD_ID").read_text() == "abc" and (fresh / ".next/server/app/page.js").is_file()
+    assert (fresh / "next-env.d.ts").is_file()
+    assert not (fresh / ".next" / "cache").exists()
