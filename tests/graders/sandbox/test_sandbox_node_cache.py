@@ -136,3 +136,52 @@ def test_the_build_cache_leaves_out_nexts_compiler_cache(tmp_path: Path, monkeyp
     assert (fresh / ".next" / "BUILD_ID").read_text() == "abc" and (fresh / ".next/server/app/page.js").is_file()
     assert (fresh / "next-env.d.ts").is_file()
     assert not (fresh / ".next" / "cache").exists()
+
+
+# ----------------------------------------------------------------------------- a Next.js build, sealed and not
+BUILD_SCRIPT = """
+set -e
+test -d node_modules && test ! -L node_modules          # a real folder inside the project, as Turbopack wants
+test -f node_modules/next/package.json
+if echo tampered > node_modules/next/package.json 2>/dev/null; then echo wrote-into-cache > tamper.txt; fi
+echo built > built.txt
+"""
+
+
+@pytest.mark.parametrize("isolation", ["bubblewrap", "none"])
+def test_a_next_build_sees_a_real_node_modules_and_never_changes_the_cache(
+        isolation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillassay.graders.sandbox.backends.host import HostBackend
+    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.isolation import Policy
+
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SKILLASSAY_NO_BUILD_CACHE", "1")
+    source = _app(tmp_path / "src", MANIFEST, LOCK)
+    # a complete cache entry for this app's dependencies, so nothing is installed
+    entry = deps.cache_root() / "deps" / deps.node_key(source, ["npm", "ci"])
+    (entry / "node_modules" / "next").mkdir(parents=True)
+    cached = entry / "node_modules" / "next" / "package.json"
+    cached.write_text('{"name": "next"}')
+    (entry / deps.MARKER).write_text("{}")
+    plan = RunPlan(runtime="node", install=InstallSpec(npm_argv=["npm", "ci"]),
+                   build=[["/bin/sh", "-c", BUILD_SCRIPT]], start=["node", "-e", ""])
+    backend = HostBackend(plan=plan, source_dir=source, fixture="nextish", run_id="t1", logs_dir=tmp_path / "logs",
+                          fixture_dir=tmp_path, work_root=tmp_path, policy=Policy(isolation=isolation))
+    try:
+        backend.prepare()
+        app = backend.app_dir
+        assert (app / "built.txt").read_text() == "built\n", (tmp_path / "logs" / "build.log").read_text()
+        if isolation == "bubblewrap":
+            # mounted read-only in place for the build: the build could not write, and the copy is a symlink again
+            assert backend.facts.get("node_modules_mounted") is True
+            assert not (app / "tamper.txt").exists() and cached.read_text() == '{"name": "next"}'
+            assert (app / "node_modules").is_symlink() and (app / "node_modules").resolve() == entry / "node_modules"
+        else:
+            # unsealed (nothing is, there): hard links, a real folder for the build and the app
+            assert backend.facts.get("node_modules_linked") is True
+            assert (app / "node_modules").is_dir() and not (app / "node_modules").is_symlink()
+    finally:
+        backend.stop()
+        backend.cleanup()
+    assert cached.exists()  # removing the copy never removes the cache's files

@@ -1,8 +1,8 @@
 """Dependency installs cached by what determines them, so an unchanged repeat installs nothing.
 
 - node: ``node_modules`` built once per hash of (node version, install command, what npm reads from package.json and
-  package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into the app copy (hard
-  linked, for the build of an app whose build tool refuses a symlink: Next.js).
+  package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into the app copy (for the
+  build of an app whose build tool refuses a symlink, Next.js: mounted in place when sealed, else hard linked).
 - python: a venv made from the running Python, once per hash of (Python version, requirements files, extra packages),
   in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin`` first on PATH.
 

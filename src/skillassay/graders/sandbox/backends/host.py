@@ -70,10 +70,11 @@ class HostBackend(Backend):
             out.append((self.app_dir / "node_modules").resolve())
         return out
 
-    def _box(self, phase: str, writable: list[Path], readable: list[Path] = (), endpoints: list[Endpoint] = (),
-             registries: list[str] = ()) -> Sandbox:
+    def _box(self, phase: str, writable: list[Path], readable: list[Path | Mount] = (),
+             endpoints: list[Endpoint] = (), registries: list[str] = ()) -> Sandbox:
         mounts, path = runtimes(venv=True)
-        seal = Seal(phase=phase, writable=writable, readable=[*(Mount(src=p) for p in readable), *mounts,
+        shown = [p if isinstance(p, Mount) else Mount(src=p) for p in readable]
+        seal = Seal(phase=phase, writable=writable, readable=[*shown, *mounts,
                                                                *self.policy.mounts],
                     path=path, endpoints=list(endpoints), registries=list(registries), audit=False)
         box = self.policy.open(seal, self.workdir / f"seal-{phase}-{len(self._boxes)}")
@@ -133,14 +134,34 @@ class HostBackend(Backend):
                 with log.open("a") as f:
                     f.write(f"build outputs restored from the cache ({key})\n")
             else:
+                readable: list[Path | Mount] = list(self._deps())
+                shown_at: tuple[Path, Path] | None = None  # (node_modules, the cache entry) while mounted in place
                 if self.plan.runtime == "node" and deps.needs_real_node_modules(self.app_dir):
-                    self.facts["node_modules_linked"] = deps.materialise_node_modules(self.app_dir)
+                    # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder is
+                    # mounted read-only at <app>/node_modules (a real folder to the build, unwritable); unsealed,
+                    # node_modules becomes hard links to the cached files
+                    modules = self.app_dir / "node_modules"
+                    if self.policy.isolation == "none" or not modules.is_symlink():
+                        self.facts["node_modules_linked"] = deps.materialise_node_modules(self.app_dir)
+                    else:
+                        entry = modules.resolve()
+                        modules.unlink()
+                        modules.mkdir()
+                        shown_at = (modules, entry)
+                        readable = [p for p in readable if p != entry] + [Mount(src=entry, dest=modules)]
+                        self.facts["node_modules_mounted"] = True
                 before = deps.tree_snapshot(self.app_dir)
                 env = self._tool_env()
-                box = self._box("build", [self.app_dir], self._deps(), registries=self.policy.registries)
-                for argv in self.plan.build:
-                    run_step("build", argv, cwd=self.app_dir, env=env, log=log, timeout=self.build_timeout,
-                             sandbox=box)
+                try:
+                    box = self._box("build", [self.app_dir], readable, registries=self.policy.registries)
+                    for argv in self.plan.build:
+                        run_step("build", argv, cwd=self.app_dir, env=env, log=log, timeout=self.build_timeout,
+                                 sandbox=box)
+                finally:
+                    if shown_at is not None:  # back to the symlink the app's own box mounts read-only
+                        modules, entry = shown_at
+                        shutil.rmtree(modules, ignore_errors=True)
+                        modules.symlink_to(entry, target_is_directory=True)
                 if key is not None:
                     deps.save_build(self.app_dir, key, before)
                     self.facts["build_cache_hit"] = False
