@@ -424,6 +424,8 @@ class AgentEvalFile(_Strict):
     criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
     pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
     notes: str | None = None
+    registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = Field(
+        None, description="hosts the agent and the app's install may reach through skillassay's egress proxy, replacing the stack's registries (python: pypi.org, files.pythonhosted.org; typescript: registry.npmjs.org); a name, host:port or *.domain (docs/sealing.md)")
     resources: Resources = Field(default_factory=Resources,
                                  description="what one run needs where it executes (default 1 CPU)")
 

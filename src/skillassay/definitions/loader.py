@@ -132,4 +132,5 @@ def load_fixture(
         config=config,
         pass_threshold=config.pass_threshold if config.pass_threshold is not None else PLAN_DEFAULT_THRESHOLD,
         resources=config.resources or Resources(),
+        registries=config.registries,
     )

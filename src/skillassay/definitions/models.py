@@ -8,7 +8,7 @@ native format, onto ``EvalDefinition``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,6 +101,8 @@ class PlanEvalConfig(_Strict):
     run: RunSteps | None = None
     timeouts: SandboxTimeouts | None = None
     resources: Resources | None = None  # what one run needs where it executes (the Ray executor reserves it)
+    # hosts the agent and the app's install reach through the egress proxy, instead of the stack's (docs/sealing.md)
+    registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = None
 
 
 # ----------------------------------------------------------------------------- negative controls
@@ -184,6 +186,7 @@ class EvalDefinition(BaseModel):
     # copy can read from: the run starts in an empty repository
     trigger: TriggerSpec | None = None
     resources: Resources = Field(default_factory=Resources)  # per run, where it executes (default 1 CPU)
+    registries: list[str] | None = None  # the definition's own egress allow-list (None: the stack's registries)
 
     @property
     def has_sandbox(self) -> bool:

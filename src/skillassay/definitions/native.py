@@ -211,4 +211,5 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
         ],
         notes=spec.notes,
         resources=spec.resources,
+        registries=spec.registries,
     )
