@@ -2,7 +2,10 @@
 open (no isolation) against sealed by bubblewrap, with and without the network forwarder (the launcher, needed when
 the phase has an endpoint) and the syscall audit (strace). Target: under 50 ms added per sealed process.
 
-    .venv/bin/python benchmarks/isolation.py [--runs 30]
+With ``--cli``, also a whole scripted Claude Code session (three model turns: a Read, a Bash command, a Write) run
+open, sealed, and sealed with the audit: what sealing costs an agent run.
+
+    .venv/bin/python benchmarks/isolation.py [--runs 30] [--cli 5]
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ def _time(start, runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--cli", type=int, default=0, help="also time N scripted Claude Code sessions per mode")
     args = parser.parse_args()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
@@ -96,6 +100,55 @@ def main() -> None:
             extra = f"  (+{med - base[label]:.1f} ms)"
         print(f"{how:24} {label:34} {med:10.1f} {p90:8.1f}{extra}")
     print("target: under 50 ms added per sealed process (sealed, no audit)")
+    if args.cli:
+        _cli(args.cli, root)
+
+
+def _cli(runs: int, root: Path) -> None:
+    import shutil as sh
+
+    from skillassay.agents import AgentContext, get_agent
+    from skillassay.isolation import Policy
+    from skillassay.orchestrator.sealing import agent_seal
+    from skillassay.services.model_proxy import ModelEndpoint
+    from skillassay.testing import ModelServer, Script
+
+    agent = get_agent("claude-code")
+    turns = [[{"tool_use": {"name": "Read", "input": {"file_path": "{workspace}/app.txt"}}}],
+             [{"tool_use": {"name": "Bash", "input": {"command": "ls -la && cat app.txt", "description": "look"}}}],
+             [{"tool_use": {"name": "Write", "input": {"file_path": "{workspace}/out.txt", "content": "hi\n"}}}]]
+    rows = []
+    with ModelServer() as server:
+        for mode in ("open", "sealed", "sealed+audit"):
+            times = []
+            for i in range(runs):
+                base = root / f"cli-{mode}-{i}"
+                ws, home = base / "workspace", base / "home"
+                ws.mkdir(parents=True)
+                home.mkdir()
+                (ws / "app.txt").write_text("hello\n")
+                subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+                sid = server.add_script(Script.model_validate({"id": f"b{mode}{i}".replace("+", ""), "turns": turns,
+                                                               "final_text": "Done."}))
+                ctx = AgentContext(workspace=ws, prompt="Write out.txt.", output_dir=base / "out", home=home,
+                                   timeout=120, model_endpoint=ModelEndpoint(base_url=server.base_url(sid),
+                                                                             token="sk-bench"))
+                t = time.perf_counter()
+                if mode == "open":
+                    result = agent.run(ctx)
+                else:
+                    seal = agent_seal(Policy(), agent, ctx).model_copy(update={"audit": mode == "sealed+audit"})
+                    with Policy().open(seal, base / "seal") as box:
+                        ctx.sandbox = box
+                        result = agent.run(ctx)
+                times.append(time.perf_counter() - t)
+                if result.status != "completed" or not (ws / "out.txt").exists():
+                    raise SystemExit(f"the {mode} session failed: {result.status} {result.error}")
+                sh.rmtree(base, ignore_errors=True)
+            rows.append((mode, times))
+    print(f"\n{'Claude Code session (3 turns)':34} {'median s':>9} {'min s':>7}")
+    for mode, times in rows:
+        print(f"{mode:34} {statistics.median(times):9.2f} {min(times):7.2f}")
 
 
 if __name__ == "__main__":
