@@ -16,6 +16,7 @@ from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
+from skillassay.orchestrator.sealing import run_policy
 from skillassay.store.files import job_lock, write_json_atomic
 from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
@@ -113,9 +114,12 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                         result_store.write_run_file(results_root, new)
                         db.record_run(new)
                     continue
+                # sealed as the job was (the app and the tests are the agent's code, as hostile as when it ran)
+                policy = run_policy(job.options.get("isolation", "bubblewrap"), d, results_root,
+                                    job.options.get("allow_hosts") or [], job.options.get("mounts") or [])
                 g = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}", layers=layers,
                           seam=job.options.get("seam", "emulator"), backend=job.options.get("backend", "host"),
-                          emulator=emulator, transcript=transcript, judge_config=judge_config)
+                          emulator=emulator, transcript=transcript, judge_config=judge_config, policy=policy)
                 if g.failures:
                     # the harness failed to regrade: the graded record stands, untouched
                     skipped.append(f"{r.run_dir}: not regraded, the harness failed: "

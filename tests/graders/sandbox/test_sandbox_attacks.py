@@ -63,3 +63,29 @@ def test_unsealed_the_same_app_reaches_them(tiny, emulator, listener, tmp_path):
     validate(d.app_dir, d, "attack2", emulator=emulator, logs_dir=tmp_path / "logs", policy=Policy(isolation="none"))
     assert f"ATTACK {target} reached 200" in (tmp_path / "logs" / "app.stdout.log").read_text()
     assert listener.hits == 1
+
+
+def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, monkeypatch):
+    """PyPI is reached by the sealed install (through the egress proxy, recorded); nothing else is."""
+    from skillassay.graders.sandbox.backends.host import HostBackend
+    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.orchestrator.sealing import Sealing
+
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))  # an empty cache: a real install
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "requirements.txt").write_text("six==1.16.0\n")
+    plan = RunPlan(runtime="python", install=InstallSpec(pip_requirements=["requirements.txt"]),
+                   start=["python", "-c", "import six"])
+    policy = Policy(registries=["pypi.org", "files.pythonhosted.org"])
+    sealing = Sealing(policy)
+    backend = HostBackend(plan=plan, source_dir=src, fixture="reg", run_id="reg1", logs_dir=tmp_path / "logs",
+                          fixture_dir=tmp_path, policy=policy, sealing=sealing)
+    with backend:
+        backend.prepare()
+        assert backend.venv is not None and list(backend.venv.glob("lib/python*/site-packages/six.py"))
+    install = sealing.reports["install"]
+    reached = install.registries_reached
+    assert reached.get("pypi.org:443", 0) >= 1 and reached.get("files.pythonhosted.org:443", 0) >= 1, reached
+    assert install.refused == []
+    assert sealing.records["install"].registries == ["pypi.org", "files.pythonhosted.org"]
