@@ -220,3 +220,12 @@ def test_schema_accepts_the_shipped_file_and_rejects_a_bad_one():
     data["criteria"][0]["weight"] = -3
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
+
+
+def test_max_change_size_takes_bytes_or_a_unit_and_refuses_nonsense(suite: Path) -> None:
+    good = load_native(write(suite, 'max_change_size = "50MB"\n' + MINIMAL.format(id="tiny-eval")), suite)
+    assert good.max_change_size == 50_000_000
+    assert load_native(write(suite, MINIMAL.format(id="tiny-eval")), suite).max_change_size is None
+    for bad in ('"lots"', "0"):
+        found = problems(write(suite, f"max_change_size = {bad}\n" + MINIMAL.format(id="tiny-eval")), suite)
+        assert "/max_change_size" in found, found

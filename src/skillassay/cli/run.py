@@ -127,6 +127,11 @@ def run(
                                      "tried again from scratch, with exponential backoff."),
     retry_delay: float = typer.Option(10.0, "--retry-delay", min=0.0,
                                       help="Seconds before the first retry (doubled each time, with jitter)."),
+    max_change_size: str | None = typer.Option(None, "--max-change-size",
+                                               help="The most a run's change may weigh, e.g. 50MB (default: the "
+                                                    "eval's max_change_size, or 20MB). Beyond it the largest files "
+                                                    "are left out, listed in run.json, and the run is graded on the "
+                                                    "rest."),
     fail_under: float | None = typer.Option(None, "--fail-under",
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
                                                  "falls below this (a trigger suite: when its F1, 0-100, does)."),
@@ -188,6 +193,7 @@ def run(
             err.print(f"[red]error[/red] {problem}", highlight=False, soft_wrap=True)
             raise typer.Exit(2)
     opts = JobOptions(
+        max_change_size=_byte_size(max_change_size, "--max-change-size"),
         suite=path, agent=agent, skill=skill, skill_mode=skill_mode, model=model,
         fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
         api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
@@ -338,3 +344,18 @@ def regrade(
         t.add_row(c.eval_id + (" (baseline)" if c.variant == "baseline" else ""), str(c.run_index), c.field,
                   str(c.before), str(c.after))
     console.print(t)
+
+
+def _byte_size(text: str | None, option: str) -> int | None:
+    """A size given as bytes or with a unit ("20MB", "500KiB")."""
+    if text is None:
+        return None
+    from pydantic import TypeAdapter, ValidationError
+
+    from skillassay.definitions.agent_eval import ChangeSize
+
+    try:
+        return int(TypeAdapter(ChangeSize).validate_python(text.strip()))
+    except ValidationError:
+        raise typer.BadParameter(f"{text!r} is not a size above zero (e.g. 20MB, 500KiB, 1048576)",
+                                 param_hint=option) from None

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (
     AfterValidator,
     BaseModel,
+    ByteSize,
     ConfigDict,
     Discriminator,
     Field,
@@ -32,6 +33,11 @@ FIXTURE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 # A prompt is what an agent is asked, word for word: a long task description is a few thousand characters.
 MAX_PROMPT_CHARS = 100_000
 EVAL_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+
+# The most an agent's change may weigh before its largest files are left out (docs/results.md, "Size"): bytes, or
+# text such as "20MB", "500 KiB"
+ChangeSize = Annotated[ByteSize, Field(gt=0, description="bytes of added or changed files kept and graded, e.g. "
+                                                        "\"50MB\"; larger files are left out and listed")]
 
 # Where tests live, unless a grader says otherwise.
 DEFAULT_TEST_GLOBS = ["tests/**/*.py", "test/**/*.py", "**/test_*.py", "**/*_test.py", "**/conftest.py"]
@@ -423,6 +429,7 @@ class AgentEvalFile(_Strict):
     quality_requirements: list[QualityGate] = Field(default_factory=list)
     criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
     pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
+    max_change_size: ChangeSize | None = None
     notes: str | None = None
     registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = Field(
         None, description="hosts the agent and the app's install may reach through skillassay's egress proxy, replacing the stack's registries (python: pypi.org, files.pythonhosted.org; typescript: registry.npmjs.org); a name, host:port or *.domain (docs/sealing.md)")

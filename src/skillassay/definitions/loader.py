@@ -133,4 +133,5 @@ def load_fixture(
         pass_threshold=config.pass_threshold if config.pass_threshold is not None else PLAN_DEFAULT_THRESHOLD,
         resources=config.resources or Resources(),
         registries=config.registries,
+        max_change_size=config.max_change_size,
     )

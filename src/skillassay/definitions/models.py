@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillassay.definitions.agent_eval import MAX_PROMPT_CHARS, Criterion, ForbiddenBehaviour, QualityGate
+from skillassay.definitions.agent_eval import (MAX_PROMPT_CHARS, ChangeSize, Criterion, ForbiddenBehaviour,
+                                               QualityGate)
 from skillassay.definitions.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.definitions.resources import Resources
 from skillassay.triggers import TriggerBudget
@@ -103,6 +104,7 @@ class PlanEvalConfig(_Strict):
     resources: Resources | None = None  # what one run needs where it executes (the Ray executor reserves it)
     # hosts the agent and the app's install reach through the egress proxy, instead of the stack's (docs/sealing.md)
     registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = None
+    max_change_size: ChangeSize | None = None
 
 
 # ----------------------------------------------------------------------------- negative controls
@@ -182,6 +184,7 @@ class EvalDefinition(BaseModel):
     quality_requirements: list[QualityGate] = Field(default_factory=list)
     criteria: list[Criterion] = Field(default_factory=list)
     notes: str | None = None
+    max_change_size: int | None = None  # bytes (None: the job's limit, by default 20 MB)
     # a trigger-suite prompt (format "trigger"); without a fixture, fixture_dir and app_dir are os.devnull, which no
     # copy can read from: the run starts in an empty repository
     trigger: TriggerSpec | None = None

@@ -186,6 +186,7 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
         golden_dir=golden if golden.is_dir() else None,
         controls=controls,
         pass_threshold=spec.pass_threshold,
+        max_change_size=spec.max_change_size,
         expected_behaviour=spec.expected_behaviour,
         required_concepts=spec.required_concepts,
         forbidden_behaviour=[

@@ -7,6 +7,7 @@ regrade scores exactly as a run would.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -186,5 +187,11 @@ def grade(
         out.failures.append(_failure("process graders", exc))
         out.criteria = []
         out.verdict = None
+    finally:
+        # the folders are copies of the workspace (and the fixture) the commands ran in: the run keeps its workspace
+        # once, and the reports the commands wrote (files) stay
+        for sub in work.iterdir():
+            if sub.is_dir() and not sub.is_symlink():
+                shutil.rmtree(sub, ignore_errors=True)
     out.timings["process"] = round(time.monotonic() - t, 3)
     return out

@@ -28,8 +28,9 @@ from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.services import EmulatorRecipe, JobServices
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
-from skillassay.store.files import job_lock
+from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.workspace.limits import DEFAULT_MAX_CHANGE
 
 
 class JobOptions(BaseModel):
@@ -71,6 +72,8 @@ class JobOptions(BaseModel):
     proxy_host: str = "127.0.0.1"
     proxy_port: int = 0
     proxy_public_host: str | None = None
+    # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
+    max_change_size: int | None = None
 
     def stored(self) -> dict[str, Any]:
         """The options as kept in job.json: environment values are not stored, only their names."""
@@ -220,6 +223,9 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
          executor: Executor, on_event: ProgressFn | None) -> JobResult:
     """The job once it may be recorded: its runs handed to the executor, each recorded as it finishes."""
     results_root = opts.results
+    # job.json and the index never hold a secret of the environment or of --agent-env (in --command, say)
+    hide = run_redactor(opts.agent_env)
+    job = scrub_record(job, hide)[0]
     db.record_job(job)
     result_store.write_job_file(results_root, job)
     if on_event:
@@ -231,7 +237,8 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                 layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
                 agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
                 retry_delay=opts.retry_delay, isolation=opts.isolation, allow_hosts=opts.allow_hosts,
-                mounts=opts.mounts)
+                mounts=opts.mounts,
+                max_change_size=opts.max_change_size or by_id[eid].max_change_size or DEFAULT_MAX_CHANGE)
         for eid, idx, variant in todo if eid in by_id
     ]
     services = JobServices()
@@ -298,7 +305,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
             "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
                             f"{budget.stopped} run(s) not started; --resume starts them")
             if budget.stopped else None})
-        db.record_job(job)
+        db.record_job(scrub_record(job, hide)[0])
         job = db.finish_job(job.job_id, status)
         result_store.write_job_file(results_root, job)
     records = db.runs(job_id=job.job_id)

@@ -30,13 +30,17 @@ from skillassay.orchestrator.services import RunServices
 from skillassay.outcomes import SCORED, UNSCORED, AgentExit, HarnessFailure
 from skillassay.orchestrator.sealing import REACHED_FOR_SUITE, Sealing, run_agent, run_policy
 from skillassay.scoring import decide
-from skillassay.secrets import redact, redact_tree, secret_values
+from skillassay.secrets import Redaction, Redactor, merge
 from skillassay.store.files import (
     HARNESS_ERROR_FILE,
     RunAlreadyRecorded,
     RunClaimed,
+    cap_logs,
     claim_run_dir,
     run_dir_rel,
+    run_redactor,
+    scrub_record,
+    scrub_run_dir,
     write_json_atomic,
     write_run_file,
 )
@@ -45,7 +49,8 @@ from skillassay.store.models import RunRecord, TranscriptSummary, TriggerOutcome
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse
-from skillassay.workspace import create_workspace
+from skillassay.workspace import DEFAULT_MAX_CHANGE, SizeReport, Workspace, create_workspace, snapshot
+from skillassay.workspace import keep as keep_workspace
 
 
 class RunSpec(BaseModel):
@@ -67,6 +72,7 @@ class RunSpec(BaseModel):
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
     keep_workspace: bool = True
+    max_change_size: int = DEFAULT_MAX_CHANGE  # bytes of added or changed files kept and graded (workspace/limits.py)
     retries: int = 2  # whole agent phases tried again after a provider error (orchestrator/attempts.py)
     isolation: str = "bubblewrap"  # how the agent, the app and the graders' commands are sealed (docs/sealing.md)
     allow_hosts: list[str] = Field(default_factory=list)  # granted beyond the stack's registries (--allow-host)
@@ -173,6 +179,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     sealed_by = run_policy(spec.isolation, definition, results_root, spec.allow_hosts, spec.mounts)
     sealing = Sealing(sealed_by)
     arm = None
+    size: SizeReport | None = None
     try:
         agent = get_agent(spec.agent)
         agent_version = agent.version()
@@ -251,8 +258,17 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             failures.append(HarnessFailure(stage="arm", message=f"arm integrity: {arm.problem}"))
             raise _NotGraded(arm.problem)
 
-        # whatever the agent did to its workspace (even deleting it) is its change, and is graded
+        # whatever the agent did to its workspace (even deleting it) is its change, and is graded; from here on,
+        # everything reads one bounded copy of it, never the live one (workspace/limits.py)
+        t = time.monotonic()
+        size = snapshot(ws.path, ws.source, scratch / "final", spec.max_change_size)
+        ws = Workspace(path=scratch / "final", source=ws.source, pristine_commit=ws.pristine_commit)
+        timings["snapshot"] = round(time.monotonic() - t, 3)
+        if size.special or size.unreadable:
+            notes.append(f"not kept: {len(size.special)} fifo/socket/device file(s), "
+                         f"{len(size.unreadable)} unreadable file(s) (run.json size)")
         change = ws.compute_change()
+        change.over_limit = [o.model_dump() for o in size.over_limit]
         files_changed = len(change.files)
         empty_diff = change.empty and definition.trigger is None
         (run_dir / "diff.patch").write_text(change.patch())
@@ -262,7 +278,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             # a trigger run is not graded on its change: its decision is read from the transcript
             trigger_outcome, graded.criteria, graded.verdict = triggering.decide(definition, use, agent_result.stopped)
             if spec.keep_workspace:
-                notes.extend(_keep_workspace(ws.path, run_dir / "workspace"))
+                keep_workspace(ws.path, run_dir / "workspace", ws.source)
             raise _Decided
         # graded whatever the agent's end: a timed-out or crashed agent may have left a working change behind
         emulator = None
@@ -284,7 +300,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
                 write_json_atomic(run_dir / name, data)
         failures.extend(graded.failures)
         if spec.keep_workspace:
-            notes.extend(_keep_workspace(ws.path, run_dir / "workspace"))
+            keep_workspace(ws.path, run_dir / "workspace", ws.source)
     except KeyboardInterrupt:
         raise
     except _Decided:
@@ -346,7 +362,9 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     )
     if record.empty_diff and record.verdict is not None:
         record.verdict.passed = False  # the plan: an empty diff fails, whatever the graders gave it
-    hidden = secret_values() + secret_values(spec.agent_env) + tokens
+    if size is not None:
+        record.size = size
+    hidden = run_redactor(spec.agent_env, tokens)
     tracebacks = "\n\n".join(f"[{f.stage}] {f.message}\n{f.traceback}" for f in failures if f.traceback)
     return finish_run(results_root, record, hidden, tracebacks)
 
@@ -361,7 +379,6 @@ def harness_failure(spec: RunSpec, definition_source: Path, error: str, started_
                     machine: dict[str, Any] | None = None) -> RunRecord:
     """The record of a run that never came back from where it executed (its worker or node died on every attempt):
     the harness's failure, not scored, rerun by --resume. Written like any record, so the run is never lost."""
-    hidden = secret_values() + secret_values(spec.agent_env)
     record = RunRecord(
         job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
         run_dir=spec.rel_dir, agent=spec.agent,
@@ -371,7 +388,7 @@ def harness_failure(spec: RunSpec, definition_source: Path, error: str, started_
         started_at=started_at, finished_at=datetime.now(UTC),
         config=run_config(spec, definition_source), machine=machine or {},
     )
-    return RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+    return scrub_record(record, run_redactor(spec.agent_env))[0]
 
 
 def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **kw: Any) -> RunRecord:
@@ -389,8 +406,7 @@ def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **k
                            run_dir=spec.rel_dir, agent=spec.agent, outcome="harness_error", error=str(failure),
                            harness_failures=[failure], started_at=now, finished_at=now,
                            config=run_config(spec, kw.get("definition_source") or definition.source))
-        hidden = secret_values() + secret_values(spec.agent_env)
-        return finish_run(results_root, record, hidden, f"[harness]\n{traceback.format_exc()}")
+        return finish_run(results_root, record, run_redactor(spec.agent_env), f"[harness]\n{traceback.format_exc()}")
 
 
 class RunNotWritten(Exception):
@@ -402,16 +418,27 @@ class RunNotWritten(Exception):
         super().__init__(f"{record.run_dir}: the run could not be written: {type(cause).__name__}: {cause}")
 
 
-def finish_run(results_root: Path, record: RunRecord, hidden: list[str], tracebacks: str = "") -> RunRecord:
-    """Scrub secrets from the run's folder and record, then write run.json (last: a folder with run.json is a
+def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebacks: str = "") -> RunRecord:
+    """Cut oversized logs, scrub every secret, in every form, from the run's folder and record (docs/results.md,
+    "Secrets"; what was found is recorded in ``redactions``), then write run.json (last: a folder with run.json is a
     finished run). If that fails, the run becomes a harness error, its traceback kept in ``harness_error.txt``."""
     run_dir = Path(results_root) / record.run_dir
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         if tracebacks:
             (run_dir / HARNESS_ERROR_FILE).write_text(tracebacks)
-        redact_tree(run_dir, hidden)
-        record = RunRecord.model_validate_json(redact(record.model_dump_json(), hidden))
+        cut = cap_logs(run_dir)  # whatever became of the run: an agent that printed gigabytes ended it early
+        if cut or record.size is not None:
+            record.size = record.size or SizeReport(limit=record.config.get("max_change_size", DEFAULT_MAX_CHANGE))
+            record.size.logs_cut = cut
+        t = time.monotonic()
+        found = scrub_run_dir(run_dir, hidden)
+        record, hits = scrub_record(record, hidden)
+        if hits:
+            found.append(Redaction(path="run.json", where="record", action="replaced", count=len(hits),
+                                   forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits})))
+        record.redactions, record.unscrubbable = merge(found), list(hidden.too_short)
+        record.timings["scrub"] = round(time.monotonic() - t, 3)
         write_run_file(results_root, record)
         return record
     except Exception as exc:  # noqa: BLE001 - the run must not vanish: record why it could not be written
@@ -422,9 +449,9 @@ def finish_run(results_root: Path, record: RunRecord, hidden: list[str], traceba
             "harness_failures": [*record.harness_failures,
                                  HarnessFailure(stage="write", message=f"{type(exc).__name__}: {exc}")],
         })
-        failed = RunRecord.model_validate_json(redact(failed.model_dump_json(), hidden))
+        failed = scrub_record(failed, hidden)[0]
         try:
-            (run_dir / HARNESS_ERROR_FILE).write_text(redact(tracebacks + "\n\n[write]\n" + tb, hidden))
+            (run_dir / HARNESS_ERROR_FILE).write_text(hidden.redact(tracebacks + "\n\n[write]\n" + tb))
             write_run_file(results_root, failed)
         except Exception as again:  # noqa: BLE001
             raise RunNotWritten(failed, again) from exc
@@ -449,19 +476,3 @@ def _skill_name(spec: RunSpec, skill_dir: Path | None, any_variant: bool = False
         return load_skill(skill_dir).name
     except SkillError:
         return None
-
-
-def _keep_workspace(src: Path, dest: Path) -> list[str]:
-    """Keep the agent's final tree (without dependencies, with its git history) so a regrade can re-score it.
-    What cannot be copied (a file the agent made unreadable, a socket) is noted, never a failure of the run: the
-    agent cannot turn its own run into a harness error this way."""
-    from skillassay.workspace.changes import copy_ignore
-
-    if not src.is_dir():
-        return ["the agent left no workspace to keep"]
-    try:
-        shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src, keep=frozenset({".git"})))
-    except shutil.Error as exc:
-        problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
-        return [f"kept workspace is incomplete: {len(problems)} file(s) could not be copied"]
-    return []

@@ -19,6 +19,7 @@ from typing import Self
 
 from skillassay.store.files import (
     DB_NAME,
+    clean,
     Unreadable,
     iter_job_files,
     iter_run_files,
@@ -204,14 +205,14 @@ class Store:
         conn = self._conn()
         with conn:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_UPSERT_JOB, _job_row(job))
+            conn.execute(_UPSERT_JOB, _job_row(clean(job)))
 
     def record_run(self, run: RunRecord) -> None:
         """Index one finished run. Idempotent: recording the same job/eval/variant/run again replaces the row."""
         conn = self._conn()
         with conn:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute(_UPSERT_RUN, _run_row(run))
+            conn.execute(_UPSERT_RUN, _run_row(clean(run)))
 
     def save_job(self, job: JobRecord) -> None:
         """Write ``job.json`` and index it."""
@@ -356,7 +357,7 @@ class Store:
             conn = self._conn()
             with conn:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.execute(_UPSERT_JOB, _job_row(job))  # type: ignore[arg-type]
+                conn.execute(_UPSERT_JOB, _job_row(clean(job)))  # type: ignore[arg-type]
                 conn.executemany(_UPSERT_RUN, runs)
             added.append(job.job_id)
         return added

@@ -8,17 +8,19 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from skillassay.errors import SkillassayError
 from skillassay.outcomes import RERUN
+from skillassay.secrets import Hit, Redaction, Redactor, environment_redactor
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
 DB_NAME = "skillassay.db"
@@ -147,14 +149,90 @@ def job_lock(results_root: Path, job_id: str) -> Iterator[None]:
 
 def write_job_file(results_root: Path, job: JobRecord) -> Path:
     path = Path(results_root) / job.job_id / JOB_FILE
-    write_json_atomic(path, job.model_dump_json(indent=2))
+    write_json_atomic(path, clean(job).model_dump_json(indent=2))
     return path
 
 
 def write_run_file(results_root: Path, run: RunRecord) -> Path:
     path = Path(results_root) / run.run_dir / RUN_FILE
-    write_json_atomic(path, run.model_dump_json(indent=2))
+    write_json_atomic(path, clean(run).model_dump_json(indent=2))
     return path
+
+
+# ----------------------------------------------------------------------------- secrets and sizes
+WORKSPACE_DIR = "workspace"  # the run's kept workspace, inside its folder
+MAX_LOG_BYTES = 20_000_000  # a larger log or transcript of a run keeps its first and last half of this
+
+_R = TypeVar("_R", bound=BaseModel)
+
+
+def clean(record: _R, redactor: Redactor | None = None) -> _R:
+    """``record`` with every secret of the harness's environment (or of ``redactor``) replaced: the last check on
+    every record written to a file or the index. A record with nothing to hide comes back as it is."""
+    record, _ = scrub_record(record, redactor or environment_redactor())
+    return record
+
+
+def scrub_record(record: _R, redactor: Redactor) -> tuple[_R, list[Hit]]:
+    """(the record with its secrets replaced, what was found)."""
+    text = record.model_dump_json()
+    clean_text, hits = redactor.redact_json(text)
+    if not hits:
+        return record, hits
+    return type(record).model_validate_json(clean_text), hits
+
+
+def scrub_run_dir(run_dir: Path, redactor: Redactor) -> list[Redaction]:
+    """Scrub a run's folder in place (``Redactor.scrub_tree``). The kept workspace's repository is checked as git
+    reads it (every object decompressed) and removed whole if anything in it matches: a git object cannot be
+    edited."""
+    from skillassay.workspace.workspace import git_contents
+
+    repo_rel = f"{WORKSPACE_DIR}/.git"
+    found = redactor.scrub_tree(run_dir, skip=lambda rel: rel == repo_rel)
+    repo = Path(run_dir) / repo_rel
+    if repo.is_dir() and not repo.is_symlink():
+        hits = [h for data in git_contents(repo) for h in redactor.find(data)]
+        if hits:
+            shutil.rmtree(repo)
+            found.append(Redaction(path=repo_rel, where="git", action="removed", count=len(hits),
+                                   forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits})))
+    return found
+
+
+def cap_logs(run_dir: Path, limit: int = MAX_LOG_BYTES) -> list[str]:
+    """Cut every file of a run's folder (but its kept workspace) that is larger than ``limit`` to its first and
+    last ``limit / 2`` bytes, with a line saying how much was left out between; returns their relative paths."""
+    cut = []
+    root = Path(run_dir)
+    for dirpath, dirnames, filenames in os.walk(root):
+        if Path(dirpath) == root:
+            dirnames[:] = [d for d in dirnames if d != WORKSPACE_DIR]
+        for name in filenames:
+            path = Path(dirpath) / name
+            try:
+                size = path.lstat().st_size
+            except OSError:
+                continue
+            if size <= limit or path.is_symlink():
+                continue
+            half = limit // 2
+            with open(path, "rb") as f:
+                head = f.read(half)
+                f.seek(size - half)
+                tail = f.read(half)
+            note = f"\n[skillassay: {size - 2 * half} bytes left out here; the file had {size} bytes]\n".encode()
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=dirpath)
+            with os.fdopen(fd, "wb") as out:
+                out.write(head + note + tail)
+            os.replace(tmp, path)
+            cut.append(path.relative_to(root).as_posix())
+    return sorted(cut)
+
+
+def run_redactor(agent_env: dict[str, str] | None = None, extra: list[str] | None = None) -> Redactor:
+    """Every secret a run could have seen: the harness's environment, ``--agent-env`` and the run's own tokens."""
+    return environment_redactor(extra or [], agent_env)
 
 
 def read_job_file(path: Path) -> JobRecord:

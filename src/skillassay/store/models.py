@@ -10,8 +10,10 @@ from pydantic import BaseModel, Field, model_validator
 
 from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_scored
 from skillassay.scoring.verdict import CriterionResult, Verdict
+from skillassay.secrets import Redaction
 from skillassay.usage import ModelUsage
 from skillassay.triggers import SkillUse, TriggerBudget
+from skillassay.workspace.limits import SizeReport
 
 # How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
@@ -106,6 +108,12 @@ class RunRecord(BaseModel):
     sealing: dict[str, Any] = Field(default_factory=dict)
     # the skills the agent actually had and the user-level configuration it could see (agents/arm.py)
     arm: dict[str, Any] | None = None
+    # secrets found in what the run was about to store, and what was done with each: where, in which form, from which
+    # variable (never the value); and the secret variables whose values were too short to search for
+    redactions: list[Redaction] = Field(default_factory=list)
+    unscrubbable: list[str] = Field(default_factory=list)
+    # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/limits.py)
+    size: SizeReport | None = None
 
     @property
     def scored(self) -> bool:

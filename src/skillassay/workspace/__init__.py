@@ -17,14 +17,20 @@ _EXPORTS = {
     "compare_trees": "skillassay.workspace.changes",
     "copy_ignore": "skillassay.workspace.changes",
     "skipped_dir": "skillassay.workspace.changes",
+    "DEFAULT_MAX_CHANGE": "skillassay.workspace.limits",
+    "OverLimit": "skillassay.workspace.limits",
+    "SizeReport": "skillassay.workspace.limits",
+    "keep": "skillassay.workspace.limits",
+    "snapshot": "skillassay.workspace.limits",
     "Workspace": "skillassay.workspace.workspace",
     "create_workspace": "skillassay.workspace.workspace",
     "open_workspace": "skillassay.workspace.workspace",
     "safe_read": "skillassay.workspace.workspace",
 }
 
-__all__ = ["OUTPUT_DIRS", "SKIP_DIRS", "ChangeSet", "FileChange", "Workspace", "compare_trees", "copy_ignore",
-           "create_workspace", "open_workspace", "safe_read", "skipped_dir"]
+__all__ = ["DEFAULT_MAX_CHANGE", "OUTPUT_DIRS", "SKIP_DIRS", "ChangeSet", "FileChange", "OverLimit", "SizeReport",
+           "Workspace", "compare_trees", "copy_ignore", "create_workspace", "keep", "open_workspace", "safe_read",
+           "skipped_dir", "snapshot"]
 
 
 def __getattr__(name: str) -> Any:

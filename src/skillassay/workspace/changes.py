@@ -99,7 +99,8 @@ def _created_build_dirs(pristine: str, modified: str) -> list[str]:
     return found
 
 
-def _same(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
+def same_file(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
+    """Are the entries at ``a`` and ``b`` (with these ``lstat`` results) the same file, link or bytes?"""
     a_link, b_link = stat.S_ISLNK(sa.st_mode), stat.S_ISLNK(sb.st_mode)
     if a_link or b_link:
         return a_link and b_link and os.readlink(a) == os.readlink(b)
@@ -141,6 +142,9 @@ class ChangeSet:
     files: list[FileChange] = field(default_factory=list)  # sorted by path
     unchanged: list[str] = field(default_factory=list)  # in both trees, identical
     skipped: list[str] = field(default_factory=list)  # build-output folders the run created (never part of it)
+    # files left out because the change was larger than the run's limit (workspace/limits.py): path, status,
+    # size, allocated, sha256; they are not in ``files`` and no grader sees them
+    over_limit: list[dict[str, Any]] = field(default_factory=list)
     _patch: str | None = field(default=None, repr=False, compare=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -276,7 +280,7 @@ class ChangeSet:
             added, deleted = self.line_counts(f.path)
             files.append({"path": f.path, "status": f.status, "binary": f.binary, "symlink": f.symlink,
                           "added_lines": added, "deleted_lines": deleted})
-        return {"files": files, "skipped": list(self.skipped)}
+        return {"files": files, "skipped": list(self.skipped), "over_limit": list(self.over_limit)}
 
 
 def compare_trees(pristine: Path | str, modified: Path | str) -> ChangeSet:
@@ -292,7 +296,7 @@ def compare_trees(pristine: Path | str, modified: Path | str) -> ChangeSet:
             status: Status = "added"
         elif b is None:
             status = "deleted"
-        elif _same(pa, pb, a, b):
+        elif same_file(pa, pb, a, b):
             unchanged.append(rel)
             continue
         else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -77,16 +78,37 @@ def create_workspace(app_dir: Path, dest: Path) -> Workspace:
         raise InfrastructureError(f"workspace folder is not empty: {dest}")
     # symlinks=True copies links as links: a fixture never points the copy back into itself or elsewhere
     shutil.copytree(app_dir, dest, symlinks=True, ignore=copy_ignore(app_dir), dirs_exist_ok=True)
+    head = init_pristine(dest, dest)
+    return Workspace(path=dest, source=app_dir, pristine_commit=head)
+
+
+def init_pristine(dest: Path, app_dir: Path) -> str:
+    """Make ``dest`` a repository whose one commit is ``app_dir``'s tree (the same commit id for the same app,
+    whatever folder holds it); returns the commit id. ``app_dir`` is only read."""
+    dest, app_dir = Path(dest), Path(app_dir)
     git(dest, "init", "-q", "-b", "main")
     exclude = dest / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     # the same folders stay out of the agent's `git status` (build output only at the top, as in the change)
     exclude.write_text("".join(f"{d}/\n" for d in sorted(SKIP_DIRS - {".git"}))
                        + "".join(f"/{d}/\n" for d in sorted(OUTPUT_DIRS)))
-    git(dest, "add", "-A")
-    git(dest, "commit", "-q", "--allow-empty", "-m", PRISTINE_MESSAGE)
-    head = git(dest, "rev-parse", "HEAD").stdout.strip()
-    return Workspace(path=dest, source=app_dir, pristine_commit=head)
+    tree = ("--git-dir", str(dest / ".git"), "--work-tree", str(app_dir))
+    git(app_dir, *tree, "add", "-A")
+    git(app_dir, *tree, "commit", "-q", "--allow-empty", "-m", PRISTINE_MESSAGE)
+    return git(dest, "rev-parse", "HEAD").stdout.strip()
+
+
+def git_contents(repo: Path) -> Iterator[bytes]:
+    """Everything a repository folder holds, as stored and as git reads it: each file's path and bytes, then every
+    object decompressed (packed and loose, deltas resolved)."""
+    repo = Path(repo)
+    for path in sorted(repo.rglob("*")):
+        yield os.fsencode(path.relative_to(repo))
+        if path.is_file() and not path.is_symlink():
+            yield path.read_bytes()
+    proc = subprocess.run(["git", "--git-dir", str(repo), "cat-file", "--batch-all-objects", "--batch"],
+                          env={**os.environ, **_GIT_ENV}, capture_output=True)
+    yield proc.stdout
 
 
 def open_workspace(path: Path) -> Workspace:

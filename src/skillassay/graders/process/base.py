@@ -24,6 +24,7 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.isolation import IsolationError, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
+from skillassay.secrets import without_secrets
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
 
@@ -150,8 +151,9 @@ def command_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment gates and tests run in: the harness's Python first on PATH (its venv has pytest), no
     bytecode files, and none of the pytest plugins installed beside the harness (they are not the app's, and
     some take seconds to load; a gate's ``env`` can set ``PYTEST_DISABLE_PLUGIN_AUTOLOAD = ""`` to have them).
-    Commands run on the user's machine with the user's environment, as the user's own test run would."""
-    env = dict(os.environ)
+    Commands run with the user's environment, as the user's own test run would, less its secrets (they run code the
+    agent wrote: ``skillassay.secrets.without_secrets``)."""
+    env = without_secrets(os.environ)
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"

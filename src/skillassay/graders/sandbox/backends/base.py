@@ -16,6 +16,7 @@ import httpx
 
 from skillassay.graders.sandbox.runplan import RunPlan
 from skillassay.graders.sandbox.steps import StepFailed
+from skillassay.secrets import without_secrets
 from skillassay.workspace.changes import copy_ignore
 
 # Only these variables of the harness's environment reach the app (and its install/build): nothing secret leaks.
@@ -28,7 +29,8 @@ PASS_ENV = (
 
 
 def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_ENV_PREFIXES)}
+    # never a secret, even under a name let through (a proxy or an index URL with a password, an npm auth token)
+    env = without_secrets({k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_ENV_PREFIXES)})
     # the app must reach the emulator on loopback directly, never through a proxy
     for name in ("NO_PROXY", "no_proxy"):
         parts = [p for p in env.get(name, "").split(",") if p]
