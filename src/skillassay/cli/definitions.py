@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from skillassay.cli import judge as judge_options
 from skillassay.errors import DefinitionError
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
@@ -106,6 +107,10 @@ def check(
              "expected one written beside it (builds and runs the apps: slower).",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
+    judge_model: str | None = judge_options.MODEL,
+    judge_provider: str | None = judge_options.PROVIDER,
+    judge_base_url: str | None = judge_options.BASE_URL,
+    judge_key_env: str | None = judge_options.KEY_ENV,
 ) -> None:
     """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
     expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves)."""
@@ -121,9 +126,15 @@ def check(
         err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
         raise typer.Exit(2)
     if controls:
+        from skillassay.errors import SkillassayError
         from skillassay.orchestrator.controls import run_all_controls
 
-        ok = run_all_controls(path, console)
+        judge = judge_options.config(judge_model, judge_provider, judge_base_url, judge_key_env)
+        try:
+            ok = run_all_controls(path, console, judge_config=judge)
+        except SkillassayError as exc:
+            err_console.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
         if not ok:
             raise typer.Exit(2)
     console.print(f"[green]ok[/green] definitions under {path} are valid"

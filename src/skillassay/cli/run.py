@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from skillassay.cli import judge as judge_options
 from skillassay.errors import DefinitionError, SkillassayError
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
@@ -136,6 +137,10 @@ def run(
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
                                                  "falls below this (a trigger suite: when its F1, 0-100, does)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
+    judge_model: str | None = judge_options.MODEL,
+    judge_provider: str | None = judge_options.PROVIDER,
+    judge_base_url: str | None = judge_options.BASE_URL,
+    judge_key_env: str | None = judge_options.KEY_ENV,
 ) -> None:
     """Run an agent on every eval of a suite, grade each run, keep every result and print a summary.
 
@@ -201,6 +206,7 @@ def run(
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
         **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
         isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
+        judge=None if resume else judge_options.config(judge_model, judge_provider, judge_base_url, judge_key_env),
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
@@ -230,7 +236,8 @@ def run(
         total = len(evals) * per_eval * (2 if baseline else 1)
         with progress:
             task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
-            result = run_job(opts, resume=resume, on_event=on_event)
+            result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=judge_options.overrides(
+                judge_model, judge_provider, judge_base_url, judge_key_env))
     except DefinitionError as exc:
         for p in exc.problems:
             err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
@@ -312,15 +319,21 @@ def regrade(
     suite: Path | None = typer.Option(None, "--suite", help="Definitions to grade against (default: the job's)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
+    judge_model: str | None = judge_options.MODEL,
+    judge_provider: str | None = judge_options.PROVIDER,
+    judge_base_url: str | None = judge_options.BASE_URL,
+    judge_key_env: str | None = judge_options.KEY_ENV,
 ) -> None:
     """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print what
-    changed. Each run's previous record is kept as run.prev.json."""
+    changed. Each run's previous record is kept as run.prev.json (an older one as run.prev-<n>.json). Only scored
+    runs are regraded; a run the harness fails to regrade keeps its record."""
     from rich.table import Table
 
     from skillassay.orchestrator.regrade import regrade_job
 
     try:
-        result = regrade_job(job, results, suite=suite, dry_run=dry_run)
+        result = regrade_job(job, results, suite=suite, dry_run=dry_run, judge_overrides=judge_options.overrides(
+            judge_model, judge_provider, judge_base_url, judge_key_env))
     except DefinitionError as exc:
         for p in exc.problems:
             err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)

@@ -16,6 +16,8 @@ from rich.table import Table
 
 from skillassay.definitions import load_suite
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
+from skillassay.graders.process.judge_config import JudgeConfig
+from skillassay.graders.process.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
 from skillassay.scoring.verdict import percent_text
 
@@ -96,7 +98,8 @@ def seam_cases(d: EvalDefinition, layers: Layers) -> list[tuple[str, Path, Contr
     return cases
 
 
-def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None) -> list[ControlOutcome]:
+def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
+                 judge_config: JudgeConfig | None = None) -> list[ControlOutcome]:
     if d.format == "native":
         from skillassay.graders.process.controls import expected_label
         from skillassay.graders.process.controls import run_controls as run_process_controls
@@ -104,7 +107,7 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None) -
         return [ControlOutcome(eval_id=d.id, control=o.name, matches=o.matches,
                                expected=expected_label(o.expected) + f" ({o.expected.description})",
                                actual=f"{o.actual} {percent_text(o.score)}", mismatches=list(o.mismatches))
-                for o in run_process_controls(d)]
+                for o in run_process_controls(d, judge_config=judge_config)]
     out: list[ControlOutcome] = []
     for name, folder, exp in seam_cases(d, layers):
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
@@ -115,8 +118,10 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None) -
     return out
 
 
-def run_all_controls(path: Path, console: Console, *, layers: Layers = "both") -> bool:
+def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
+                     judge_config: JudgeConfig | None = None) -> bool:
     evals = load_suite(path)
+    require_judge(evals, judge_config)  # an llm_judge criterion needs one: refused before anything is graded
     emulator = None
     if layers != "rubric" and any(e.config is not None for e in evals):
         from skillassay.services import service_class
@@ -128,7 +133,7 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both") -
     try:
         for d in evals:
             console.print(f"[dim]controls of {d.id}...[/dim]")
-            outcomes.extend(run_controls(d, layers=layers, emulator=emulator))
+            outcomes.extend(run_controls(d, layers=layers, emulator=emulator, judge_config=judge_config))
     finally:
         if emulator is not None:
             emulator.stop()

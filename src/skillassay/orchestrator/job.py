@@ -27,6 +27,8 @@ from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.services import EmulatorRecipe, JobServices
+from skillassay.graders.process import judge_config
+from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.models import JobRecord, RunRecord, Variant
@@ -74,6 +76,9 @@ class JobOptions(BaseModel):
     proxy_public_host: str | None = None
     # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
     max_change_size: int | None = None
+    # the LLM judge of llm_judge criteria (graders/process/judge_config.py): model, provider, endpoint and the *name*
+    # of the variable holding its key; required when a selected eval has such a criterion
+    judge: JudgeConfig | None = None
 
     def stored(self) -> dict[str, Any]:
         """The options as kept in job.json: environment values are not stored, only their names."""
@@ -137,7 +142,9 @@ def _trigger_options(opts: JobOptions, evals: list[EvalDefinition]) -> JobOption
 
 
 def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
-            executor: Executor | None = None) -> JobResult:
+            executor: Executor | None = None, judge_overrides: dict[str, str] | None = None) -> JobResult:
+    """Run (or with ``resume``, finish) a job. ``judge_overrides``: for ``--resume``, the judge options given
+    (model, provider, base_url, api_key_env), laid over the environment's and the job's own judge."""
     if opts.runs is not None and opts.runs < 1:
         raise SkillassayError("--runs must be at least 1")
     if opts.skill is not None and not opts.skill.exists():
@@ -170,7 +177,9 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             chosen = {k: getattr(opts, k) for k in ("executor", "ray_address") if k in opts.model_fields_set}
             opts = JobOptions.model_validate({**job.options, "agent_env": opts.agent_env,
                                               "results": results_root, "jobs": opts.jobs, **chosen,
-                                              **({"max_cost": opts.max_cost} if opts.max_cost is not None else {})})
+                                              **({"max_cost": opts.max_cost} if opts.max_cost is not None else {}),
+                                              "judge": opts.judge or judge_config.resolve(
+                                                  **(judge_overrides or {}), stored=job.options.get("judge"))})
             opts = opts.model_copy(update={"suite": opts.suite.resolve()})
             todo = db.missing_runs(resume)
             job.status = "running"
@@ -183,6 +192,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
                                   f"api-path={opts.api_path})")
         if any(e.trigger for e in evals):
             opts = _trigger_options(opts, evals)
+        judge_config.require(evals, opts.judge)  # refused now, not as a harness error in every run
         opts = opts.model_copy(update={"runs": opts.runs or 1})
         by_id = {e.id: e for e in evals}
         from skillassay.agents import agent_class
@@ -237,7 +247,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                 layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
                 agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
                 retry_delay=opts.retry_delay, isolation=opts.isolation, allow_hosts=opts.allow_hosts,
-                mounts=opts.mounts,
+                mounts=opts.mounts, judge=opts.judge,
                 max_change_size=opts.max_change_size or by_id[eid].max_change_size or DEFAULT_MAX_CHANGE)
         for eid, idx, variant in todo if eid in by_id
     ]

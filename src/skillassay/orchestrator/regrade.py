@@ -14,6 +14,8 @@ from pydantic import BaseModel
 from skillassay import store as result_store
 from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
+from skillassay.graders.process.judge_config import require as require_judge
+from skillassay.graders.process.judge_config import resolve as resolve_judge
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
 from skillassay.orchestrator.sealing import run_policy
@@ -61,7 +63,10 @@ def _fields(r: RunRecord) -> dict[str, float | str | None]:
 
 
 def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, emulator_delay: float = 1.0,
-                dry_run: bool = False, judge_config: Any = None) -> RegradeResult:
+                dry_run: bool = False, judge_config: Any = None,
+                judge_overrides: dict[str, str] | None = None) -> RegradeResult:
+    """``judge_config``: the LLM judge to use; without it, ``judge_overrides`` (options given) over the environment's
+    judge over the one the job was run with."""
     db = result_store.open(results_root)
     held = ExitStack()
     try:
@@ -69,8 +74,11 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
         if job is None:
             raise SkillassayError(f"no job {job_id!r} under {results_root}")
         held.enter_context(job_lock(results_root, job_id))  # not while a run or another regrade holds the job
+        # the judge: as given, else the environment's, else the one the job was run with
+        judge_config = judge_config or resolve_judge(**(judge_overrides or {}), stored=job.options.get("judge"))
         evals = {e.id: e for e in load_suite(suite or Path(job.suite))}
         runs = db.runs(job_id=job_id)
+        require_judge([evals[i] for i in {r.eval_id for r in runs if r.scored} if i in evals], judge_config)
         layers = job.options.get("layers", "both")
         emulator = None
         needs = layers != "rubric" and any(evals.get(r.eval_id) and evals[r.eval_id].has_sandbox for r in runs)

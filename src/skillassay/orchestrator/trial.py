@@ -22,6 +22,7 @@ from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError
+from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
@@ -78,6 +79,7 @@ class RunSpec(BaseModel):
     allow_hosts: list[str] = Field(default_factory=list)  # granted beyond the stack's registries (--allow-host)
     mounts: list[Path] = Field(default_factory=list)  # granted read-only to the agent (--mount)
     retry_delay: float = 10.0  # seconds before the first retry, doubled for each next one (with jitter)
+    judge: JudgeConfig | None = None  # the LLM judge of llm_judge criteria (no key: the name of its variable)
 
     @property
     def rel_dir(self) -> str:
@@ -286,7 +288,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             emulator = services.emulator()
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
-                       judge_config=judge_config, change=change, policy=sealed_by, sealing=sealing)
+                       judge_config=judge_config or spec.judge, change=change, policy=sealed_by,
+                       sealing=sealing)
         timings.update(graded.timings)
         if sealing.reached_suite() and graded.verdict is not None:
             # reaching for the suite or the results is forbidden in every eval (docs/sealing.md)

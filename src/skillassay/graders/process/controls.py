@@ -67,7 +67,8 @@ def check_control(
         definition, definition.app_dir, control_dir, load_transcript(control_dir), work_dir, judge_config
     )
     v = result.verdict
-    mismatches = []
+    # a control the harness could not grade matches nothing: the failure is reported, never read as a verdict
+    mismatches = [f"the harness failed: {f}" for f in result.failures]
     if expected.verdict is not None and (v.passed != (expected.verdict == "pass")):
         mismatches.append(f"expected {expected.verdict}, got {v.label} ({percent_text(v.score)})")
     if expected.disqualified is not None and v.disqualified != expected.disqualified:
