@@ -176,36 +176,40 @@ class CommandOutcome:
 def run_command(
     command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None, sandbox: Any = None
 ) -> CommandOutcome:
-    """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given."""
+    """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given.
+
+    Either way in its own session (its own process group), registered with the reaper so a Ctrl-C ends it; at
+    ``timeout`` the whole group is killed (SIGTERM, then SIGKILL), and whatever the group left running after its
+    leader exited is killed too: nothing it started outlives it. Output goes to a file, not a pipe, so a grandchild
+    holding the pipe open cannot keep the harness waiting."""
     if sandbox is not None:
         return _run_sealed(command, cwd, timeout, env, sandbox)
     started = time.monotonic()
     shell = isinstance(command, str)
-    try:
-        proc = subprocess.run(
-            command,
-            cwd=cwd,
-            shell=shell,
-            env=command_env(env),
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = (
-            (exc.stdout or "")
-            if isinstance(exc.stdout, str)
-            else (exc.stdout or b"").decode(errors="replace")
-        )
-        return CommandOutcome(None, out[-4000:], time.monotonic() - started, timed_out=True)
-    except FileNotFoundError as exc:
-        return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
-    output = (proc.stdout or "") + (proc.stderr or "")
-    return CommandOutcome(
-        proc.returncode, output[-4000:], time.monotonic() - started, not_found=proc.returncode == 127
-    )
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = subprocess.Popen(
+                command, cwd=cwd, shell=shell, env=command_env(env), stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
+        timed_out = False
+        with reaper.tracked(proc, grace=1.0) as pgid:
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                reaper.kill_group(pgid, grace=1.0)
+                proc.wait()
+            if reaper.group_alive(pgid):  # the leader is gone; its children are not the gate's to keep
+                reaper.kill_group(pgid, grace=0.5)
+        out.seek(0)
+        output = out.read()[-16000:].decode(errors="replace")[-4000:]
+    duration = time.monotonic() - started
+    if timed_out:
+        return CommandOutcome(None, output, duration, timed_out=True)
+    return CommandOutcome(proc.returncode, output, duration, not_found=proc.returncode == 127)
 
 
 def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None,
