@@ -9,8 +9,28 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillassay.cli import judge as judge_options
-from skillassay.errors import DefinitionError
+from skillassay.errors import DefinitionError, SkillassayError
+
+# the LLM judge's options (graders/process/judge_config.py says where each default comes from)
+JUDGE_MODEL = typer.Option(None, "--judge-model", help="The LLM judge's model, for llm_judge criteria (default: "
+                                                       "$SKILLASSAY_JUDGE_MODEL, or the job's for --resume/regrade).")
+JUDGE_PROVIDER = typer.Option(None, "--judge-provider", help="anthropic (default), openai-responses or openai-chat "
+                                                             "($SKILLASSAY_JUDGE_PROVIDER).")
+JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="The judge's API root (default: the provider's; "
+                                                             "$SKILLASSAY_JUDGE_BASE_URL).")
+JUDGE_KEY_ENV = typer.Option(None, "--judge-key-env", help="The NAME of the variable holding the judge's key "
+                                                           "(default ANTHROPIC_API_KEY / OPENAI_API_KEY).")
+
+
+def _judge(model: str | None, provider: str | None, base_url: str | None, key_env: str | None):
+    """The judge from the options, else the environment; None when none names a model (exit 2 when half given)."""
+    from skillassay.graders.process.judge_config import resolve
+
+    try:
+        return resolve(model, provider, base_url, key_env)
+    except SkillassayError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--judge-model") from None
+
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
@@ -107,10 +127,10 @@ def check(
              "expected one written beside it (builds and runs the apps: slower).",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
-    judge_model: str | None = judge_options.MODEL,
-    judge_provider: str | None = judge_options.PROVIDER,
-    judge_base_url: str | None = judge_options.BASE_URL,
-    judge_key_env: str | None = judge_options.KEY_ENV,
+    judge_model: str | None = JUDGE_MODEL,
+    judge_provider: str | None = JUDGE_PROVIDER,
+    judge_base_url: str | None = JUDGE_BASE_URL,
+    judge_key_env: str | None = JUDGE_KEY_ENV,
 ) -> None:
     """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
     expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves)."""
@@ -126,10 +146,9 @@ def check(
         err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
         raise typer.Exit(2)
     if controls:
-        from skillassay.errors import SkillassayError
         from skillassay.orchestrator.controls import run_all_controls
 
-        judge = judge_options.config(judge_model, judge_provider, judge_base_url, judge_key_env)
+        judge = _judge(judge_model, judge_provider, judge_base_url, judge_key_env)
         try:
             ok = run_all_controls(path, console, judge_config=judge)
         except SkillassayError as exc:

@@ -9,8 +9,35 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from skillassay.cli import judge as judge_options
 from skillassay.errors import DefinitionError, SkillassayError
+
+# the LLM judge's options (graders/process/judge_config.py says where each default comes from)
+JUDGE_MODEL = typer.Option(None, "--judge-model", help="The LLM judge's model, for llm_judge criteria (default: "
+                                                       "$SKILLASSAY_JUDGE_MODEL, or the job's for --resume/regrade).")
+JUDGE_PROVIDER = typer.Option(None, "--judge-provider", help="anthropic (default), openai-responses or openai-chat "
+                                                             "($SKILLASSAY_JUDGE_PROVIDER).")
+JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="The judge's API root (default: the provider's; "
+                                                             "$SKILLASSAY_JUDGE_BASE_URL).")
+JUDGE_KEY_ENV = typer.Option(None, "--judge-key-env", help="The NAME of the variable holding the judge's key "
+                                                           "(default ANTHROPIC_API_KEY / OPENAI_API_KEY).")
+
+
+def _judge(model: str | None, provider: str | None, base_url: str | None, key_env: str | None):
+    """The judge from the options, else the environment; None when none names a model (exit 2 when half given)."""
+    from skillassay.graders.process.judge_config import resolve
+
+    try:
+        return resolve(model, provider, base_url, key_env)
+    except SkillassayError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--judge-model") from None
+
+
+def _judge_overrides(model: str | None, provider: str | None, base_url: str | None,
+                     key_env: str | None) -> dict[str, str]:
+    """The judge options given, laid over a job's own judge (``--resume``, ``regrade``)."""
+    given = {"model": model, "provider": provider, "base_url": base_url, "api_key_env": key_env}
+    return {k: v for k, v in given.items() if v}
+
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
@@ -137,10 +164,10 @@ def run(
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
                                                  "falls below this (a trigger suite: when its F1, 0-100, does)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
-    judge_model: str | None = judge_options.MODEL,
-    judge_provider: str | None = judge_options.PROVIDER,
-    judge_base_url: str | None = judge_options.BASE_URL,
-    judge_key_env: str | None = judge_options.KEY_ENV,
+    judge_model: str | None = JUDGE_MODEL,
+    judge_provider: str | None = JUDGE_PROVIDER,
+    judge_base_url: str | None = JUDGE_BASE_URL,
+    judge_key_env: str | None = JUDGE_KEY_ENV,
 ) -> None:
     """Run an agent on every eval of a suite, grade each run, keep every result and print a summary.
 
@@ -206,7 +233,7 @@ def run(
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
         **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
         isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
-        judge=None if resume else judge_options.config(judge_model, judge_provider, judge_base_url, judge_key_env),
+        judge=None if resume else _judge(judge_model, judge_provider, judge_base_url, judge_key_env),
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
@@ -236,7 +263,7 @@ def run(
         total = len(evals) * per_eval * (2 if baseline else 1)
         with progress:
             task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
-            result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=judge_options.overrides(
+            result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=_judge_overrides(
                 judge_model, judge_provider, judge_base_url, judge_key_env))
     except DefinitionError as exc:
         for p in exc.problems:
@@ -319,10 +346,10 @@ def regrade(
     suite: Path | None = typer.Option(None, "--suite", help="Definitions to grade against (default: the job's)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
-    judge_model: str | None = judge_options.MODEL,
-    judge_provider: str | None = judge_options.PROVIDER,
-    judge_base_url: str | None = judge_options.BASE_URL,
-    judge_key_env: str | None = judge_options.KEY_ENV,
+    judge_model: str | None = JUDGE_MODEL,
+    judge_provider: str | None = JUDGE_PROVIDER,
+    judge_base_url: str | None = JUDGE_BASE_URL,
+    judge_key_env: str | None = JUDGE_KEY_ENV,
 ) -> None:
     """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print what
     changed. Each run's previous record is kept as run.prev.json (an older one as run.prev-<n>.json). Only scored
@@ -332,7 +359,7 @@ def regrade(
     from skillassay.orchestrator.regrade import regrade_job
 
     try:
-        result = regrade_job(job, results, suite=suite, dry_run=dry_run, judge_overrides=judge_options.overrides(
+        result = regrade_job(job, results, suite=suite, dry_run=dry_run, judge_overrides=_judge_overrides(
             judge_model, judge_provider, judge_base_url, judge_key_env))
     except DefinitionError as exc:
         for p in exc.problems:
