@@ -186,3 +186,17 @@ def test_compare_pairs_by_eval_and_run_index():
     assert c.unpaired_a == [("y", 1)] and c.unpaired_b == [("z", 1)]
     assert "2 run(s) had no partner" in c.verdict
     assert stats.compare([], b).overall is None
+
+
+def test_compare_counts_every_outcome_and_leaves_the_unscored_out():
+    """Issue 14: compare says how many runs ended in each outcome, and no unscored run moves a figure."""
+    a = [run("e", 1, 0.5), run("e", 2, 0.5), run("e", 3, 0.0, outcome="harness_error")]
+    b = [run("e", 1, 1.0), run("e", 2, 0.0, outcome="agent_error"), run("e", 3, 1.0, outcome="provider_error")]
+    cmp = stats.compare(a, b, a_label="base", b_label="skill")
+    assert cmp.outcomes_a == {"completed": 2, "harness_error": 1}
+    assert cmp.outcomes_b == {"completed": 1, "agent_error": 1, "provider_error": 1}
+    assert cmp.unscored_a == {"harness_error": 1} and cmp.unscored_b == {"provider_error": 1}
+    # run 3 is unscored on both sides: only runs 1 and 2 pair up (the agent error is scored, as the agent's)
+    assert cmp.overall.pairs == 2 and cmp.overall.mean_b == pytest.approx(0.5)
+    assert "Not scored, so left out of every figure: base: 1 harness error; skill: 1 provider error." in cmp.verdict
+    assert cmp.to_dict()["outcomes_b"]["agent_error"] == 1

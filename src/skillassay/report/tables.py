@@ -154,6 +154,13 @@ def comparison_tables(cmp: Comparison, a: str, b: str) -> list[Table]:
             f"{d.delta * 100:+.1f}", ci, f"{_pct(d.pass_rate_a, 0)} → {_pct(d.pass_rate_b, 0)}",
             "–" if d.runs_needed is None else str(d.runs_needed),
         )
+    if cmp.outcomes_a or cmp.outcomes_b:
+        t.caption = ("Outcomes: " + "; ".join(
+            f"{side}: " + ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in counts.items())
+            for side, counts in (("A", cmp.outcomes_a), ("B", cmp.outcomes_b)) if counts)
+            + (". Unscored runs (provider, harness, definition errors) are left out of every figure."
+               if cmp.unscored_a or cmp.unscored_b else "."))
+        t.caption_justify = "left"
     out = [t]
     if cmp.criteria:
         c = Table(title="Per criterion (mean fraction earned)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Protocol
 
-from skillassay.outcomes import LEGACY, is_scored, label
+from skillassay.outcomes import LEGACY, OUTCOMES, is_scored, label
 
 class _Verdict(Protocol):
     score: float
@@ -365,6 +365,8 @@ class Comparison:
     verdict: str  # the result in plain words
     unscored_a: dict[str, int] = field(default_factory=dict)  # outcome -> runs of A left out (not scored)
     unscored_b: dict[str, int] = field(default_factory=dict)
+    outcomes_a: dict[str, int] = field(default_factory=dict)  # outcome -> runs of A, every outcome
+    outcomes_b: dict[str, int] = field(default_factory=dict)
 
     @property
     def significant(self) -> bool:
@@ -379,6 +381,8 @@ class Comparison:
             "unpaired_b": [list(x) for x in self.unpaired_b],
             "unscored_a": dict(self.unscored_a),
             "unscored_b": dict(self.unscored_b),
+            "outcomes_a": dict(self.outcomes_a),
+            "outcomes_b": dict(self.outcomes_b),
             "significant": self.significant,
             "warning": self.warning,
             "verdict": self.verdict,
@@ -493,7 +497,15 @@ def compare(
         + _unscored_text({a_label: unscored_a, b_label: unscored_b}),
         unscored_a=unscored_a,
         unscored_b=unscored_b,
+        outcomes_a=outcome_counts(a_runs),
+        outcomes_b=outcome_counts(b_runs),
     )
+
+
+def outcome_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:
+    """Outcome -> how many runs ended so (scored or not), in the taxonomy's order."""
+    names = [LEGACY.get(r.outcome, r.outcome) for r in runs]
+    return {o: names.count(o) for o in OUTCOMES if o in names}
 
 
 def unscored_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:
