@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"definitions", "workspace", "store", "scoring"},
     {"usage"},  # model usage and prices: read by the store, the proxy and the report
     {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
+     "untrusted",
      "skillassay"},
 ]
 

@@ -16,9 +16,9 @@ a skill by opening its SKILL.md with a shell command. ``system-prompt`` mode pas
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,12 +26,14 @@ from skillassay.agents._common import Scrubber, read_jsonl, relative_path
 from skillassay.agents.cli import MAX_RETRIES, CliAgent
 from skillassay.agents.stream import Tail, parse_line
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
+from skillassay.untrusted import copy_regular
 
 NAME = "codex"
 # A model name Codex knows: with an unknown one it drops tools such as apply_patch.
 DEFAULT_MODEL = "gpt-5.5"
 PROVIDER = "skillassay"
 API_KEY_ENV = "SKILLASSAY_CODEX_API_KEY"
+MAX_SESSION_BYTES = 256 << 20  # a larger session file is not stored (a real one is a few MB)
 
 
 def _toml(value: str) -> str:
@@ -127,9 +129,14 @@ class CodexAgent(CliAgent):
         transcript = result.transcript
         codex_home = ctx.home / ".codex"
         session = _session_file(codex_home, transcript.session_id)
-        if session is not None:
-            stored = ctx.output_dir / "codex.session.jsonl"
-            shutil.copyfile(session, stored)
+        stored = ctx.output_dir / "codex.session.jsonl"
+        try:
+            # the session file is in the agent's own home: a link (to any host file), a fifo or a huge file is the
+            # agent's doing, never followed, waited on or stored (the harness reads it as whoever runs skillassay)
+            copied = session is not None and copy_regular(session, stored, root=codex_home, limit=MAX_SESSION_BYTES)
+        except OSError:
+            copied = False
+        if copied:
             Scrubber(env).file(stored)
             transcript.skills_available = skills_from_session(read_jsonl(stored))
             transcript.skills_source = "session"
@@ -149,7 +156,7 @@ class _LiveParse:
 
     def __call__(self, records: list[dict], times: list[float | None]) -> Transcript:
         if self.tail.path is None:
-            found = sorted((self.codex_home / "sessions").rglob("rollout-*.jsonl"))
+            found = _session_files(self.codex_home)
             self.tail.path = found[-1] if found else None
         self.session += [r for r in map(parse_line, self.tail.read()) if r is not None]
         t = parse_exec_json(records, workspace=self.workspace, times=times)
@@ -219,12 +226,20 @@ def assign_turns(t: Transcript, session: Iterable[dict]) -> None:
 
 
 def _session_file(codex_home: Path, session_id: str | None) -> Path | None:
-    sessions = sorted((codex_home / "sessions").rglob("rollout-*.jsonl"))
+    sessions = _session_files(codex_home)
     if session_id:
         named = [p for p in sessions if session_id in p.name]
         if named:
             return named[-1]
     return sessions[-1] if sessions else None
+
+
+def _session_files(codex_home: Path) -> list[Path]:
+    """Codex's session files (``sessions/**/rollout-*.jsonl``), entering no linked folder."""
+    found = []
+    for folder, _, names in os.walk(codex_home / "sessions"):
+        found += [Path(folder) / n for n in names if n.startswith("rollout-") and n.endswith(".jsonl")]
+    return sorted(found)
 
 
 _SKILL_LINE = re.compile(r"^- ([^:\n]+): .*\(file: [^)]*SKILL\.md\)\s*$", re.MULTILINE)

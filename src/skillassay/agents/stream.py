@@ -9,6 +9,8 @@ every ``interval`` seconds while the CLI runs.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -17,6 +19,7 @@ from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillTarget, TriggerBudget, stop_reason
 
 POLL_INTERVAL = 0.1
+MAX_TAIL_READ = 64 << 20  # bytes read at once: what a CLI writes between two polls is far less
 
 
 class Tail:
@@ -31,9 +34,14 @@ class Tail:
         if self.path is None:
             return []
         try:
-            with self.path.open("rb") as fh:
+            # the file may be the agent's to replace (a session file in its home): never a link followed, never a
+            # fifo waited on
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return []
                 fh.seek(self._pos)
-                data = fh.read()
+                data = fh.read(MAX_TAIL_READ)
         except OSError:
             return []
         self._pos += len(data)

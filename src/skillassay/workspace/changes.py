@@ -1,8 +1,9 @@
 """What the agent changed: one ``ChangeSet`` per run, computed once and handed to every grader.
 
 The pristine tree (the fixture's ``app/``) is compared with the modified one (the workspace). A file is unchanged
-when its size and modification time (ns) match the pristine one's, as in a workspace copied with its times kept;
-otherwise its bytes are compared. So the cost is one ``lstat`` per file plus reading the files whose times differ.
+when its bytes are; files of different sizes are changed without reading them. Modification times play no part:
+the agent sets them (``touch -d``), so a same-size edit with its time set back must still be a change. The cost is
+one ``lstat`` per file plus reading the pairs of equal size (an app's sources: milliseconds).
 
 One skip-list, used by everything that walks or copies an app (the workspace, the rubric, the process graders,
 the reference agent, the sandbox's copies and build cache):
@@ -106,8 +107,8 @@ def same_file(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
         return a_link and b_link and os.readlink(a) == os.readlink(b)
     if sa.st_size != sb.st_size:
         return False
-    if sa.st_mtime_ns == sb.st_mtime_ns:
-        return True  # same size and modification time: a copied, untouched file (rsync's and make's rule)
+    # same size: the bytes decide. Never the modification time: an agent sets it back with one `touch -d`, and a
+    # same-size edit (a weakened assertion, padded) would then be no change at all to every grader
     with open(a, "rb") as fa, open(b, "rb") as fb:
         while True:
             ca, cb = fa.read(1 << 16), fb.read(1 << 16)

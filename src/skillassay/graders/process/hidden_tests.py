@@ -10,6 +10,7 @@ from skillassay.definitions.agent_eval import Criterion, HiddenTestsOptions
 from skillassay.definitions.native import hidden_tests_dir
 from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace
 from skillassay.graders.process.pytest_run import run_pytest
+from skillassay.untrusted import make_dirs, remove
 
 
 def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
@@ -18,9 +19,11 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if not source.is_dir():
         raise HarnessFault(f"hidden tests folder {source} is missing")
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / f"hidden-{criterion.id}")
-    dest = workdir / opts.dest
-    if dest.exists():  # the agent cannot pre-empt the hidden tests by creating the folder
-        shutil.rmtree(dest)
+    # the agent cannot pre-empt the hidden tests by creating the folder, nor send them (and the harness's removal
+    # of what was there) elsewhere with a link at the folder or on its way: links in the copy are replaced
+    parent, _, name = opts.dest.rstrip("/").rpartition("/")
+    dest = make_dirs(workdir, parent) / name
+    remove(dest)
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     with ctx.sealed("tests", workdir) as box:
         run = run_pytest(

@@ -9,12 +9,11 @@ earn nothing).
 
 from __future__ import annotations
 
-import shutil
-
 from skillassay.definitions.agent_eval import Criterion, MeaningfulTestsOptions
 from skillassay.graders.process import pyast
 from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace, matches
 from skillassay.graders.process.pytest_run import run_pytest
+from skillassay.untrusted import copy_entry, make_dirs
 
 
 def new_tests(ctx: ProcessContext, globs: list[str]) -> dict[str, list[str]]:
@@ -46,8 +45,10 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / f"meaningful-{criterion.id}-pristine")
     for rel in ctx.change.added + ctx.change.modified:
         if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
-            (pristine / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ctx.modified_dir / rel, pristine / rel)
+            # as the agent left them: a link stays a link (never the host file it names), whatever was in the way
+            folder, _, _ = rel.rpartition("/")
+            make_dirs(pristine, folder)
+            copy_entry(ctx.modified_dir / rel, pristine / rel)
     with ctx.sealed("tests", modified) as box:
         on_modified = run_pytest(
             command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box

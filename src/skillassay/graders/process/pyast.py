@@ -98,7 +98,10 @@ _CONSTANT_NODES = (
 
 
 def _truthy_constant(node: ast.AST) -> bool:
-    """True for a condition made only of constants that holds (``True``, ``1``, ``1 == 1``, ``not False``)."""
+    """True for a condition that always holds: made only of constants that hold (``True``, ``1``, ``1 == 1``,
+    ``not False``), or an ``or`` with such an operand (``True or x``, ``x or 1``: whatever ``x`` is)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and any(_truthy_constant(v) for v in node.values):
+        return True
     if not all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
         return False
     try:

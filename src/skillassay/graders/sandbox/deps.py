@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +27,7 @@ from typing import Any
 
 from skillassay.graders.sandbox.runplan import InstallSpec
 from skillassay.graders.sandbox.steps import StepFailed, run_step
+from skillassay.untrusted import copy_entry, make_dirs, read_regular
 from skillassay.workspace.changes import SKIP_DIRS
 
 MARKER = ".complete"
@@ -103,24 +105,39 @@ def _manifest_for_key(name: str, data: bytes) -> bytes:
     return json.dumps(doc, sort_keys=True).encode()
 
 
+ABSENT = b"<absent>"
+
+
+def _key_bytes(app_dir: Path, name: str) -> bytes:
+    """What a manifest adds to a cache key: its bytes, or the text of a link (never followed: the app's copy is the
+    agent's, and a link may name any host file), or what kind of thing stands there (a fifo is never opened)."""
+    path = app_dir / name
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return ABSENT
+    if stat.S_ISLNK(info.st_mode):
+        return b"\0link\0" + os.fsencode(os.readlink(path))
+    try:
+        return read_regular(name, root=app_dir)
+    except OSError:
+        return b"\0special\0"
+
+
 def node_key(app_dir: Path, npm_argv: list[str]) -> str:
     parts = [node_version().encode(), json.dumps(npm_argv).encode()]
     for name in ("package.json", "package-lock.json", ".npmrc"):
-        f = app_dir / name
-        if not f.exists():
-            parts.append(name.encode() + b"<absent>")
-        elif name == ".npmrc":
-            parts.append(name.encode() + f.read_bytes())
-        else:
-            parts.append(name.encode() + _manifest_for_key(name, f.read_bytes()))
+        data = _key_bytes(app_dir, name)
+        if name != ".npmrc" and data != ABSENT and not data.startswith(b"\0"):
+            data = _manifest_for_key(name, data)
+        parts.append(name.encode() + data)
     return "node-" + _digest(parts)
 
 
 def python_key(app_dir: Path, spec: InstallSpec) -> str:
     parts = [sys.version.encode(), json.dumps(spec.pip_args).encode()]
     for name in spec.pip_requirements:
-        f = app_dir / name
-        parts.append(name.encode() + (f.read_bytes() if f.exists() else b"<absent>"))
+        parts.append(name.encode() + _key_bytes(app_dir, name))
     return "py-" + _digest(parts)
 
 
@@ -139,8 +156,8 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
             shutil.rmtree(entry, ignore_errors=True)
             entry.mkdir(parents=True)
             for name in ("package.json", "package-lock.json", ".npmrc"):
-                if (app_dir / name).exists():
-                    shutil.copy2(app_dir / name, entry / name)
+                if os.path.lexists(app_dir / name):
+                    copy_entry(app_dir / name, entry / name)  # a link stays a link: the install sees what it names
             argv = list(npm_argv)
             if argv[1] == "ci" and not (entry / "package-lock.json").exists():
                 argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
@@ -258,10 +275,12 @@ def _base_python() -> str:
 BUILD_OUTPUT_SKIP = (".next/cache/",)
 
 
-def _walk_files(root: Path) -> Iterator[Path]:
+def _walk_files(root: Path, links: bool = False) -> Iterator[Path]:
+    """Files (and links to files) below ``root``; with ``links``, links to folders too (never entered)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
+        names = filenames + ([d for d in dirnames if os.path.islink(os.path.join(dirpath, d))] if links else [])
+        for name in sorted(names):
             yield Path(dirpath) / name
 
 
@@ -275,9 +294,18 @@ def tree_snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 def build_key(root: Path, build: list[list[str]], deps_key: str) -> str:
     parts = [json.dumps(build).encode(), deps_key.encode()]
-    for f in _walk_files(root):
+    # every entry, links to folders included (a tree with `lib -> /somewhere` is not the tree with an empty `lib/`);
+    # links never followed, fifos never opened
+    for f in _walk_files(root, links=True):
         rel = str(f.relative_to(root)).encode()
-        parts.append(rel + b"\0" + (os.readlink(f).encode() if f.is_symlink() else f.read_bytes()))
+        if f.is_symlink():
+            content = b"<link>" + os.fsencode(os.readlink(f))
+        else:
+            try:
+                content = read_regular(f)
+            except OSError:
+                content = b"<special>"
+        parts.append(rel + b"\0" + content)
     return "build-" + _digest(parts)
 
 
@@ -287,7 +315,13 @@ def restore_build(root: Path, key: str) -> bool:
         return False
     files = entry / "files"
     if files.exists():
-        shutil.copytree(files, root, dirs_exist_ok=True, symlinks=True)
+        # into the app's copy without passing through any link in it (a link the agent left where the build writes
+        # would carry the cached outputs anywhere on the host)
+        for dirpath, _, filenames in os.walk(files):
+            rel_dir = os.path.relpath(dirpath, files)
+            target = make_dirs(root, "" if rel_dir == "." else rel_dir)
+            for name in filenames:
+                copy_entry(Path(dirpath) / name, target / name)
     return True
 
 
