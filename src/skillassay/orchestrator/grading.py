@@ -152,7 +152,7 @@ def grade(
             try:
                 res = validate(modified_dir, definition, run_id, seam=seam, backend=backend, emulator=emulator,
                                logs_dir=run_dir, policy=policy, sealing=sealing)
-                out.sandbox = json.loads(res.model_dump_json())
+                out.sandbox = res.model_dump(mode="json")
                 out.sandbox_total = float(res.total)
                 out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)
                 if res.error:  # the validator could not do its job: not the agent's fault
@@ -176,7 +176,7 @@ def grade(
     try:
         res = evaluate(definition, definition.app_dir, modified_dir, transcript, work, judge_config=judge_config,
                        change=change, policy=policy, sealing=sealing)
-        out.process = json.loads(res.model_dump_json())
+        out.process = res.model_dump(mode="json")
         out.criteria = list(res.criteria)
         out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]
         out.verdict = res.verdict

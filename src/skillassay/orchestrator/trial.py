@@ -244,7 +244,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             with (run_dir / "model_calls.jsonl").open("w", encoding="utf-8") as fh:
                 for call in tried.calls:
                     fh.write(call.model_dump_json() + "\n")
-        write_json_atomic(run_dir / "transcript.json", json.loads(agent_result.transcript.model_dump_json()))
+        write_json_atomic(run_dir / "transcript.json", agent_result.transcript.model_dump(mode="json"))
         if spec.variant == "skill":
             use = triggering.skill_use(agent_result, _skill_name(spec, skill_here), skill_here)
         # the agent's status, checked against the model proxy's record (attempts.judge), onto the outcomes
@@ -429,7 +429,7 @@ def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebac
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         if tracebacks:
-            (run_dir / HARNESS_ERROR_FILE).write_text(tracebacks)
+            (run_dir / HARNESS_ERROR_FILE).write_text(tracebacks, errors="backslashreplace")
         cut = cap_logs(run_dir)  # whatever became of the run: an agent that printed gigabytes ended it early
         if cut or record.size is not None:
             record.size = record.size or SizeReport(limit=record.config.get("max_change_size", DEFAULT_MAX_CHANGE))
@@ -454,7 +454,8 @@ def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebac
         })
         failed = scrub_record(failed, hidden)[0]
         try:
-            (run_dir / HARNESS_ERROR_FILE).write_text(hidden.redact(tracebacks + "\n\n[write]\n" + tb))
+            (run_dir / HARNESS_ERROR_FILE).write_text(hidden.redact(tracebacks + "\n\n[write]\n" + tb),
+                                                      errors="backslashreplace")
             write_run_file(results_root, failed)
         except Exception as again:  # noqa: BLE001
             raise RunNotWritten(failed, again) from exc

@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from skillassay.errors import SkillassayError
 from skillassay.outcomes import RERUN
 from skillassay.secrets import Hit, Redaction, Redactor, environment_redactor
 from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.untrusted import printable
 
 DB_NAME = "skillassay.db"
 JOB_FILE = "job.json"
@@ -61,11 +63,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             if isinstance(data, str):
                 fh.write(data)
-            else:
-                json.dump(data, fh, indent=2, ensure_ascii=False)
+            else:  # text UTF-8 cannot encode (an agent's file names) is stored as its escape, never lost
+                json.dump(printable(data), fh, indent=2, ensure_ascii=False)
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:
@@ -173,8 +175,20 @@ def clean(record: _R, redactor: Redactor | None = None) -> _R:
     return record
 
 
+def storable(record: _R) -> _R:
+    """``record``, with any text UTF-8 cannot encode (an agent's file name in an evidence line, a lone surrogate
+    from a CLI's JSON) written as its escape: the record can then always be stored, and the run is never lost to a
+    name the agent chose."""
+    try:
+        record.model_dump_json()
+        return record
+    except PydanticSerializationError:
+        return type(record).model_validate(printable(record.model_dump()))
+
+
 def scrub_record(record: _R, redactor: Redactor) -> tuple[_R, list[Hit]]:
     """(the record with its secrets replaced, what was found)."""
+    record = storable(record)
     text = record.model_dump_json()
     clean_text, hits = redactor.redact_json(text)
     if not hits:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from skillassay.untrusted import printable
+
 # at any depth: installed, cached or version-control state, never an agent's edit
 SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache",
                        ".ruff_cache", ".git"})
@@ -105,6 +107,8 @@ def same_file(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
     a_link, b_link = stat.S_ISLNK(sa.st_mode), stat.S_ISLNK(sb.st_mode)
     if a_link or b_link:
         return a_link and b_link and os.readlink(a) == os.readlink(b)
+    if not (stat.S_ISREG(sa.st_mode) and stat.S_ISREG(sb.st_mode)):
+        return stat.S_IFMT(sa.st_mode) == stat.S_IFMT(sb.st_mode)  # a fifo or a socket is never opened
     if sa.st_size != sb.st_size:
         return False
     # same size: the bytes decide. Never the modification time: an agent sets it back with one `touch -d`, and a
@@ -226,13 +230,13 @@ class ChangeSet:
 
     def _file_patch(self, f: FileChange) -> str:
         rel = f.path
-        head = [f"diff --git a/{rel} b/{rel}\n"]
+        head = [f"diff --git {quote_path('a/' + rel)} {quote_path('b/' + rel)}\n"]
         if f.status == "added":
             head.append(f"new file mode {'120000' if f.symlink else '100644'}\n")
         elif f.status == "deleted":
             head.append(f"deleted file mode {'120000' if f.symlink else '100644'}\n")
-        old_name = "/dev/null" if f.status == "added" else f"a/{rel}"
-        new_name = "/dev/null" if f.status == "deleted" else f"b/{rel}"
+        old_name = "/dev/null" if f.status == "added" else quote_path(f"a/{rel}")
+        new_name = "/dev/null" if f.status == "deleted" else quote_path(f"b/{rel}")
         if f.symlink:
             old = "" if f.status == "added" else self._link_text(rel, "pristine")
             new = "" if f.status == "deleted" else self._link_text(rel, "modified")
@@ -263,7 +267,7 @@ class ChangeSet:
     def _link_text(self, rel: str, side: str) -> str:
         root = self.pristine_dir if side == "pristine" else self.modified_dir
         try:
-            return os.readlink(os.path.join(root, rel))
+            return os.fsencode(os.readlink(os.path.join(root, rel))).decode("utf-8", "replace")
         except OSError:
             return ""
 
@@ -279,9 +283,34 @@ class ChangeSet:
         files = []
         for f in self.files:
             added, deleted = self.line_counts(f.path)
-            files.append({"path": f.path, "status": f.status, "binary": f.binary, "symlink": f.symlink,
+            files.append({"path": printable(f.path), "status": f.status, "binary": f.binary, "symlink": f.symlink,
                           "added_lines": added, "deleted_lines": deleted})
         return {"files": files, "skipped": list(self.skipped), "over_limit": list(self.over_limit)}
+
+
+def quote_path(name: str) -> str:
+    """A file name as a patch header shows it: as is, or, when it holds a control character, a quote, a backslash
+    or bytes that are not UTF-8 (an agent's file names are anything), in double quotes with C escapes, as git
+    writes it."""
+    raw = os.fsencode(name)
+    try:
+        raw.decode("utf-8")
+        plain = not any(b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in raw)
+    except UnicodeDecodeError:
+        plain = False
+    if plain:
+        return name
+    escapes = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
+               0x22: '\\"', 0x5C: "\\\\"}
+    out = []
+    for b in raw:
+        if b in escapes:
+            out.append(escapes[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'
 
 
 def compare_trees(pristine: Path | str, modified: Path | str) -> ChangeSet:

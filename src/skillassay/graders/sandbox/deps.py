@@ -297,7 +297,7 @@ def build_key(root: Path, build: list[list[str]], deps_key: str) -> str:
     # every entry, links to folders included (a tree with `lib -> /somewhere` is not the tree with an empty `lib/`);
     # links never followed, fifos never opened
     for f in _walk_files(root, links=True):
-        rel = str(f.relative_to(root)).encode()
+        rel = os.fsencode(str(f.relative_to(root)))
         if f.is_symlink():
             content = b"<link>" + os.fsencode(os.readlink(f))
         else:
