@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 BUFFER = 65536
+# connections carried at once per listener: a CLI or a package install uses a few dozen; a sandboxed process that
+# opens thousands would otherwise cost the harness two threads each (a denial of service on every run of the job)
+MAX_CONNECTIONS = 256
 
 
 def pump(src: socket.socket, dst: socket.socket) -> None:
@@ -45,11 +48,16 @@ def splice(a: socket.socket, b: socket.socket) -> None:
 
 class Listener:
     """Accepts connections on a listening socket in a daemon thread and hands each to ``handle`` in its own thread.
-    ``close()`` stops accepting and closes the connections still open."""
+    At most ``limit`` connections are
+    carried at once; more are closed as they come. ``close()`` stops accepting and closes the connections still
+    open."""
 
-    def __init__(self, sock: socket.socket, handle: Callable[[socket.socket], None], name: str = "listener"):
+    def __init__(self, sock: socket.socket, handle: Callable[[socket.socket], None], name: str = "listener",
+                 limit: int = MAX_CONNECTIONS):
         self.sock = sock
         self._handle = handle
+        self.limit = limit
+        self.turned_away = 0  # connections closed at once: ``limit`` were open
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
@@ -66,6 +74,10 @@ class Listener:
                 if self._closed:
                     conn.close()
                     return
+                if len(self._open) >= self.limit:
+                    self.turned_away += 1
+                    conn.close()
+                    continue
                 self._open.add(conn)
             threading.Thread(target=self._run, args=(conn,), daemon=True).start()
 

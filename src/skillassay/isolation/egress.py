@@ -80,6 +80,8 @@ class EgressProxy:
     """One proxy per sealed phase (so what it refused belongs to one run). ``start()`` returns the port on the host's
     loopback; ``close()`` stops it."""
 
+    MAX_REFUSALS = 200  # distinct refusals kept; more are counted in the last one (a scan must not fill memory)
+
     def __init__(self, allow: list[str], *, connect_timeout: float = 30.0):
         self.allow = list(allow)
         self.connect_timeout = connect_timeout
@@ -111,12 +113,14 @@ class EgressProxy:
 
     # ------------------------------------------------------------------ requests
     def _refuse(self, conn: socket.socket, host: str, port: int | None, method: str, reason: str) -> None:
-        key = (host, port, reason)
+        key = (host[:200], port, reason)
         with self._lock:
+            if key not in self._refused and len(self._refused) >= self.MAX_REFUSALS:
+                key = ("(others)", None, "more refused requests than are listed")
             if key in self._refused:
                 self._refused[key].count += 1
             else:
-                self._refused[key] = Refusal(host=host, port=port, method=method, reason=reason,
+                self._refused[key] = Refusal(host=key[0], port=key[1], method=method[:20], reason=key[2],
                                              first_at=round(time.monotonic() - self._started, 3))
         body = f"skillassay: {host}{f':{port}' if port else ''} refused ({reason})\n".encode()
         with contextlib.suppress(OSError):
@@ -156,8 +160,12 @@ class EgressProxy:
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
-        headers = [h for h in lines[1:] if h and not h.lower().startswith(("proxy-", "connection:"))]
-        request = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""]).encode()
+        # the Host the request names is the host allowed, whatever header came with it: a CDN in front of a
+        # registry routes by Host, so another Host would reach any site the CDN serves (domain fronting)
+        netloc = parts.netloc.rpartition("@")[2]
+        headers = [h for h in lines[1:] if h and not h.lower().startswith(("proxy-", "connection:", "host:"))]
+        request = "\r\n".join([f"{method} {path} {version}", f"Host: {netloc}", *headers, "Connection: close",
+                                "", ""]).encode()
         self._tunnel(conn, parts.hostname, parts.port or 80, method, request + rest, plain=True)
 
     def _tunnel(self, conn: socket.socket, host: str, port: int, method: str, first: bytes,

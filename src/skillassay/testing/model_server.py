@@ -178,6 +178,10 @@ class ModelServer:
             self._record(record)
             return _error_response(api, 404, f"no script {script_id!r} on this server")
         record.script_id = script.id
+        if script.models is not None and str(body.get("model")) not in script.models:
+            record.status = 404
+            self._record(record)
+            return _no_such_model(api, str(body.get("model")))
 
         if _is_side_call(api, body):
             record.side_call = True
@@ -651,6 +655,16 @@ def _error_response(api: str, status: int, message: str) -> JSONResponse:
     else:
         body = {"error": {"type": openai_code, "code": openai_code, "message": message}}
     return JSONResponse(body, status_code=status)
+
+
+def _no_such_model(api: str, model: str) -> JSONResponse:
+    """The providers' answer to a model name they do not know: it repeats the name."""
+    if api == "anthropic":
+        body = {"type": "error", "error": {"type": "not_found_error", "message": f"model: {model}"}}
+    else:
+        body = {"error": {"message": f"The model `{model}` does not exist or you do not have access to it.",
+                          "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
+    return JSONResponse(body, status_code=404)
 
 
 def _stream_error_events(api: str, error_type: str, model: str) -> Iterable[tuple[str, dict]]:

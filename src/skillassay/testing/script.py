@@ -137,6 +137,10 @@ class Script(_Strict):
     # text of the task that picks this script when the request names none (one server, one URL, a job of many
     # evals: each eval's prompt holds its script's `match`)
     match: str | None = None
+    # the model names this script answers to (None: any). A request for another model gets the provider's own
+    # "no such model" answer, which echoes the name asked for (Anthropic: 404 "model: <name>"; OpenAI: 404
+    # "The model `<name>` does not exist...")
+    models: list[str] | None = None
 
     @classmethod
     def from_file(cls, path: str | Path) -> Script:

@@ -69,6 +69,51 @@ def classify(status: int | None, text: str = "") -> ProviderErrorKind | None:
     return "bad_request"
 
 
+# What only the provider says about the operator's account: an error type or code, or a message that BEGINS with
+# one of these sentences. Never a phrase found anywhere in the message: providers echo the request in their errors
+# ("model: <the name asked for>", "... tag '<the value sent>' ..."), and an agent that sends a model named "credit
+# balance is too low" must not turn its own bad request into the operator's problem (an unscored run).
+_QUOTA_CODES = frozenset({"insufficient_quota", "billing_error", "billing_hard_limit_reached", "quota_exceeded"})
+_QUOTA_START = re.compile(r"\s*(your credit balance is too low|you exceeded your current quota|"
+                          r"you have exceeded your (monthly )?(spend|usage|quota))", re.IGNORECASE)
+
+
+def classify_answer(status: int, body: bytes) -> ProviderErrorKind | None:
+    """The kind of a provider's error answer (``status`` >= 400 and its body as received), read from the error's
+    type/code and the start of its message, so nothing the request put into the message (providers echo it) can
+    make the agent's own bad request look like the provider's or the operator's failure."""
+    kind, code, message = _error_fields(body)
+    codes = {c.lower() for c in (kind, code) if c}
+    if status == 429:
+        return "quota_exceeded" if codes & _QUOTA_CODES or _QUOTA_START.match(message) else "rate_limited"
+    if status == 529 or "overloaded_error" in codes:
+        return "overloaded"
+    if status >= 500:
+        return "overloaded" if re.match(r"\s*overloaded", message, re.IGNORECASE) else "server_error"
+    if status in (401, 403):
+        return "auth_failed"
+    if status == 402 or codes & _QUOTA_CODES or _QUOTA_START.match(message):
+        return "quota_exceeded"
+    if "context_length_exceeded" in codes or _CONTEXT.search(message):
+        return "context_exceeded"  # the agent's doing either way: an echo cannot move it off the agent
+    return "bad_request"
+
+
+def _error_fields(body: bytes) -> tuple[str, str, str]:
+    """(type, code, message) of a provider error body (Anthropic's ``{"error": {"type", "message"}}``, OpenAI's
+    ``{"error": {"type", "code", "message"}}``), or ("", "", the text) when it is not JSON."""
+    import json
+
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return "", "", body[:500].decode("utf-8", "replace")
+    err = doc.get("error", doc) if isinstance(doc, dict) else doc
+    if not isinstance(err, dict):
+        return "", "", str(err)[:500]
+    return tuple(str(err.get(k) or "") for k in ("type", "code", "message"))  # type: ignore[return-value]
+
+
 def _kind_from_text(text: str) -> ProviderErrorKind | None:
     """An error inside a 200 stream (Anthropic ``event: error``, OpenAI ``response.failed``): by its type/code."""
     low = text.lower()

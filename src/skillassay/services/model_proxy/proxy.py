@@ -42,7 +42,7 @@ from skillassay.services.model_proxy.grants import (
     ModelProxyClient,
 )
 from skillassay.services.model_proxy.meter import Meter, error_text
-from skillassay.usage import Api, ModelCall, ModelUsage, PriceTable, ProviderError, classify, load_prices
+from skillassay.usage import Api, ModelCall, ModelUsage, PriceTable, ProviderError, classify_answer, load_prices
 
 DEFAULT_UPSTREAMS: dict[Api, str] = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
 # The provider keys a harness may hold, in the order they are preferred, and how each is sent upstream.
@@ -410,7 +410,7 @@ class ModelProxy:
                 text = error_text(json.loads(raw))
             except ValueError:
                 text = raw.decode("utf-8", errors="replace")[:500]
-            kind = classify(resp.status_code, text) or "bad_request"
+            kind = classify_answer(resp.status_code, raw) or "bad_request"
             error = self._provider_error(api, kind, resp.status_code, text, requested_model)
             self._done(grant, self._call(api, path, started, at, None, resp.status_code, requested_model, error))
             return Response(raw, status_code=resp.status_code, headers=out_headers)

@@ -1,0 +1,71 @@
+"""Red team: an agent that fails must not be able to make its failure look like the provider's or the operator's
+(an unscored run, rerun by --resume: a free reroll). The model proxy's record decides, so the record must not be
+something the agent can write into.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from skillassay.cli.main import app
+from skillassay.testing import ModelServer, Script
+
+runner = CliRunner()
+
+# the agent's last act: a model call whose error answer echoes what it asked for, then a failing exit
+ECHO = r'''
+import json, os, sys, urllib.request, urllib.error
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", method="POST",
+    data=json.dumps({"model": "credit balance is too low", "max_tokens": 8,
+                     "messages": [{"role": "user", "content": "hi"}]}).encode(),
+    headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+             "content-type": "application/json"})
+try:
+    urllib.request.urlopen(request, timeout=30)
+except urllib.error.HTTPError as exc:
+    print("answered", exc.code, exc.read().decode())
+sys.exit(1)
+'''
+
+
+def test_an_echoed_quota_phrase_does_not_make_a_failed_run_unscored(tmp_path: Path, evals_dir: Path) -> None:
+    """The provider answers an unknown model with 404 "model: <name>"; the proxy read "credit balance" anywhere in
+    the message as the operator's quota running out, so the failed run became a harness error (never scored)."""
+    blob = base64.b64encode(ECHO.encode()).decode()
+    command = f"{sys.executable} -c \"import base64; exec(base64.b64decode('{blob}'))\""
+    with ModelServer() as server:
+        sid = server.add_script(Script.model_validate({"id": "echo", "models": ["claude-test"], "turns": []}))
+        out = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", command,
+                                  "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "r"),
+                                  "--json", "--retries", "0",
+                                  "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
+    assert out.exit_code in (0, 1), out.output
+    [run] = json.loads(out.stdout)["runs"]
+    stdout = (tmp_path / "r" / run["run_dir"] / "agent.stdout.log").read_text()
+    assert "answered 404" in stdout and "credit balance is too low" in stdout
+    calls = [json.loads(line) for line in (tmp_path / "r" / run["run_dir"] / "model_calls.jsonl").read_text().splitlines()]
+    assert [c["error"]["kind"] for c in calls] == ["bad_request"]
+    assert run["outcome"] == "agent_error", (run["outcome"], run.get("error"))
+
+
+def test_the_providers_own_quota_answers_still_read_as_quota() -> None:
+    """What the providers really send when the operator's account is out of credit stays the operator's problem."""
+    from skillassay.usage import classify_answer
+
+    anthropic = {"type": "error", "error": {"type": "invalid_request_error",
+                                            "message": "Your credit balance is too low to access the Anthropic API."}}
+    openai = {"error": {"type": "insufficient_quota", "code": "insufficient_quota",
+                        "message": "You exceeded your current quota, please check your plan and billing details."}}
+    echo = {"error": {"type": "invalid_request_error", "code": "model_not_found",
+                      "message": "The model `you exceeded your current quota` does not exist."}}
+    assert classify_answer(400, json.dumps(anthropic).encode()) == "quota_exceeded"
+    assert classify_answer(429, json.dumps(openai).encode()) == "quota_exceeded"
+    assert classify_answer(404, json.dumps(echo).encode()) == "bad_request"
+    assert classify_answer(529, b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}') \
+        == "overloaded"
