@@ -269,8 +269,8 @@ class BubblewrapSandbox(Sandbox):
             raise FileNotFoundError(2, "bwrap is not installed", "bwrap")
         env["PATH"] = self._visible_path(env.get("PATH", os.defpath))
         env["TMPDIR"] = "/tmp"
-        if self.seal.home is not None:
-            env["HOME"] = str(self.seal.home)
+        # the phase's home, else the private /tmp: the harness's own home is not there
+        env["HOME"] = str(self.seal.home) if self.seal.home is not None else "/tmp"
         env["USER"] = env["LOGNAME"] = SANDBOX_USER
         for name in ("BASH_ENV", "ENV"):  # files a shell would source first: the harness's, not the command's
             env.pop(name, None)
