@@ -210,3 +210,13 @@ def test_a_sandbox_that_cannot_start_is_told_from_a_command_that_fails(bubblewra
                          env={"PATH": "/usr/bin:/bin"}, stderr=subprocess.PIPE)
         proc.wait()
         assert proc.returncode == 1 and box.setup_error(proc) is None
+
+
+def test_endpoints_work_from_a_long_scratch_path(bubblewrap, run_dirs, listener, tmp_path):
+    """A Unix socket's path holds at most 107 bytes: the bridge's sockets never live under a long work folder."""
+    d = run_dirs
+    model = listener("model")
+    deep = tmp_path / ("x" * 60) / ("y" * 60)
+    with bubblewrap.open(agent_seal(d, endpoints=[Endpoint(name="model", port=model)], audit=False), deep) as box:
+        code, out = run(box, f"curl -s -m 5 http://127.0.0.1:{model}/", d["ws"])
+    assert (code, out) == (0, "model")

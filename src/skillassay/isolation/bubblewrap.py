@@ -25,6 +25,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -139,6 +140,10 @@ def _visible_roots(seal: Seal, extra: Sequence[str] = ()) -> list[str]:
     return roots
 
 
+def _short_tmp() -> str:
+    return "/tmp" if os.path.isdir("/tmp") and os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+
+
 def _depth(path: str) -> int:
     return len(Path(path).parts)
 
@@ -176,7 +181,9 @@ class BubblewrapSandbox(Sandbox):
         self._pending_ready: int | None = None
         self._ready: dict[int, int] = {}  # pid -> the read end of its "the command started" pipe
         self._tmp = self.scratch / "tmp"
-        self._socks = self.scratch / "sock"
+        # the endpoints' Unix sockets: under a short private folder, not the scratch folder, whose path may be long
+        # (a Unix socket's path holds at most 107 bytes)
+        self._socks = Path(tempfile.mkdtemp(prefix="sa-", dir=_short_tmp()))
         self._etc = self.scratch / "etc"
 
     # ------------------------------------------------------------------ lifecycle
@@ -207,6 +214,7 @@ class BubblewrapSandbox(Sandbox):
         for sock in self._exposed.values():
             sock.close()
         self._exposed = {}
+        shutil.rmtree(self._socks, ignore_errors=True)
 
     def started_process(self, proc: subprocess.Popen | None = None) -> None:
         for fd in self._transient:
