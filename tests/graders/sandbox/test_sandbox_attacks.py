@@ -89,3 +89,24 @@ def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, mon
     assert reached.get("pypi.org:443", 0) >= 1 and reached.get("files.pythonhosted.org:443", 0) >= 1, reached
     assert install.refused == []
     assert sealing.records["install"].registries == ["pypi.org", "files.pythonhosted.org"]
+
+
+def test_the_node_install_reaches_npm_through_the_egress_proxy(tmp_path, monkeypatch):
+    from skillassay.graders.sandbox.backends.host import HostBackend
+    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.orchestrator.sealing import Sealing
+
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "package.json").write_text('{"name": "reg", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}')
+    plan = RunPlan(runtime="node", install=InstallSpec(npm_argv=["npm", "install"]), start=["node", "-e", "1"])
+    policy = Policy(registries=["registry.npmjs.org"])
+    sealing = Sealing(policy)
+    backend = HostBackend(plan=plan, source_dir=src, fixture="regnode", run_id="reg2", logs_dir=tmp_path / "logs",
+                          fixture_dir=tmp_path, policy=policy, sealing=sealing)
+    with backend:
+        backend.prepare()
+        assert (backend.app_dir / "node_modules" / "left-pad" / "package.json").is_file()
+    reached = sealing.reports["install"].registries_reached
+    assert reached.get("registry.npmjs.org:443", 0) >= 1, reached
