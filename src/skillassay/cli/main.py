@@ -20,12 +20,15 @@ COMMANDS: dict[str, str] = {
     "compare": "skillassay.cli.results",
     "report": "skillassay.cli.results",
     "serve": "skillassay.cli.results",
+    "init": "skillassay.cli.init",
     "list": "skillassay.cli.definitions",
     "check": "skillassay.cli.definitions",
     "rubric": "skillassay.cli.rubric",
     "sandbox": "skillassay.cli.sandbox",
     "seam-emulator": "skillassay.cli.seam_emulator",
     "model-server": "skillassay.cli.model_server",
+    "doctor": "skillassay.cli.doctor",
+    "install-agents": "skillassay.cli.doctor",
 }
 
 HELP = "Measure how well AI coding agents, and the skills given to them, change real codebases."

@@ -12,6 +12,7 @@ on the errors, ``check`` prints them all. A warning never stops a run.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -271,14 +272,17 @@ def folder_problems(folder: Path, what: str) -> list[Problem]:
     return [Problem(folder / rel, "", f"a symlink in {what} leading outside it") for rel in _escaping_links(folder)]
 
 
+def _golden_problems(fixture_dir: Path) -> list[Problem]:
+    golden = fixture_dir / GOLDEN_DIR
+    if not golden.is_dir() and not golden.is_symlink():
+        return [Problem(golden, "", f"the golden solution is missing (expected {GOLDEN_DIR}/ in the fixture: "
+                                    "the whole app, solved; check --controls grades it)")]
+    return folder_problems(golden, f"the golden solution ({GOLDEN_DIR}/)")
+
+
 def fixture_folder_problems(d: EvalDefinition) -> list[Problem]:
     problems = folder_problems(d.app_dir, "the pristine app (app/)")
-    golden = d.fixture_dir / GOLDEN_DIR
-    if not golden.is_dir() and not golden.is_symlink():
-        problems.append(Problem(golden, "", f"the golden solution is missing (expected {GOLDEN_DIR}/ in the fixture: "
-                                            "the whole app, solved; check --controls grades it)"))
-    else:
-        problems.extend(folder_problems(golden, f"the golden solution ({GOLDEN_DIR}/)"))
+    problems.extend(_golden_problems(d.fixture_dir))
     for control in d.controls:
         problems.extend(folder_problems(control.dir, f"the control {CONTROLS_DIR}/{control.name}/"))
     return problems
@@ -330,7 +334,23 @@ def inspect_plan(source: Path, defined: Defined = defined_functions) -> tuple[Ev
         problems.extend(answer_key_problems(d, defined))
         problems.extend(dockerfile_problems(d))
         problems.extend(fixture_folder_problems(d))
+    else:
+        # the rest cannot load, but what is missing can still be named now rather than one round later
+        problems.extend(_golden_problems(source))
+    problems.extend(_empty_key_problems(source / ANSWER_KEY_FILE))
     return d, problems
+
+
+def _empty_key_problems(kp: Path) -> list[Problem]:
+    """An answer key that expects no call grades nothing (a scaffold not yet filled in)."""
+    try:
+        data = json.loads(kp.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # reported by the loader
+    if isinstance(data, dict) and isinstance(data.get("expected_calls", {}), dict) and not data.get("expected_calls"):
+        return [Problem(kp, "/expected_calls", "empty: name the Seam SDK calls each phase must make, e.g. "
+                                              '{"create": ["customers.push_data"], ...}')]
+    return []
 
 
 def inspect_native(source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from skillassay.graders.sandbox.runplan import InstallSpec
 from skillassay.graders.sandbox.steps import StepFailed, run_step
+from skillassay.paths import cache_dir
 from skillassay.untrusted import copy_entry, make_dirs, read_regular
 from skillassay.workspace.changes import SKIP_DIRS
 
@@ -37,8 +38,7 @@ SealFor = Callable[[Path], Any]
 
 
 def cache_root() -> Path:
-    root = os.environ.get("SKILLASSAY_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "skillassay"
+    return cache_dir()
 
 
 @contextmanager
