@@ -64,7 +64,7 @@ def findings() -> list[Finding]:
                        ok=chromium is not None, found=chromium or "not found",
                        fix=None if chromium else _apt("chromium")))
     try:
-        import ray  # noqa: PLC0415 - optional
+        import ray
 
         out.append(Finding(part="Ray", needed_for="run --executor ray", ok=True, found=ray.__version__))
     except ImportError:

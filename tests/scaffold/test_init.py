@@ -1,0 +1,154 @@
+"""`skillassay init`: the starter suite, and an eval scaffolded around an app in styles the fixtures do not use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillassay.cli.main import app as cli
+from skillassay.errors import SkillassayError
+from skillassay.scaffold import detect, scaffold_app, write_starter
+
+runner = CliRunner()
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+@pytest.fixture
+def flask_app(tmp_path):
+    # a blueprint with a url_prefix, PATCH for updates and POST .../cancel for cancellation, port from the environment
+    return write(tmp_path / "stays-api", {
+        "requirements.txt": "Flask==3.0.3\n",
+        "main.py": """
+            import os
+            from flask import Flask
+            from api.stays import bp
+            app = Flask(__name__)
+            app.register_blueprint(bp)
+            if __name__ == "__main__":
+                app.run(port=int(os.environ.get("PORT", 7070)))
+        """,
+        "api/__init__.py": "",
+        "api/stays.py": """
+            from flask import Blueprint, request
+            from services import lodging
+            bp = Blueprint("stays", __name__, url_prefix="/v2/stays")
+
+            @bp.post("")
+            def open_stay():
+                return lodging.open(request.json), 201
+
+            @bp.patch("/<stay_id>")
+            def move_stay(stay_id):
+                return lodging.move(stay_id, request.json)
+
+            @bp.post("/<stay_id>/cancel")
+            def end_stay(stay_id):
+                return lodging.end(stay_id)
+
+            @bp.get("/health")
+            def health():
+                return "ok"
+        """,
+        "services/lodging.py": "def open(d): ...\ndef move(i, d): ...\ndef end(i): ...\n",
+        "node_modules/junk.js": "this must not be copied",
+    })
+
+
+def test_detects_a_flask_app_in_another_style(flask_app):
+    d = detect(flask_app)
+    assert (d.language, d.framework, d.manifest) == ("python", "flask", "requirements.txt")
+    assert d.port == 7070 and d.port_source.startswith("main.py:")
+    life = {k: (v.method, v.path, v.handler) for k, v in d.lifecycle.items()}
+    assert life == {
+        "create": ("POST", "/v2/stays", "open_stay"),
+        "update": ("PATCH", "/v2/stays/<stay_id>", "move_stay"),
+        "cancel": ("POST", "/v2/stays/<stay_id>/cancel", "end_stay"),
+    }
+
+
+def test_express_inline_handlers_name_the_service_functions(tmp_path):
+    app = write(tmp_path / "leases", {
+        "package.json": json.dumps({"dependencies": {"express": "4.19.2"}, "scripts": {"build": "tsc"}}),
+        "Dockerfile": "FROM node:20-slim\nEXPOSE 4100\nCMD [\"node\", \"dist/main.js\"]\n",
+        "src/main.ts": "const port = process.env.PORT ?? 9999;\n",
+        "src/routes.ts": """
+            import { Router } from 'express';
+            import { startLease, changeLease, stopLease } from './leases';
+            const r = Router();
+            r.post('/leases', async (req, res) => { res.json(await startLease(req.body)); });
+            r.put('/leases/:leaseId', async (req, res) => { res.json(await changeLease(req.params.leaseId, req.body)); });
+            r.delete('/leases/:leaseId', async (req, res) => { await stopLease(req.params.leaseId); res.end(); });
+            export default r;
+        """,
+    })
+    d = detect(app)
+    assert (d.language, d.framework) == ("typescript", "express")
+    assert d.port == 4100 and d.port_source == "Dockerfile:2"  # the Dockerfile wins over the code's default
+    assert {k: v.handler for k, v in d.lifecycle.items()} == {
+        "create": "startLease", "update": "changeLease", "cancel": "stopLease"}
+
+
+def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
+    (tmp_path / "x").mkdir()
+    with pytest.raises(SkillassayError, match="no package.json, requirements.txt or pyproject.toml"):
+        detect(tmp_path / "x")
+
+
+def test_init_app_then_check_names_exactly_what_is_left(flask_app, tmp_path):
+    suite = tmp_path / "suite"
+    res = runner.invoke(cli, ["init", str(suite), "--app", str(flask_app), "--name", "stays"])
+    assert res.exit_code == 0, res.output
+    fixture = suite / "fixtures" / "stays"
+    assert (fixture / "app" / "api" / "stays.py").is_file() and not (fixture / "app" / "node_modules").exists()
+    assert (suite / "rubric.json").is_file()
+    config = json.loads((fixture / "eval_config.json").read_text())
+    assert config["app_port"] == 7070
+    assert config["test_endpoints"]["update"] == {"method": "PATCH", "path": "/v2/stays/{{RESERVATION_ID}}",
+                                                  "payload": {}}
+    key = json.loads((fixture / "answer_key.json").read_text())
+    assert key["expected_files_modified"] == ["api/stays.py"]
+    notes = (fixture / "SCAFFOLD.md").read_text()
+    assert "port: 7070 (from main.py:" in notes and "open_stay" in notes
+    assert 'CMD ["python", "main.py"]' in (fixture / "Dockerfile").read_text()
+
+    res = runner.invoke(cli, ["check", str(suite)])
+    assert res.exit_code == 2
+    problems = res.output
+    for where in ("eval_config.json at /prompt", "eval_config.json at /expected_api_path",
+                  "answer_key.json at /expected_calls", "test_golden: the golden solution is missing"):
+        assert where in problems, (where, problems)
+
+    # the command line proper (main() turns skillassay's errors into exit 2 with the message)
+    again = subprocess.run([sys.executable, "-m", "skillassay", "init", str(suite), "--app", str(flask_app),
+                            "--name", "stays"], capture_output=True, text=True, check=False)
+    assert again.returncode == 2 and "exists; choose another --name" in again.stderr
+
+
+def test_starter_suite_is_complete_and_refuses_a_full_folder(tmp_path):
+    written = write_starter(tmp_path / "s")
+    names = {p.name for p in written}
+    assert {"rubric.json", "fixtures", "agent-evals", "skills", "README.md"} <= names
+    assert (tmp_path / "s" / "fixtures" / "express-ts" / "test_golden").is_dir()
+    assert not list((tmp_path / "s").rglob("node_modules"))
+    res = runner.invoke(cli, ["check", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    with pytest.raises(SkillassayError, match="not empty"):
+        write_starter(tmp_path / "s")
+
+
+def test_scaffold_refuses_a_bad_name(flask_app, tmp_path):
+    with pytest.raises(SkillassayError, match="--name"):
+        scaffold_app(flask_app, tmp_path / "suite", "Bad Name!")
