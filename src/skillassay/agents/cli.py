@@ -36,6 +36,7 @@ from skillassay.agents.base import Agent, AgentContext, AgentResult, ErrorKind
 from skillassay.agents.stream import StreamWatch, trigger_stop
 from skillassay.isolation import Mount
 from skillassay.services.model_proxy import ModelEndpoint
+from skillassay.paths import cache_dir
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillTarget
 from skillassay.usage import RETRYABLE, ProviderError, classify
@@ -60,9 +61,6 @@ INHERITED = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
 MAX_RETRIES = "SKILLASSAY_MAX_RETRIES"
 
 
-def cache_dir() -> Path:
-    env = os.environ.get("SKILLASSAY_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "skillassay"
 
 
 def agent_env(home: Path, extra: Mapping[str, str] = (), host: Mapping[str, str] | None = None) -> dict[str, str]:

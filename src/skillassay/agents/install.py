@@ -16,7 +16,22 @@ from skillassay.errors import SkillassayError
 from skillassay.paths import cache_dir
 
 PIN_FILES = ("package.json", "package-lock.json")
-CLI_PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+
+
+def cli_packages() -> dict[str, str]:
+    """Agent name -> npm package, for every registered agent that is an npm-installed CLI."""
+    from skillassay.agents.cli import CliAgent
+    from skillassay.plugins import load, names
+
+    out = {}
+    for name in names("skillassay.agents"):
+        try:
+            cls = load("skillassay.agents", name)
+        except Exception:  # noqa: BLE001 - a broken third-party agent is not ours to install
+            continue
+        if isinstance(cls, type) and issubclass(cls, CliAgent) and getattr(cls, "package", None):
+            out[name] = cls.package
+    return out
 
 
 def pins_dir() -> Path:
@@ -33,7 +48,7 @@ def pins_dir() -> Path:
 def pinned_versions() -> dict[str, str]:
     """Agent name -> the CLI version skillassay pins."""
     deps = json.loads((pins_dir() / "package.json").read_text(encoding="utf-8")).get("dependencies") or {}
-    return {agent: deps[pkg] for agent, pkg in CLI_PACKAGES.items() if pkg in deps}
+    return {agent: deps[pkg] for agent, pkg in cli_packages().items() if pkg in deps}
 
 
 def install_target() -> Path:
@@ -62,4 +77,4 @@ def install_agents(*, npm: str | None = None, log=print) -> Path:
 
 def _cli_pins(target: Path) -> dict[str, str]:
     deps = json.loads((target / "package.json").read_text(encoding="utf-8")).get("dependencies") or {}
-    return {pkg: deps[pkg] for pkg in CLI_PACKAGES.values() if pkg in deps}
+    return {pkg: deps[pkg] for pkg in cli_packages().values() if pkg in deps}
