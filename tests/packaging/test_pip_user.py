@@ -50,7 +50,7 @@ def test_the_distributions_carry_what_the_package_needs(dists):
         meta = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for needed in ("skillassay/py.typed", "skillassay/starter/evals/rubric.json",
                    "skillassay/starter/evals/fixtures/express-ts/eval_config.json",
-                   "skillassay/starter/skills/seam-lock-access/SKILL.md",
+                   "skillassay/starter/examples/skills/seam-lock-access/SKILL.md",
                    "skillassay/data/node/package.json", "skillassay/data/node/package-lock.json"):
         assert needed in names, needed
     assert not [n for n in names if "/node_modules/" in n or "__pycache__" in n]

@@ -1,7 +1,8 @@
 """The starter suite ``skillassay init`` writes: the shipped evals, the example skill and a README.
 
-In a wheel they are package data (``skillassay/starter/``, mapped from the repository's ``evals/`` and
-``examples/skills/`` at build time, so the repository keeps one copy); from a checkout they are read in place.
+In a wheel they are package data (``skillassay/starter/evals`` and ``skillassay/starter/examples/skills``, mapped
+from the repository at build time, so the repository keeps one copy and relative paths between them hold); from a
+checkout they are read in place.
 """
 
 from __future__ import annotations
@@ -62,11 +63,33 @@ def starter_sources() -> tuple[Path, Path]:
     here = Path(__file__).resolve()
     packaged = here.parents[1] / "starter"
     if (packaged / "evals" / "rubric.json").is_file():
-        return packaged / "evals", packaged / "skills"
+        return packaged / "evals", packaged / "examples" / "skills"  # the repository's layout, kept
     checkout = here.parents[3]
     if (checkout / "evals" / "rubric.json").is_file():
         return checkout / "evals", checkout / "examples" / "skills"
     raise SkillassayError("this copy of skillassay has no starter suite (a wheel built without package data?)")
+
+
+def _point_trigger_suites_at(dest: Path, suite: Path, skills: Path) -> None:
+    """A trigger suite names its skill by a path relative to its file; in the starter the skills sit in
+    ``<suite>/skills/``, so a path that led into the shipped skills folder is pointed there."""
+    import tomllib
+
+    for toml in sorted((dest / "trigger-evals").glob("*.toml")):
+        text = toml.read_text(encoding="utf-8")
+        skill = tomllib.loads(text).get("skill")
+        if not isinstance(skill, str):
+            continue
+        original = suite / toml.relative_to(dest).parent / skill  # where it pointed from the shipped suite
+        try:
+            rel = original.resolve().relative_to(skills.resolve())
+        except ValueError:
+            continue  # a skill outside the shipped skills folder: left as written
+        moved = Path("..") / "skills" / rel
+        if not (toml.parent / moved).is_dir():
+            continue
+        text = text.replace(f'skill = "{skill}"', f'skill = "{moved.as_posix()}"', 1)
+        toml.write_text(text, encoding="utf-8")
 
 
 def write_starter(dest: Path, *, force: bool = False) -> list[Path]:
@@ -88,6 +111,7 @@ def write_starter(dest: Path, *, force: bool = False) -> list[Path]:
         written.append(target)
     shutil.copytree(skills, dest / "skills", ignore=ignore, dirs_exist_ok=force)
     written.append(dest / "skills")
+    _point_trigger_suites_at(dest, suite, skills)
     (dest / "README.md").write_text(STARTER_README, encoding="utf-8")
     written.append(dest / "README.md")
     return written
