@@ -23,10 +23,10 @@ LAYERS: list[set[str]] = [
     {"graders", "graders.rubric", "graders.sandbox", "graders.process"},
     {"agents"},
     {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in
-    {"definitions", "workspace", "store", "scoring"},
+    {"definitions", "workspace", "store", "scoring", "scaffold"},  # scaffold writes definitions (`init`)
     {"usage"},  # model usage and prices: read by the store, the proxy and the report
     {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
-     "untrusted",
+     "paths", "untrusted",
      "skillassay"},
 ]
 
