@@ -12,7 +12,6 @@ on the errors, ``check`` prints them all. A warning never stops a run.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Callable
@@ -343,10 +342,9 @@ def inspect_plan(source: Path, defined: Defined = defined_functions) -> tuple[Ev
 
 def _empty_key_problems(kp: Path) -> list[Problem]:
     """An answer key that expects no call grades nothing (a scaffold not yet filled in)."""
-    try:
-        data = json.loads(kp.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not kp.is_file():
         return []  # reported by the loader
+    data = read_json(kp, [])  # its own problems (invalid, too deep, too big) are reported by the loader
     if isinstance(data, dict) and isinstance(data.get("expected_calls", {}), dict) and not data.get("expected_calls"):
         return [Problem(kp, "/expected_calls", "empty: name the Seam SDK calls each phase must make, e.g. "
                                               '{"create": ["customers.push_data"], ...}')]
