@@ -220,3 +220,22 @@ def test_endpoints_work_from_a_long_scratch_path(bubblewrap, run_dirs, listener,
     with bubblewrap.open(agent_seal(d, endpoints=[Endpoint(name="model", port=model)], audit=False), deep) as box:
         code, out = run(box, f"curl -s -m 5 http://127.0.0.1:{model}/", d["ws"])
     assert (code, out) == (0, "model")
+
+
+def test_a_closed_sandbox_leaves_no_socket_folder(bubblewrap, run_dirs, listener, tmp_path, monkeypatch):
+    from skillassay.isolation import bubblewrap as bw
+
+    short = tmp_path / "short"
+    short.mkdir()
+    monkeypatch.setattr(bw, "_short_tmp", lambda: str(short))
+    d = run_dirs
+    model = listener("model")
+    seal = agent_seal(d, endpoints=[Endpoint(name="model", port=model)], registries=["pypi.org"], audit=True)
+    for _ in range(2):
+        with bubblewrap.open(seal, d["scratch"]) as box:
+            assert list(short.iterdir())  # the bridge's sockets, while it is open
+            box.expose()
+            run(box, f"curl -s -m 5 http://127.0.0.1:{model}/", d["ws"])
+    never_started = bubblewrap.open(seal, d["scratch"])
+    never_started.close()
+    assert list(short.iterdir()) == []

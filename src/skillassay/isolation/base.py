@@ -179,14 +179,16 @@ class Sandbox(ABC):
 
     def close(self) -> None:
         """Stop what the sandbox started and keep its report (the traces it reads live in the scratch folder)."""
-        if self.final is None:
-            self.final = self.report()
-        self._stop()
-        if self.egress is not None:
-            self.egress.close()
-        self._open = False
-        if self._own_scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        try:
+            if self.final is None:
+                self.final = self.report()
+        finally:  # whatever the report did, nothing the sandbox started is left behind
+            self._stop()
+            if self.egress is not None:
+                self.egress.close()
+            self._open = False
+            if self._own_scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)
 
     def _stop(self) -> None:
         """Stop the backend's own helpers (forwarders)."""

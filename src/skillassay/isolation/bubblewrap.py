@@ -181,9 +181,7 @@ class BubblewrapSandbox(Sandbox):
         self._pending_ready: int | None = None
         self._ready: dict[int, int] = {}  # pid -> the read end of its "the command started" pipe
         self._tmp = self.scratch / "tmp"
-        # the endpoints' Unix sockets: under a short private folder, not the scratch folder, whose path may be long
-        # (a Unix socket's path holds at most 107 bytes)
-        self._socks = Path(tempfile.mkdtemp(prefix="sa-", dir=_short_tmp()))
+        self._socks: Path | None = None  # made by start()
         self._etc = self.scratch / "etc"
 
     # ------------------------------------------------------------------ lifecycle
@@ -193,7 +191,9 @@ class BubblewrapSandbox(Sandbox):
         super().start()
         self._tmp.mkdir(parents=True, exist_ok=True)
         self._tmp.chmod(0o1777)
-        self._socks.mkdir(parents=True, exist_ok=True)
+        # the endpoints' Unix sockets: under a short private folder, not the scratch folder, whose path may be long
+        # (a Unix socket's path holds at most 107 bytes)
+        self._socks = Path(tempfile.mkdtemp(prefix="sa-", dir=_short_tmp()))
         self._etc.mkdir(parents=True, exist_ok=True)
         home = str(self.seal.home or "/tmp")
         (self._etc / "passwd").write_text(
@@ -214,7 +214,8 @@ class BubblewrapSandbox(Sandbox):
         for sock in self._exposed.values():
             sock.close()
         self._exposed = {}
-        shutil.rmtree(self._socks, ignore_errors=True)
+        if self._socks is not None:
+            shutil.rmtree(self._socks, ignore_errors=True)
 
     def started_process(self, proc: subprocess.Popen | None = None) -> None:
         for fd in self._transient:
