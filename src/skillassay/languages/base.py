@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-ValueKind = Literal["object", "array", "ref", "call", "func", "str", "other"]
+ValueKind = Literal["object", "array", "ref", "call", "func", "str", "template", "other"]
+Span = tuple[int, int]  # byte offsets [start, end) in the file
 
 
 @dataclass
@@ -21,7 +22,10 @@ class Value:
     ``object``: ``keys`` (literal keys) and ``spreads`` (``...base`` / ``**base``); ``array``: ``items`` (for a
     ``.map(x => ({...}))`` or a comprehension, the one element template); ``ref``: a name chain (``seam.customers``);
     ``call``: ``chain`` of the callee and ``args``; ``func``: ``func``, an index into ``Module.functions``;
-    ``str``: ``text``.
+    ``str``: ``text``; ``template``: a string put together (f-string, template literal, ``a + "/b"``), ``items`` its
+    parts in order (``str`` values for the literal text).
+    ``span``: where the expression is written; ``key_spans``: for an object literal, where each key's whole entry
+    (``key: value``) is written.
     """
 
     kind: ValueKind
@@ -33,6 +37,8 @@ class Value:
     args: list[Value] = field(default_factory=list)
     func: int | None = None
     text: str = ""
+    span: Span | None = None
+    key_spans: dict[str, Span] = field(default_factory=dict)
 
 
 @dataclass
@@ -47,6 +53,14 @@ class Call:
     kwargs: dict[str, Value] = field(default_factory=dict)  # Python keyword arguments
     kw_spreads: list[Value] = field(default_factory=list)  # Python ``**payload``
     scope: int | None = None  # innermost enclosing function (index into Module.functions), None at module level
+    # Code that can never run: behind a constant-false condition (``if False:``, ``if (false)``, ``false && f()``,
+    # ``a if False else b``) or after ``return``/``raise``/``throw`` in the same block. Graders treat it as absent.
+    dead: bool = False
+    span: Span | None = None  # the whole call expression
+    callee_span: Span | None = None  # the callee (``seam.customers.pushData``)
+    stmt: Span | None = None  # the innermost statement holding the call
+    stmt_kind: str = ""  # "expression" (a bare call statement), "declaration", "return", "other"
+    kw_spans: dict[str, Span] = field(default_factory=dict)  # Python: each keyword argument's ``k=v``
 
 
 @dataclass
@@ -61,6 +75,13 @@ class Function:
     returns: list[Value] = field(default_factory=list)
     decision_strings: list[tuple[str, int]] = field(default_factory=list)  # compared / switched / dispatched on
     names: set[str] = field(default_factory=set)  # identifiers the body reads
+    cls: str | None = None  # for a method: the (qualified) name of its class
+    param_types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # annotated class of a parameter
+    kwargs_param: str | None = None  # Python ``**body``: the keyword arguments no parameter takes
+    decorated: bool = False  # a framework may call it (Python decorators, TypeScript decorators)
+    exported: bool = False  # exported from its module (another package may call it)
+    dead: bool = False  # defined where code never runs (see Call.dead)
+    span: Span | None = None
 
 
 @dataclass
@@ -98,6 +119,15 @@ class Mount:
 
 
 @dataclass
+class ClassInfo:
+    name: str  # qualified, as ``Function.cls`` spells it
+    line: int
+    bases: list[tuple[str, ...]] = field(default_factory=list)  # as written: ("BaseService",), ("abc", "ABC")
+    fields: dict[str, list[Value]] = field(default_factory=dict)  # class-level attributes / fields -> values
+    span: Span | None = None
+
+
+@dataclass
 class Module:
     path: str  # relative, POSIX
     language: str  # "python", "javascript" (TypeScript too), or a plugin language's name ("ruby")
@@ -116,6 +146,14 @@ class Module:
     mounts: list[Mount] = field(default_factory=list)
     router_prefixes: dict[str, str] = field(default_factory=dict)  # router variable -> its own prefix
     decision_strings: list[tuple[str, int]] = field(default_factory=list)  # at module level
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name ("default" -> "router")
+    names: set[str] = field(default_factory=set)  # identifiers the top-level code reads
+    size: int = 0  # bytes of source
+    # True when the outline records every call and reference (``Function.names``, ``exported``, ``dead``...), so a
+    # function nothing refers to is dead code. A language module that does not (a plugin's) leaves it False: then
+    # every function of the file counts as one that may run.
+    references_complete: bool = False
 
     @property
     def sdk_style(self) -> str:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import ast
 
 from skillassay.languages import pyparse
-from skillassay.languages.base import Call, Function, ImportRef, Module, Mount, Route, Value
+from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "head", "options"}
 # Router objects whose own prefix applies to the routes declared on them: Flask's Blueprint(url_prefix=...),
 # FastAPI's APIRouter(prefix=...).
 _ROUTER_PREFIX_ARG = {"Blueprint": "url_prefix", "APIRouter": "prefix"}
+# Decorators that change how a method is called, not who calls it.
+_PLAIN_DECORATORS = {"staticmethod", "classmethod", "abstractmethod", "wraps", "override", "cache", "lru_cache",
+                     "cached_property"}
+_TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _chain(node: ast.AST) -> tuple[str, ...]:
@@ -27,7 +31,8 @@ def _chain(node: ast.AST) -> tuple[str, ...]:
         return _chain(node.value)
     if isinstance(node, ast.Subscript):
         inner = _chain(node.value)
-        return inner + ("[]",) if inner else ()
+        key = _str(node.slice)
+        return inner + ((key,) if key is not None else ("[]",)) if inner else ()
     return ()
 
 
@@ -37,9 +42,52 @@ def _str(node: ast.AST | None) -> str | None:
     return None
 
 
+def _annotation(node: ast.AST | None) -> tuple[str, ...]:
+    """The class an annotation names: ``Foo``, ``mod.Foo``, ``"Foo"``, ``Optional[Foo]``, ``Foo | None``."""
+    if node is None:
+        return ()
+    if (text := _str(node)) is not None:
+        return tuple(text.split(".")) if text.replace(".", "").isidentifier() else ()
+    if isinstance(node, ast.Subscript):
+        return _annotation(node.slice)
+    if isinstance(node, ast.BinOp):
+        return _annotation(node.left) or _annotation(node.right)
+    if isinstance(node, ast.Tuple):
+        return next((c for c in map(_annotation, node.elts) if c), ())
+    chain = _chain(node)
+    return () if chain in (("None",), ("Any",)) else chain
+
+
+def _module_constants(tree: ast.Module) -> dict[str, object]:
+    """Top-level names bound once to a literal and never assigned anywhere else (``SEAM_ENABLED = False``)."""
+    assigned: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            assigned[node.id] = assigned.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                assigned[name] = assigned.get(name, 0) + 2
+    out: dict[str, object] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            if isinstance(stmt.value, ast.Constant) and assigned.get(name) == 1:
+                out[name] = stmt.value.value
+    return out
+
+
 class _Outliner(ast.NodeVisitor):
-    def __init__(self, path: str):
-        self.module = Module(path=path, language="python")
+    def __init__(self, path: str, source: bytes = b"", constants: dict[str, object] | None = None):
+        self.module = Module(path=path, language="python", size=len(source), references_complete=True)
+        starts = [0]
+        for i, byte in enumerate(source):
+            if byte == 10:
+                starts.append(i + 1)
+        self._line_starts = starts
+        self.constants = constants or {}
+        self.dead = 0  # > 0 while visiting code that never runs
+        self.stmts: list[ast.stmt] = []  # statements around the node being visited, innermost last
+        self.class_body: list[str | None] = [None]  # the class whose body is being visited directly
         self.scope: int | None = None
         self.classes: list[str] = []
         self.prefixes = self.module.router_prefixes  # blueprint / router variable -> its own prefix
@@ -47,11 +95,158 @@ class _Outliner(ast.NodeVisitor):
         self.package = parts  # the folder of this file, for relative imports
         self._lambda_index: dict[int, int] = {}  # id(ast.Lambda) -> function index (set when visited)
 
+    # ------------------------------------------------------------------ positions and dead code
+    def span(self, node: ast.AST) -> Span | None:
+        try:
+            start = self._line_starts[node.lineno - 1] + node.col_offset
+            end = self._line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[operator]
+        except (AttributeError, IndexError, TypeError):
+            return None
+        return start, end
+
+    def truth(self, node: ast.AST) -> bool | None:
+        """The value a condition always has, or None (most conditions)."""
+        if isinstance(node, ast.Constant):
+            return bool(node.value)
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return bool(self.constants[node.id])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.truth(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.truth(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return False if False in values else (True if all(v is True for v in values) else None)
+            return True if True in values else (False if all(v is False for v in values) else None)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Constant) \
+                and isinstance(node.comparators[0], ast.Constant):
+            a, b, op = node.left.value, node.comparators[0].value, node.ops[0]
+            if isinstance(op, (ast.Eq, ast.Is)):
+                return a == b
+            if isinstance(op, (ast.NotEq, ast.IsNot)):
+                return a != b
+        return None
+
+    def visit_dead(self, nodes) -> None:
+        self.dead += 1
+        try:
+            for node in nodes if isinstance(nodes, list) else [nodes]:
+                self.visit(node)
+        finally:
+            self.dead -= 1
+
+    def visit(self, node: ast.AST):
+        if isinstance(node, ast.stmt):
+            self.stmts.append(node)
+            try:
+                return super().visit(node)
+            finally:
+                self.stmts.pop()
+        return super().visit(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        # as ast.NodeVisitor's, except that a block's statements after return/raise/continue/break never run
+        for _name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                ended = False
+                for item in value:
+                    if not isinstance(item, ast.AST):
+                        continue
+                    if ended:
+                        self.visit_dead(item)
+                    else:
+                        self.visit(item)
+                    ended = ended or isinstance(item, _TERMINATORS)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        truth = self.truth(node.test)
+        for block, runs in ((node.body, truth is not False), (node.orelse, truth is not True)):
+            holder = ast.Module(body=block, type_ignores=[])
+            if runs:
+                self.generic_visit(holder)
+            else:
+                self.visit_dead(block)
+
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        if self.truth(node.test) is False:
+            self.visit_dead(node.body)
+        else:
+            self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
+        self.generic_visit(ast.Module(body=node.orelse, type_ignores=[]))
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self.visit(node.test)
+        truth = self.truth(node.test)
+        (self.visit if truth is not False else self.visit_dead)(node.body)
+        (self.visit if truth is not True else self.visit_dead)(node.orelse)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        stop = False if isinstance(node.op, ast.And) else True  # `False and x`, `True or x`: x never runs
+        ended = False
+        for value in node.values:
+            (self.visit_dead if ended else self.visit)(value)
+            ended = ended or self.truth(value) is stop
+
     # ------------------------------------------------------------------ values
     def value(self, node: ast.AST | None) -> Value:
+        out = self._value(node)
+        if node is not None and out.span is None:
+            out.span = self.span(node)
+        return out
+
+    def _template(self, node: ast.AST) -> list[Value] | None:
+        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``."""
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for piece in node.values:
+                if isinstance(piece, ast.FormattedValue):
+                    parts.append(self.value(piece.value))
+                elif (text := _str(piece)) is not None:
+                    parts.append(Value("str", getattr(piece, "lineno", 0), text=text))
+            return parts
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # `base + route`: a concatenation (of strings, when it matters: a URL)
+            left, right = self._template(node.left), self._template(node.right)
+            return (left if left is not None else [self.value(node.left)]) + \
+                (right if right is not None else [self.value(node.right)])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and (fmt := _str(node.left)) is not None:
+            args = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            pieces = fmt.split("%s")
+            parts = [Value("str", node.lineno, text=pieces[0])]
+            for i, piece in enumerate(pieces[1:]):
+                parts.append(self.value(args[i]) if i < len(args) else Value("other"))
+                parts.append(Value("str", node.lineno, text=piece))
+            return parts
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+                and (fmt := _str(node.func.value)) is not None:
+            parts = []
+            position = 0
+            for literal, field_name, _spec, _conv in __import__("string").Formatter().parse(fmt):
+                if literal:
+                    parts.append(Value("str", node.lineno, text=literal))
+                if field_name is None:
+                    continue
+                if field_name == "" or field_name.isdigit():
+                    index = position if field_name == "" else int(field_name)
+                    position += 1
+                    parts.append(self.value(node.args[index]) if index < len(node.args) else Value("other"))
+                else:
+                    kw = next((k.value for k in node.keywords if k.arg == field_name), None)
+                    parts.append(self.value(kw) if kw is not None else Value("other"))
+            return parts
+        return None
+
+    def _value(self, node: ast.AST | None) -> Value:
         if node is None:
             return Value("other")
         line = getattr(node, "lineno", 0)
+        parts = self._template(node)
+        if parts is not None:
+            return Value("template", line, items=parts)
         if isinstance(node, ast.Dict):
             out = Value("object", line)
             for key, val in zip(node.keys, node.values):
@@ -59,12 +254,18 @@ class _Outliner(ast.NodeVisitor):
                     out.spreads.append(self.value(val))
                 elif (name := _str(key)) is not None:
                     out.keys[name] = self.value(val)
+                    start, end = self.span(key), self.span(val)
+                    if start and end:
+                        out.key_spans[name] = (start[0], end[1])
             return out
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return Value("array", line, items=[self.value(e) for e in node.elts if not isinstance(e, ast.Starred)])
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             return Value("array", line, items=[self.value(node.elt)])
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "encode" and \
+                    isinstance(node.func.value, ast.Call):
+                return self.value(node.func.value)  # json.dumps(body).encode(): the text is what matters
             chain = _chain(node.func)
             if chain == ("dict",):
                 out = Value("object", line)
@@ -73,6 +274,8 @@ class _Outliner(ast.NodeVisitor):
                         out.spreads.append(self.value(kw.value))
                     else:
                         out.keys[kw.arg] = self.value(kw.value)
+                        if (where := self.span(kw)) is not None:
+                            out.key_spans[kw.arg] = where
                 for arg in node.args:
                     out.spreads.append(self.value(arg))
                 return out
@@ -86,10 +289,13 @@ class _Outliner(ast.NodeVisitor):
                     return Value("array", line, items=[Value("call", line, chain=fn.chain)])
             args = [self.value(a) for a in node.args] + [self.value(k.value) for k in node.keywords]
             return Value("call", line, chain=chain, args=args)
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            return Value("ref", line, chain=_chain(node))
+        if isinstance(node, (ast.Name, ast.Attribute)) or (isinstance(node, ast.Subscript) and _str(node.slice)):
+            chain = _chain(node)
+            return Value("ref", line, chain=chain) if chain else Value("other", line)
         if isinstance(node, ast.Await):
             return self.value(node.value)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):  # `body or {}`: when it is given
+            return self.value(node.values[0])
         if isinstance(node, ast.Lambda):
             return Value("func", line, func=self._lambda_index.get(id(node)))
         if (text := _str(node)) is not None:
@@ -108,7 +314,8 @@ class _Outliner(ast.NodeVisitor):
     def _enter(self, name: str | None, node: ast.AST) -> int:
         qual = ".".join(self.classes + [name]) if name else "<anonymous>"
         fn = Function(name=name, qualname=qual, start_line=node.lineno, end_line=node.end_lineno or node.lineno,
-                      parent=self.scope)
+                      parent=self.scope, cls=self.class_body[-1] if name else None, dead=self.dead > 0,
+                      span=self.span(node))
         self.module.functions.append(fn)
         return len(self.module.functions) - 1
 
@@ -118,23 +325,31 @@ class _Outliner(ast.NodeVisitor):
         for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
             self.visit(default)
         index = self._enter(node.name, node)
+        fn = self.module.functions[index]
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
         params = [a.arg for a in args]
-        if self.classes and params and params[0] in ("self", "cls") and self.scope is None:
+        if fn.cls and params and params[0] in ("self", "cls"):
             params = params[1:]
-        self.module.functions[index].params = params
+        fn.params = params
+        fn.param_types = {a.arg: t for a in args if (t := _annotation(a.annotation))}
+        fn.kwargs_param = node.args.kwarg.arg if node.args.kwarg is not None else None
+        fn.decorated = any(_chain(d.func if isinstance(d, ast.Call) else d)[-1:] not in
+                           [(p,) for p in _PLAIN_DECORATORS] for d in node.decorator_list)
         for deco in node.decorator_list:
             self._route_decorator(deco, index)
         outer, self.scope = self.scope, index
         saved, self.classes = self.classes, self.classes + [node.name]
-        for stmt in node.body:
-            self.visit(stmt)
+        self.class_body.append(None)
+        self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
+        self.class_body.pop()
         self.scope, self.classes = outer, saved
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.class_body.append(None)
         index = self._enter(None, node)
+        self.class_body.pop()
         self._lambda_index[id(node)] = index
         outer, self.scope = self.scope, index
         self.module.functions[index].returns.append(self.value(node.body))
@@ -144,9 +359,26 @@ class _Outliner(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for deco in node.decorator_list:
             self.visit(deco)
+        for base in node.bases:
+            self.visit(base)
+        qual = ".".join(self.classes + [node.name])
+        info = ClassInfo(qual, node.lineno, bases=[c for b in node.bases if (c := _chain(b))], span=self.span(node))
+        if self.dead == 0:
+            self.module.classes.setdefault(qual, info)
+        for stmt in node.body:  # class attributes: `client = Seam()`, `client: Seam`
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        info.fields.setdefault(target.id, []).append(self.value(stmt.value))
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                if stmt.value is not None:
+                    info.fields.setdefault(stmt.target.id, []).append(self.value(stmt.value))
+                elif (t := _annotation(stmt.annotation)):
+                    info.fields.setdefault(stmt.target.id, []).append(Value("call", stmt.lineno, chain=t))
         self.classes.append(node.name)
-        for stmt in node.body:
-            self.visit(stmt)
+        self.class_body.append(qual)
+        self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
+        self.class_body.pop()
         self.classes.pop()
 
     # ------------------------------------------------------------------ statements
@@ -206,14 +438,24 @@ class _Outliner(ast.NodeVisitor):
             if chain:
                 self._bind(".".join(chain), value)
 
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if isinstance(item.optional_vars, ast.Name):  # `with httpx.Client() as client:`
+                self._bind(item.optional_vars.id, self.value(item.context_expr))
+        self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
+
+    visit_AsyncWith = visit_With
+
     def visit_Return(self, node: ast.Return) -> None:
         self.generic_visit(node)
         if self.scope is not None and node.value is not None:
             self.module.functions[self.scope].returns.append(self.value(node.value))
 
     def visit_Name(self, node: ast.Name) -> None:
-        if self.scope is not None and isinstance(node.ctx, ast.Load):
-            self.module.functions[self.scope].names.add(node.id)
+        if isinstance(node.ctx, ast.Load) and self.dead == 0:
+            target = self.module.names if self.scope is None else self.module.functions[self.scope].names
+            target.add(node.id)
 
     # ------------------------------------------------------------------ decisions: where event types are handled
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -244,12 +486,21 @@ class _Outliner(ast.NodeVisitor):
         chain = _chain(node.func)
         if not chain:
             return
-        call = Call(chain=chain, line=node.lineno, scope=self.scope, args=[self.value(a) for a in node.args])
+        call = Call(chain=chain, line=node.lineno, scope=self.scope, args=[self.value(a) for a in node.args],
+                    dead=self.dead > 0, span=self.span(node), callee_span=self.span(node.func))
         for kw in node.keywords:
             if kw.arg is None:
                 call.kw_spreads.append(self.value(kw.value))
             else:
                 call.kwargs[kw.arg] = self.value(kw.value)
+                if (where := self.span(kw)) is not None:
+                    call.kw_spans[kw.arg] = where
+        if self.stmts:
+            stmt = self.stmts[-1]
+            call.stmt = self.span(stmt)
+            call.stmt_kind = ("expression" if isinstance(stmt, ast.Expr) else
+                              "declaration" if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else
+                              "return" if isinstance(stmt, ast.Return) else "other")
         self.module.calls.append(call)
         if len(chain) == 2 and chain[1] == "update" and (node.keywords or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict))):
             # payload.update({...}) / payload.update(k=v) adds keys to payload
@@ -321,11 +572,23 @@ class _Outliner(ast.NodeVisitor):
             self._add_route(chain, method, path, deco.lineno, [handler])
 
 
+def _mark_public(module: Module) -> None:
+    """A module's public names may be imported and called from anywhere (another script, a framework, a test):
+    top-level functions and the methods of top-level classes whose names do not start with ``_``."""
+    public_classes = {name for name in module.classes if "." not in name and not name.startswith("_")}
+    for fn in module.functions:
+        if fn.name is None or fn.name.startswith("_") or fn.dead:
+            continue
+        if fn.parent is None and (fn.cls is None or fn.cls in public_classes):
+            fn.exported = True
+
+
 def parse(source: bytes, path: str) -> Module:
     try:
         tree = pyparse.parse(source, filename=path)
-        outliner = _Outliner(path)
+        outliner = _Outliner(path, source, _module_constants(tree))
         outliner.visit(tree)
+        _mark_public(outliner.module)
     except (SyntaxError, ValueError, RecursionError):
         return Module(path=path, language="python")  # a file that does not parse grades as empty
     return outliner.module

@@ -9,6 +9,7 @@ files keeps the path its own file gives it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -48,15 +49,19 @@ def resolve_name(modules: dict[str, Module], module: Module, chain: tuple[str, .
     for ref in module.import_refs.get(chain[0], []):
         if ref.name is None:  # a module: the rest of the chain is submodules, then the variable
             if len(chain) < 2:
+                # `const router = require('./routes')`: what the module exports as a whole (module.exports = x)
+                found = find_module(modules, ref)
+                if found is not None and "default" in found.exports:
+                    return found, found.exports["default"]
                 continue
             target = ImportRef("/".join([ref.stem, *chain[1:-1]]), None, ref.fuzzy)
             found = find_module(modules, target)
             if found is not None:
-                return found, chain[-1]
+                return found, found.exports.get(chain[-1], chain[-1])
         elif len(chain) == 1:
             found = find_module(modules, ref)
-            if found is not None:
-                return found, ref.name
+            if found is not None:  # `import router from './x'`: the name `export default router` gives
+                return found, found.exports.get(ref.name, ref.name)
     return None
 
 
@@ -108,3 +113,34 @@ def mounted_routes(modules: Iterable[Module]) -> list[MountedRoute]:
                                                                       route.own_prefix, 0)
             result.extend(MountedRoute(module, route, path) for path in dict.fromkeys(paths))
     return result
+
+
+_PARAM = re.compile(r"^(:\w+\??|<[^>]+>|\{[^}]+\}|\[[^\]]+\]|\*\w*)$")
+
+
+def _segments(path: str) -> list[str]:
+    return [p for p in path.split("?")[0].split("/") if p]
+
+
+def path_matches(route_path: str, url_path: str) -> bool:
+    """Whether a route declared as ``route_path`` (``/reservations/:id``, ``<int:rid>``, ``{rid}``, ``[id]``,
+    ``[...slug]``) answers ``url_path`` (an eval's endpoint, ``/api/reservations/{{RESERVATION_ID}}``: a template
+    segment matches any parameter segment)."""
+    route, url = _segments(route_path), _segments(url_path)
+    for i, seg in enumerate(route):
+        catch_all = seg.startswith(("[...", "[[...")) or seg in ("*", "(.*)") or seg.startswith("*")
+        if catch_all:
+            return True
+        if i >= len(url):
+            return False
+        if _PARAM.match(seg):
+            continue
+        if "{{" in url[i] or seg != url[i]:
+            return False
+    return len(route) == len(url)
+
+
+def endpoint_routes(mounted: list[MountedRoute], method: str, url_path: str) -> list[MountedRoute]:
+    """The routes answering ``method url_path`` (a route for any method answers every method)."""
+    method = method.upper()
+    return [m for m in mounted if m.route.method in (method, "ANY") and path_matches(m.path, url_path)]

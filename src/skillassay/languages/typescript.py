@@ -12,7 +12,7 @@ import threading
 
 import tree_sitter as ts
 
-from skillassay.languages.base import Call, Function, ImportRef, Module, Route, Value
+from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
 
 _FUNCTION_TYPES = {
     "function_declaration",
@@ -37,6 +37,66 @@ _COMPARISONS = {"===", "==", "!==", "!="}
 # Next.js route handlers: a route.ts exports one function per HTTP method it answers
 _NEXT_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+_TERMINATORS = {"return_statement", "throw_statement", "break_statement", "continue_statement"}
+_BLOCKS = {"statement_block", "program", "switch_case", "switch_default"}
+_FALSY = {"false", "null", "undefined"}
+_DECLARATIONS = {"lexical_declaration", "variable_declaration"}
+
+
+def _span(node: ts.Node) -> Span:
+    return node.start_byte, node.end_byte
+
+
+def _truth(node: ts.Node | None) -> bool | None:
+    """The value a condition always has, or None (most conditions)."""
+    if node is None:
+        return None
+    node = _inner(node)
+    kind = node.type
+    if kind in _FALSY:
+        return False
+    if kind == "true":
+        return True
+    if kind == "number":
+        try:
+            return float(_text(node)) != 0
+        except ValueError:
+            return None
+    if kind in ("string", "template_string") and _string(node) is not None:
+        return bool(_string(node))
+    if kind == "unary_expression":
+        op, arg = node.child_by_field_name("operator"), node.child_by_field_name("argument")
+        if op is not None and _text(op) == "!":
+            inner = _truth(arg)
+            return None if inner is None else not inner
+        if op is not None and _text(op) == "void":
+            return False
+    if kind == "binary_expression":
+        op = node.child_by_field_name("operator")
+        left, right = _truth(node.child_by_field_name("left")), _truth(node.child_by_field_name("right"))
+        if op is not None and _text(op) == "&&":
+            return False if False in (left, right) else (True if left is True and right is True else None)
+        if op is not None and _text(op) == "||":
+            return True if True in (left, right) else (False if left is False and right is False else None)
+    return None
+
+
+def _type_chain(node: ts.Node | None) -> tuple[str, ...]:
+    """The class a type annotation names: ``Foo``, ``ns.Foo``, ``Foo<Bar>``, ``Foo | null``."""
+    if node is None:
+        return ()
+    kind = node.type
+    if kind == "type_annotation":
+        return next((c for c in map(_type_chain, node.named_children) if c), ())
+    if kind == "type_identifier":
+        return (_text(node),)
+    if kind == "nested_type_identifier":
+        return tuple(_text(node).split("."))
+    if kind == "generic_type":
+        return _type_chain(node.child_by_field_name("name") or (node.named_children[0] if node.named_children else None))
+    if kind == "union_type":
+        return next((c for c in map(_type_chain, node.named_children) if c), ())
+    return ()
 
 
 @functools.cache
@@ -161,11 +221,14 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
 
 
 class _Outliner:
-    def __init__(self, path: str):
-        self.module = Module(path=path, language="javascript")
+    def __init__(self, path: str, size: int = 0):
+        self.module = Module(path=path, language="javascript", size=size, references_complete=True)
         self.scope: int | None = None
         self.classes: list[str] = []
         self.func_index: dict[int, int] = {}  # node id -> function index
+        self.dead = 0  # > 0 while visiting code that never runs
+        self.class_stack: list[str] = []  # qualified names of the classes being visited
+        self.private: set[str] = set()  # methods declared `private`
 
     # ------------------------------------------------------------------ helpers
     def _bind(self, name: str, value: Value) -> None:
@@ -180,11 +243,46 @@ class _Outliner:
         target.append((text, node.start_point[0] + 1))
 
     def value(self, node: ts.Node | None) -> Value:
+        out = self._value(node)
+        if node is not None and out.span is None:
+            out.span = _span(node)
+        return out
+
+    def _template(self, node: ts.Node) -> list[Value] | None:
+        """The parts of a string put together: `${base}/x` and base + '/x'."""
+        if node.type == "template_string":
+            parts = []
+            for child in node.named_children:
+                if child.type == "template_substitution":
+                    parts.append(self.value(child.named_children[0] if child.named_children else None))
+                elif child.type in ("string_fragment", "escape_sequence"):
+                    parts.append(Value("str", child.start_point[0] + 1, text=_text(child)))
+            return parts
+        if node.type == "binary_expression":
+            op = node.child_by_field_name("operator")
+            if op is None or _text(op) != "+":
+                return None
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                return None
+            lp = self._template(_inner(left))
+            rp = self._template(_inner(right))
+            return (lp if lp is not None else [self.value(left)]) + (rp if rp is not None else [self.value(right)])
+        return None
+
+    def _value(self, node: ts.Node | None) -> Value:
         if node is None:
             return Value("other")
         node = _inner(node)
         line = node.start_point[0] + 1
         kind = node.type
+        if kind == "template_string" and _string(node) is None or kind == "binary_expression":
+            parts = self._template(node)
+            if parts is not None:
+                return Value("template", line, items=parts)
+            op = node.child_by_field_name("operator")
+            if op is not None and _text(op) in ("??", "||"):  # `body ?? {}`: what it holds when it is given
+                return self.value(node.child_by_field_name("left"))
         if kind == "object":
             out = Value("object", line)
             for child in node.named_children:
@@ -195,8 +293,10 @@ class _Outliner:
                     )
                     if name is not None:
                         out.keys[name] = self.value(child.child_by_field_name("value"))
+                        out.key_spans[name] = _span(child)
                 elif child.type == "shorthand_property_identifier":
-                    out.keys[_text(child)] = Value("ref", line, chain=(_text(child),))
+                    out.keys[_text(child)] = Value("ref", line, chain=(_text(child),), span=_span(child))
+                    out.key_spans[_text(child)] = _span(child)
                 elif child.type == "spread_element":
                     out.spreads.append(self.value(child.named_children[0] if child.named_children else None))
                 elif child.type == "method_definition":
@@ -273,14 +373,45 @@ class _Outliner:
             self._function(node)
             return
         if kind in _CLASS_TYPES:
-            name = node.child_by_field_name("name")
-            self.classes.append(_text(name) if name is not None else "<class>")
-            self._children(node)
-            self.classes.pop()
+            self._class(node)
             return
+        if kind == "if_statement":
+            self._if(node)
+            return
+        if kind == "ternary_expression":
+            condition = node.child_by_field_name("condition")
+            if condition is not None:
+                self.visit(condition)
+            truth = _truth(condition)
+            for field_name, runs in (("consequence", truth is not False), ("alternative", truth is not True)):
+                branch = node.child_by_field_name(field_name)
+                if branch is not None:
+                    self._visit_maybe_dead(branch, runs)
+            return
+        if kind == "binary_expression" and (op := node.child_by_field_name("operator")) is not None \
+                and _text(op) in ("&&", "||", "??"):
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None:
+                self.visit(left)
+            stop = {"&&": False, "||": True}.get(_text(op))
+            if right is not None:  # `false && f()`, `true || f()`: f never runs
+                self._visit_maybe_dead(right, stop is None or _truth(left) is not stop)
+            return
+        if kind == "while_statement" and _truth(node.child_by_field_name("condition")) is False:
+            condition = node.child_by_field_name("condition")
+            if condition is not None:
+                self.visit(condition)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self._visit_maybe_dead(body, False)
+            return
+        if kind == "export_statement":
+            self._export(node)
         self._children(node)  # post-order: values below are outlined before they are read
         if kind == "call_expression":
             self._call(node)
+        elif kind == "new_expression":
+            self._new(node)
         elif kind == "variable_declarator":
             self._declarator(node)
         elif kind == "assignment_expression":
@@ -300,29 +431,131 @@ class _Outliner:
             if key is not None and key.type == "string":
                 self._decision(key)
         elif kind == "identifier":
-            if self.scope is not None:
-                self.module.functions[self.scope].names.add(_text(node))
+            if self.dead == 0 and self._read(node):
+                target = self.module.names if self.scope is None else self.module.functions[self.scope].names
+                target.add(_text(node))
         elif kind == "import_statement":
             self._import(node)
 
+    @staticmethod
+    def _read(node: ts.Node) -> bool:
+        """Whether an identifier is read (not the name a declaration, parameter or import introduces)."""
+        parent = node.parent
+        if parent is None:
+            return True
+        if parent.type in ("variable_declarator", "function_declaration", "generator_function_declaration",
+                           "class_declaration", "function_expression", "method_definition"):
+            return parent.child_by_field_name("name") != node
+        if parent.type in ("required_parameter", "optional_parameter", "formal_parameters", "import_specifier",
+                           "import_clause", "namespace_import", "shorthand_property_identifier_pattern",
+                           "rest_pattern"):
+            return False
+        if parent.type == "arrow_function":
+            return parent.child_by_field_name("parameter") != node
+        return True
+
+    def _visit_maybe_dead(self, node: ts.Node, runs: bool) -> None:
+        if runs:
+            self.visit(node)
+            return
+        self.dead += 1
+        try:
+            self.visit(node)
+        finally:
+            self.dead -= 1
+
+    def _if(self, node: ts.Node) -> None:
+        condition = node.child_by_field_name("condition")
+        if condition is not None:
+            self.visit(condition)
+        truth = _truth(condition)
+        consequence, alternative = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        if consequence is not None:
+            self._visit_maybe_dead(consequence, truth is not False)
+        if alternative is not None:
+            self._visit_maybe_dead(alternative, truth is not True)
+
     def _children(self, node: ts.Node) -> None:
+        ended = False
+        block = node.type in _BLOCKS
         for child in node.named_children:
-            if child.type != "comment":
-                self.visit(child)
+            if child.type == "comment":
+                continue
+            self._visit_maybe_dead(child, not ended)
+            # a block's statements after return/throw/break/continue never run
+            ended = ended or (block and child.type in _TERMINATORS)
+
+    def _class(self, node: ts.Node) -> None:
+        name_node = node.child_by_field_name("name")
+        name = _text(name_node) if name_node is not None else self._function_name(node) or "<class>"
+        qual = ".".join(self.classes + [name])
+        info = ClassInfo(qual, node.start_point[0] + 1, span=_span(node))
+        for heritage in (c for c in node.named_children if c.type == "class_heritage"):
+            for clause in heritage.named_children:
+                if clause.type == "extends_clause":
+                    value = clause.child_by_field_name("value")
+                    chain = _chain(value) if value is not None else ()
+                    if chain:
+                        info.bases.append(chain)
+        body = node.child_by_field_name("body")
+        for member in body.named_children if body is not None else []:
+            if member.type in ("public_field_definition", "field_definition"):
+                key = member.child_by_field_name("name") or member.child_by_field_name("property")
+                if key is None:
+                    continue
+                value = member.child_by_field_name("value")
+                if value is not None and value.type not in _FUNCTION_TYPES:
+                    info.fields.setdefault(_text(key), []).append(self.value(value))
+                elif value is None and (t := _type_chain(member.child_by_field_name("type"))):
+                    info.fields.setdefault(_text(key), []).append(Value("call", member.start_point[0] + 1, chain=t))
+        if self.dead == 0 and name != "<class>":
+            self.module.classes.setdefault(qual, info)
+        self.classes.append(name)
+        self.class_stack.append(qual)
+        self._children(node)
+        self.class_stack.pop()
+        self.classes.pop()
+
+    def _method_class(self, node: ts.Node) -> str | None:
+        """The class a function is a method of (a method, or an arrow function in a class field)."""
+        parent = node.parent
+        if node.type == "method_definition" and parent is not None and parent.type == "class_body":
+            return self.class_stack[-1] if self.class_stack else None
+        if parent is not None and parent.type in ("public_field_definition", "field_definition") and \
+                parent.parent is not None and parent.parent.type == "class_body":
+            return self.class_stack[-1] if self.class_stack else None
+        return None
+
+    @staticmethod
+    def _decorated(node: ts.Node) -> bool:
+        if any(c.type == "decorator" for c in node.children):
+            return True
+        sibling = node.prev_named_sibling
+        return sibling is not None and sibling.type == "decorator"
 
     def _function(self, node: ts.Node) -> None:
         name = self._function_name(node)
         qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+        cls = self._method_class(node)
         fn = Function(name=name, qualname=qual, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
-                      parent=self.scope)
+                      parent=self.scope, cls=cls, dead=self.dead > 0, span=_span(node),
+                      decorated=self._decorated(node) if cls else False)
+        if not cls and node.parent is not None and (node.parent.type == "object" or node.parent.type == "pair"):
+            fn.exported = True  # a member of an object literal: called through the object, wherever it goes
+        holder = node if node.type == "method_definition" else node.parent
+        if cls and name and holder is not None and any(
+                c.type == "accessibility_modifier" and _text(c) in ("private", "protected") for c in holder.children):
+            self.private.add(name)
         self.module.functions.append(fn)
         index = len(self.module.functions) - 1
         self.func_index[node.id] = index
-        fn.params = self._params(node)
+        fn.params, fn.param_types, properties = self._params(node)
         outer, self.scope = self.scope, index
         saved = self.classes
         if name:
             self.classes = self.classes + [name]
+        for prop in properties:  # constructor(private readonly seam: SeamService): this.seam = seam
+            self._bind(f"this.{prop}", Value("ref", fn.start_line, chain=(prop,)))
         for child in node.named_children:
             if child.type not in ("comment", "formal_parameters", "type_annotation") or child.type == "formal_parameters":
                 self.visit(child)
@@ -332,18 +565,54 @@ class _Outliner:
         self.scope, self.classes = outer, saved
 
     @staticmethod
-    def _params(node: ts.Node) -> list[str]:
+    def _params(node: ts.Node) -> tuple[list[str], dict[str, tuple[str, ...]], list[str]]:
+        """Parameter names, their annotated classes, and the constructor's parameter properties."""
         single = node.child_by_field_name("parameter")  # x => ...
         if single is not None:
-            return [_text(single)]
+            return [_text(single)], {}, []
         params = node.child_by_field_name("parameters")
-        out = []
+        out: list[str] = []
+        types: dict[str, tuple[str, ...]] = {}
+        properties: list[str] = []
         for p in params.named_children if params is not None else []:
             target = p.child_by_field_name("pattern") if p.type in ("required_parameter", "optional_parameter") else p
             if target is not None and target.type == "assignment_pattern":
                 target = target.child_by_field_name("left")
-            out.append(_text(target) if target is not None and target.type == "identifier" else "")
-        return out
+            name = _text(target) if target is not None and target.type == "identifier" else ""
+            out.append(name)
+            if name and (t := _type_chain(p.child_by_field_name("type"))):
+                types[name] = t
+            if name and any(c.type in ("accessibility_modifier", "readonly") for c in p.children):
+                properties.append(name)
+        return out, types, properties
+
+    def _export(self, node: ts.Node) -> None:
+        """``export ...`` statements: which local names the module exports, and under which names."""
+        exports = self.module.exports
+        declaration = node.child_by_field_name("declaration")
+        is_default = any(c.type == "default" for c in node.children)
+        if declaration is not None:
+            if declaration.type in _FUNCTION_TYPES or declaration.type in _CLASS_TYPES:
+                name = declaration.child_by_field_name("name")
+                if name is not None:
+                    exports["default" if is_default else _text(name)] = _text(name)
+            elif declaration.type in _DECLARATIONS:
+                for declarator in declaration.named_children:
+                    target = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
+                    if target is not None and target.type == "identifier":
+                        exports[_text(target)] = _text(target)
+            return
+        value = node.child_by_field_name("value")
+        if is_default and value is not None and _inner(value).type == "identifier":
+            exports["default"] = _text(_inner(value))
+            return
+        if _string(node.child_by_field_name("source")) is not None:
+            return  # a re-export: handled with the routes (import refs)
+        for clause in (c for c in node.named_children if c.type == "export_clause"):
+            for spec in clause.named_children:
+                name, alias = spec.child_by_field_name("name"), spec.child_by_field_name("alias")
+                if name is not None:
+                    exports[_text(alias if alias is not None else name)] = _text(name)
 
     def _declarator(self, node: ts.Node) -> None:
         target, value_node = node.child_by_field_name("name"), node.child_by_field_name("value")
@@ -380,6 +649,16 @@ class _Outliner:
             self._bind(_text(left), value)
         elif left.type in ("member_expression", "subscript_expression"):
             chain = _chain(left)
+            if self.scope is None and chain == ("module", "exports"):  # module.exports = router / = { a, b }
+                inner = _inner(right)
+                if inner.type == "identifier":
+                    self.module.exports["default"] = _text(inner)
+                elif value.kind == "object":
+                    for key, member in value.keys.items():
+                        self.module.exports[key] = member.chain[-1] if member.kind == "ref" and member.chain else key
+            elif self.scope is None and len(chain) >= 2 and chain[:-1] in (("module", "exports"), ("exports",)):
+                inner = _inner(right)
+                self.module.exports[chain[-1]] = _text(inner) if inner.type == "identifier" else chain[-1]
             if len(chain) == 2 and chain[0] != "this" and chain[1] != "[]":  # payload.reservations = [...]
                 self._bind(chain[0], Value("object", node.start_point[0] + 1, keys={chain[1]: value}))
             if chain:
@@ -492,10 +771,63 @@ class _Outliner:
                     self._decision(item)
         if not chain:
             return
-        self.module.calls.append(
-            Call(chain=chain, line=node.start_point[0] + 1, scope=self.scope, args=[self.value(a) for a in arg_nodes])
-        )
+        call = Call(chain=chain, line=node.start_point[0] + 1, scope=self.scope, args=[self.value(a) for a in arg_nodes],
+                    dead=self.dead > 0, span=_span(node), callee_span=_span(fn_node))
+        self._statement(call, node)
+        self.module.calls.append(call)
         self._route(node, fn_node, chain, arg_nodes)
+        if chain[-1] == "use" and len(chain) == 2 and arg_nodes:
+            self._mount(node, chain[0], arg_nodes)
+
+    def _new(self, node: ts.Node) -> None:
+        """``new Service(...)``: a call of the class's constructor (chain ``("new", "Service")``)."""
+        ctor = node.child_by_field_name("constructor")
+        chain = _chain(ctor) if ctor is not None else ()
+        if not chain:
+            return
+        args_node = node.child_by_field_name("arguments")
+        args = [self.value(a) for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        call = Call(chain=("new", *chain), line=node.start_point[0] + 1, scope=self.scope, args=args,
+                    dead=self.dead > 0, span=_span(node), callee_span=_span(ctor))
+        self._statement(call, node)
+        self.module.calls.append(call)
+
+    @staticmethod
+    def _statement(call: Call, node: ts.Node) -> None:
+        """The innermost statement holding the call."""
+        parent = node.parent
+        while parent is not None and not (parent.type.endswith("statement") or parent.type in _DECLARATIONS
+                                          or parent.type in ("public_field_definition", "field_definition")):
+            if parent.type in _FUNCTION_TYPES:  # an arrow function's expression body: no statement of its own
+                return
+            parent = parent.parent
+        if parent is None:
+            return
+        call.stmt = _span(parent)
+        call.stmt_kind = ("expression" if parent.type == "expression_statement" else
+                          "declaration" if parent.type in _DECLARATIONS else
+                          "return" if parent.type == "return_statement" else "other")
+
+    def _mount(self, node: ts.Node, parent: str, arg_nodes: list[ts.Node]) -> None:
+        """Express: ``app.use('/api', router)``, ``router.use(sub)``, ``app.use('/x', require('./routes/x'))``."""
+        prefix = _string(arg_nodes[0])
+        rest = arg_nodes[1:] if prefix is not None else arg_nodes
+        if prefix is not None and not prefix.startswith("/"):
+            return
+        for arg in rest:
+            inner = _inner(arg)
+            child = _chain(inner) if inner.type in ("identifier", "member_expression") else ()
+            if inner.type == "call_expression" and _chain(inner.child_by_field_name("function")) == ("require",):
+                args = inner.child_by_field_name("arguments")
+                source = _string(args.named_children[0]) if args is not None and args.named_children else None
+                if source is not None:
+                    local = f"require({source})"
+                    self.module.imports[local] = source
+                    self._import_ref(local, source, None)
+                    child = (local,)
+            if child:
+                self.module.mounts.append(Mount(parent=parent, child=child, prefix=(prefix or "").rstrip("/"),
+                                                line=node.start_point[0] + 1))
 
     def _route(self, node: ts.Node, fn_node: ts.Node, chain: tuple[str, ...], arg_nodes: list[ts.Node]) -> None:
         verb = _ROUTE_VERBS.get(chain[-1])
@@ -513,12 +845,13 @@ class _Outliner:
             path, handlers = _string(arg_nodes[0]), arg_nodes[1:]
         if path is None or not path.startswith("/") or not handlers:
             return
-        self.module.routes.append(Route(verb, path, node.start_point[0] + 1, [self.value(h) for h in handlers]))
+        self.module.routes.append(Route(verb, path, node.start_point[0] + 1, [self.value(h) for h in handlers],
+                                        router=chain[0]))
 
 
 def _parse(source: bytes, path: str, grammar: str) -> Module:
     tree = _parser(grammar).parse(source)
-    outliner = _Outliner(path)
+    outliner = _Outliner(path, len(source))
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))  # the walk recurses once per syntax level
     try:
@@ -526,7 +859,14 @@ def _parse(source: bytes, path: str, grammar: str) -> Module:
         outliner.file_routes(tree.root_node)
     finally:
         sys.setrecursionlimit(limit)
-    return outliner.module
+    module = outliner.module
+    exported = set(module.exports.values())
+    for fn in module.functions:  # another module (or the framework, for a route file) may call these
+        if fn.parent is None and not fn.cls and fn.name in exported:
+            fn.exported = True
+        elif fn.cls in exported and fn.name and not fn.name.startswith("#") and fn.name not in outliner.private:
+            fn.exported = True  # a public method of an exported class
+    return module
 
 
 def parse_typescript(source: bytes, path: str) -> Module:
