@@ -70,19 +70,21 @@ def rubric(argv: list[str]) -> int | None:
     )
 
 
-def _expected_api_path(path: Path, problems: list) -> str | None:
-    """Only ``expected_api_path`` is needed from eval_config.json; the rest of the file is not validated here."""
+def _config(path: Path, problems: list) -> tuple[str | None, dict]:
+    """Only ``expected_api_path`` and the test endpoints' methods and paths are needed from eval_config.json; the
+    rest of the file is not validated here."""
     from skillassay.definitions.jsonfile import read_json
     from skillassay.errors import Problem
+    from skillassay.graders.rubric.grade import endpoints_of
 
     data = read_json(path, problems)
     if data is None:
-        return None
+        return None, {}
     value = data.get("expected_api_path") if isinstance(data, dict) else None
     if not isinstance(value, str):
         problems.append(Problem(path, "/expected_api_path", "missing or not a string"))
-        return None
-    return value
+        return None, {}
+    return value, endpoints_of(data) if isinstance(data, dict) else {}
 
 
 def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file: Path | None, plain: bool) -> int:
@@ -99,7 +101,7 @@ def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file:
         key_data = read_json(key_path, problems)
         answer_key = validate(AnswerKey, key_data, key_path, problems) if key_data is not None else None
         config_path = fixture_dir / "eval_config.json"
-        api_path = _expected_api_path(config_path, problems)
+        api_path, endpoints = _config(config_path, problems)
         rubric_path = rubric_file or fixture_dir.resolve().parent.parent / "rubric.json"
         rubric_data = read_json(rubric_path, problems)
         rubric = validate(Rubric, rubric_data, rubric_path, problems) if rubric_data is not None else None
@@ -117,7 +119,7 @@ def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file:
         for label, root in (("--pristine", pristine), ("--modified", modified)):
             if not root.is_dir():
                 raise SkillassayError(f"{label} {root}: not a directory")
-        result = grade(pristine, modified, answer_key, rubric, api_path)
+        result = grade(pristine, modified, answer_key, rubric, api_path, endpoints=endpoints)
     except SkillassayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

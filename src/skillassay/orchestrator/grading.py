@@ -115,11 +115,13 @@ def grade(
     change: ChangeSet | None = None,
     policy: Any = None,
     sealing: Any = None,
+    sandbox_waits: dict[str, float] | None = None,
 ) -> GradeOutcome:
     """Grade one run. ``change`` is the run's ChangeSet (fixture app -> ``modified_dir``), computed once by the
     workspace and handed to every grader; computed here when the caller has none (a regrade). ``policy`` (a
     ``skillassay.isolation.Policy``) seals the app and the graders' commands; each sandbox they open is added to
-    ``sealing`` (``orchestrator.sealing.Sealing``) for the run's records."""
+    ``sealing`` (``orchestrator.sealing.Sealing``) for the run's records. ``sandbox_waits``: the sandbox's
+    early-stop settings (``quiet_after``, ``fail_grace``) when not its defaults."""
     import time
 
     out = GradeOutcome()
@@ -131,11 +133,12 @@ def grade(
     if definition.format == "plan-json":
         if want_rubric and definition.answer_key and definition.rubric:
             from skillassay.graders.rubric import grade as grade_rubric
+            from skillassay.graders.rubric.grade import endpoints_of
 
             t = time.monotonic()
             try:
                 res = grade_rubric(definition.app_dir, modified_dir, definition.answer_key, definition.rubric,
-                                   definition.api_path or "", change=change)
+                                   definition.api_path or "", change=change, endpoints=endpoints_of(definition.config))
                 out.rubric = res.to_json()
                 out.rubric_total = float(res.total)
                 api = out.rubric.get("categories", {}).get("api_path_selection")
@@ -151,7 +154,7 @@ def grade(
             t = time.monotonic()
             try:
                 res = validate(modified_dir, definition, run_id, seam=seam, backend=backend, emulator=emulator,
-                               logs_dir=run_dir, policy=policy, sealing=sealing)
+                               logs_dir=run_dir, policy=policy, sealing=sealing, **(sandbox_waits or {}))
                 out.sandbox = res.model_dump(mode="json")
                 out.sandbox_total = float(res.total)
                 out.emulator_spec_version = res.emulator_spec_version or getattr(emulator, "spec_version", None)

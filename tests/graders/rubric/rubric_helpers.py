@@ -56,8 +56,14 @@ class App:
         self.pristine = write_tree(tmp_path / "pristine", pristine)
         self.modified = write_tree(tmp_path / "modified", {**pristine, **changes})
 
-    def grade(self, key: AnswerKey = RA_KEY, api_path: str = "reservation_automations", rubric: Rubric = PLAN_RUBRIC):
-        return grade(self.pristine, self.modified, key, rubric, api_path)
+    def grade(self, key: AnswerKey = RA_KEY, api_path: str = "reservation_automations", rubric: Rubric = PLAN_RUBRIC,
+              endpoints: dict[str, tuple[str, str]] | None = None):
+        return grade(self.pristine, self.modified, key, rubric, api_path, endpoints=endpoints)
+
+
+# The shipped fixtures' test endpoints (eval_config.json test_endpoints), for apps written in their shape.
+ENDPOINTS = {"create": ("POST", "/api/reservations"), "update": ("PUT", "/api/reservations/{{RESERVATION_ID}}"),
+             "cancel": ("DELETE", "/api/reservations/{{RESERVATION_ID}}")}
 
 
 def scores(result) -> dict[str, float]:

@@ -8,14 +8,15 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillassay.definitions.plan import AnswerKey
 from skillassay.graders.rubric.models import Finding
-from skillassay.graders.rubric.project import MAX_WRAPPER_DEPTH, FnRef, Project, SdkCall
+from skillassay.graders.rubric.project import FnRef, Project, SdkCall
 from skillassay.graders.rubric.sdk_surface import event_types
 from skillassay.languages.base import Module, Route, Value
-from skillassay.languages.routes import mounted_routes, resolve_name
+from skillassay.languages.callgraph import Reach
+from skillassay.languages.routes import MountedRoute, endpoint_routes, mounted_routes, resolve_name
 from skillassay.workspace.changes import ChangeSet
 
 # The call that identifies each integration path (the plan's "lower_level" is access_codes).
@@ -34,11 +35,19 @@ def canonical_path(name: str) -> str | None:
 
 @dataclass
 class Context:
-    project: Project  # changed and new files of the modified app
-    pristine: Project  # the same files (and deleted ones) as they were in the pristine app
+    project: Project  # the modified app: every source file parsed, Seam calls counted in the changed ones
+    pristine: dict[str, Module]  # the pristine app's outlines (unchanged files shared with ``project``)
     changes: ChangeSet
     answer_key: AnswerKey
     expected_api_path: str  # canonical
+    endpoints: dict[str, tuple[str, str]] = field(default_factory=dict)  # phase -> (METHOD, path)
+    _routes: list[MountedRoute] | None = None
+
+    def routes(self) -> list[MountedRoute]:
+        """Every route of the modified app, mount prefixes applied (computed once)."""
+        if self._routes is None:
+            self._routes = mounted_routes(self.project.modules.values())
+        return self._routes
 
 
 CheckResult = tuple[float, list[Finding]]
@@ -61,7 +70,18 @@ def _call_finding(c: SdkCall, ok: bool = True, extra: str = "") -> Finding:
     names = [c.module.functions[i].qualname for i in c.module.enclosing(c.call.scope) if c.module.functions[i].name]
     where = f" in {names[0]}" if names else " at module level"
     problems = f" ({'; '.join(c.problems)})" if c.problems else ""
-    return Finding(ok=ok, message=f"`{c.written}` ({c.name}){where}{extra}{problems}", location=c.location)
+    return Finding(ok=ok, message=f"`{c.label}` ({c.name}){where}{extra}{problems}", location=c.location)
+
+
+def _dead_findings(ctx: Context, name: str | None = None) -> list[Finding]:
+    """Seam calls written where they never run: named in the evidence, never counted."""
+    out = []
+    for c in ctx.project.dead_calls:
+        if name is None or c.name == name:
+            why = "behind a condition that is never true, or after a return" if c.call.dead else \
+                "in a function nothing calls"
+            out.append(Finding(ok=False, message=f"`{c.label}` ({c.name}) never runs: {why}", location=c.location))
+    return out
 
 
 # ----------------------------------------------------------------------------- api_path_match
@@ -82,6 +102,7 @@ def api_path_match(ctx: Context) -> CheckResult:
         for path in sorted(present)
         for c in present[path]
     ]
+    evidence += _dead_findings(ctx, PATH_SIGNATURES[ctx.expected_api_path])
     expected = ctx.expected_api_path
     others = sorted(p for p in present if p != expected)
     if expected not in present:
@@ -138,22 +159,21 @@ def files_modified_match(ctx: Context) -> CheckResult:
 
 # ----------------------------------------------------------------------------- calls_in_expected_functions
 def _placed(ctx: Context, call_name: str, function: str) -> tuple[bool, Finding]:
+    """Whether a function named ``function`` reaches a live ``call_name`` call through the call graph."""
     project = ctx.project
     starts = project.find_functions(function)
     if not starts:
-        return False, Finding(ok=False, message=f"{call_name} in {function}: no function named {function} in the "
-                                                f"changed files")
-    for start in starts:
-        for ref, path in project.reach(start):
-            calls = [c for c in project.calls_in(ref) if c.name == call_name]
-            if calls:
-                chain = " -> ".join(project.function(r).qualname for r in path)
-                via = f" via {chain}" if len(path) > 1 else ""
-                return True, Finding(ok=True, message=f"{call_name} in {function}{via}: `{calls[0].written}`",
-                                     location=calls[0].location)
+        return False, Finding(ok=False, message=f"{call_name} in {function}: no function named {function} in the app")
+    reach = project.reach(starts)
+    calls = project.reached_calls(reach, call_name)
+    if calls:
+        first = calls[0]
+        path = reach.path(first.scope)
+        via = f" via {project.chain_text(reach, first)}" if len(path) > 1 else ""
+        return True, Finding(ok=True, message=f"{call_name} in {function}{via}: `{first.label}`",
+                             location=first.location)
     where = ", ".join(project.describe(s) for s in starts)
-    return False, Finding(ok=False, message=f"{call_name} not reached from {function} ({where}) within "
-                                            f"{MAX_WRAPPER_DEPTH} wrapper calls")
+    return False, Finding(ok=False, message=f"{call_name} not reached from {function} ({where})")
 
 
 @check("calls_in_expected_functions")
@@ -192,6 +212,8 @@ def _has_param(project: Project, sdk: SdkCall, param: str, accepted: list[str]) 
     if steps and accepted and steps[0] not in accepted and steps[0] + "s" in accepted:
         note = f"`{steps[0]}` read as `{steps[0]}s` (the SDK's {sdk.method} takes `{steps[0]}s`)"
         steps[0] = steps[0] + "s"
+    if len(steps) == 1 and steps[0] in sdk.query:  # a raw request's query string (DELETE ...?reservation_keys=)
+        return True, note
     current = [project.argument(sdk)]
     for step in steps:
         if step == "[]":
@@ -265,11 +287,25 @@ def _phase_handlers(ctx: Context, phase: str, call_name: str) -> list[str]:
     return [fn for fn in fns if any(w in fn.lower() for w in words)]
 
 
+def _endpoint_reach(ctx: Context, phase: str) -> tuple[Reach | None, list[MountedRoute], str]:
+    """What the handler(s) of a phase's test endpoint reach; (None, [], label) when no route answers it."""
+    method, path = ctx.endpoints[phase]
+    label = f"{method} {path}"
+    routes = endpoint_routes(ctx.routes(), method, path)
+    starts: list[FnRef] = []
+    for mounted in routes:
+        starts.extend(_handler_refs(ctx.project, mounted.module, mounted.route.handlers))
+    if not starts:
+        return None, routes, label
+    return ctx.project.reach(starts), routes, label
+
+
 @check("all_handlers_modified")
 def all_handlers_modified(ctx: Context) -> CheckResult:
-    """A phase counts when one of its calls is reached from that phase's handler: the placement function of the
-    call whose name names the phase (create_reservation for "create"). When no placement names the phase, the call
-    appearing anywhere in the changed files counts (the plan's rule)."""
+    """A phase counts when one of its calls is reachable from the handler of that phase's test endpoint (the
+    method and path of create/update/cancel in eval_config), across files, wrappers, classes and injected
+    clients. Without an endpoint (or when no route of the app answers it), from the placement function of the call
+    whose name names the phase; when none does, a live call anywhere counts (the plan's rule)."""
     phases = ctx.answer_key.expected_calls
     if not phases:
         return 1.0, [Finding(ok=True, message="the answer key lists no lifecycle phases")]
@@ -278,28 +314,47 @@ def all_handlers_modified(ctx: Context) -> CheckResult:
     for phase, calls in sorted(phases.items()):
         hit: Finding | None = None
         tried: list[str] = []
-        for call_name in calls:
-            handlers = _phase_handlers(ctx, phase, call_name)
-            if handlers:
-                for fn in handlers:
-                    ok, finding = _placed(ctx, call_name, fn)
-                    tried.append(f"{call_name} from {fn}")
-                    if ok:
-                        hit = finding
+        if phase in ctx.endpoints:
+            reach, routes, label = _endpoint_reach(ctx, phase)
+            if reach is not None:
+                where = ", ".join(f"{m.module.path}:{m.route.line}" for m in routes)
+                for call_name in calls:
+                    found = ctx.project.reached_calls(reach, call_name)
+                    if found:
+                        chain = ctx.project.chain_text(reach, found[0])
+                        hit = Finding(ok=True, message=f"{call_name} reached from {label} ({where}) via {chain}: "
+                                                       f"`{found[0].label}`", location=found[0].location)
                         break
+                if hit is None:
+                    tried.append(f"{' or '.join(calls)} from the handler of {label} ({where})")
             else:
-                found = _calls_named(ctx, call_name)
-                tried.append(call_name)
-                if found:
-                    hit = _call_finding(found[0])
-            if hit is not None:
-                break
+                tried.append(f"no route of the app answers {label}")
+        if hit is None and not (phase in ctx.endpoints and not tried[-1].startswith("no route")):
+            hit = _by_name(ctx, phase, calls, tried)
         if hit is not None:
             done += 1
             evidence.append(Finding(ok=True, message=f"{phase}: {hit.message}", location=hit.location))
         else:
-            evidence.append(Finding(ok=False, message=f"{phase}: not handled (looked for {'; '.join(tried)})"))
+            evidence.append(Finding(ok=False, message=f"{phase}: not handled ({'; '.join(tried)})"))
     return done / len(phases), evidence
+
+
+def _by_name(ctx: Context, phase: str, calls: list[str], tried: list[str]) -> Finding | None:
+    """The rule without an endpoint: from the placement function naming the phase, else a live call anywhere."""
+    for call_name in calls:
+        handlers = _phase_handlers(ctx, phase, call_name)
+        if handlers:
+            for fn in handlers:
+                ok, finding = _placed(ctx, call_name, fn)
+                tried.append(f"{call_name} from {fn}")
+                if ok:
+                    return finding
+        else:
+            found = _calls_named(ctx, call_name)
+            tried.append(call_name)
+            if found:
+                return _call_finding(found[0])
+    return None
 
 
 # ----------------------------------------------------------------------------- webhook_route_added
@@ -314,19 +369,16 @@ def _is_event(text: str) -> bool:
 
 
 def _handler_refs(project: Project, module: Module, values: list[Value]) -> list[FnRef]:
+    """The functions a route's handler values stand for (inline, by name, imported, re-exported, wrapped)."""
     out: list[FnRef] = []
     for value in values:
-        if value.kind == "func" and value.func is not None:
-            out.append(FnRef(module.path, value.func))
-        elif value.kind == "ref" and value.chain:
-            named = project.by_name.get(value.chain[-1], [])
-            same = [r for r in named if r.module == module.path]
+        found = project.graph.value_functions(module, None, value)
+        if not found and value.kind == "ref" and value.chain:
             # a handler imported (or re-exported: `export { handle as POST } from './h'`) from a parsed module
-            target = None if same else resolve_name(project.modules, module, value.chain)
-            imported = [r for r in project.by_name.get(target[1], []) if r.module == target[0].path] if target else []
-            out.extend(same or imported or named)
-        elif value.kind == "call":
-            out.extend(_handler_refs(project, module, value.args))
+            target = resolve_name(project.modules, module, value.chain)
+            if target is not None:
+                found = [r for r in project.by_name.get(target[1], []) if r.module == target[0].path]
+        out.extend(r for r in found if r not in out)
     return out
 
 
@@ -342,33 +394,37 @@ def _module_strings(value: Value) -> list[str]:
 
 def _events_handled(project: Project, handlers: list[FnRef]) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
-    for start in handlers:
-        for ref, _path in project.reach(start):
-            module = project.modules[ref.module]
-            fn = project.function(ref)
-            for text, line in fn.decision_strings:
-                if _is_event(text):
-                    found.setdefault(text, f"{module.path}:{line}")
-            for name in sorted(fn.names):  # a module-level dispatch table or list of event types
-                for value in module.bindings.get(name, []):
-                    for text in _module_strings(value):
-                        if _is_event(text):
-                            found.setdefault(text, f"{module.path}:{value.line}")
+    reach = project.reach(handlers)
+    for ref in reach:
+        module = project.modules[ref.module]
+        fn = project.graph.function(ref)
+        decisions = fn.decision_strings if fn is not None else module.decision_strings
+        names = fn.names if fn is not None else set()
+        for text, line in decisions:
+            if _is_event(text):
+                found.setdefault(text, f"{module.path}:{line}")
+        for name in sorted(names):  # a module-level dispatch table or list of event types
+            for value in module.bindings.get(name, []):
+                for text in _module_strings(value):
+                    if _is_event(text):
+                        found.setdefault(text, f"{module.path}:{value.line}")
     return sorted(found.items())
 
 
 @check("webhook_route_added")
 def webhook_route_added(ctx: Context) -> CheckResult:
-    # New = (file, method, path as that file declares it) absent before. Mount prefixes from other files only name
-    # the route in the evidence: which other files were parsed must not make an old route look new.
-    before = {(m.path, r.method, r.path) for m in ctx.pristine.modules.values() for r in m.routes}
+    """New routes only: declared in a file the change wrote, with a (method, full path) the pristine app did not
+    answer and not declared so in that file before. An unchanged file's routes are never new."""
+    before_paths = {(m.route.method, m.path) for m in mounted_routes(ctx.pristine.values())}
+    before_decl = {(m.path, r.method, r.path) for m in ctx.pristine.values() for r in m.routes}
     paths: dict[int, tuple[Module, Route, list[str]]] = {}
-    for mounted in mounted_routes(ctx.project.modules.values()):
+    for mounted in ctx.routes():
         module, route = mounted.module, mounted.route
-        if module.path in ctx.project.unchanged_modules:
-            continue  # parsed only to follow calls: its routes are the pristine app's (its mounts still count)
-        if (module.path, route.method, route.path) not in before:
-            paths.setdefault(id(route), (module, route, []))[2].append(mounted.path)
+        if module.path not in ctx.project.changed:
+            continue
+        if (module.path, route.method, route.path) in before_decl or (route.method, mounted.path) in before_paths:
+            continue
+        paths.setdefault(id(route), (module, route, []))[2].append(mounted.path)
     new = [(module, route, " | ".join(shown)) for module, route, shown in paths.values()]
     if not new:
         return 0.0, [Finding(ok=False, message="no new HTTP route")]
