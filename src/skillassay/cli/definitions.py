@@ -131,9 +131,20 @@ def check(
     judge_provider: str | None = JUDGE_PROVIDER,
     judge_base_url: str | None = JUDGE_BASE_URL,
     judge_key_env: str | None = JUDGE_KEY_ENV,
+    mutants: bool = typer.Option(
+        False, "--mutants",
+        help="Also test each eval with mutants of its golden solution (a call commented out, moved into a string or "
+             "an uncalled function, behind a constant-false condition, the cancel/update handler cut off, a required "
+             "parameter dropped, the wrong API path, the calls rewritten as raw HTTP), graded by every layer: fails "
+             "when a layer misses a mutant it should catch (a blind spot) or marks a correct rewrite down.",
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Mutants graded at once (--mutants)."),
+    results: Path = typer.Option(Path("results"), "--results",
+                                 help="Where --mutants writes mutation.json (the report's Evals page shows it)."),
 ) -> None:
     """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
-    expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves)."""
+    expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves, or a
+    mutant is not caught as its class expects)."""
     from skillassay.definitions.check import check_path
 
     problems = check_path(path)
@@ -155,6 +166,12 @@ def check(
             err_console.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         if not ok:
+            raise typer.Exit(2)
+    if mutants:
+        from skillassay.orchestrator.mutants.cli import check_mutants
+
+        judge = _judge(judge_model, judge_provider, judge_base_url, judge_key_env)
+        if not check_mutants(path, jobs=jobs, results=results, console=console, judge_config=judge):
             raise typer.Exit(2)
     console.print(f"[green]ok[/green] definitions under {path} are valid"
                   + (f" ({len(problems)} warning(s))" if problems else ""))

@@ -44,6 +44,7 @@ from skillassay.scoring.cost import runs_cost
 from skillassay.scoring.stats import Comparison, Summary, by_eval, compare, summarize, to_points
 from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
+from skillassay.store import mutants as store_mutants
 from skillassay.store.models import JobRecord, RunRecord
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -351,6 +352,7 @@ def build_site(
     result.jobs = [j.job_id for j in jobs]
 
     defs, result.definitions_error = _load_definitions(jobs, Path(suite) if suite else None, definitions)
+    mutation = store_mutants.read(root)  # the latest `check --mutants` kept with these results
     sources = _copy_sources(defs, out)
 
     # what each eval scored in the jobs of this report (latest job first), for the Evals page
@@ -372,6 +374,9 @@ def build_site(
         env.get_template("evals.html").render(
             root="", page="evals", examples=scoring_examples(), definitions=defs, sources=sources,
             criteria_rows={d.id: _criteria_rows(d) for d in defs}, plain=_plain, attr=_attr, eval_results=eval_results,
+            mutation=mutation.by_eval() if mutation else {}, mutation_at=mutation.created_at if mutation else None,
+            mutation_layers={e.eval_id: sorted({layer for m in e.mutants for layer in m.layers})
+                             for e in (mutation.evals if mutation else [])},
             definitions_error=result.definitions_error, views=views, job_page=job_page, **common,
         ),
     )
