@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -304,3 +305,25 @@ def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
     assert {k: v[1] for k, v in a.items()} == {k: v[1] for k, v in b.items()}
     assert {v[0] for v in a.values()} == {"schema"} and {v[0] for v in b.values()} == {"own"}
     assert with_schema.ok and own.ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eval_id", sorted(i for i, d in SEAM_EVALS.items() if (d.golden_dir / "package.json").exists()
+                                          and i != "express-ts"))
+def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
+    """Each TypeScript mutant's own source passes `tsc --noEmit` with the app's own dependencies (the sandbox's
+    cached install): the schema build stands for sources that build (express-ts is built mutant by mutant in
+    test_schema_builds_agree_with_each_mutants_own_build)."""
+    from skillassay.graders.sandbox import deps
+
+    d = SEAM_EVALS[eval_id]
+    app = tmp_path / "deps"
+    shutil.copytree(d.golden_dir, app, ignore=shutil.ignore_patterns("node_modules", ".next", "dist"))
+    deps.ensure_node_modules(app, ["npm", "ci"], dict(os.environ), tmp_path / "install.log", 600)
+    modules = (app / "node_modules").resolve()
+    for m in seam_mutants.derive(d)[0]:
+        folder = materialise(d.golden_dir, m, tmp_path / m.id)
+        (folder / "node_modules").symlink_to(modules)
+        done = subprocess.run([str(modules / ".bin" / "tsc"), "--noEmit", "-p", "."], cwd=folder,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (m.id, done.stdout[-2000:])

@@ -165,6 +165,29 @@ def _none(g: Golden, rel: str) -> str:
     return "(undefined as any)" if g.typed(rel) else "undefined"
 
 
+def _untyped_call(g: Golden, sdk: SdkCall) -> str:
+    """The call with its receiver cast to `any`: `(seam as any).accessCodes.create({...})`."""
+    call = sdk.call
+    rel = sdk.module.path
+    assert call.span is not None
+    text = g.text(rel, call.span)
+    if call.callee_span is None:
+        return text
+    callee = g.text(rel, call.callee_span)
+    compact = "".join(callee.split())
+    tail = sdk.written if sdk.kind == "sdk" else ""
+    if not tail or not compact.endswith("." + tail):
+        return text
+    receiver = compact[: -len(tail) - 1]
+    return f"({receiver} as any).{tail}" + g.text(rel, (call.callee_span[1], call.span[1]))
+
+
+def _false(g: Golden, rel: str) -> str:
+    """A constant-false condition. TypeScript checks a branch behind a literal `false` as unreachable code, where
+    narrowing is lost (`unit` is possibly undefined): `false as boolean` is the same constant and still builds."""
+    return "(false as boolean)" if g.typed(rel) else "false"
+
+
 def _needs_pass(source: bytes) -> bool:
     try:
         ast.parse(source)
@@ -211,6 +234,12 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             typed = " as any" if g.typed(rel) else ""
             edits.append(Edit(rel, span[0], span[1], f"({literal}{typed})" if typed else literal))
     elif how == "uncalled_function":
+        if g.typed(rel):
+            # TypeScript does not carry narrowing into a closure (`resource.lockDeviceId` is possibly undefined
+            # there): the moved call's receiver is cast, so the mutant still builds
+            loose = _untyped_call(g, sdk)
+            text = text.replace(call_text, loose, 1) if statement else text
+            call_text = loose
         if statement:
             if language == "python":
                 keyword = "async def" if "await " in text else "def"
@@ -234,13 +263,13 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             if language == "python":
                 new = f"if False:\n{indent}    {_reindent(text, '    ')}"
             else:
-                new = f"if (false) {{\n{indent}  {_reindent(text, '  ')}\n{indent}}}"
+                new = f"if ({_false(g, rel)}) {{\n{indent}  {_reindent(text, '  ')}\n{indent}}}"
             edits.append(Edit(rel, span[0], span[1], new))
         else:
             if language == "python":
                 edits.append(Edit(rel, span[0], span[1], f"({call_text} if False else None)"))
             else:
-                edits.append(Edit(rel, span[0], span[1], f"(false ? {call_text} : {_none(g, rel)})"))
+                edits.append(Edit(rel, span[0], span[1], f"({_false(g, rel)} ? {call_text} : {_none(g, rel)})"))
     else:
         raise ValueError(how)
     if language == "python" and how == "commented_out" and statement:
@@ -369,9 +398,13 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
         else:
             switch_form = f"...(\x00COND\x00 ? {{}} : {{ {OLD} }})"
         switches = [Switch(rel, span[0], span[1], switch_form)]
-        if g.typed(rel) and value.span is not None:  # the object no longer has the SDK's type in the schema
+        edits = [Edit(rel, cut[0], cut[1], "")]
+        if g.typed(rel) and value.span is not None:
+            # a parameter the SDK's types require is missing: the mutant is about what reaches Seam at run time,
+            # so its object is cast (the agent's `as any`), as in the schema
             switches.append(Switch(rel, value.span[0], value.span[1], f"({OLD} as any)"))
-        return [Edit(rel, cut[0], cut[1], "")], switches, name
+            edits += [Edit(rel, value.span[0], value.span[0], "("), Edit(rel, value.span[1], value.span[1], " as any)")]
+        return edits, switches, name
     return None
 
 
