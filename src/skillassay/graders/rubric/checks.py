@@ -294,7 +294,7 @@ def _endpoint_reach(ctx: Context, phase: str) -> tuple[Reach | None, list[Mounte
     routes = endpoint_routes(ctx.routes(), method, path)
     starts: list[FnRef] = []
     for mounted in routes:
-        starts.extend(_handler_refs(ctx.project, mounted.module, mounted.route.handlers))
+        starts.extend(handler_refs(ctx.project, mounted.module, mounted.route.handlers))
     if not starts:
         return None, routes, label
     return ctx.project.reach(starts), routes, label
@@ -368,7 +368,7 @@ def _is_event(text: str) -> bool:
     return text.endswith(".") and any(e.startswith(text) for e in events)
 
 
-def _handler_refs(project: Project, module: Module, values: list[Value]) -> list[FnRef]:
+def handler_refs(project: Project, module: Module, values: list[Value]) -> list[FnRef]:
     """The functions a route's handler values stand for (inline, by name, imported, re-exported, wrapped)."""
     out: list[FnRef] = []
     for value in values:
@@ -431,7 +431,7 @@ def webhook_route_added(ctx: Context) -> CheckResult:
     best = 0.0
     evidence = []
     for module, route, shown in new:
-        handlers = _handler_refs(ctx.project, module, route.handlers)
+        handlers = handler_refs(ctx.project, module, route.handlers)
         names = [ctx.project.function(h).qualname for h in handlers]
         events = _events_handled(ctx.project, handlers)
         webhookish = bool(_WEBHOOK.search(shown) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names))

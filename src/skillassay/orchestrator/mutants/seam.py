@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay.definitions.models import EvalDefinition
-from skillassay.graders.rubric.checks import PATH_SIGNATURES, canonical_path
+from skillassay.graders.rubric.checks import PATH_SIGNATURES, canonical_path, handler_refs
 from skillassay.graders.rubric.grade import endpoints_of
 from skillassay.graders.rubric.project import Project, SdkCall, camel
 from skillassay.languages.callgraph import FnRef, Reach
@@ -130,15 +130,15 @@ class Golden:
 def read_golden(definition: EvalDefinition) -> Golden:
     assert definition.golden_dir is not None
     change = compare_trees(definition.app_dir, definition.golden_dir)
-    project = Project.load(definition.golden_dir, change.written, unchanged=change.unchanged)
+    key = definition.answer_key
+    project = Project.load(definition.golden_dir, change.written, unchanged=change.unchanged,
+                           names=[n for fns in (key.expected_placements.values() if key else []) for n in fns])
     golden = Golden(definition, project, Path(definition.golden_dir))
     routes = mounted_routes(project.modules.values())
-    key = definition.answer_key
     for phase, (method, path) in endpoints_of(definition.config).items():
         starts: list[FnRef] = []
         for mounted in endpoint_routes(routes, method, path):
-            for handler in mounted.route.handlers:
-                starts.extend(project.graph.value_functions(mounted.module, None, handler))
+            starts.extend(handler_refs(project, mounted.module, mounted.route.handlers))
         reach = project.reach(starts)
         golden.phase_reach[phase] = reach
         wanted = set(key.expected_calls.get(phase, [])) if key else set()
