@@ -84,6 +84,90 @@ class Scrubber:
 # -- processes -----------------------------------------------------------------------------------------------
 
 
+MAX_OUTPUT_HEAD = 256 << 20  # bytes of a stream kept from its start
+MAX_OUTPUT_TAIL = 16 << 20  # and from its end, when it is longer
+
+
+class OutputSink:
+    """A CLI's stdout or stderr, as the harness keeps it: the process writes into a socket and a thread copies what
+    comes into ``path``. Never the file itself: a process the agent starts can reopen its CLI's output file through
+    ``/proc/<pid>/fd/1`` (a socket cannot be reopened that way) and write forged lines into its own transcript, or
+    blank out the record of what it ran. Past ``MAX_OUTPUT_HEAD`` bytes only the last ``MAX_OUTPUT_TAIL`` are kept
+    (a process printing without end fills neither the disk nor the harness's memory)."""
+
+    def __init__(self, path: Path, head: int = MAX_OUTPUT_HEAD, tail: int = MAX_OUTPUT_TAIL):
+        import socket
+
+        self.path, self.head, self.tail = path, head, tail
+        self.child, self._ours = socket.socketpair()
+        self._ours.shutdown(socket.SHUT_WR)
+        self.dropped = 0
+        self._file = None
+        self._thread = None
+
+    def __enter__(self) -> OutputSink:
+        import threading
+
+        self._file = self.path.open("wb", buffering=0)
+        self._thread = threading.Thread(target=self._pump, name="skillassay-output", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.started()
+        self.finish()
+
+    def started(self) -> None:
+        """The process has its copy of the socket (or could not start): the harness's copy goes."""
+        if self.child.fileno() != -1:
+            self.child.close()
+
+    def _pump(self) -> None:
+        from collections import deque
+
+        written = total = held = 0
+        kept: deque[bytes] = deque()
+        try:
+            while data := self._ours.recv(1 << 16):
+                total += len(data)
+                if written < self.head:
+                    part = data[: self.head - written]
+                    self._file.write(part)
+                    written += len(part)
+                    data = data[len(part):]
+                if data:
+                    kept.append(data)
+                    held += len(data)
+                    while held - len(kept[0]) >= self.tail:
+                        held -= len(kept.popleft())
+        except OSError:
+            pass
+        if kept:
+            tail = b"".join(kept)[-self.tail:]
+            self.dropped = total - written - len(tail)
+            if self.dropped:
+                self._file.write(f"\n[skillassay: {self.dropped} bytes of output left out here]\n".encode())
+            self._file.write(tail)
+
+    def finish(self, wait: float = 5.0) -> None:
+        """Wait for the stream's end (every process holding it has exited); stop waiting after ``wait`` seconds (a
+        leftover unsealed process that still holds it), keep what came, close the file."""
+        import socket
+
+        if self._thread is None:
+            return
+        self._thread.join(wait)
+        if self._thread.is_alive():
+            try:
+                self._ours.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._thread.join(2)
+        self._thread = None
+        self._ours.close()
+        self._file.close()
+
+
 @dataclass
 class ProcessOutcome:
     exit_code: int | None
@@ -117,22 +201,25 @@ def run_process(
     early when the watch gives a reason: ``ProcessOutcome.stopped``).
     """
     started = time.monotonic()
-    with stdout.open("wb") as out, stderr.open("wb") as err:
+    with OutputSink(stdout) as out, OutputSink(stderr) as err:
         try:
             if sandbox is not None:
-                proc = sandbox.popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
+                proc = sandbox.popen(argv, cwd=cwd, env=env, stdout=out.child, stderr=err.child)
             else:
                 proc = subprocess.Popen(
                     argv,
                     cwd=cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
+                    stdout=out.child,
+                    stderr=err.child,
                     start_new_session=True,
                 )
         except OSError as exc:
             return ProcessOutcome(exit_code=None, timed_out=False, duration_s=0.0, error=f"{argv[0]}: {exc}")
+        finally:
+            out.started()
+            err.started()
         # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
         # any way out of the block, KeyboardInterrupt included
         with reaper.tracked(proc) as pgid:
@@ -152,6 +239,8 @@ def run_process(
             leftover = group_alive(pgid)
             if leftover:
                 kill_group(pgid, grace=0.5)
+        out.finish()
+        err.finish()
     if watch is not None:
         watch.finish()
     setup = sandbox.setup_error(proc) if sandbox is not None and not timed_out else None

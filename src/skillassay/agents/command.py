@@ -108,7 +108,7 @@ class CommandAgent(Agent):
         scrub = Scrubber(env)
         scrub.file(stdout)
         scrub.file(stderr)
-        text = stdout.read_text(encoding="utf-8", errors="replace").strip()
+        text = _tail_text(stdout, MAX_MESSAGE_BYTES).strip()
         transcript = Transcript(
             agent=NAME,
             messages=[Message(role="user", text=ctx.prompt)]
@@ -132,3 +132,15 @@ class CommandAgent(Agent):
             error=f"killed after {ctx.timeout:g} s" if outcome.timed_out else (
                 f"exited {outcome.exit_code}" if status == "agent_error" else None),
         )
+
+
+MAX_MESSAGE_BYTES = 1 << 20  # the end of the output is the command's last word; agent.stdout.log keeps the rest
+
+
+def _tail_text(path: Path, limit: int) -> str:
+    """The last ``limit`` bytes of ``path`` as text (a command may print gigabytes: never all read at once)."""
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - limit))
+        return fh.read().decode("utf-8", errors="replace")
