@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from skillassay.errors import SkillassayError
 from skillassay.isolation.audit import AuditReport, Bounds
 from skillassay.isolation.egress import EgressProxy, Refusal
+from skillassay.isolation.limits import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_TASKS
 
 Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
 
@@ -89,6 +90,9 @@ class Seal(BaseModel):
     quiet: list[str] = Field(default_factory=list)  # globs of failed lookups the audit does not list (probes)
     protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
     audit: bool = True  # trace file syscalls and connects (needs strace)
+    # resource limits (isolation/limits.py): tasks (processes + threads) at once, and the size of any one file written
+    max_tasks: int | None = DEFAULT_MAX_TASKS
+    max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
     def url_inside(self, url: str) -> str:
         """The URL a sealed process uses for a granted endpoint: ``127.0.0.1:<port>`` in place of its host."""
@@ -128,6 +132,8 @@ class SealRecord(BaseModel):
     endpoints: list[str] = Field(default_factory=list)  # "model 127.0.0.1:8123"
     registries: list[str] = Field(default_factory=list)
     audit: bool = False
+    max_tasks: int | None = None  # None: no limit could be set on this machine
+    max_file_size: int | None = None
 
 
 class SealReport(BaseModel):
@@ -139,6 +145,8 @@ class SealReport(BaseModel):
     registries_reached: dict[str, int] = Field(default_factory=dict)  # "host:port" -> tunnels
     refused: list[Refusal] = Field(default_factory=list)  # requests the egress proxy refused
     audit: AuditReport = Field(default_factory=AuditReport)
+    tasks_peak: int | None = None  # the most tasks held at once (where the kernel tells)
+    forks_refused: int = 0  # process or thread starts refused at ``max_tasks``
 
 
 class Sandbox(ABC):
@@ -271,7 +279,13 @@ class Sandbox(ABC):
             endpoints=[f"{e.name} {e.netloc}" for e in self.endpoints],
             registries=list(self.seal.registries),
             audit=self.auditing,
+            max_tasks=self.limits()[0],
+            max_file_size=self.limits()[1],
         )
+
+    def limits(self) -> tuple[int | None, int | None]:
+        """(max tasks, max file size) as applied; (None, None) where the backend applies none."""
+        return None, None
 
     @property
     def auditing(self) -> bool:
@@ -294,7 +308,13 @@ class Sandbox(ABC):
             registries_reached=dict(self.egress.allowed) if self.egress else {},
             refused=self.egress.refused if self.egress else [],
             audit=self.audit(),
+            tasks_peak=self.task_usage()[0],
+            forks_refused=self.task_usage()[1],
         )
+
+    def task_usage(self) -> tuple[int | None, int]:
+        """(the most tasks held at once, forks refused at the limit)."""
+        return None, 0
 
 
 def _check_runnable(program: str, path: str, cwd: Path) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from skillassay.isolation.audit import TRACE, AuditReport, Bounds, parse_trace
 from skillassay.isolation.base import QUIET, Isolation, IsolationError, Sandbox, Seal
 from skillassay.isolation.bridge import Listener, forward_unix_to_tcp, reserve_port
+from skillassay.isolation.limits import TaskLimit
 
 NAME = "bubblewrap"
 SANDBOX_UID = 1000
@@ -180,6 +181,7 @@ class BubblewrapSandbox(Sandbox):
         self._transient: list[int] = []  # descriptors handed to the next process only
         self._pending_ready: int | None = None
         self._ready: dict[int, int] = {}  # pid -> the read end of its "the command started" pipe
+        self._tasks: TaskLimit | None = None
         self._tmp = self.scratch / "tmp"
         self._socks: Path | None = None  # made by start()
         self._etc = self.scratch / "etc"
@@ -203,8 +205,17 @@ class BubblewrapSandbox(Sandbox):
         (self._etc / "group").write_text(f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
         for ep in self.endpoints:
             self._bridges.append(forward_unix_to_tcp(self._socks / f"{ep.port}.sock", ep.host, ep.port))
+        self._tasks = TaskLimit(self.seal.max_tasks)
+
+    def limits(self) -> tuple[int | None, int | None]:
+        return (self._tasks.max_tasks if self._tasks else None), self.seal.max_file_size
+
+    def task_usage(self) -> tuple[int | None, int]:
+        return (self._tasks.peak(), self._tasks.refused()) if self._tasks else (None, 0)
 
     def _stop(self) -> None:
+        if self._tasks is not None:
+            self._tasks.close()
         for fd in self._ready.values():
             os.close(fd)
         self._ready = {}
@@ -305,7 +316,9 @@ class BubblewrapSandbox(Sandbox):
         self._transient.append(ready_w)
         self._pending_ready = ready_r
         fds.append(ready_w)
-        cmd += ["/bin/bash", "-c", f'printf 1 >&{ready_w}; exec {ready_w}>&-; exec "$@"', "bash"]
+        # no file written inside may grow past max_file_size (1 KiB blocks; hard limit: no process can raise it)
+        fsize = f"ulimit -f {max(1, self.seal.max_file_size // 1024)}; " if self.seal.max_file_size else ""
+        cmd += ["/bin/bash", "-c", f'printf 1 >&{ready_w}; exec {ready_w}>&-; {fsize}exec "$@"', "bash"]
         if launch:
             cmd += [_launcher_python(), "-I", "-S", f"{RUN_DIR}/launcher.py", *launch, "--"]
         cmd += list(argv)
@@ -330,6 +343,9 @@ class BubblewrapSandbox(Sandbox):
                       "-s", "1024", "-e", f"trace={TRACE}", "-e", "signal=none", "-o", str(trace / "t")]
             prefix = [_setpriv(), "--pdeathsig", "KILL"] if _setpriv() else []
             cmd = [*prefix, *strace, "--", *cmd]
+        if self._tasks is not None and self._tasks.procs is not None:
+            # joins the sandbox's pids cgroup before anything of it starts: every process and thread it makes counts
+            cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self._tasks.procs), *cmd]
         return cmd, fds
 
     def _visible_path(self, path: str) -> str:
