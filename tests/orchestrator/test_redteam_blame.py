@@ -10,8 +10,10 @@ import json
 import sys
 from pathlib import Path
 
+from parts import needs
 from typer.testing import CliRunner
 
+from skillassay.agents.codex import CodexAgent
 from skillassay.cli.main import app
 from skillassay.testing import ModelServer, Script
 
@@ -69,3 +71,28 @@ def test_the_providers_own_quota_answers_still_read_as_quota() -> None:
     assert classify_answer(404, json.dumps(echo).encode()) == "bad_request"
     assert classify_answer(529, b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}') \
         == "overloaded"
+
+
+@needs(CodexAgent().binary is not None, "the pinned codex CLI (npm ci --prefix node)")
+def test_a_rewritten_session_file_does_not_make_a_skill_run_unscored(tmp_path: Path, evals_dir: Path, repo_root) -> None:
+    """Codex lists the skills it has to the model, and records that in its session file, in the agent's own home.
+    A command that deletes the skill's line from that file made the arm check fail ("the CLI did not report
+    loading the skill"): a harness error, never scored, rerun by --resume. The list is now read from the first
+    model request as the proxy received it."""
+    rewrite = ('f=$(find "$CODEX_HOME/sessions" -name "rollout-*.jsonl" | head -1); '
+               'grep -v "SKILL.md" "$f" > "$f.new"; mv "$f.new" "$f"; echo rewritten')
+    with ModelServer() as server:
+        sid = server.add_script(Script.model_validate({"id": "arm", "turns": [[{"exec": rewrite}]],
+                                                       "final_text": "Done."}))
+        out = runner.invoke(app, ["run", str(evals_dir), "--agent", "codex", "--skill",
+                                  str(repo_root / "examples" / "skills" / "seam-lock-access"),
+                                  "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "r"),
+                                  "--json", "--timeout", "120", "--retries", "0",
+                                  "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+                                  "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
+    assert out.exit_code in (0, 1), out.output
+    [run] = json.loads(out.stdout)["runs"]
+    assert "SKILL.md" not in (tmp_path / "r" / run["run_dir"] / "codex.session.jsonl").read_text()  # rewritten
+    assert run["outcome"] == "completed", (run["outcome"], run.get("error"))
+    assert run["arm"]["ok"] and run["arm"]["reported_source"] == "model request"
+    assert "seam-lock-access" in run["arm"]["reported"]

@@ -111,6 +111,12 @@ class Agent(ABC):
         """The CLI's version, recorded in run.json; None when the agent has no CLI."""
         return None
 
+    def skills_told(self, first_request: str) -> list[str] | None:
+        """The skills the CLI listed to the model in its first model request (as the model proxy received it, before
+        any command of the agent's ran); None when this agent's CLI does not say there. Preferred over anything read
+        from the CLI's files afterwards, which the agent's commands can rewrite (the arm check, docs/sealing.md)."""
+        return None
+
     def preflight(self, env: Mapping[str, str], command: str | None = None) -> str | None:
         """Why this agent cannot run with this environment (the user's plus --agent-env), or None when it can.
         Checked once before a job starts, so a missing key is a clear error, not a column of failed runs."""

@@ -111,6 +111,29 @@ class CodexAgent(CliAgent):
         transcript.model = ctx.model or DEFAULT_MODEL
         return transcript
 
+    def skills_told(self, first_request: str) -> list[str] | None:
+        try:
+            body = json.loads(first_request)
+        except ValueError:
+            return None
+        texts: list[str] = []
+
+        def walk(value) -> None:
+            if isinstance(value, str):
+                if "### Available skills" in value:
+                    texts.append(value)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    walk(v)
+            elif isinstance(value, list):
+                for v in value:
+                    walk(v)
+
+        walk(body)
+        if not texts:
+            return [] if isinstance(body, dict) and "input" in body else None
+        return skills_from_session([{"payload": {"type": "message", "content": [{"text": t} for t in texts]}}])
+
     def live_parser(self, ctx):
         return _LiveParse(ctx.home / ".codex", ctx.workspace)
 

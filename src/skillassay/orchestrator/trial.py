@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from skillassay.agents import arm as arms
 from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
@@ -228,6 +229,16 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             finally:
                 report = model_grants.release(endpoint.token) if endpoint is not None else None
                 timings["agent"] = round(timings.get("agent", 0.0) + time.monotonic() - t, 3)
+            told = agent.skills_told(report.first_request) if report is not None and report.first_request else None
+            if checked is not None and told is not None:
+                # the skills the CLI listed to the model, as the proxy received them before any of the agent's
+                # commands ran; not the CLI's session file, which those commands can rewrite (buying a rerun)
+                result.transcript.skills_available, result.transcript.skills_source = told, "model request"
+                checked = arms.check(arms.ArmSnapshot(installed=checked.installed, user_config=checked.user_config),
+                                    skill_name=_skill_name(spec, skill_here, any_variant=True), skill_dir=skill_here,
+                                    variant=spec.variant, mode=spec.skill_mode, reported=told,
+                                    reported_source="model request")
+                sealings[n] = (seen, checked)
             return result, report
 
         def keep(n: int) -> str:

@@ -38,6 +38,9 @@ class GrantReport(BaseModel):
     run_id: str
     usage: ModelUsage = Field(default_factory=ModelUsage)
     calls: list[ModelCall] = Field(default_factory=list)
+    # the body of the grant's first model call (up to 2 MB): what the CLI told the model at the start, before any
+    # command of the agent's ran (not stored in run.json)
+    first_request: str | None = None
 
 
 class ModelGrants(Protocol):

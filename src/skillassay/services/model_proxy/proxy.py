@@ -54,6 +54,7 @@ PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
     "CODEX_API_KEY": ("openai", "authorization"),
 }
 MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused (413): no model call is that big
+MAX_FIRST_REQUEST = 2 * 1024 * 1024  # of the first model request, kept for its grant's report
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
         "transfer-encoding", "upgrade", "host", "content-length"}
 # credentials, and the headers that pick which of the operator's organisations or projects pays: the proxy's to set
@@ -153,9 +154,11 @@ class _Grant:
         self.calls: list[ModelCall] = []
         self.in_flight = 0
         self.released = False
+        self.first_request: str | None = None  # the CLI's first model request, as it was sent
 
     def report(self) -> GrantReport:
-        return GrantReport(run_id=self.run_id, usage=self.usage.model_copy(deep=True), calls=list(self.calls))
+        return GrantReport(run_id=self.run_id, usage=self.usage.model_copy(deep=True), calls=list(self.calls),
+                           first_request=self.first_request)
 
 
 class ModelProxy:
@@ -381,6 +384,10 @@ class ModelProxy:
             self._done(grant)
             return _error(api, 413, "skillassay model proxy: request body too large", "request_too_large")
         requested_model = _requested_model(body, request.headers.get("content-encoding"))
+        if grant.first_request is None and path in ("/v1/messages", "/v1/responses"):
+            # what the CLI told the model before any command of the agent's could run (its skills, for the arm
+            # check): a record nothing inside the sandbox can rewrite afterwards, unlike the CLI's session files
+            grant.first_request = body[:MAX_FIRST_REQUEST].decode("utf-8", "replace")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_UP}
         headers.update(upstream.headers())
         headers["accept-encoding"] = "identity"  # the proxy reads the answer as it passes
