@@ -81,3 +81,28 @@ def test_cache_keys_never_wait_on_a_fifo(tmp_path: Path) -> None:
         raise AssertionError("computing a cache key blocked on a fifo") from None
     assert out.returncode == 0, out.stderr
     assert len(out.stdout.split()) == 3
+
+
+def test_a_venv_is_shared_only_by_apps_that_install_the_same(tmp_path: Path) -> None:
+    """The venv cache was keyed by the requirements file's bytes alone. With ``-e .`` (or ``./pkg``) pip installs
+    the app's own code, and ``-r base.txt`` reads another file: apps with the same requirements file but different
+    code (or base.txt) shared one venv, so a run got another run's package (an agent's earlier run could plant code
+    that its later runs, or any run writing the same requirements, then imported)."""
+    from skillassay.graders.sandbox.runplan import InstallSpec
+
+    spec = InstallSpec(pip_requirements=["requirements.txt"])
+
+    def key(files: dict[str, str]) -> str:
+        app = tmp_path / f"app{len(list(tmp_path.iterdir()))}"
+        app.mkdir()
+        for rel, text in files.items():
+            (app / rel).write_text(text)
+        return deps.python_key(app, spec)
+
+    assert key({"requirements.txt": "flask\n-e .\n", "setup.py": "# one"}) != \
+        key({"requirements.txt": "flask\n-e .\n", "setup.py": "# two"})
+    assert key({"requirements.txt": "-r base.txt\n", "base.txt": "flask==3.1.3\n"}) != \
+        key({"requirements.txt": "-r base.txt\n", "base.txt": "flask==3.0.0\n"})
+    # an ordinary pinned file is still shared by apps whatever their code
+    assert key({"requirements.txt": "flask==3.1.3\n", "app.py": "# one"}) == \
+        key({"requirements.txt": "flask==3.1.3\n", "app.py": "# two"})

@@ -136,9 +136,53 @@ def node_key(app_dir: Path, npm_argv: list[str]) -> str:
 
 def python_key(app_dir: Path, spec: InstallSpec) -> str:
     parts = [sys.version.encode(), json.dumps(spec.pip_args).encode()]
-    for name in spec.pip_requirements:
-        parts.append(name.encode() + _key_bytes(app_dir, name))
+    local = any(_local_arg(a) for a in spec.pip_args)
+    seen: set[str] = set()
+    todo = list(spec.pip_requirements)
+    while todo:
+        name = todo.pop(0)
+        if name in seen or len(seen) > 50:
+            continue
+        seen.add(name)
+        data = _key_bytes(app_dir, name)
+        parts.append(name.encode() + data)
+        nested, has_local = _requirement_refs(name, data)
+        todo += nested
+        local = local or has_local
+    if local:
+        # what pip installs depends on the app's own files (`-e .`, `./pkg`): two apps with the same requirements
+        # file but different code must not share one venv (the second would run the first's package)
+        parts.append(b"\0tree\0" + build_key(app_dir, [], "").encode())
     return "py-" + _digest(parts)
+
+
+def _local_arg(arg: str) -> bool:
+    arg = arg.strip()
+    for prefix in ("-e ", "--editable ", "--editable="):
+        if arg.startswith(prefix):
+            return True
+    return arg.startswith((".", "/", "~", "file:")) or "@ file:" in arg
+
+
+def _requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
+    """The other requirement/constraint files a requirements file names (relative to the app), and whether it
+    installs anything from the app's own files."""
+    nested: list[str] = []
+    local = False
+    base = os.path.dirname(name)
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        for flag in ("-r", "--requirement", "-c", "--constraint"):
+            if line.startswith(flag + " ") or line.startswith(flag + "=") or (flag in ("-r", "-c") and
+                                                                              line.startswith(flag) and len(line) > 2):
+                ref = line[len(flag):].lstrip(" =")
+                nested.append(os.path.normpath(os.path.join(base, ref)))
+                break
+        else:
+            local = local or _local_arg(line) or line.startswith(("-f", "--find-links"))
+    return nested, local
 
 
 def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
