@@ -96,3 +96,35 @@ def test_a_rewritten_session_file_does_not_make_a_skill_run_unscored(tmp_path: P
     assert run["outcome"] == "completed", (run["outcome"], run.get("error"))
     assert run["arm"]["ok"] and run["arm"]["reported_source"] == "model request"
     assert "seam-lock-access" in run["arm"]["reported"]
+
+
+CHAIN = r'''
+import os, sys
+for _ in range(1100):  # each process forks the next and exits: a chain 1,100 deep, never 2 alive at once
+    if os.fork():
+        os._exit(0)
+os.path.exists(sys.argv[1])  # the last of them reaches for the golden solution
+open("chain-done", "w").write("ok")
+'''
+
+
+def test_a_deep_fork_chain_neither_breaks_the_audit_nor_hides_a_reach_for_the_suite(tmp_path: Path,
+                                                                                     evals_dir: Path) -> None:
+    """The syscall audit walked the agent's process tree recursively: a chain of 1,100 forks (each process forks
+    the next and exits) raised RecursionError, a harness error: the run was never scored, and what the chain did
+    (here: reach for the golden solution, forbidden in every eval) was never seen."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    shutil.copytree(evals_dir, suite)
+    golden = suite / "fixtures" / "flask-py" / "test_golden" / "app.py"
+    blob = base64.b64encode(CHAIN.encode()).decode()
+    command = ("bash -c " + json.dumps(
+        f"{sys.executable} -c \"import base64; exec(base64.b64decode('{blob}'))\" {golden}; "
+        "while [ ! -f chain-done ]; do sleep 0.2; done"))
+    out = runner.invoke(app, ["run", str(suite), "--agent", "command", "--command", command, "--fixtures", "flask-py",
+                              "--layers", "rubric", "--results", str(tmp_path / "r"), "--json", "--timeout", "120"])
+    assert out.exit_code in (0, 1), out.output
+    [run] = json.loads(out.stdout)["runs"]
+    assert run["outcome"] == "completed", (run["outcome"], run.get("error"))
+    assert "reached_for_suite" in run["verdict"]["forbidden_observed"]

@@ -19,13 +19,14 @@ import codecs
 import fnmatch
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 MAX_ENTRIES = 300  # per report; the rest is counted in ``truncated``
+MAX_TRACKED = 100_000  # distinct paths (and addresses) held while a trace is read; beyond, only the protected ones
 
 # syscalls traced; %file covers every syscall that takes a file name (open, stat, exec, chdir, rename, ...)
 TRACE = "%file,connect,clone,clone3,fork,vfork"
@@ -242,44 +243,56 @@ class _Proc:
     active: bool = False  # past the sandbox's own set-up: the sealed command or what it started
 
 
-def _parse_file(path: Path) -> list[tuple[str, str, str]]:
-    """(syscall, args, return) per complete line of one process's trace."""
-    out = []
+def _parse_file(path: Path) -> Iterator[tuple[str, str, str]]:
+    """(syscall, args, return) per complete line of one process's trace, read as it goes (a trace may hold
+    millions of lines: never all in memory at once)."""
     try:
-        text = path.read_text(encoding="latin-1")
+        fh = path.open(encoding="latin-1")
     except OSError:
-        return out
-    for line in text.splitlines():
-        found = _LINE.match(line)
-        if found:
-            out.append((found.group("name"), found.group("args"), found.group("ret").strip()))
+        return
+    with fh:
+        for line in fh:
+            found = _LINE.match(line.rstrip("\n"))
+            if found:
+                yield found.group("name"), found.group("args"), found.group("ret").strip()
+
+
+def _spawns(path: Path) -> list[tuple[int, int]]:
+    """(line index, child host pid) of each fork/clone in one process's trace."""
+    out = []
+    for n, (name, _args, ret) in enumerate(_parse_file(path)):
+        if name in ("clone", "clone3", "fork", "vfork"):
+            found = _CHILD.match(ret)
+            if found:
+                out.append((n, int(found.group(2) or found.group(1))))
     return out
 
 
 def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_programs: Iterable[str] = ("bwrap",)
                 ) -> AuditReport:
-    """Read ``strace -ff -o <trace_dir>/t`` output: one file per process (``t.<pid>``, host pids)."""
+    """Read ``strace -ff -o <trace_dir>/t`` output: one file per process (``t.<pid>``, host pids).
+
+    Processes are walked parents first, each child from its parent's state where it was forked; iteratively, and
+    reading each file as a stream, so a chain of thousands of forks or a trace of gigabytes (what an agent can
+    make) costs time, never the harness's stack or memory."""
     files = {int(p.name.rsplit(".", 1)[1]): p for p in trace_dir.glob("t.*") if p.name.rsplit(".", 1)[1].isdigit()}
-    parsed = {pid: _parse_file(p) for pid, p in files.items()}
-    children: dict[int, list[tuple[int, int]]] = {}  # parent -> [(line index, child host pid)]
+    children: dict[int, dict[int, int]] = {}  # parent -> {line index: child host pid}
     has_parent: set[int] = set()
-    for pid, lines in parsed.items():
-        for n, (name, _args, ret) in enumerate(lines):
-            if name in ("clone", "clone3", "fork", "vfork"):
-                found = _CHILD.match(ret)
-                if found:
-                    child = int(found.group(2) or found.group(1))
-                    if child in parsed:
-                        children.setdefault(pid, []).append((n, child))
-                        has_parent.add(child)
+    for pid, path in files.items():
+        spawns = {n: child for n, child in _spawns(path) if child in files}
+        if spawns:
+            children[pid] = spawns
+            has_parent.update(spawns.values())
     setup = set(setup_programs)
     paths: dict[str, PathTouch] = {}
     conns: dict[str, ConnectTry] = {}
+    dropped = 0
 
-    def visit(pid: int, state: _Proc) -> None:
-        spawn = dict(children.get(pid, []))
+    def visit(pid: int, state: _Proc) -> list[tuple[int, _Proc]]:
+        nonlocal dropped
+        spawn = children.get(pid, {})
         queue: list[tuple[int, _Proc]] = []
-        for n, (name, args, ret) in enumerate(parsed.get(pid, [])):
+        for n, (name, args, ret) in enumerate(_parse_file(files[pid])):
             if n in spawn:
                 queue.append((spawn[n], _Proc(state.cwd, state.program, state.active)))
                 continue
@@ -299,7 +312,8 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
             if not state.active:
                 continue
             if name == "connect":
-                _record_connect(conns, args, result, state.program, bounds)
+                if len(conns) < MAX_TRACKED:
+                    _record_connect(conns, args, result, state.program, bounds)
                 continue
             positions = PATH_ARGS.get(name)
             if not positions:
@@ -316,14 +330,23 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
                 resolved = _RET_FD.match(ret) if ok and name in ("open", "openat", "openat2") else None
                 if resolved and resolved.group("path").startswith("/"):
                     full = resolved.group("path")  # where it really led (through symlinks)
+                if len(paths) >= MAX_TRACKED and full not in paths and not bounds.protection(full):
+                    dropped += 1  # a flood of distinct paths: counted; what reaches the suite is always kept
+                    continue
                 _record_path(paths, full, name, result, write, state.program, bounds)
-        for child, child_state in queue:
-            visit(child, child_state)
+        return queue
 
-    for root in sorted(p for p in parsed if p not in has_parent):
-        visit(root, _Proc(cwd=start_cwd))
+    stack = [(root, _Proc(cwd=start_cwd)) for root in sorted(p for p in files if p not in has_parent)][::-1]
+    seen: set[int] = set()
+    while stack:
+        pid, state = stack.pop()
+        if pid in seen:
+            continue  # a pid used again (one trace file for both): read once
+        seen.add(pid)
+        stack += visit(pid, state)[::-1]  # children in the order they were forked, each before its later siblings
     report = AuditReport(traced=True)
     report.out_of_bounds, report.truncated = _cap(sorted(paths.values(), key=_rank))
+    report.truncated += dropped
     report.connects = sorted(conns.values(), key=lambda c: c.address)[:MAX_ENTRIES]
     return report
 
