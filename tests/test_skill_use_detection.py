@@ -114,6 +114,10 @@ def test_turns_come_from_message_ids_when_the_parser_did_not_set_them():
 def test_listed_is_known_only_when_the_cli_reported_its_skills():
     t = Transcript(agent="x", skills_available=["seam-lock-access"], skills_source="cli")
     assert detect(t, CLAUDE).listed is True
+    t.skills_source = "model request"  # what the proxy saw the CLI send: the sealed run's source
+    assert detect(t, CLAUDE).listed is True
+    t.skills_available = []
+    assert detect(t, CLAUDE).listed is False
     t.skills_source = "installed"
     assert detect(t, CLAUDE).listed is None
 

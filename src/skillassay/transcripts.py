@@ -56,7 +56,7 @@ class Transcript(BaseModel):
     skills_available: list[str] = Field(default_factory=list)  # skills the CLI reported as loaded
     skills_invoked: list[str] = Field(default_factory=list)  # skills the model actually used
     # where skills_available came from: "cli" (the CLI reported them), "session" (the CLI's session file),
-    # "installed" (what skillassay installed; the CLI does not report its skills)
+    # "model request" (the CLI's first request to the model, as the model proxy received it), "installed" (what skillassay installed; the CLI does not report its skills)
     skills_source: str | None = None
     final_message: str | None = None
     usage: Usage = Field(default_factory=Usage)

@@ -201,7 +201,7 @@ def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
     """Every use of the skill in the whole transcript (see the module's docstring for the definition)."""
     spellings = _spellings(target)
     use = SkillUse(skill=target.name, location=target.location, tool_calls=len(transcript.tool_calls), target=target)
-    if transcript.skills_source in ("cli", "session"):
+    if transcript.skills_source in ("cli", "session", "model request"):
         use.listed = target.name in transcript.skills_available
     for index, call in enumerate(transcript.tool_calls):
         found = _match(call, target, spellings)
