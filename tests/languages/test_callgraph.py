@@ -173,3 +173,22 @@ def test_a_named_nested_function_runs_only_when_referred_to():
     assert "later" not in reached and "push" not in reached
     unused = next(FnRef("a.ts", i) for i, f in enumerate(modules["a.ts"].functions) if f.name == "later")
     assert not graph.referenced(unused)
+
+
+def test_module_constants_make_branches_dead_in_both_languages():
+    py = _parse("a.py", """
+        SYNC = False
+        def f():
+            if SYNC:
+                dead1()
+    """)
+    ts_module = _parse("a.ts", """
+        export const SYNC_TO_SEAM = false;
+        let mutable = false;
+        export function f() {
+          if (SYNC_TO_SEAM) { dead1(); }
+          if (mutable) { live1(); }
+        }
+    """)
+    assert _dead_chains(py) == {("dead1",)}
+    assert _dead_chains(ts_module) == {("dead1",)}

@@ -47,12 +47,15 @@ def _span(node: ts.Node) -> Span:
     return node.start_byte, node.end_byte
 
 
-def _truth(node: ts.Node | None) -> bool | None:
-    """The value a condition always has, or None (most conditions)."""
+def _truth(node: ts.Node | None, constants: dict[str, bool] | None = None) -> bool | None:
+    """The value a condition always has, or None (most conditions). ``constants``: the module's top-level
+    ``const NAME = <literal>`` bindings (a `const` cannot be assigned again)."""
     if node is None:
         return None
     node = _inner(node)
     kind = node.type
+    if kind == "identifier" and constants and _text(node) in constants:
+        return constants[_text(node)]
     if kind in _FALSY:
         return False
     if kind == "true":
@@ -67,13 +70,14 @@ def _truth(node: ts.Node | None) -> bool | None:
     if kind == "unary_expression":
         op, arg = node.child_by_field_name("operator"), node.child_by_field_name("argument")
         if op is not None and _text(op) == "!":
-            inner = _truth(arg)
+            inner = _truth(arg, constants)
             return None if inner is None else not inner
         if op is not None and _text(op) == "void":
             return False
     if kind == "binary_expression":
         op = node.child_by_field_name("operator")
-        left, right = _truth(node.child_by_field_name("left")), _truth(node.child_by_field_name("right"))
+        left = _truth(node.child_by_field_name("left"), constants)
+        right = _truth(node.child_by_field_name("right"), constants)
         if op is not None and _text(op) == "&&":
             return False if False in (left, right) else (True if left is True and right is True else None)
         if op is not None and _text(op) == "||":
@@ -229,6 +233,7 @@ class _Outliner:
         self.dead = 0  # > 0 while visiting code that never runs
         self.class_stack: list[str] = []  # qualified names of the classes being visited
         self.private: set[str] = set()  # methods declared `private`
+        self.constants: dict[str, bool] = {}  # top-level `const NAME = <literal>`: its truth
 
     # ------------------------------------------------------------------ helpers
     def _bind(self, name: str, value: Value) -> None:
@@ -382,7 +387,7 @@ class _Outliner:
             condition = node.child_by_field_name("condition")
             if condition is not None:
                 self.visit(condition)
-            truth = _truth(condition)
+            truth = _truth(condition, self.constants)
             for field_name, runs in (("consequence", truth is not False), ("alternative", truth is not True)):
                 branch = node.child_by_field_name(field_name)
                 if branch is not None:
@@ -395,9 +400,9 @@ class _Outliner:
                 self.visit(left)
             stop = {"&&": False, "||": True}.get(_text(op))
             if right is not None:  # `false && f()`, `true || f()`: f never runs
-                self._visit_maybe_dead(right, stop is None or _truth(left) is not stop)
+                self._visit_maybe_dead(right, stop is None or _truth(left, self.constants) is not stop)
             return
-        if kind == "while_statement" and _truth(node.child_by_field_name("condition")) is False:
+        if kind == "while_statement" and _truth(node.child_by_field_name("condition"), self.constants) is False:
             condition = node.child_by_field_name("condition")
             if condition is not None:
                 self.visit(condition)
@@ -468,7 +473,7 @@ class _Outliner:
         condition = node.child_by_field_name("condition")
         if condition is not None:
             self.visit(condition)
-        truth = _truth(condition)
+        truth = _truth(condition, self.constants)
         consequence, alternative = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
         if consequence is not None:
             self._visit_maybe_dead(consequence, truth is not False)
@@ -849,9 +854,27 @@ class _Outliner:
                                         router=chain[0]))
 
 
+def _constants(root: ts.Node) -> dict[str, bool]:
+    """Top-level ``const FLAG = false`` (also ``export const``): names whose truth never changes."""
+    out: dict[str, bool] = {}
+    for stmt in root.named_children:
+        decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
+        if decl is None or decl.type != "lexical_declaration" or not decl.children or _text(decl.children[0]) != "const":
+            continue
+        for declarator in decl.named_children:
+            name, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
+            if name is not None and value is not None and name.type == "identifier":
+                truth = _truth(value) if _inner(value).type in ("true", "false", "null", "undefined", "number",
+                                                                 "string") else None
+                if truth is not None:
+                    out[_text(name)] = truth
+    return out
+
+
 def _parse(source: bytes, path: str, grammar: str) -> Module:
     tree = _parser(grammar).parse(source)
     outliner = _Outliner(path, len(source))
+    outliner.constants = _constants(tree.root_node)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))  # the walk recurses once per syntax level
     try:

@@ -283,7 +283,8 @@ def test_raw_http_through_a_session_wrapper_taking_the_route_and_keyword_body(tm
     assert any("POST /customers/push_data via SeamApi.call" in m and m.startswith("`requests.post") for m in evidence), evidence
 
 
-@pytest.mark.parametrize("client", ["httpx_fstring", "urllib_request", "requests_params_delete", "httpx_client_base"])
+@pytest.mark.parametrize("client", ["httpx_fstring", "urllib_request", "requests_params_delete", "httpx_client_base",
+                                    "aiohttp_session"])
 def test_raw_http_clients_and_url_spellings(tmp_path, client):
     push = {
         "httpx_fstring": """
@@ -314,6 +315,16 @@ def test_raw_http_clients_and_url_spellings(tmp_path, client):
             def push(body):
                 with httpx.Client(base_url="https://connect.getseam.com") as c:
                     c.post("/customers/push_data", json=body)
+        """,
+        "aiohttp_session": """
+            import asyncio
+            import aiohttp
+            async def _push(body):
+                async with aiohttp.ClientSession() as session:
+                    async with session.post("https://connect.getseam.com/customers/push_data", json=body) as r:
+                        return await r.json()
+            def push(body):
+                return asyncio.run(_push(body))
         """,
     }[client]
     stays = STAYS.replace("STAYS = {}", "from seam_http import push\n\nSTAYS = {}").replace(

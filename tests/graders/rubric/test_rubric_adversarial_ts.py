@@ -255,6 +255,18 @@ RAW_VARIANTS = {
           send('/customers/push_data', { customer_key: stay.property, user_identities: [], reservations: [] });
         export const retract = (id: string) => send('/customers/delete_data', { reservation_keys: [id] });
     """,
+    "undici_request": """
+        import { request } from 'undici';
+        const SEAM = 'https://connect.getseam.com';
+        const post = (route: string, payload: object) =>
+          request(`${SEAM}${route}`, { method: 'POST', body: JSON.stringify(payload) });
+        export async function publish(stay: any) {
+          await post('/customers/push_data', { customer_key: stay.property, user_identities: [], reservations: [] });
+        }
+        export async function retract(id: string) {
+          await post('/customers/delete_data', { reservation_keys: [id] });
+        }
+    """,
     "fetch_query_delete": """
         export async function publish(stay: any) {
           await fetch(new URL('/customers/push_data', process.env.SEAM_ENDPOINT), {
