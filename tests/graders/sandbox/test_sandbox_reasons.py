@@ -139,6 +139,19 @@ def test_failed_seam_requests_end_the_wait_early_and_are_named(tiny, emulator, t
     assert time.monotonic() - t0 < 40
 
 
+def test_answered_requests_with_nothing_pending_in_seam_end_the_wait(tiny, emulator, tmp_path):
+    """The app's Seam request succeeds but changes nothing (as `push_data` to a space key Seam does not have): once
+    Seam has answered, has nothing scheduled for the workspace, and the app sent nothing more for `quiet_after`
+    seconds, the create check stops (not after its 60 s) and names what the app sent."""
+    d = tiny("seam_noop", timeouts={"create": 60})
+    r = validate(d.app_dir, d, "noop1", emulator=emulator, logs_dir=tmp_path / "l", quiet_after=1.0)
+    create = r.checks["create"]
+    assert create.points == 0 and create.elapsed_s < 20, create.elapsed_s
+    assert "Seam answered every request the app sent for the create request (POST /devices/list -> 200)" in \
+        create.reason
+    assert "had nothing left to do" in create.reason
+
+
 def test_a_failed_request_followed_by_a_good_one_is_waited_for(emulator):
     """The early stop needs every request of the step to have failed: a retry that succeeds keeps the wait going."""
     from skillassay.graders.sandbox.seam import EmulatorSession, SeamHttp, SeamRequestsFailed, WantedSpace

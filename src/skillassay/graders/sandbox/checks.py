@@ -18,7 +18,7 @@ import httpx
 
 from skillassay.definitions.models import Endpoint
 from skillassay.graders.sandbox.result import CheckResult, HttpExchange
-from skillassay.graders.sandbox.seam import SeamRequestsFailed, SeamSession, request_text
+from skillassay.graders.sandbox.seam import SeamRequestsFailed, SeamSession, SeamSettled, request_text
 
 TIME_TOLERANCE = timedelta(seconds=60)  # an app may round or re-format the times; a minute is still "the same"
 GONE_STATUSES = {"removing", "removed", "deleted"}
@@ -174,7 +174,7 @@ class Checker:
         return self.seam.annotate(codes)
 
     def _wait(self, predicate, timeout: float, since: Any) -> tuple[Any, str | None]:
-        """(result, None) or (None, 'timeout'|'quiet'|'failed')."""
+        """(result, None) or (None, 'timeout'|'quiet'|'failed'|'settled')."""
         self.failed = []
         try:
             got = self.seam.wait(self.device_ids, predicate, timeout, quiet_after=self.quiet_after, since=since,
@@ -184,6 +184,9 @@ class Checker:
         except SeamRequestsFailed as e:
             self.failed = e.requests
             return None, "failed"
+        except SeamSettled as e:
+            self.failed = e.requests
+            return None, "settled"
         return (got, None) if got else (None, "quiet")
 
     def _early(self, why: str | None, step: str, waited: float) -> str:
@@ -195,6 +198,10 @@ class Checker:
             more = f" (and {len(self.failed) - 3} more)" if len(self.failed) > 3 else ""
             return (f"every Seam request the app sent for the {step} request failed: {shown}{more} "
                     f"(stopped {self.fail_grace:g} s after the last answer)")
+        if why == "settled":
+            shown = "; ".join(request_text(r) for r in self.failed[-3:])
+            return (f"Seam answered every request the app sent for the {step} request ({shown}) and had nothing left "
+                    f"to do; the app sent nothing more for {self.quiet_after:g} s")
         return f"waited {waited:.0f} s"
 
     # -- create ---------------------------------------------------------------------------------------------
@@ -239,7 +246,7 @@ class Checker:
             if found is None:
                 now = self.seam.codes(self.device_ids)
                 check.seam["found"] = self._found(self._ours(now))
-                if why in ("quiet", "failed"):
+                if why in ("quiet", "failed", "settled"):
                     check.fail(f"no access code: {self._early(why, 'create', self.timeouts.create)}")
                 else:
                     check.fail(f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
@@ -307,7 +314,8 @@ class Checker:
             else:
                 got = ", ".join(str(c.get("ends_at")) for c in now)
                 check.fail(f"code ends_at mismatch: expected {expected_end}, found {got}"
-                           + (f" ({early})" if why in ("quiet", "failed") else f" after {self.timeouts.update:.0f} s"))
+                           + (f" ({early})" if why in ("quiet", "failed", "settled")
+                              else f" after {self.timeouts.update:.0f} s"))
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)

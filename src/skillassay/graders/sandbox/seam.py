@@ -53,6 +53,15 @@ class SeamRequestsFailed(Exception):
         super().__init__(f"{len(requests)} failed Seam request(s)")
 
 
+class SeamSettled(Exception):
+    """The app's Seam requests for a step were all answered, Seam has no work scheduled for the workspace, and the
+    app sent nothing more for a while: nothing will change (``requests``: their summaries)."""
+
+    def __init__(self, requests: list[dict[str, Any]]):
+        self.requests = requests
+        super().__init__(f"{len(requests)} Seam request(s), nothing pending")
+
+
 def request_summary(record: Any, t0: float | None = None) -> dict[str, Any]:
     """One request the app sent to Seam, for the evidence: method, route, query, the status answered (None while
     unanswered) and the error, and when it came (seconds after the step's request was sent)."""
@@ -215,7 +224,9 @@ class SeamSession(ABC):
 
         Emulator only (it sees the app's requests), measured from marker ``since``: return None early when the app
         sent Seam no request at all for ``quiet_after`` seconds (no code can come); raise ``SeamRequestsFailed``
-        when every request the app sent failed and it sent none for ``fail_grace`` seconds after the last answer.
+        when every request the app sent failed and it sent none for ``fail_grace`` seconds after the last answer;
+        raise ``SeamSettled`` when they were all answered, Seam has nothing scheduled that falls due before the
+        limit, and the app sent nothing for ``quiet_after`` seconds after the last answer.
         """
 
     def marker(self) -> Any:
@@ -338,11 +349,17 @@ class EmulatorSession(SeamSession):
                 if quiet_after is not None and now - t0 >= quiet_after and quiet_after < timeout:
                     return None
                 continue
-            if fail_grace is not None and all(r.status is not None and r.status >= 400 for r in sent):
+            if any(r.status is None for r in sent):
+                continue  # the emulator is still answering
+            last = max(r.answered_at or r.at for r in sent)
+            if fail_grace is not None and all(r.status >= 400 for r in sent):
                 # every request it sent failed, and it sent no other for a while: nothing is on its way
-                last = max(r.answered_at or r.at for r in sent)
                 if now - last >= fail_grace:
                     raise SeamRequestsFailed([request_summary(r, since[2]) for r in sent])
+            elif quiet_after is not None and now - last >= quiet_after and quiet_after < timeout and \
+                    not self.emu.due_within(self.workspace_id, max(0.0, timeout - (now - t0))):
+                # answered, nothing scheduled in Seam, and the app quiet: nothing will change any more
+                raise SeamSettled([request_summary(r, since[2]) for r in sent])
 
     def annotate(self, codes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = super().annotate(codes)

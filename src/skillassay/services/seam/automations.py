@@ -152,17 +152,22 @@ class Engine:
 
     def later(self, ws: Workspace, fn: Callable[[Workspace], None], delay: float | None = None) -> None:
         wid = ws.workspace_id
+        wait = self.async_delay if delay is None else delay
+        token = ws.schedule(time.monotonic() + max(0.0, wait))  # the harness asks what is still due
 
         def run() -> None:
             target = self.store.workspaces.get(wid)
             if target is None:
                 return
-            with target.lock:
-                if not target.deleted:
-                    fn(target)
-                    self.store.touch(target)
+            try:
+                with target.lock:
+                    if not target.deleted:
+                        fn(target)
+                        self.store.touch(target)
+            finally:
+                target.unschedule(token)
 
-        self.scheduler.call_later(self.async_delay if delay is None else delay, run)
+        self.scheduler.call_later(wait, run)
 
     # -- action attempts --------------------------------------------------------------------------------
     def action_attempt(self, ws: Workspace, action_type: str) -> dict:

@@ -206,6 +206,11 @@ class SeamEmulator:
         """The workspace's recent authenticated API requests, oldest first (the last 2000): what its app sent."""
         return list(self.store.get(workspace_id).requests)
 
+    def due_within(self, workspace_id: str, seconds: float) -> int:
+        """How many of the workspace's scheduled tasks (codes being programmed, pushes being applied) fall due
+        within ``seconds``: 0 means nothing will change there unless a client sends another request."""
+        return self.store.get(workspace_id).due_within(seconds)
+
     def info(self) -> dict[str, Any]:
         return {
             "emulator": "skillassay-seam-emulator",

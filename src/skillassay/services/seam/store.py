@@ -48,6 +48,7 @@ def public_copy(record: Mapping[str, Any]) -> dict[str, Any]:
 
 REQUEST_LOG_SIZE = 2000  # requests remembered per workspace
 _request_seq = itertools.count(1)
+_task_seq = itertools.count(1)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Workspace:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     changed: threading.Condition = field(init=False, repr=False)
     requests: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=REQUEST_LOG_SIZE), repr=False)
+    scheduled: dict[int, float] = field(default_factory=dict, repr=False)  # token -> when the work falls due
     deleted: bool = False
     # where this workspace's webhooks may be delivered ("http://127.0.0.1:8123"); None: anywhere
     webhook_origins: frozenset[str] | None = None
@@ -99,6 +101,21 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.changed = threading.Condition(self.lock)
+
+    def schedule(self, due: float) -> int:
+        """Note work the emulator will do for this workspace at ``due`` (time.monotonic()); returns its token."""
+        token = next(_task_seq)
+        self.scheduled[token] = due  # a dict assignment is atomic
+        return token
+
+    def unschedule(self, token: int) -> None:
+        self.scheduled.pop(token, None)
+
+    def due_within(self, seconds: float) -> int:
+        """How many scheduled tasks (a code being programmed, a push being applied...) fall due within ``seconds``
+        (work due later, such as a code's expiry at its ends_at, does not count)."""
+        horizon = time.monotonic() + seconds
+        return sum(1 for due in list(self.scheduled.values()) if due <= horizon)
 
     def log_request(self, method: str, path: str, query: str) -> RequestRecord:
         record = RequestRecord(next(_request_seq), method, path, query, at=time.monotonic())
