@@ -173,3 +173,16 @@ def test_usage_mistakes_go_through_typer(suite: Path, run):
     assert result.exit_code == 2 and "--modified" in result.output
     result = run(*_args(suite), "--bogus")
     assert result.exit_code == 2 and "--bogus" in result.output
+
+
+def test_the_cli_judges_lifecycle_from_the_fixtures_test_endpoints():
+    """eval_config.json's test endpoints reach the rubric through the typer-free fast path too."""
+    from rubric_helpers import REPO
+
+    fixture = REPO / "evals" / "fixtures" / "flask-py"
+    out = _through_main("--pristine", str(fixture / "app"), "--modified", str(fixture / "test_golden"),
+                        "--fixture-dir", str(fixture))
+    assert out.exit_code == 0, out.output
+    lifecycle = json.loads(out.stdout)["categories"]["lifecycle_completeness"]["evidence"]
+    assert any(e["message"].startswith("update: customers.push_data reached from PUT "
+                                       "/api/reservations/{{RESERVATION_ID}}") for e in lifecycle), lifecycle
