@@ -194,3 +194,18 @@ class EvalDefinition(BaseModel):
     @property
     def has_sandbox(self) -> bool:
         return self.config is not None
+
+
+# The package registries of each language's stack: what the agent and the app's installs may reach through
+# skillassay's egress proxy, unless the definition names its own (``registries``). docs/sealing.md.
+STACK_REGISTRIES: dict[str, list[str]] = {
+    "python": ["pypi.org", "files.pythonhosted.org"],
+    "typescript": ["registry.npmjs.org"],
+    "javascript": ["registry.npmjs.org"],
+}
+
+
+def stack_registries(definition: EvalDefinition) -> list[str]:
+    if definition.registries is not None:
+        return list(definition.registries)
+    return list(STACK_REGISTRIES.get(definition.language, []))

@@ -15,23 +15,10 @@ from typing import Any
 
 from skillassay.agents import arm
 from skillassay.agents.arm import ArmRecord
-from skillassay.definitions.models import EvalDefinition
+from skillassay.definitions.models import STACK_REGISTRIES, EvalDefinition, stack_registries  # noqa: F401 - re-exported
 from skillassay.isolation import Endpoint, Mount, Policy, Sandbox, Seal, SealRecord, SealReport, get_isolation
 from skillassay.isolation.audit import AuditReport, PathTouch, transcript_touches
 from skillassay.isolation.runtimes import runtimes
-
-STACK_REGISTRIES: dict[str, list[str]] = {
-    "python": ["pypi.org", "files.pythonhosted.org"],
-    "typescript": ["registry.npmjs.org"],
-    "javascript": ["registry.npmjs.org"],
-}
-
-
-def stack_registries(definition: EvalDefinition) -> list[str]:
-    override = getattr(definition, "registries", None)
-    if override is not None:
-        return list(override)
-    return list(STACK_REGISTRIES.get(definition.language, []))
 
 
 def protected_roots(definition: EvalDefinition, results_root: Path) -> dict[str, str]:

@@ -3,10 +3,9 @@ together."""
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
 
 import pytest
-
 from process_helpers import make_definition, shell, transcript, write_tree
 
 from skillassay.definitions.agent_eval import Criterion, QualityGate
@@ -17,6 +16,7 @@ APP = {
     "calc.py": "def add(a, b):\n    return a + b\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
     "pytest.ini": "[pytest]\npythonpath = .\n",
+    "requirements.txt": "pytest==9.2.0\n",  # the app's own environment has pytest (the harness's does not count)
 }
 WITH_SUB = {
     **APP,
@@ -39,9 +39,9 @@ def test_gate_statuses(make_ctx):
             gate("build", "python -m compileall -q calc.py", kind="build"),
             gate("test", PY, kind="test", requires=["build"], unavailable_exit_codes=[5, 127]),
             gate("lint", "definitely-not-a-command-xyz"),
-            gate("fails", [sys.executable, "-c", "raise SystemExit(3)"]),
+            gate("fails", ["python", "-c", "raise SystemExit(3)"]),
             gate("after_fail", "true", requires=["fails"]),
-            gate("slow", [sys.executable, "-c", "import time; time.sleep(5)"], timeout=0.5),
+            gate("slow", ["python", "-c", "import time; time.sleep(5)"], timeout=0.5),
             gate("none", f"{PY} -k nothing_matches", unavailable_exit_codes=[5]),
         ],
         ctx,
@@ -244,7 +244,7 @@ def test_new_tests_in_a_class_and_in_an_existing_file(make_ctx):
 
 
 # ----------------------------------------------------------------------------- gates the harness cannot measure
-PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+PYTEST = "python -m pytest -q -p no:cacheprovider"
 
 
 def _gated(tmp_path: Path, command: str, modified: dict[str, str]):
@@ -265,7 +265,7 @@ def test_a_gate_the_harness_cannot_run_is_a_harness_failure(tmp_path: Path) -> N
 def test_a_gate_the_agent_made_unmeasurable_is_a_failed_gate(tmp_path: Path) -> None:
     """Issue 14: pytest's "no tests collected" (exit 5) because the agent deleted the tests: the agent's doing, not the harness's
     (the pristine app's tests can be run)."""
-    r = _gated(tmp_path, PYTEST, {"calc.py": APP["calc.py"]})
+    r = _gated(tmp_path, PYTEST, {"calc.py": APP["calc.py"], "requirements.txt": APP["requirements.txt"]})
     assert r.failures == []
     [gate] = r.gates
     assert gate.status == "failed" and "the change made it unmeasurable" in gate.reason

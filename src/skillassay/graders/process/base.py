@@ -13,16 +13,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillassay import reaper
-from skillassay.definitions.models import EvalDefinition
+from skillassay.definitions.models import EvalDefinition, stack_registries
+from skillassay.graders.process.appenv import AppEnv, Side
 from skillassay.graders.process.judge_config import JudgeConfig
-from skillassay.isolation import IsolationError, Policy, Sandbox, Seal
+from skillassay.isolation import IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
 from skillassay.secrets import without_secrets
 from skillassay.transcripts import Transcript
@@ -106,8 +107,14 @@ class ProcessContext:
     gates: dict[str, GateResult] = field(default_factory=dict)
     _change: ChangeSet | None = None  # the run's ChangeSet, passed in; computed on first use otherwise
     _cache: dict[str, Any] = field(default_factory=dict)
-    policy: Policy = field(default_factory=Policy)  # how commands are sealed (skillassay.isolation)
+    # how commands are sealed (skillassay.isolation); by default bubblewrap, the installs of the app's environment
+    # reaching the stack's registries
+    policy: Policy | None = None
     sealing: Any = None  # orchestrator.sealing.Sealing: each sandbox's record, when the run keeps them
+
+    def __post_init__(self) -> None:
+        if self.policy is None:
+            self.policy = Policy(registries=stack_registries(self.definition))
 
     @property
     def change(self) -> ChangeSet:
@@ -116,18 +123,74 @@ class ProcessContext:
         return self._change
 
     @contextmanager
-    def sealed(self, phase: str, workdir: Path) -> Iterator[Sandbox]:
-        """A sandbox for the commands run in ``workdir`` (a copy they may change): the harness's Python (with
-        pytest) and the system read-only, nothing else, no network at all. Hidden tests and gates run the agent's
-        code: they are as hostile as the app."""
-        mounts, path = runtimes(venv=True)
-        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*mounts, *self.policy.mounts], path=path,
+    def sealed(self, phase: str, workdir: Path, app: AppEnv | None = None) -> Iterator[Sandbox]:
+        """A sandbox for the commands run in ``workdir`` (a copy they may change): the app's environment ``app``
+        (its cached venv / node_modules, read-only), the language runtimes and the system read-only, nothing else
+        (never skillassay's own environment), no network at all. Hidden tests and gates run the agent's code: they
+        are as hostile as the app."""
+        mounts, _ = runtimes(venv=False)
+        app_mounts = app.attach(workdir, sealed=self.policy.isolation != "none")[0] if app is not None else []
+        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*app_mounts, *mounts, *self.policy.mounts],
                     audit=False)
         box = self.policy.open(seal)
         with box:
             yield box
         if self.sealing is not None:
             self.sealing.add(box)
+
+    def app_env(self, side: Side) -> AppEnv:
+        """The app's environment for ``side`` (docs/agent-evals.md, "Where gates and tests run"), built once per
+        manifest content (a side whose manifest is the other's gets the same one).
+
+        The pristine app's cannot be installed: raises HarnessFault (nothing can be measured). The modified app's
+        cannot while the pristine app's can: returned with ``error`` set, the agent's doing (its change broke the
+        install); the graders then score what needed it as failed."""
+        key = ("app_env", side)
+        if key not in self._cache:
+            self._cache[key] = self._build_env(side)
+        env = self._cache[key]
+        if env.error is None:
+            return env
+        if side == "pristine":
+            raise HarnessFault(f"the pristine app: {env.error}")
+        self.app_env("pristine")  # raises when the pristine app's fails too: then it is the harness's
+        return replace(env, error=f"the modified app: {env.error}\n(the pristine app's environment installs: the "
+                                  "change broke it)")
+
+    def _build_env(self, side: Side) -> AppEnv:
+        from skillassay.graders.process import appenv
+        from skillassay.graders.sandbox.backends.base import base_env
+
+        root = self.pristine_dir if side == "pristine" else self.modified_dir
+        try:
+            manifest = appenv.read_manifest(root)
+        except appenv.ManifestError as exc:
+            return AppEnv(side=side, error=f"the app's manifest cannot be used: {exc}")
+        built = self._cache.setdefault("app_env_by_manifest", {})
+        if manifest.signature in built:  # the same manifest as the other side: the same environment
+            other = built[manifest.signature]
+            return AppEnv(**{**other.__dict__, "side": side})
+        boxes: list[Sandbox] = []
+
+        def install_box(entry: Path, staging: Path) -> Sandbox:
+            # the installer is the harness's own pip (or npm): its runtimes, with its venv; only the entry writable
+            mounts, path = runtimes(venv=True)
+            box = self.policy.open(Seal(phase="install", writable=[entry], readable=[Mount(src=staging), *mounts],
+                                        path=path, registries=list(self.policy.registries), audit=False))
+            boxes.append(box)
+            box.start()
+            return box
+
+        try:
+            env = appenv.build(root, side, self.work_dir / f"app-env-{side}", self.work_dir / f"install-{side}.log",
+                               seal=install_box, env=base_env(), manifest=manifest)
+        finally:
+            for box in boxes:
+                box.close()
+                if self.sealing is not None:
+                    self.sealing.add(box)
+        built[manifest.signature] = env
+        return env
 
     def scratch(self, name: str) -> Path:
         """A fresh folder under the work dir."""
@@ -147,21 +210,69 @@ def copy_workspace(src: Path, dst: Path) -> Path:
     return dst
 
 
-def command_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment gates and tests run in: the harness's Python first on PATH (its venv has pytest), no
-    bytecode files, and none of the pytest plugins installed beside the harness (they are not the app's, and
-    some take seconds to load; a gate's ``env`` can set ``PYTEST_DISABLE_PLUGIN_AUTOLOAD = ""`` to have them).
-    Commands run with the user's environment, as the user's own test run would, less its secrets (they run code the
-    agent wrote: ``skillassay.secrets.without_secrets``)."""
+def _harness_bins() -> set[str]:
+    """skillassay's own virtual environment's bin folder (when it runs from one): never on a command's PATH."""
+    if sys.prefix == sys.base_prefix:
+        return set()
+    return {str(Path(sys.prefix) / "bin"), os.path.realpath(Path(sys.prefix) / "bin")}
+
+
+def command_env(extra: dict[str, str] | None = None, app: AppEnv | None = None,
+                workdir: Path | None = None) -> dict[str, str]:
+    """The environment gates and tests run in: the app's environment first on PATH (its venv's ``bin``, its
+    ``node_modules/.bin`` in ``workdir``), then the language runtimes, then the user's PATH without skillassay's own
+    virtual environment; no bytecode files. Commands run with the user's environment, as the user's own test run
+    would, less its secrets (they run code the agent wrote: ``skillassay.secrets.without_secrets``) and less what
+    would point them at another Python (``PYTHONHOME``, the user's ``VIRTUAL_ENV``)."""
     env = without_secrets(os.environ)
-    bindir = str(Path(sys.executable).parent)
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    front: list[str] = []
+    if app is not None:
+        front += [str(app.venv / "bin")] if app.venv is not None else []
+        front += [str(Path(workdir) / "node_modules" / ".bin")] if app.node_modules is not None and workdir else []
+    skip = _harness_bins()
+    user = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p and p not in skip]
+    env["PATH"] = os.pathsep.join(dict.fromkeys([*front, *runtimes(venv=False)[1], *user]))
+    for name in ("PYTHONHOME", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST"):
+        env.pop(name, None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("PYTEST_CURRENT_TEST", None)
+    if app is not None:
+        env.update(app.variables())
     env.update(extra or {})
     return env
+
+
+# What a command prints when it could not even start its tool, or its tool could not start on the tests: the harness
+# cannot measure anything there unless the pristine app shows it can (then the agent's change is why).
+_RUNNER_MISSING = (
+    (re.compile(r"^\S*python[\d.]*: No module named (\S+)", re.MULTILINE), "{0} is not installed in the app's environment"),
+    (re.compile(r"^\S*sh(?:: line \d+|: \d+)?: (?:\d+: )?([^\s:]+): (?:command )?not found\s*$", re.MULTILINE),
+     "command not found: {0}"),
+    (re.compile(r"error while loading shared libraries: ([^:\s]+)"), "a shared library is missing: {0}"),
+    (re.compile(r"Error: Cannot find module '((?:@[\w.-]+/)?(?![./])[\w.-]+)(?:/[^']*)?'"),
+     "{0} is not installed in the app's environment"),
+    (re.compile(r"Cannot find package '((?:@[\w.-]+/)?(?![./])[\w.-]+)[^']*' imported from"),
+     "{0} is not installed in the app's environment"),
+)
+_NOT_COLLECTED = (
+    (re.compile(r"^ImportError while loading conftest '([^']+)'", re.MULTILINE), "pytest could not load {0}"),
+    (re.compile(r"Interrupted: (\d+) errors? during collection"),
+     "pytest could not collect the tests ({0} error(s) during collection)"),
+    (re.compile(r"^no tests ran in [\d.]+s", re.MULTILINE), "pytest collected no tests"),
+    (re.compile(r"^(?:E\s+)?ModuleNotFoundError: No module named '([\w.]+)'", re.MULTILINE), "no module named {0}"),
+)
+
+
+def startup_failure(out: CommandOutcome, collection: bool = False) -> str | None:
+    """Why ``out`` shows its tool could not start (a program or module missing from the app's environment), or
+    with ``collection``, could not collect the tests; None when it ran. Only the first match is given."""
+    if out.not_found:
+        return f"command not found ({out.output.strip()[-200:]})"
+    for pattern, text in _RUNNER_MISSING + (_NOT_COLLECTED if collection else ()):
+        if m := pattern.search(out.output):
+            return text.format(*m.groups())
+    if out.exit_code in (126, 127):
+        return f"exit code {out.exit_code}: command not found or not executable"
+    return None
 
 
 @dataclass
@@ -174,22 +285,24 @@ class CommandOutcome:
 
 
 def run_command(
-    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None, sandbox: Any = None
+    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None, sandbox: Any = None,
+    app: AppEnv | None = None,
 ) -> CommandOutcome:
     """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given.
 
     Either way in its own session (its own process group), registered with the reaper so a Ctrl-C ends it; at
     ``timeout`` the whole group is killed (SIGTERM, then SIGKILL), and whatever the group left running after its
     leader exited is killed too: nothing it started outlives it. Output goes to a file, not a pipe, so a grandchild
-    holding the pipe open cannot keep the harness waiting."""
+    holding the pipe open cannot keep the harness waiting. ``app``: the app's environment the command runs in
+    (``command_env``)."""
     if sandbox is not None:
-        return _run_sealed(command, cwd, timeout, env, sandbox)
+        return _run_sealed(command, cwd, timeout, command_env(env, app, cwd), sandbox)
     started = time.monotonic()
     shell = isinstance(command, str)
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.Popen(
-                command, cwd=cwd, shell=shell, env=command_env(env), stdout=out, stderr=subprocess.STDOUT,
+                command, cwd=cwd, shell=shell, env=command_env(env, app, cwd), stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
         except FileNotFoundError as exc:
@@ -212,13 +325,13 @@ def run_command(
     return CommandOutcome(proc.returncode, output, duration, not_found=proc.returncode == 127)
 
 
-def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None,
+def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str],
                 sandbox: Any) -> CommandOutcome:
     started = time.monotonic()
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     with tempfile.TemporaryFile() as out:
         try:
-            proc = sandbox.popen(argv, cwd=cwd, env=command_env(env), stdout=out, stderr=subprocess.STDOUT)
+            proc = sandbox.popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         except FileNotFoundError as exc:
             return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
         timed_out = False

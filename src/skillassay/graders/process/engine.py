@@ -14,8 +14,8 @@ from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process import gates, judge
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, HarnessFault, ProcessContext
-from skillassay.outcomes import HarnessFailure
 from skillassay.isolation import Policy
+from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet
@@ -108,7 +108,8 @@ def evaluate(
     sealing: Any = None,
 ) -> ProcessResult:
     """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not given).
-    ``policy`` seals the gates and tests (bubblewrap by default); ``sealing`` collects each sandbox's record."""
+    ``policy`` seals the gates and tests, and the installs of the app's environment (by default bubblewrap, the
+    installs reaching the stack's registries); ``sealing`` collects each sandbox's record."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ctx = ProcessContext(
@@ -119,7 +120,7 @@ def evaluate(
         work_dir=work_dir,
         judge_config=judge_config,
         _change=change,
-        policy=policy or Policy(),
+        policy=policy,
         sealing=sealing,
     )
     notes: list[str] = []

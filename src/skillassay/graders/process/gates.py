@@ -1,6 +1,6 @@
 """Quality gates: the harness runs the eval's build and test commands itself, in a copy of the modified
-workspace with a timeout, and records each as passed, failed, unavailable (command not found, no tests) or not
-run. The
+workspace with a timeout, in the app's own environment (``ProcessContext.app_env``), and records each as passed,
+failed, unavailable (its tool could not start: command or module not found, nothing to test) or not run. The
 ``gates`` grader turns them into a criterion: the share of the named gates that passed."""
 
 from __future__ import annotations
@@ -9,40 +9,54 @@ from pathlib import Path
 
 from skillassay.definitions.agent_eval import Criterion, GatesOptions, QualityGate
 from skillassay.graders.process.base import (
+    CommandOutcome,
     GateResult,
     GradeResult,
+    HarnessFault,
     ProcessContext,
     command_text,
     copy_workspace,
     run_command,
+    startup_failure,
 )
 
 
-def _status(gate: QualityGate, out) -> tuple[str, str]:
+def _status(gate: QualityGate, out: CommandOutcome) -> tuple[str, str]:
     if out.timed_out:
         return "failed", f"timed out after {gate.timeout:g}s"
-    if out.not_found or (out.exit_code in gate.unavailable_exit_codes):
-        return "unavailable", ("command not found" if out.not_found
-                               else f"exit code {out.exit_code} means nothing to measure")
+    if out.not_found or out.exit_code == 127:
+        return "unavailable", startup_failure(out) or "command not found"
+    if out.exit_code in gate.unavailable_exit_codes:
+        return "unavailable", f"exit code {out.exit_code} means nothing to measure"
     if out.exit_code == 0:
         return "passed", ""
+    if why := startup_failure(out, collection=True):  # its tool never got to measure anything
+        return "unavailable", f"{why} (exit code {out.exit_code})"
     return "failed", f"exit code {out.exit_code}"
 
 
 def run_gates(gates: list[QualityGate], ctx: ProcessContext) -> dict[str, GateResult]:
-    """Each gate in a copy of the modified workspace. A gate that cannot be measured there is run on a copy of the
-    pristine app too: if it can be measured on the pristine app, the agent's change is what made it unmeasurable (it
-    deleted the tests, broke the command), and the gate failed; if not, the harness cannot measure it, and the gate
+    """Each gate in a copy of the modified workspace, in the modified app's environment. A gate that cannot be
+    measured there is run on a copy of the pristine app too, in the pristine app's environment: if it can be measured
+    on the pristine app, the agent's change is what made it unmeasurable (it deleted the tests, broke the command,
+    dropped a dependency from the manifest), and the gate failed; if not, the harness cannot measure it, and the gate
     stays ``unavailable`` (a harness error for the run, never the agent's zero)."""
     results: dict[str, GateResult] = {}
     if not gates:
         return results
+    app = ctx.app_env("modified")  # HarnessFault when even the pristine app's cannot be installed
+    if app.error is not None:  # the agent's change broke the install: nothing it needs can pass
+        for gate in gates:
+            results[gate.id] = GateResult(id=gate.id, kind=gate.kind, command=command_text(gate.command),
+                                          status="failed", reason=f"not run: {app.error.splitlines()[0]}",
+                                          output=app.error[-2000:])
+        return results
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / "gates")
-    with ctx.sealed("gates", workdir) as box:
-        return _run(gates, workdir, box, results, ctx)
+    with ctx.sealed("gates", workdir, app) as box:
+        return _run(gates, workdir, box, app, results, ctx)
 
 
-def _run(gates: list[QualityGate], workdir, box, results: dict[str, GateResult], ctx: ProcessContext
+def _run(gates: list[QualityGate], workdir, box, app, results: dict[str, GateResult], ctx: ProcessContext
          ) -> dict[str, GateResult]:
     pristine: Path | None = None
     for gate in gates:
@@ -59,17 +73,25 @@ def _run(gates: list[QualityGate], workdir, box, results: dict[str, GateResult],
                                        for r in blocked if r in results),
             )
             continue
-        out = run_command(gate.command, workdir, gate.timeout, gate.env, sandbox=box)
+        out = run_command(gate.command, workdir, gate.timeout, gate.env, sandbox=box, app=app)
         status, reason = _status(gate, out)
         if status == "unavailable":
-            if pristine is None:
-                pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / "gates-pristine")
-            with ctx.sealed("gates", pristine) as pristine_box:
-                there, _ = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env,
-                                                     sandbox=pristine_box))
+            try:
+                there_app = ctx.app_env("pristine")
+            except HarnessFault as exc:
+                there, why_there = "unavailable", str(exc).splitlines()[0]
+            else:
+                if pristine is None:
+                    pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / "gates-pristine")
+                with ctx.sealed("gates", pristine, there_app) as pristine_box:
+                    there, why_there = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env,
+                                                                 sandbox=pristine_box, app=there_app))
             if there in ("passed", "failed"):
                 status, reason = "failed", (f"{reason} on the modified app, while the pristine app can be measured "
                                             f"({there}): the change made it unmeasurable")
+            else:
+                reason = (f"{reason}; on the pristine app too ({why_there}); the app's environment: "
+                          f"{app.describe()}")
         results[gate.id] = GateResult(
             id=gate.id,
             kind=gate.kind,

@@ -1,18 +1,18 @@
 """Meaningful tests: the agent's new tests must fail on the pristine code and pass on the modified code.
 
 New tests are test functions (by syntax tree) that did not exist before, in files matching the test globs. The
-files holding them are run twice: in a copy of the modified workspace, and in a copy of the pristine workspace
-with the agent's test files (and conftest files) laid over it. Earned: the share of new tests passing on the
-modified code, provided at least one of them fails on the pristine code (tests that cannot tell the two apart
-earn nothing).
+files holding them are run twice, both in the modified app's environment (so only the code differs): in a copy of
+the modified workspace, and in a copy of the pristine workspace with the agent's test files (and conftest files)
+laid over it. Earned: the share of new tests passing on the modified code, provided at least one of them fails on
+the pristine code (tests that cannot tell the two apart earn nothing).
 """
 
 from __future__ import annotations
 
 from skillassay.definitions.agent_eval import Criterion, MeaningfulTestsOptions
 from skillassay.graders.process import pyast
-from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace, matches
-from skillassay.graders.process.pytest_run import run_pytest
+from skillassay.graders.process.base import GradeResult, ProcessContext, copy_workspace, matches
+from skillassay.graders.process.pytest_run import cannot_run, run_pytest
 from skillassay.untrusted import copy_entry, make_dirs
 
 
@@ -41,6 +41,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     files = " ".join(sorted(added))
     command = opts.command.replace("{files}", files)
 
+    app = ctx.app_env("modified")
+    if app.error is not None:  # the agent's change broke the install (the pristine app's installs)
+        return GradeResult(fraction=0.0, evidence=[f"the new tests were not run: {app.error}"])
     modified = copy_workspace(ctx.modified_dir, ctx.work_dir / f"meaningful-{criterion.id}-modified")
     pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / f"meaningful-{criterion.id}-pristine")
     for rel in ctx.change.added + ctx.change.modified:
@@ -49,17 +52,20 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
             folder, _, _ = rel.rpartition("/")
             make_dirs(pristine, folder)
             copy_entry(ctx.modified_dir / rel, pristine / rel)
-    with ctx.sealed("tests", modified) as box:
+    with ctx.sealed("tests", modified, app) as box:
         on_modified = run_pytest(
-            command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box
+            command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box,
+            app=app,
         )
-    with ctx.sealed("tests", pristine) as box:
+    if why := on_modified.could_not_run:
+        return GradeResult(fraction=0.0, evidence=[cannot_run(ctx, "the new tests", why, opts.command, opts.timeout,
+                                                              app), on_modified.outcome.output[-800:]])
+    # the same environment over the old code: a test that cannot run there fails there (its file cannot import)
+    with ctx.sealed("tests", pristine, app) as box:
         on_pristine = run_pytest(
-            command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml", sandbox=box
+            command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml", sandbox=box,
+            app=app,
         )
-    for side in (on_modified, on_pristine):
-        if side.outcome.not_found:
-            raise HarnessFault(f"could not run the tests: {side.outcome.output.strip()[:500]}")
 
     total = 0
     passing: list[str] = []

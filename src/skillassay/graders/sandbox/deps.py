@@ -146,7 +146,7 @@ def python_key(app_dir: Path, spec: InstallSpec) -> str:
         seen.add(name)
         data = _key_bytes(app_dir, name)
         parts.append(name.encode() + data)
-        nested, has_local = _requirement_refs(name, data)
+        nested, has_local = requirement_refs(name, data)
         todo += nested
         local = local or has_local
     if local:
@@ -164,7 +164,7 @@ def _local_arg(arg: str) -> bool:
     return arg.startswith((".", "/", "~", "file:")) or "@ file:" in arg
 
 
-def _requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
+def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
     """The other requirement/constraint files a requirements file names (relative to the app), and whether it
     installs anything from the app's own files."""
     nested: list[str] = []
@@ -185,10 +185,11 @@ def _requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
     return nested, local
 
 
-def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
-                        seal: SealFor | None = None) -> bool:
-    """Make ``app_dir/node_modules`` point at a cached install. Returns True on a cache hit. ``seal(entry)`` gives
-    the sandbox the install runs in, with only the cache entry it fills writable."""
+def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
+                        seal: SealFor | None = None) -> tuple[Path, bool]:
+    """Return (the cache entry holding ``node_modules``, cache hit), installing it when missing. Reads only
+    package.json, package-lock.json and .npmrc of ``app_dir`` (copied into the entry); writes nothing there.
+    ``seal(entry)`` gives the sandbox the install runs in, with only the cache entry it fills writable."""
     if not (app_dir / "package.json").exists():
         raise StepFailed("install", f"{npm_argv[0]} {npm_argv[1]}: no package.json in the app")
     key = node_key(app_dir, npm_argv)
@@ -213,6 +214,14 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
                 raise
             (entry / "node_modules").mkdir(exist_ok=True)
             (entry / MARKER).write_text(json.dumps({"argv": argv}))
+    return entry, hit
+
+
+def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
+                        seal: SealFor | None = None) -> bool:
+    """Make ``app_dir/node_modules`` point at a cached install (``ensure_node_install``). Returns True on a cache
+    hit."""
+    entry, hit = ensure_node_install(app_dir, npm_argv, env, log, timeout, seal)
     target = app_dir / "node_modules"
     if target.is_symlink() or target.exists():
         if target.is_dir() and not target.is_symlink():
@@ -305,7 +314,8 @@ def materialise_node_modules(app_dir: Path) -> bool:
 
 
 def _base_python() -> str:
-    # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python.
+    # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python (its own
+    # installation, none of the running venv's packages): the Python every app venv runs on, in both layers.
     return sys.executable
 
 
