@@ -207,6 +207,10 @@ def test_manifests_are_read_without_following_links(tmp_path: Path) -> None:
     (ctx.modified_dir / "requirements.txt").symlink_to("/etc/passwd")
     env = ctx.app_env("modified")  # the agent's link: its doing, never read
     assert env.error is not None and "symbolic link" in env.error
+    fifo = _ctx(tmp_path / "d", APP, {**WITH_SUB, "requirements.txt": "x"})
+    (fifo.modified_dir / "requirements.txt").unlink()
+    os.mkfifo(fifo.modified_dir / "requirements.txt")  # never opened for reading (it would block the harness)
+    assert "not a regular file" in (fifo.app_env("modified").error or "")
 
 
 def test_pyproject_dependencies_and_test_extras(tmp_path: Path) -> None:

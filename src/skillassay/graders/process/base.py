@@ -114,7 +114,7 @@ class ProcessContext:
 
     def __post_init__(self) -> None:
         if self.policy is None:
-            self.policy = Policy(registries=stack_registries(self.definition))
+            self.policy = Policy(registries=stack_registries(self.definition) if self.definition is not None else [])
 
     @property
     def change(self) -> ChangeSet:

@@ -10,7 +10,13 @@ import shutil
 
 from skillassay.definitions.agent_eval import Criterion, HiddenTestsOptions
 from skillassay.definitions.native import hidden_tests_dir
-from skillassay.graders.process.base import GradeResult, HarnessFault, ProcessContext, copy_workspace, run_command
+from skillassay.graders.process.base import (
+    GradeResult,
+    HarnessFault,
+    ProcessContext,
+    copy_workspace,
+    run_command,
+)
 from skillassay.graders.process.pytest_run import cannot_run, run_pytest
 from skillassay.untrusted import make_dirs, remove
 from skillassay.workspace.changes import walk
