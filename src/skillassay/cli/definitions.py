@@ -45,7 +45,7 @@ PATH_ARG = typer.Argument(
 
 def print_definition_error(exc: DefinitionError) -> None:
     for p in exc.problems:
-        err_console.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/red] {p}", highlight=False, soft_wrap=True)
 
 
 @commands.command("list")
@@ -61,7 +61,7 @@ def list_evals(
     from skillassay.definitions.trigger import is_trigger_source, load_triggers
 
     if api_path and api_path not in (*API_PATHS, "lower_level"):
-        err_console.print(f"[red]error[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
+        err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
         raise typer.Exit(2)
     only_triggers = is_trigger_source(path)
     try:
@@ -152,7 +152,7 @@ def check(
     for p in problems:
         colour = "red" if p in errors else "yellow"
         label = "error" if p in errors else "warning"
-        err_console.print(f"[{colour}]{label}[/{colour}] {p}", highlight=False, soft_wrap=True)
+        err_console.print(f"[{colour}]{label}:[/{colour}] {p}", highlight=False, soft_wrap=True)
     if errors:
         err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
         raise typer.Exit(2)
@@ -163,7 +163,7 @@ def check(
         try:
             ok = run_all_controls(path, console, judge_config=judge)
         except SkillassayError as exc:
-            err_console.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         if not ok:
             raise typer.Exit(2)

@@ -96,6 +96,9 @@ def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file:
     from skillassay.graders.rubric.checks import canonical_path
 
     try:
+        for label, root in (("--pristine", pristine), ("--modified", modified), ("--fixture-dir", fixture_dir)):
+            if not root.is_dir():  # before reading the fixture's files: one line saying which folder is wrong
+                raise SkillassayError(f"{label} {root}: no such folder")
         problems: list[Problem] = []
         key_path = fixture_dir / "answer_key.json"
         key_data = read_json(key_path, problems)
@@ -116,10 +119,11 @@ def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file:
         if problems:
             raise DefinitionError(problems)
         assert answer_key is not None and rubric is not None and api_path is not None
-        for label, root in (("--pristine", pristine), ("--modified", modified)):
-            if not root.is_dir():
-                raise SkillassayError(f"{label} {root}: not a directory")
         result = grade(pristine, modified, answer_key, rubric, api_path, endpoints=endpoints)
+    except DefinitionError as exc:  # every problem on its own line, each naming its file and field
+        for p in exc.problems:
+            print(f"error: {p}", file=sys.stderr)
+        return exc.exit_code
     except SkillassayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> None:
         get_app()(args=args, prog_name="skillassay")
     except DefinitionError as exc:  # a command that did not handle it itself: still file + field, exit 2
         for p in exc.problems:
-            print(f"error {p}", file=sys.stderr)
+            print(f"error: {p}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except SkillassayError as exc:
-        print(f"error {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

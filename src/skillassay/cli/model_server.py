@@ -9,7 +9,6 @@ import typer
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 
-
 @commands.command("model-server")
 def model_server(
     scripts: list[Path] = typer.Argument(..., help="YAML or JSON script files (format: docs/agents.md)."),
@@ -19,6 +18,7 @@ def model_server(
     """Play the model for Claude Code and Codex from a script (Anthropic Messages and OpenAI Responses, streaming),
     so agents and graders can be tested without spending tokens. Prints each script's base URL; pass it to a run with
     --model-upstream URL (the run's model proxy then sends the agent's calls there). Stop with Ctrl-C."""
+    import yaml
     from pydantic import ValidationError
 
     from skillassay.definitions.jsonfile import pointer
@@ -36,7 +36,13 @@ def model_server(
             raise SkillassayError(f"{p} at {pointer(first['loc'])}: {first['msg']}") from None
         except ValueError as exc:
             raise SkillassayError(f"{p}: {exc}") from None
+        except yaml.YAMLError as exc:  # one line: what and where, not the parser's multi-line report
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            raise SkillassayError(f"{p}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
     try:
         serve_scripts(scripts, port, log)
-    except (ValueError, OSError) as exc:  # a script that does not parse, a port in use
+    except ValueError as exc:  # a script that does not parse
         raise SkillassayError(str(exc)) from None
+    except OSError as exc:  # a port in use
+        raise SkillassayError(f"cannot listen on 127.0.0.1:{port}: {exc}") from None

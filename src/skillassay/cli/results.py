@@ -104,8 +104,8 @@ def runs_cmd(
 
 @commands.command("compare")
 def compare_cmd(
-    a: str = typer.Argument(..., help="JOB or JOB:baseline (the reference)."),
-    b: str = typer.Argument(..., help="JOB or JOB:baseline (compared against A)."),
+    a: str = typer.Argument(..., help="JOB (its skill runs) or JOB:baseline (the reference)."),
+    b: str = typer.Argument(..., help="JOB (its skill runs) or JOB:baseline (compared against A)."),
     results: Path = RESULTS_OPT,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
     fail_if_worse: bool = typer.Option(
@@ -127,8 +127,15 @@ def compare_cmd(
         raise _fail(f"{a if is_trigger_job(runs_a) else b} is a trigger suite's job and the other is not: "
                     "nothing to pair")
     if is_trigger_job(runs_a):
-        _compare_triggers(compare_trigger_runs(runs_a, runs_b, a, b), a, b, as_json, fail_if_worse)
+        tcmp = compare_trigger_runs(runs_a, runs_b, a, b)
+        if not tcmp.pairs:
+            raise _fail(f"nothing to compare: {a} and {b} have no prompt in common")
+        _compare_triggers(tcmp, a, b, as_json, fail_if_worse)
         return
+    if not {(r.eval_id, r.run_index) for r in runs_a} & {(r.eval_id, r.run_index) for r in runs_b}:
+        evals_a, evals_b = sorted({r.eval_id for r in runs_a}), sorted({r.eval_id for r in runs_b})
+        raise _fail(f"nothing to compare: {a} and {b} have no runs of the same eval and run number "
+                    f"({a}: {', '.join(evals_a)}; {b}: {', '.join(evals_b)})")
     cmp = compare(runs_a, runs_b, a_label=a, b_label=b)
     use_a, use_b = skill_use_of(runs_a), skill_use_of(runs_b)
     # what each side's model calls cost, and what a pass cost (every run paid for counts, graded or not)

@@ -202,13 +202,13 @@ def run(
     sealer = get_isolation(isolation)
     problem = sealer.problem()
     if problem:
-        err.print(f"[red]error[/red] {problem}; or run with --isolation none (nothing sealed)", highlight=False,
+        err.print(f"[red]error:[/red] {problem}; or run with --isolation none (nothing sealed)", highlight=False,
                   soft_wrap=True)
         raise typer.Exit(2)
     if not sealer.sealed:
         from skillassay.isolation.none import WARNING
 
-        err.print(f"[yellow]warning[/yellow] {WARNING}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]warning:[/yellow] {WARNING}", highlight=False, soft_wrap=True)
     import os
 
     from skillassay.agents import available_agents, get_agent
@@ -222,7 +222,7 @@ def run(
         problem = the_agent.preflight({**os.environ, **_env_pairs(agent_env)}, command) or model_preflight(
             the_agent.model_api, agent, _env_pairs(agent_env), model_upstream)
         if problem:
-            err.print(f"[red]error[/red] {problem}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
             raise typer.Exit(2)
     opts = JobOptions(
         max_change_size=_byte_size(max_change_size, "--max-change-size"),
@@ -242,9 +242,10 @@ def run(
     started: list[str] = []
 
     def on_event(kind, record, exc, job_id=None):
-        if kind == "job":
+        if kind == "job":  # the bar appears once the job is recorded: a refused job prints only its error
             started.append(job_id)
-            progress.update(task, description=f"{agent} · job {job_id}")
+            progress.update(task, description=f"{'resuming' if resume else agent} · job {job_id}")
+            progress.start()
             return
         if kind == "done" and record is not None:
             score = record.combined if record.combined is not None else (
@@ -256,30 +257,38 @@ def run(
             progress.update(task, advance=1, last=f"[red]{exc}[/red]")
 
     try:
-        from skillassay.definitions import load_suite, select
+        total = None  # --resume: the job's own suite and missing runs decide (PATH is not read)
+        if not resume:
+            from skillassay.definitions import load_suite, select
 
-        evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
-        per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
-        total = len(evals) * per_eval * (2 if baseline else 1)
-        with progress:
-            task = progress.add_task(f"{agent} on {path}", total=total if not resume else None, last="")
+            evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
+            per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
+            total = len(evals) * per_eval * (2 if baseline else 1)
+        task = progress.add_task(f"{agent} on {path}", total=total, last="")
+        try:
             result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=_judge_overrides(
                 judge_model, judge_provider, judge_base_url, judge_key_env))
+        finally:
+            progress.stop()
     except DefinitionError as exc:
         for p in exc.problems:
-            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {p}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except SkillassayError as exc:
-        err.print(f"[red]error[/red] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        job_id = started[0] if started else "JOB"
+        if not started and not resume:
+            err.print("[yellow]interrupted[/yellow] before the job started: nothing was recorded")
+            raise typer.Exit(130) from None
+        job_id = started[0] if started else resume
         where = "" if results == Path("results") else f" --results {results}"
         err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
                   f"[bold]skillassay run --resume {job_id}{where}[/bold]")
         raise typer.Exit(130) from None
 
-    evals = [e for e in evals if e.id in result.evals]
+    evals = result.definitions
+    agent = result.job.agent  # --resume: the job's, whatever --agent says
     job_dir = results / result.job.job_id
     if any(e.trigger for e in evals):
         _trigger_result(result, job_dir, agent, as_json, fail_under)
@@ -297,7 +306,8 @@ def run(
         }, indent=2))
     else:
         console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
-                                       + (f" with {skill}" if skill else "") + f" ({result.job.status})"))
+                                       + (f" with {result.job.skill_path}" if result.job.skill_path else "")
+                                       + f" ({result.job.status})"))
         where = "" if results == Path("results") else f" --results {results}"
         if result.job.model_usage is not None:
             console.print(usage_line(result.job.model_usage), highlight=False)
@@ -363,10 +373,10 @@ def regrade(
             judge_model, judge_provider, judge_base_url, judge_key_env))
     except DefinitionError as exc:
         for p in exc.problems:
-            err.print(f"[red]error[/red] {p}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {p}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except SkillassayError as exc:
-        err.print(f"[red]error[/red] {exc}", highlight=False)
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(2) from None
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

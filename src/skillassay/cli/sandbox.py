@@ -8,7 +8,7 @@ from typing import Literal
 
 import typer
 
-from skillassay.errors import SkillassayError
+from skillassay.errors import DefinitionError, SkillassayError
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
@@ -60,6 +60,10 @@ def sandbox(
             modified_dir, definition, run_id,
             seam=_lit(seam), backend=_lit_b(backend), logs_dir=logs,
         )
+    except DefinitionError as e:  # every problem on its own line, each naming its file and field
+        for p in e.problems:
+            typer.echo(f"error: {p}", err=True)
+        raise typer.Exit(e.exit_code) from None
     except SkillassayError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(e.exit_code) from None

@@ -32,6 +32,7 @@ from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.usage import load_prices
 from skillassay.workspace.limits import DEFAULT_MAX_CHANGE
 
 
@@ -91,6 +92,7 @@ class JobResult(BaseModel):
     job: JobRecord
     records: list[RunRecord]
     evals: list[str]
+    definitions: list[EvalDefinition] = Field(default_factory=list)  # the job's own (for --resume: its suite's)
 
 
 def new_job_id() -> str:
@@ -149,6 +151,8 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         raise SkillassayError("--runs must be at least 1")
     if opts.skill is not None and not opts.skill.exists():
         raise SkillassayError(f"--skill {opts.skill}: no such file or folder")
+    if opts.pricing is not None:  # a bad table is refused now, not when the first run's proxy starts
+        load_prices(opts.pricing)
     if opts.baseline and opts.skill is None and not is_trigger_source(opts.suite):
         raise SkillassayError("--baseline compares runs with and without the skill: give --skill too")
     if opts.seam == "live" and opts.layers != "rubric":
@@ -319,4 +323,4 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
         job = db.finish_job(job.job_id, status)
         result_store.write_job_file(results_root, job)
     records = db.runs(job_id=job.job_id)
-    return JobResult(job=job, records=records, evals=[e.id for e in evals])
+    return JobResult(job=job, records=records, evals=[e.id for e in evals], definitions=evals)

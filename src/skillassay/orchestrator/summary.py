@@ -20,11 +20,11 @@ class Spread(BaseModel):
     max: float
     n: int
 
-    def text(self) -> str:
+    def text(self, unit: str = "") -> str:
         # the digits the verdict is decided on (scoring.verdict.SCORE_DECIMALS): a run shown as 80 passes at 80
         if self.n == 1:
-            return points_text(self.mean)
-        return f"{points_text(self.mean)} ({points_text(self.min)}-{points_text(self.max)})"
+            return points_text(self.mean) + unit
+        return f"{points_text(self.mean)}{unit} ({points_text(self.min)}-{points_text(self.max)}{unit})"
 
 
 def spread(values: list[float | None]) -> Spread | None:
@@ -155,7 +155,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         fmt = lambda sp: sp.text() if sp is not None else "-"
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
         t.add_row(name, runs, fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
-                  (fmt(s.score) + "%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
+                  s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     t.caption = outcome_caption(summaries)
     t.caption_justify = "left"
     return t
