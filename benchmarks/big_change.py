@@ -1,6 +1,7 @@
 """What an agent that writes a huge change costs a run: wall time and bytes stored in the results folder.
 
     .venv/bin/python benchmarks/big_change.py [--mb 200] [--fixture cancellation-support] [--cases text,binary,...]
+                                              [--files 200000]
 
 Each case is one `skillassay run` with the command agent, on the fixture (an agent eval: gates, hidden and
 meaningful tests copy the workspace), with the default size limit (20 MB):
@@ -8,7 +9,8 @@ meaningful tests copy the workspace), with the default size limit (20 MB):
 - binary: one file of random bytes;
 - many: the same bytes as 100 medium files;
 - sparse: a file of --mb * 50 that takes no room on disk;
-- history: a file committed and then removed (only in .git).
+- history: a file committed and then removed (only in .git);
+- flood: --files empty files in one new folder (not one of the default cases: it is about the count, not bytes).
 Prints, per case: the run's wall time, its timings (agent, snapshot, graders), the bytes stored under the results
 folder, and what run.json says was left out. Before the size limit (issue 13), "text" at 200 MB took 1 min 56 s and
 stored 718 MB (the workspace copied into the run folder, and again by the gate and the hidden tests).
@@ -54,6 +56,10 @@ elif mode == "history":
     subprocess.run(git + ["add", "-A"], check=True); subprocess.run(git + ["commit", "-qm", "big"], check=True)
     subprocess.run(git + ["rm", "-q", "gone.txt"], check=True)
     subprocess.run(git + ["commit", "-qm", "gone"], check=True)
+elif mode == "flood":
+    os.makedirs("flood", exist_ok=True)
+    for i in range(int(sys.argv[3])):
+        open(f"flood/{i:06}", "w").close()
 print("done")
 '''
 
@@ -67,6 +73,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--fixture", default="cancellation-support")
     ap.add_argument("--cases", default="text,binary,many,sparse,history")
+    ap.add_argument("--files", type=int, default=200_000, help="empty files the flood case makes")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="skillassay-bench-") as tmp:
         agent = Path(tmp) / "agent.py"
@@ -78,7 +85,7 @@ def main() -> None:
             t = time.monotonic()
             proc = subprocess.run(
                 [sys.executable, "-m", "skillassay", "run", str(REPO / "evals"), "--agent", "command",
-                 "--command", f"{sys.executable} {agent} {case} {args.mb}", "--fixtures", args.fixture,
+                 "--command", f"{sys.executable} {agent} {case} {args.mb} {args.files}", "--fixtures", args.fixture,
                  "--results", str(results), "--json", "--mount", str(agent)],
                 capture_output=True, text=True)
             wall = time.monotonic() - t
@@ -90,6 +97,8 @@ def main() -> None:
             graders = sum(v for k, v in tm.items() if k in ("rubric", "sandbox", "process"))
             over = (run.get("size") or {}).get("over_limit", [])
             left = f"{len(over)} file(s), {sum(o['size'] for o in over) / 1e6:.0f} MB" if over else ""
+            if (run.get("size") or {}).get("entries_left_out"):
+                left = f"{left + '; ' if left else ''}{run['size']['entries_left_out']} entries past the count"
             print(f"{case:<8} {wall:7.1f} {tm.get('agent', 0):8.1f} {tm.get('snapshot', 0):10.2f} {graders:9.1f} "
                   f"{stored(results) / 1e6:10.2f}  {left or '-'}")
 

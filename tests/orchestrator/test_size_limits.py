@@ -119,3 +119,30 @@ def test_the_limit_comes_from_the_eval_unless_the_job_sets_it(tmp_path: Path) ->
     assert run["size"]["limit"] == 1024**2 and run["size"]["over_limit"] == [] and run["files_changed"] == 1
     bad = runner.invoke(app, ["run", *base, "--max-change-size", "lots"])
     assert bad.exit_code == 2 and "--max-change-size" in bad.output
+
+
+def test_a_flood_of_empty_files_is_cut_to_the_count_limit_and_graded_on_the_rest(tmp_path: Path,
+                                                                                evals_dir: Path) -> None:
+    """An agent that made 200,000 empty files kept a run busy for hours (every step after it costs per file): past
+    10,000 new entries the rest are left out, counted, and the run is graded (the agent's doing, never the harness's)."""
+    script = "import os\nos.mkdir('flood')\nfor i in range(12_000): open(f'flood/{i:05}', 'w').close()\n"
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "agent.py").write_text(script)
+    results = tmp_path / "results"
+    out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} {tmp_path / 'agent' / 'agent.py'}",
+                "--fixtures", "flask-py", "--layers", "rubric", "--results", str(results), "--json",
+                "--mount", str(tmp_path / "agent")])
+    [run] = out["runs"]
+    assert run["outcome"] == "completed" and not run["harness_failures"], run.get("error")
+    size = run["size"]
+    assert size["max_entries"] == 10_000 and size["entries_left_out"] == 12_000 + 1 - 10_000  # the folder counts
+    assert size["entries_left_out_sample"][0] == f"flood/{10_000 - 1:05}" and len(size["entries_left_out_sample"]) == 20
+    assert run["files_changed"] == 10_000 - 1
+    assert any("left out" in n for n in run["config"]["notes"])
+    run_dir = results / run["run_dir"]
+    assert json.loads((run_dir / "changes.json").read_text())["entries_left_out"] == size["entries_left_out"]
+    assert len(list((run_dir / "workspace" / "flood").iterdir())) == 10_000 - 1
+    page = runner.invoke(app, ["report", "--results", str(results), "--html", str(tmp_path / "site")])
+    assert page.exit_code == 0, page.output
+    html = (tmp_path / "site" / "jobs" / out["job_id"] / "flask-py" / "run_1.html").read_text()
+    assert "2001 new or changed file(s)/folder(s) beyond the first 10000 left out" in html

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -134,3 +135,57 @@ def test_cap_logs_keeps_the_head_and_the_tail(tmp_path: Path) -> None:
     data = (tmp_path / "agent.stdout.log").read_bytes()
     assert data.startswith(b"HEAD") and data.endswith(b"TAIL") and b"9008 bytes left out" in data
     assert len(data) < 1200 and (tmp_path / "workspace" / "big.txt").stat().st_size == 5000
+
+
+def test_a_flood_of_files_keeps_the_first_max_entries_and_counts_the_rest(ws, tmp_path: Path) -> None:
+    """200,000 empty files made every later step cost hours: beyond ``max_entries`` new or changed entries (in the
+    walk's order) a new one is absent with all under it, a changed file is as it was, and the rest are counted."""
+    (ws.path / "flood").mkdir()
+    for i in range(50):
+        (ws.path / "flood" / f"f{i:02}").touch()
+    (ws.path / "logo.png").write_bytes(b"new logo")  # changed, within the limit
+    (ws.path / "src" / "main.py").write_text("print('changed too late')\n")  # changed, beyond it
+    (ws.path / "src" / "zdir" / "deeper").mkdir(parents=True)  # a new folder beyond it: its subtree goes too
+    (ws.path / "src" / "zdir" / "deeper" / "deep.txt").write_text("x\n")
+    # walk order: flood/ (1), logo.png (2), flood/f00 (3), flood/f01 (4), then the rest is left out
+    report = snapshot(ws.path, ws.source, tmp_path / "copy", max_entries=4)
+    copy = tmp_path / "copy"
+    assert report.max_entries == 4 and report.exceeded
+    assert report.entries_left_out == 48 + 4  # flood/f02..f49, src/zdir, its folder and file, src/main.py
+    assert report.entries_left_out_sample == [f"flood/f{i:02}" for i in range(2, 22)]
+    assert sorted(p.name for p in (copy / "flood").iterdir()) == ["f00", "f01"]
+    assert not (copy / "src" / "zdir").exists()
+    assert (copy / "src" / "main.py").read_text() == "print('hi')\n"  # as the app had it
+    change = compare_trees(ws.source, copy)
+    assert change.added == ["flood/f00", "flood/f01"] and change.modified == ["logo.png"]
+    assert report.change_bytes == report.kept_bytes == len(b"new logo") and not report.over_limit
+    again = snapshot(ws.path, ws.source, tmp_path / "again", max_entries=4)
+    assert again.entries_left_out_sample == report.entries_left_out_sample  # the same run keeps the same files
+    within = snapshot(ws.path, ws.source, tmp_path / "within", max_entries=100)
+    assert within.entries_left_out == 0 and not within.exceeded
+    assert len(compare_trees(ws.source, tmp_path / "within").added) == 50 + 1  # the flood and deep.txt
+
+
+def test_past_the_count_a_file_where_the_app_had_a_link_or_a_folder_is_never_copied(ws, tmp_path: Path) -> None:
+    """Left out by count, a file is not measured against the size limit: it must never reach the copy."""
+    os.symlink("main.py", ws.source / "src" / "alias.py")
+    (ws.source / "src" / "pkg").mkdir()
+    (ws.source / "src" / "pkg" / "mod.py").write_text("y = 1\n")
+    ws = create_workspace(ws.source, tmp_path / "ws2")
+    (ws.path / "new").touch()
+    (ws.path / "src" / "alias.py").unlink()
+    (ws.path / "src" / "alias.py").write_bytes(os.urandom(2 * MB))
+    shutil.rmtree(ws.path / "src" / "pkg")
+    (ws.path / "src" / "pkg").write_bytes(os.urandom(2 * MB))
+    report = snapshot(ws.path, ws.source, tmp_path / "copy", limit=1 * MB, max_entries=1)
+    copy = tmp_path / "copy"
+    assert report.entries_left_out == 2 and not report.over_limit and _sizes(copy) < MB
+    assert os.readlink(copy / "src" / "alias.py") == "main.py"  # the link, as the app had it
+    assert not (copy / "src" / "pkg").exists()
+
+
+def test_fifos_beyond_a_hundred_are_counted_not_named(ws, tmp_path: Path) -> None:
+    for i in range(105):
+        os.mkfifo(ws.path / f"pipe{i:03}")
+    report = snapshot(ws.path, ws.source, tmp_path / "copy")
+    assert len(report.special) == 100 and report.special_more == 5 and report.special[0] == "pipe000"

@@ -278,10 +278,15 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         ws = Workspace(path=scratch / "final", source=ws.source, pristine_commit=ws.pristine_commit)
         timings["snapshot"] = round(time.monotonic() - t, 3)
         if size.special or size.unreadable:
-            notes.append(f"not kept: {len(size.special)} fifo/socket/device file(s), "
+            notes.append(f"not kept: {len(size.special) + size.special_more} fifo/socket/device file(s), "
                          f"{len(size.unreadable)} unreadable file(s) (run.json size)")
+        if size.entries_left_out:
+            # the agent's doing: graded on what was kept, like a change over the size limit
+            notes.append(f"{size.entries_left_out} new or changed file(s)/folder(s) beyond the first "
+                         f"{size.max_entries} left out, graded on the rest (run.json size.entries_left_out)")
         change = ws.compute_change()
         change.over_limit = [o.model_dump() for o in size.over_limit]
+        change.entries_left_out = size.entries_left_out
         files_changed = len(change.files)
         empty_diff = change.empty and definition.trigger is None
         (run_dir / "diff.patch").write_text(change.patch())

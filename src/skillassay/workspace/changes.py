@@ -150,6 +150,7 @@ class ChangeSet:
     # files left out because the change was larger than the run's limit (workspace/limits.py): path, status,
     # size, allocated, sha256; they are not in ``files`` and no grader sees them
     over_limit: list[dict[str, Any]] = field(default_factory=list)
+    entries_left_out: int = 0  # new or changed entries beyond the run's count limit (workspace/limits.py)
     _patch: str | None = field(default=None, repr=False, compare=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -285,7 +286,8 @@ class ChangeSet:
             added, deleted = self.line_counts(f.path)
             files.append({"path": printable(f.path), "status": f.status, "binary": f.binary, "symlink": f.symlink,
                           "added_lines": added, "deleted_lines": deleted})
-        return {"files": files, "skipped": list(self.skipped), "over_limit": list(self.over_limit)}
+        return {"files": files, "skipped": list(self.skipped), "over_limit": list(self.over_limit),
+                "entries_left_out": self.entries_left_out}
 
 
 def quote_path(name: str) -> str:

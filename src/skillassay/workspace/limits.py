@@ -10,7 +10,11 @@ for all of them, and a process the agent left behind cannot change what is grade
   disk, sha256) and the run is graded on the rest, an added file being absent and a changed one as it was before.
 - **Copied once, bounded.** Each file is copied up to the size it had when it was first looked at: a file still
   growing (a writer that outlived the agent) is kept as it was then and named in ``grew``. Fifos, sockets and device
-  files are never opened (reading a fifo blocks) and are named in ``special``.
+  files are never opened (reading a fifo blocks) and are named in ``special`` (the first 100; ``special_more``).
+- **Entries.** At most ``max_entries`` (10,000) new files, links and folders and changed files are kept, in the
+  walk's order (sorted names, a folder's entries before its subfolders' contents); the rest are counted in
+  ``entries_left_out`` (the first 20 named), a new one absent with everything under it, a changed one as it was.
+  Every later step (the change, each grader, the stored copy) costs per file: 200,000 empty files took them hours.
 - **The same copy rule as every other copy** (``changes.copy_ignore``): no installed dependencies, caches, nested
   repositories or top-level build output (an empty folder stands for a build folder the run created, so the change
   still lists it in ``skipped``).
@@ -34,6 +38,7 @@ from pydantic import BaseModel, Field
 from skillassay.workspace.changes import OUTPUT_DIRS, same_file, skipped_dir
 
 DEFAULT_MAX_CHANGE = 20_000_000  # bytes
+MAX_ENTRIES = 10_000  # new files, links and folders, and changed files, a run keeps (an app's change: tens)
 HASH_LIMIT = 1 << 30  # a larger file is listed without a hash: reading 10 GB of a sparse file takes a minute
 _CHUNK = 1 << 20
 
@@ -57,33 +62,56 @@ class SizeReport(BaseModel):
     files: int = 0  # files and links in the kept copy
     over_limit: list[OverLimit] = Field(default_factory=list)
     grew: list[str] = Field(default_factory=list)  # still growing after the agent stopped: kept as first seen
-    special: list[str] = Field(default_factory=list)  # fifos, sockets, devices: not copied
+    special: list[str] = Field(default_factory=list)  # fifos, sockets, devices: not copied (the first 100)
+    special_more: int = 0  # more of them, not named
+    max_entries: int = MAX_ENTRIES
+    entries_left_out: int = 0  # new files, links and folders and changed files beyond ``max_entries`` (and below)
+    entries_left_out_sample: list[str] = Field(default_factory=list)  # the first 20 of them
     unreadable: list[str] = Field(default_factory=list)  # files the agent made unreadable: not copied
     logs_cut: list[str] = Field(default_factory=list)  # files of the run folder cut to their first and last bytes
 
     @property
     def exceeded(self) -> bool:
-        return bool(self.over_limit)
+        return bool(self.over_limit) or self.entries_left_out > 0
 
 
-def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_MAX_CHANGE) -> SizeReport:
+def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_MAX_CHANGE,
+             max_entries: int = MAX_ENTRIES) -> SizeReport:
     """Copy ``workspace`` (as the agent left it) to ``dest`` within ``limit``; ``pristine`` is the fixture's app it
-    started from. ``dest`` must not exist. A missing workspace (the agent deleted it) gives an empty copy."""
+    started from. ``dest`` must not exist. A missing workspace (the agent deleted it) gives an empty copy.
+    At most ``max_entries`` new entries and changed files are kept (module docstring, "Entries")."""
     workspace, pristine, dest = Path(workspace), Path(pristine), Path(dest)
-    report = SizeReport(limit=limit)
+    report = SizeReport(limit=limit, max_entries=max_entries)
     dest.mkdir(parents=True)
     if not workspace.is_dir() or workspace.is_symlink():
         return report
     entries = _walk(workspace, report)
     changed: list[tuple[str, os.stat_result, bool]] = []  # (rel, stat, has a pristine regular file)
+    counted = 0
+    dropped: set[str] = set()  # entries left out by count (a new folder's whole subtree with it)
+    as_before: set[str] = set()  # changed files and links left out by count: kept as they were
     for rel, info in entries:
-        if not stat.S_ISREG(info.st_mode):
+        if rel.rpartition("/")[0] in dropped:  # parents come first: a dropped folder drops all under it
+            dropped.add(rel)
+            report.entries_left_out += 1
             continue
         before = _lstat(pristine / rel)
-        if before is not None and stat.S_ISREG(before.st_mode) and \
-                same_file(str(pristine / rel), str(workspace / rel), before, info):
-            continue
-        changed.append((rel, info, before is not None and stat.S_ISREG(before.st_mode)))
+        was_file = before is not None and stat.S_ISREG(before.st_mode)
+        is_changed = stat.S_ISREG(info.st_mode) and not (
+            was_file and same_file(str(pristine / rel), str(workspace / rel), before, info))
+        if before is None or is_changed:
+            counted += 1
+            if counted > max_entries:
+                report.entries_left_out += 1
+                if len(report.entries_left_out_sample) < 20:
+                    report.entries_left_out_sample.append(rel)
+                if was_file or (before is not None and stat.S_ISLNK(before.st_mode)):
+                    as_before.add(rel)
+                else:  # new, or where the app had a folder (or a fifo): absent, never copied unmeasured
+                    dropped.add(rel)
+                continue
+        if is_changed:
+            changed.append((rel, info, was_file))
     report.change_bytes = sum(info.st_size for _, info, _ in changed)
     # the largest files go first, until the rest fits (ties by path, so the same change always keeps the same files)
     out: dict[str, tuple[os.stat_result, bool]] = {}
@@ -99,8 +127,14 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
                                            allocated=info.st_blocks * 512, sha256=_sha256(workspace / rel, info)))
 
     for rel, info in entries:
+        if rel in dropped:
+            continue
         target = dest / rel
         mode = info.st_mode
+        if rel in as_before:
+            shutil.copy2(pristine / rel, target, follow_symlinks=False)
+            report.files += 1
+            continue
         if stat.S_ISDIR(mode):
             target.mkdir(exist_ok=True)
         elif stat.S_ISLNK(mode):
@@ -119,7 +153,7 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
                 report.grew.append(rel)
             report.files += 1
     for rel, info in reversed(entries):  # folders last: writing into one changes its time
-        if stat.S_ISDIR(info.st_mode):
+        if stat.S_ISDIR(info.st_mode) and rel not in dropped:
             _set_stat(dest / rel, info)
     return report
 
@@ -157,8 +191,10 @@ def _walk(root: Path, report: SizeReport) -> list[tuple[str, os.stat_result]]:
                 continue
             if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                 out.append((prefix + name, info))
-            else:
+            elif len(report.special) < 100:
                 report.special.append(prefix + name)
+            else:
+                report.special_more += 1
     return out
 
 
