@@ -9,12 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
+from skillassay.definitions import load_suite
 
 pytestmark = pytest.mark.slow
 
 
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
-    result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls"], terminal_width=240)
+    # --jobs 3: evals graded at once (their sandbox waits overlap); the table keeps the suite's order
+    result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"], terminal_width=240)
     assert result.exit_code == 0, result.output
     out = result.output
     stacks = ("express-ts", "flask-py", "nextjs-ts", "fastapi-py")
@@ -22,3 +24,10 @@ def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
         assert eval_id[:16] in out  # the table may cut long ids
     assert "✗" not in out
     assert out.count("✓") >= 12 * 4 + 6  # 12 Seam fixtures x (golden, pristine, 2 controls) + the agent eval's 6
+    table = out[out.index("Golden solutions and negative controls"):]
+    rows = [line.split("│") for line in table.splitlines() if line.startswith("│")]
+    width = max(len(cells[1].strip()) for cells in rows)  # the eval column folds long ids at its width
+    ids = [d.id[:width] for d in load_suite(evals_dir)]
+    firsts = [cells[1].strip() for cells in rows if cells[1].strip() in ids]  # not the folded tails
+    shown = [name for i, name in enumerate(firsts) if i == 0 or name != firsts[i - 1]]
+    assert shown == ids  # the suite's order, not the order graded

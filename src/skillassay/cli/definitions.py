@@ -138,7 +138,8 @@ def check(
              "parameter dropped, the wrong API path, the calls rewritten as raw HTTP), graded by every layer: fails "
              "when a layer misses a mutant it should catch (a blind spot) or marks a correct rewrite down.",
     ),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Mutants graded at once (--mutants)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1,
+                             help="Evals whose controls are graded at once (--controls), or mutants (--mutants)."),
     results: Path = typer.Option(Path("results"), "--results",
                                  help="Where --mutants writes mutation.json (the report's Evals page shows it)."),
 ) -> None:
@@ -161,7 +162,7 @@ def check(
 
         judge = _judge(judge_model, judge_provider, judge_base_url, judge_key_env)
         try:
-            ok = run_all_controls(path, console, judge_config=judge)
+            ok = run_all_controls(path, console, judge_config=judge, jobs=jobs)
         except SkillassayError as exc:
             err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None

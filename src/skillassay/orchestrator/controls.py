@@ -8,6 +8,7 @@ and each control what its ``<name>.expected.json`` says. Agent evals: each contr
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -119,7 +120,9 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
 
 
 def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
-                     judge_config: JudgeConfig | None = None) -> bool:
+                     judge_config: JudgeConfig | None = None, jobs: int = 1) -> bool:
+    """Grade every eval's golden and controls, ``jobs`` evals at once (the sandbox's waits dominate, not the CPU),
+    and print one table in the suite's order."""
     evals = load_suite(path)
     require_judge(evals, judge_config)  # an llm_judge criterion needs one: refused before anything is graded
     emulator = None
@@ -129,11 +132,15 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
         seam_emulator = service_class("seam")
 
         emulator = seam_emulator(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+    def one(d: EvalDefinition) -> list[ControlOutcome]:
+        console.print(f"[dim]controls of {d.id}...[/dim]")
+        return run_controls(d, layers=layers, emulator=emulator, judge_config=judge_config)
+
     outcomes: list[ControlOutcome] = []
     try:
-        for d in evals:
-            console.print(f"[dim]controls of {d.id}...[/dim]")
-            outcomes.extend(run_controls(d, layers=layers, emulator=emulator, judge_config=judge_config))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for got in pool.map(one, evals):  # in the suite's order, whatever finishes first
+                outcomes.extend(got)
     finally:
         if emulator is not None:
             emulator.stop()
