@@ -9,28 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
 from skillassay.errors import DefinitionError, SkillassayError
-
-# the LLM judge's options (graders/process/judge_config.py says where each default comes from)
-JUDGE_MODEL = typer.Option(None, "--judge-model", help="The LLM judge's model, for llm_judge criteria (default: "
-                                                       "$SKILLASSAY_JUDGE_MODEL, or the job's for --resume/regrade).")
-JUDGE_PROVIDER = typer.Option(None, "--judge-provider", help="anthropic (default), openai-responses or openai-chat "
-                                                             "($SKILLASSAY_JUDGE_PROVIDER).")
-JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="The judge's API root (default: the provider's; "
-                                                             "$SKILLASSAY_JUDGE_BASE_URL).")
-JUDGE_KEY_ENV = typer.Option(None, "--judge-key-env", help="The NAME of the variable holding the judge's key "
-                                                           "(default ANTHROPIC_API_KEY / OPENAI_API_KEY).")
-
-
-def _judge(model: str | None, provider: str | None, base_url: str | None, key_env: str | None):
-    """The judge from the options, else the environment; None when none names a model (exit 2 when half given)."""
-    from skillassay.graders.process.judge_config import resolve
-
-    try:
-        return resolve(model, provider, base_url, key_env)
-    except SkillassayError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--judge-model") from None
-
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
@@ -160,7 +140,7 @@ def check(
     if controls:
         from skillassay.orchestrator.controls import run_all_controls
 
-        judge = _judge(judge_model, judge_provider, judge_base_url, judge_key_env)
+        judge = judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env)
         try:
             ok = run_all_controls(path, console, judge_config=judge, jobs=jobs)
         except SkillassayError as exc:
@@ -171,7 +151,7 @@ def check(
     if mutants:
         from skillassay.orchestrator.mutants.cli import check_mutants
 
-        judge = _judge(judge_model, judge_provider, judge_base_url, judge_key_env)
+        judge = judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env)
         if not check_mutants(path, jobs=jobs, results=results, console=console, judge_config=judge):
             raise typer.Exit(2)
     console.print(f"[green]ok[/green] definitions under {path} are valid"

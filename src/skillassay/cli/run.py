@@ -9,27 +9,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
 from skillassay.errors import DefinitionError, SkillassayError
-
-# the LLM judge's options (graders/process/judge_config.py says where each default comes from)
-JUDGE_MODEL = typer.Option(None, "--judge-model", help="The LLM judge's model, for llm_judge criteria (default: "
-                                                       "$SKILLASSAY_JUDGE_MODEL, or the job's for --resume/regrade).")
-JUDGE_PROVIDER = typer.Option(None, "--judge-provider", help="anthropic (default), openai-responses or openai-chat "
-                                                             "($SKILLASSAY_JUDGE_PROVIDER).")
-JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="The judge's API root (default: the provider's; "
-                                                             "$SKILLASSAY_JUDGE_BASE_URL).")
-JUDGE_KEY_ENV = typer.Option(None, "--judge-key-env", help="The NAME of the variable holding the judge's key "
-                                                           "(default ANTHROPIC_API_KEY / OPENAI_API_KEY).")
-
-
-def _judge(model: str | None, provider: str | None, base_url: str | None, key_env: str | None):
-    """The judge from the options, else the environment; None when none names a model (exit 2 when half given)."""
-    from skillassay.graders.process.judge_config import resolve
-
-    try:
-        return resolve(model, provider, base_url, key_env)
-    except SkillassayError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--judge-model") from None
 
 
 def _judge_overrides(model: str | None, provider: str | None, base_url: str | None,
@@ -233,7 +214,7 @@ def run(
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
         **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
         isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
-        judge=None if resume else _judge(judge_model, judge_provider, judge_base_url, judge_key_env),
+        judge=None if resume else judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env),
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
