@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,30 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def evals_dir() -> Path:
     return EVALS
+
+
+class _Counting(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802
+        self.server.hits += 1
+        self.send_response(200)
+        self.send_header("Content-Length", "7")
+        self.end_headers()
+        self.wfile.write(b"reached")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def listener():
+    """A loopback listener on the host (another run's app, a database...): what a sealed agent or app must not reach.
+    ``hits`` counts the GETs it answered."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
+    srv.hits = 0
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
 
 
 def pytest_configure(config: pytest.Config) -> None:

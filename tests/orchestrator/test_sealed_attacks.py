@@ -13,9 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,29 +25,6 @@ from skillassay.testing import ModelServer, Script
 runner = CliRunner()
 GOLDEN_REL = "fixtures/flask-py/test_golden/app.py"
 SUITE_TARGET_REL = "fixtures/flask-py/app/app.py"  # the pristine fixture: every later run starts from it
-
-
-class _Counting(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        self.server.hits += 1
-        self.send_response(200)
-        self.send_header("Content-Length", "7")
-        self.end_headers()
-        self.wfile.write(b"reached")
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def listener():
-    """A loopback listener on the host (another run's app, a database...): what a sealed agent must not reach."""
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
-    srv.hits = 0
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture

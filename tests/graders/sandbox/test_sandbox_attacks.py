@@ -3,34 +3,10 @@ listener of the host, not another run's emulator, not the internet — and its c
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from skillassay.graders.sandbox import validate
 from skillassay.isolation import Policy
-
-
-class _Counting(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
-        self.server.hits += 1
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def listener():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
-    srv.hits = 0
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 @pytest.fixture
