@@ -167,5 +167,13 @@ class Module:
             index = self.functions[index].parent
         return out
 
+    def lookup(self, scope: int | None, name: str) -> list[Value]:
+        """What ``name`` is bound to as seen from ``scope``: the innermost function binding it, else the module."""
+        for index in self.enclosing(scope):
+            values = self.functions[index].bindings.get(name)
+            if values:
+                return values
+        return self.bindings.get(name, [])
+
 
 Parser = Callable[[bytes, str], Module]

@@ -199,13 +199,6 @@ class CallGraph:
         return [(t, "method") for t in self._method(module, scope, chain[:-1], last)]
 
     # ------------------------------------------------------------------ names
-    def _lookup(self, module: Module, scope: int | None, name: str) -> list[Value]:
-        for index in module.enclosing(scope):
-            values = module.functions[index].bindings.get(name)
-            if values:
-                return values
-        return module.bindings.get(name, [])
-
     def _named(self, module: Module, scope: int | None, name: str, *, fallback: bool) -> list[FnRef]:
         """Functions a bare name may stand for, from ``scope`` in ``module``."""
         for index in [*module.enclosing(scope), None]:  # a nested function first, then the module's own
@@ -213,7 +206,7 @@ class CallGraph:
                      if f.name == name and f.parent == index and not f.cls]
             if local:
                 return [FnRef(module.path, i) for i in local]
-        for value in self._lookup(module, scope, name):  # const handler = otherFunction
+        for value in module.lookup(scope, name):  # const handler = otherFunction
             if value.kind == "func" and value.func is not None:
                 return [FnRef(module.path, value.func)]
         imported = self._imported(module, name)
@@ -278,7 +271,7 @@ class CallGraph:
                 local = target.exports.get(ref.name, ref.name) if target is not None else None
                 if target is not None and local in target.classes:
                     return [_Class(target.path, local)]
-            if name in module.imports or any(v.kind != "ref" for v in self._lookup(module, scope, name)):
+            if name in module.imports or any(v.kind != "ref" for v in module.lookup(scope, name)):
                 return []
             return list(self._classes_by_name.get(name, [])) if name[:1].isupper() else []
         head = self._module_of(module, chain[:-1])
@@ -382,7 +375,7 @@ class CallGraph:
             classes = self._classes_at(module, scope, (name,))
             found.extend(classes)
             return self._walk(found or ["unknown"], chain[1:], depth)
-        bound = self._lookup(module, scope, head)
+        bound = module.lookup(scope, head)
         if bound:
             found = []
             for value in bound:

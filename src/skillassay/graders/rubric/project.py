@@ -384,18 +384,11 @@ class Project:
         return list(table.items())
 
     # ------------------------------------------------------------------ SDK calls
-    def _lookup(self, module: Module, scope: int | None, name: str) -> list[Value]:
-        for index in module.enclosing(scope):
-            values = module.functions[index].bindings.get(name)
-            if values:
-                return values
-        return module.bindings.get(name, [])
-
     def _expand_alias(self, module: Module, call: Call) -> tuple[str, ...]:
         """``c.pushData()`` after ``const c = seam.customers`` -> ``seam.customers.pushData``."""
         chain = call.chain
         for _ in range(3):
-            refs = [v for v in self._lookup(module, call.scope, chain[0]) if v.kind == "ref" and v.chain]
+            refs = [v for v in module.lookup(call.scope, chain[0]) if v.kind == "ref" and v.chain]
             if len(chain) < 2 or not refs or refs[0].chain[0] == chain[0]:
                 break
             chain = refs[0].chain + chain[1:]
@@ -465,7 +458,7 @@ class Project:
         value, module, scope = ctx
         if value.kind == "ref" and value.chain:
             name = ".".join(value.chain)
-            bound = self._lookup(module, scope, name)
+            bound = module.lookup(scope, name)
             if not bound:
                 passed = self._arguments_for(module, scope, name, depth)
                 return passed if passed else [ctx]
