@@ -75,11 +75,12 @@ def test_an_honest_failing_suite_is_a_failed_gate_not_a_forgery(tmp_path: Path) 
     assert FORGERY_ID not in r.forbidden_observed
 
 
-def test_the_report_name_taken_in_the_workspace_is_no_harness_error(tmp_path: Path) -> None:
+def test_the_report_name_taken_in_the_workspace_is_no_harness_error(make_ctx) -> None:
     """The abstention attack: `mkdir .skillassay-junit.xml` made the harness's own unlink raise
     IsADirectoryError (a harness error, the run unscored). The report now has a fresh random name."""
-    r = _evaluate(tmp_path, {**WITH_SUB, ".skillassay-junit.xml/keep": "x"})
-    assert r.failures == [] and r.gates[0].status == "passed", r.gates[0]
+    ctx = make_ctx(APP, {**WITH_SUB, ".skillassay-junit.xml/keep": "x"})
+    r = meaningful_tests.grade(Criterion(id="m", description="", weight=1, grader="meaningful_tests"), ctx)
+    assert r.fraction == 1.0, r.evidence
 
 
 def test_a_folder_the_harness_cannot_write_its_sentinel_in_is_the_agents_doing(tmp_path: Path) -> None:
