@@ -1,5 +1,6 @@
-"""Issue 23, items 2 and 6: `compare` gives no verdict (exit 3) when an arm's failures could have gone unscored, or
-when scores of different grading versions would be set side by side; every run says which grading version made it.
+"""Issue 23, items 2 and 6: `compare` gives no verdict (exit 3) when an arm's failures could have gone unscored,
+or when scores of different grading versions would be set side by side; every run says which grading version
+made it.
 
 The jobs are synthetic results trees (tests/synthetic_runs.py): the same seeded scores for the honest and the
 abstaining arm, so the only difference between them is which failures were recorded as unscored."""
@@ -33,8 +34,8 @@ def flat(text: str) -> str:
 
 
 def _arms(root: Path, failures_as: str = "harness_error") -> None:
-    """A: the better agent. B: a worse one, graded honestly. C: the same worse agent (same scores), whose every
-    failing run was recorded as ``failures_as`` instead of being graded."""
+    """A: the better agent. B: a worse one, graded honestly. C: the same worse agent (same scores), whose
+    every failing run was recorded as ``failures_as`` instead of being graded."""
     kw = {"evals": EVALS, "runs": 10, "artifacts": False}
     make_job(root, job_id="A", skill_mean=0.8, seed=3, **kw)
     make_job(root, job_id="B", skill_mean=0.75, seed=103, **kw)
@@ -75,7 +76,8 @@ def test_an_agent_that_makes_its_failures_unscored_does_not_win(tmp_path: Path, 
     assert all(f"Warning: {e}: unscored 0 of 10 runs in A" in flat(refused.stdout) for e in EVALS)
     assert data["no_verdict"]["kind"] == "unscored_gap" and data["no_verdict"]["reason"] in line
     assert data["significant"] is False and data["verdict"].startswith("No verdict:")
-    assert data["unscored_share"]["b"]["outcomes"] == {failures_as: n} and data["unscored_share"]["a"]["unscored"] == 0
+    assert data["unscored_share"]["b"]["outcomes"] == {failures_as: n}
+    assert data["unscored_share"]["a"]["unscored"] == 0
     assert [g["eval_id"] for g in data["unscored_evals"]] == list(EVALS)
 
 

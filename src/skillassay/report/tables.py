@@ -76,7 +76,8 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
         t.add_row(
             r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index),
             r.outcome.replace("_", " "),
-            *scores, verdict, f"v{r.grading_version}" if graded else "–", *([_esc(error)] if show_error else []),
+            *scores, verdict, f"v{r.grading_version}" if graded else "–",
+            *([_esc(error)] if show_error else []),
         )
     return t
 

@@ -513,7 +513,7 @@ def compare(
         warning = _warning(overall, len(per_eval))
     gap, eval_gaps = unscored_gaps(a_runs, b_runs)
     refusal = refusal_of(a_runs, b_runs, a_label, b_label, max_unscored_gap)
-    verdict = (f"No verdict: {refusal.reason}" if refusal
+    verdict = (f"No verdict: {refusal.reason}." if refusal
                else _verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b)))
     return Comparison(
         per_eval=per_eval,
