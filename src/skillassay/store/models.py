@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_scored
+from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.secrets import Redaction
 from skillassay.usage import ModelUsage
@@ -17,7 +18,9 @@ from skillassay.workspace.limits import SizeReport
 
 # How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
-RUN_SCHEMA_VERSION = 2  # 2: the outcome taxonomy (outcomes.py); version 1 files are read as version 2
+# 2: the outcome taxonomy (outcomes.py); 3: grading_version. Older files are read as version 3 (``_upgrade``)
+RUN_SCHEMA_VERSION = 3
+GRADING_VERSION_OF_OLD_RUNS = 1  # what a run written before run.json held a grading version was graded with
 
 
 class TranscriptSummary(BaseModel):
@@ -104,6 +107,9 @@ class RunRecord(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
     regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
+    # what the score means: the graders' version it was made with (scoring.GRADING_VERSION; `regrade` writes
+    # the current one). Only scored runs have a score to compare; `compare` refuses to mix versions
+    grading_version: int = GRADING_VERSION
     # how each phase was sealed: isolation ("bubblewrap" | "none"), registries, grants, per phase (docs/sealing.md)
     sealing: dict[str, Any] = Field(default_factory=dict)
     # the skills the agent actually had and the user-level configuration it could see (agents/arm.py)
@@ -122,12 +128,22 @@ class RunRecord(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Results written before the taxonomy keep loading: their outcome names map onto it (outcomes.LEGACY)."""
-        if isinstance(data, dict) and data.get("outcome") in LEGACY:
-            old = data["outcome"]
-            data = {**data, "outcome": LEGACY[old], "schema_version": RUN_SCHEMA_VERSION}
-            if old == "empty_diff":
+        """Older results keep loading: outcome names before the taxonomy map onto it (outcomes.LEGACY); a
+        record from before grading versions was graded with version 1. A record made in code gets the current
+        schema and grading version by default: only a stored one carries an older ``schema_version``."""
+        if not isinstance(data, dict):
+            return data
+        schema = data.get("schema_version", RUN_SCHEMA_VERSION)
+        legacy = data.get("outcome") in LEGACY
+        if not legacy and not (isinstance(schema, int) and schema < RUN_SCHEMA_VERSION):
+            return data
+        data = {**data, "schema_version": RUN_SCHEMA_VERSION}
+        if legacy:
+            if data["outcome"] == "empty_diff":
                 data["empty_diff"] = True
+            data["outcome"] = LEGACY[data["outcome"]]
+        if isinstance(schema, int) and schema < 3:
+            data.setdefault("grading_version", GRADING_VERSION_OF_OLD_RUNS)
         return data
 
 
