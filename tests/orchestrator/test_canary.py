@@ -6,6 +6,7 @@ install), graded by the real sandbox in bubblewrap."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -200,3 +201,16 @@ def test_trigger_suites_have_no_canary_and_zero_runs_is_a_recorded_warning(evals
     assert _canary_plan(JobOptions(canary_runs=0), seam) == (None, CANARY_OFF)
     plan, warning = _canary_plan(JobOptions(canary_runs=2, layers="rubric"), seam)
     assert warning is None and plan is not None and plan.runs == 2 and plan.layers == "rubric"
+
+
+def test_doctor_smoke_says_which_golden_fails_here_and_why(tmp_path: Path, cache: Path) -> None:
+    suite = tiny_suite(tmp_path / "suite", mode="crash")
+    out = runner.invoke(app, ["doctor", "--smoke", "--suite", str(suite), "--json"])
+    assert out.exit_code == 1, out.output
+    found = {f["part"]: f for f in json.loads(out.stdout)}
+    tiny = found["canary tiny"]
+    assert tiny["ok"] is False and tiny["needed_for"] == "measuring python evals on this machine"
+    # a default job's layers (both): the first cause of the shortfall is the app's start
+    assert re.match(r"the golden scores rubric \d+, sandbox 0: build: start failed: ", tiny["found"]), tiny
+    assert "exit code 3" in tiny["found"]
+    assert "skillassay sandbox" in tiny["fix"]

@@ -339,3 +339,44 @@ def merge(checks: list[CanaryCheck]) -> CanaryCheck | None:
 
 def cannot_measure(c: CanaryCheck) -> str:
     return f"this machine cannot measure {c.eval_id}: {c.reason}"
+
+
+# ------------------------------------------------------------------------------------------------ doctor --smoke
+SMOKE_STACKS = (("python", ("python-flask", "python-fastapi", "python")),
+                ("typescript", ("typescript-express", "typescript-nextjs", "typescript", "javascript")))
+
+
+def smoke_evals(evals: list[EvalDefinition]) -> list[EvalDefinition]:
+    """One Python and one Node eval with a golden, the cheapest stack first (Flask, Express: no build step)."""
+    chosen: list[EvalDefinition] = []
+    for language, stacks in SMOKE_STACKS:
+        fits = [e for e in evals if e.golden_dir is not None and e.trigger is None
+                and (e.language == language or (language == "typescript" and e.language == "javascript"))]
+        fits.sort(key=lambda e: (stacks.index(e.stack) if e.stack in stacks else len(stacks),
+                                 e.format != "plan-json", len(e.id), e.id))
+        chosen.extend(fits[:1])
+    return chosen
+
+
+def smoke(evals: list[EvalDefinition], *, isolation: str, runs: int = 1) -> list[CanaryCheck]:
+    """The canary of each eval as a job with the default options would run it (both layers, the emulator, the
+    host backend), the evals at once; a cached pass costs nothing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skillassay.orchestrator.sealing import run_policy
+    from skillassay.services import service_class
+
+    plan = CanaryPlan(runs=runs, isolation=isolation)
+    emulator = None
+    if any(e.has_sandbox for e in evals):
+        emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+    try:
+        with tempfile.TemporaryDirectory(prefix="skillassay-doctor-") as results:
+            def one(d: EvalDefinition) -> CanaryCheck:
+                return check(d, plan, policy=run_policy(isolation, d, Path(results)), emulator=emulator)
+
+            with ThreadPoolExecutor(max_workers=max(1, len(evals))) as pool:
+                return list(pool.map(one, evals))
+    finally:
+        if emulator is not None:
+            emulator.stop()
