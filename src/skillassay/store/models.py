@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_scored
 from skillassay.scoring import GRADING_VERSION
@@ -62,6 +62,30 @@ class TriggerOutcome(BaseModel):
     correct: bool
     budget: TriggerBudget = Field(default_factory=TriggerBudget)
     stopped: str | None = None  # the harness ended the agent once the decision was made: triggered, max_turns, ...
+
+
+class CanaryCheck(BaseModel):
+    """Whether this machine can measure an eval: its golden solution graded here by every layer the job uses but the
+    LLM judge, ``runs`` times (orchestrator/canary.py; docs/results.md, "The canary"). A failed canary makes every run
+    of the eval a harness error; ``scores`` spread is the eval's grader noise on this machine."""
+
+    eval_id: str
+    status: Literal["passed", "failed", "skipped"]
+    reason: str | None = None  # failed: why the golden fails here; skipped: why no canary ran
+    key: str | None = None  # the cache key: the fixture's files and this machine's environment (sha256)
+    scores: list[float] = Field(default_factory=list)  # the golden's score, 0-100, in each of its runs
+    cached: bool = False  # a pass this machine recorded before: nothing ran
+    source: Literal["canary", "reference"] = "canary"  # reference: the reference agent's runs were the golden's
+
+    @property
+    def passed(self) -> bool:
+        return self.status != "failed"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def noise(self) -> float | None:
+        """The spread (max - min) of the golden's scores, from two runs on."""
+        return round(max(self.scores) - min(self.scores), 2) if len(self.scores) > 1 else None
 
 
 class RunRecord(BaseModel):
@@ -120,6 +144,8 @@ class RunRecord(BaseModel):
     unscrubbable: list[str] = Field(default_factory=list)
     # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/limits.py)
     size: SizeReport | None = None
+    # the canary that let this run be scored (or made it a harness error): orchestrator/canary.py
+    canary: CanaryCheck | None = None
 
     @property
     def scored(self) -> bool:
@@ -165,3 +191,7 @@ class JobRecord(BaseModel):
     stop_reason: str | None = None
     # every model call the job's runs made (through its model proxy), over all its sessions (--resume included)
     model_usage: ModelUsage | None = None
+    # each eval's canary on this machine (its grader noise beside the job's figures), and why none ran when the job
+    # was told not to run one (--canary-runs 0)
+    canaries: dict[str, CanaryCheck] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
