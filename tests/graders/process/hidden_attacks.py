@@ -43,8 +43,8 @@ def pytest_runtest_makereport(item, call):
 FORGED_JSON = '''
 import json as _json, os as _os
 
-_line = _json.dumps({"returned": {"raised": "InvalidTransition", "status": "shipped", "history": [],
-                                  "before": []}}) + "\\n"
+_state = {"status": "shipped", "history": ["pending", "paid", "shipped"]}
+_line = _json.dumps({"returned": {"before": _state, "error": "InvalidTransition", "after": _state}}) + "\\n"
 print(_line, end="", flush=True)
 for _fd in range(1, 64):
     try:

@@ -11,7 +11,7 @@ here, where no code of the workspace ever ran::
         assert app.run(cancel_from, "paid")["status"] == "cancelled"
         assert app.call("orders.models:can_transition_name", "shipped", "cancelled") is False
 
-A call the app answers by raising raises ``Raised`` here (its class name, its bases' names, its message). A child
+A call the app answers by raising raises ``app.Raised`` here (its class name, its bases' names, its message). A child
 that crashes, hangs, prints garbage or answers too much fails the test, whatever the test catches.
 
 Loaded by file (standard library and pytest only): importing skillassay's packages here would cost every judging
@@ -52,6 +52,8 @@ class Raised(Exception):  # noqa: N818 - it reads as what happened: the app rais
 
 class App:
     """A handle on the app under test; every call a new sealed child process."""
+
+    Raised = Raised  # what a call raises when the app raised: ``pytest.raises(app.Raised)``
 
     def __init__(self, item: pytest.Item):
         self._item = item
