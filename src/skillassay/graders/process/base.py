@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -11,11 +12,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -25,15 +26,94 @@ from skillassay.graders.process.appenv import AppEnv, Side
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.isolation import IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
+from skillassay.languages import bounds
 from skillassay.secrets import without_secrets
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
+
+
+R = TypeVar("R")
 
 
 class HarnessFault(Exception):
     """A grader or detector could not do its job for a reason that is not the agent's: a command the harness needs
     is missing, the LLM judge's API failed or answered unverifiably. Raised, never turned into points: the engine
     records it as a ``HarnessFailure`` and the run becomes a harness error (docs/results.md)."""
+
+
+class Unmeasurable(Exception):
+    """The agent's change made this step unable to measure (``reason``: a file no reader takes, a name the harness
+    needed taken...). Raised by any grader or detector, plug-ins too; ``measured`` checks the change caused it
+    before the engine scores it as the agent's failure."""
+
+
+@dataclass
+class Unmeasured:
+    """What ``measured`` returns for a step the agent's change made unmeasurable (checked on the pristine app)."""
+
+    reason: str
+
+    @property
+    def evidence(self) -> str:
+        return f"unmeasurable because of the change: {self.reason}"
+
+
+# errors no content can cause: the machine's or the harness's, whatever the step was reading
+_MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EIO,
+                             errno.EROFS, errno.EAGAIN})
+
+
+def content_reason(exc: BaseException, roots: list[Path]) -> str | None:
+    """Why ``exc`` is one that what the agent left in ``roots`` (its workspace, the copies of it) can provoke, or
+    None: a type no content provokes (KeyError, TypeError, a HarnessFault...) is the harness's."""
+    if isinstance(exc, (Unmeasurable, bounds.Unparsable)):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "reading it ran out of memory (MemoryError)"
+    if isinstance(exc, UnicodeError):
+        return f"text no reader takes ({type(exc).__name__}: {exc})"
+    if isinstance(exc, OSError) and exc.errno not in _MACHINE_ERRNOS:
+        for name in (exc.filename, exc.filename2):
+            where = _inside(name, roots)
+            if where is not None:
+                return f"{where}: {exc.strerror or type(exc).__name__} ({type(exc).__name__})"
+    return None
+
+
+def _inside(name: object, roots: list[Path]) -> str | None:
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return None
+    path = os.path.abspath(os.fsdecode(name))
+    for root in roots:
+        top = os.path.abspath(root)
+        if path == top or path.startswith(top + os.sep):
+            return os.path.relpath(path, top).replace(os.sep, "/")
+    return None
+
+
+def measured(step: Callable[[], R], on_pristine: Callable[[], object], roots: list[Path]) -> R | Unmeasured:
+    """``step()`` within the parsers' bounds (``languages.bounds``: size, depth, memory, CPU time). When it raises
+    what the content of ``roots`` can provoke (``content_reason``), ``on_pristine()`` runs the same step on the
+    pristine app, evidence the agent cannot manufacture: it succeeds there -> the change caused it, and the step is
+    ``Unmeasured`` (the agent's failure, with the reason); it fails there too -> HarnessFault (the harness's). Any
+    other exception is raised as it is (the harness's)."""
+    try:
+        with bounds.budget():
+            return step()
+    except Exception as exc:  # noqa: BLE001 - sorted below: the change's, or raised again as the harness's
+        reason = content_reason(exc, roots)
+        if reason is None:
+            raise
+        caused = exc
+    try:
+        with bounds.budget():
+            on_pristine()
+    except Exception as again:  # noqa: BLE001
+        raise HarnessFault(f"{type(caused).__name__}: {caused}; it fails on the pristine app too "
+                           f"({type(again).__name__}: {again})") from caused
+    return Unmeasured(reason)
 
 
 class GradeResult(BaseModel):
@@ -137,6 +217,23 @@ class ProcessContext:
             yield box
         if self.sealing is not None:
             self.sealing.add(box)
+
+    @property
+    def content_roots(self) -> list[Path]:
+        """Where what the agent left lies: its workspace and the copies of it the graders work in."""
+        return [self.modified_dir, self.work_dir]
+
+    def on_pristine(self) -> ProcessContext:
+        """This context with the pristine app in the agent's place (an empty change, no transcript): where a step
+        the change made fail is run again, to tell the change's fault from the harness's (``measured``)."""
+        twin = ProcessContext(definition=self.definition, pristine_dir=self.pristine_dir,
+                              modified_dir=self.pristine_dir, transcript=None,
+                              work_dir=self.work_dir / "pristine-check", judge_config=self.judge_config,
+                              gates=dict(self.gates), _change=compare_trees(self.pristine_dir, self.pristine_dir),
+                              policy=self.policy)
+        twin.work_dir.mkdir(parents=True, exist_ok=True)
+        twin._cache["app_env_by_manifest"] = self._cache.setdefault("app_env_by_manifest", {})
+        return twin
 
     def app_env(self, side: Side) -> AppEnv:
         """The app's environment for ``side`` (docs/agent-evals.md, "Where gates and tests run"), built once per

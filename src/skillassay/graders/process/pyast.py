@@ -6,17 +6,27 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Literal
 
-from skillassay.languages import pyparse
+from skillassay.languages import bounds, pyparse
+from skillassay.workspace.changes import ChangeSet
 
 
-def parse(source: str | None) -> ast.Module | None:
+def parse(source: str | None, path: str = "<unknown>") -> ast.Module | None:
+    """The syntax tree, or None for no source or one that does not parse. Raises ``bounds.Unparsable`` (the engine
+    makes it "unmeasurable because of the change") for a file beyond the parsers' bounds, depth included: the
+    graders read trees with recursive functions (``ast.dump``, ``ast.unparse``)."""
     if source is None:
         return None
     try:
-        return pyparse.parse(source)
+        return pyparse.parse(source, filename=path, max_depth=bounds.MAX_DEPTH)
     except (SyntaxError, ValueError):
         return None
+
+
+def tree(change: ChangeSet, rel: str, side: Literal["pristine", "modified"]) -> ast.Module | None:
+    """``parse`` of one side of a file of the change (an Unparsable names the file)."""
+    return parse(change.read(rel, side), rel)
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
