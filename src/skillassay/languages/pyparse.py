@@ -1,14 +1,15 @@
 """Parsing Python source with ``ast``, safely from several threads, within the parsers' bounds
 (``languages.bounds``).
 
-CPython 3.11 can fail with ``SystemError: AST constructor recursion depth mismatch`` when two threads build AST
-objects at once (graders run in parallel with ``--jobs`` and when controls are checked). Parsing is fast, so one
-lock around it costs nothing measurable and makes every grader that reads Python deterministic.
+CPython 3.11 can fail with ``SystemError: AST constructor recursion depth mismatch`` when two threads build
+AST objects at once (graders run in parallel with ``--jobs`` and when controls are checked). Parsing is fast,
+so one lock around it costs nothing measurable and makes every grader that reads Python deterministic.
 
-A file larger than ``bounds.MAX_SOURCE_BYTES``, nested deeper than the parser itself goes (RecursionError) or, with
-``max_depth``, than that many levels, or that exhausts its memory raises ``bounds.Unparsable``; a syntax error stays a
-SyntaxError (the file does not parse: the callers' own rule). The depth is counted only for callers that hand the
-tree to recursive readers (``ast.dump``, ``ast.unparse``, visitors): it costs about as much as the parse.
+A file larger than ``bounds.MAX_SOURCE_BYTES``, nested deeper than the parser itself goes (RecursionError) or,
+with ``max_depth``, than that many levels, or that exhausts its memory raises ``bounds.Unparsable``; a syntax
+error stays a SyntaxError (the file does not parse: the callers' own rule). The depth is counted only for
+callers that hand the tree to recursive readers (``ast.dump``, ``ast.unparse``, visitors): it costs about as
+much as the parse.
 """
 
 from __future__ import annotations

@@ -199,7 +199,8 @@ class _Outliner(ast.NodeVisitor):
         return out
 
     def _template(self, node: ast.AST) -> list[Value] | None:
-        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``."""
+        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``.
+        """
         if isinstance(node, ast.JoinedStr):
             parts = []
             for piece in node.values:
@@ -584,8 +585,8 @@ def _mark_public(module: Module) -> None:
 
 
 def parse(source: bytes, path: str) -> Module:
-    """The file's outline; empty for a file that does not parse. Raises ``bounds.Unparsable`` for one beyond the
-    parsers' bounds (too large, too deep for the parser or the outline's walk, out of memory)."""
+    """The file's outline; empty for a file that does not parse. Raises ``bounds.Unparsable`` for one beyond
+    the parsers' bounds (too large, too deep for the parser or the outline's walk, out of memory)."""
     try:
         tree = pyparse.parse(source, filename=path)
     except (SyntaxError, ValueError):

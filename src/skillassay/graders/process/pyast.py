@@ -13,9 +13,9 @@ from skillassay.workspace.changes import ChangeSet
 
 
 def parse(source: str | None, path: str = "<unknown>") -> ast.Module | None:
-    """The syntax tree, or None for no source or one that does not parse. Raises ``bounds.Unparsable`` (the engine
-    makes it "unmeasurable because of the change") for a file beyond the parsers' bounds, depth included: the
-    graders read trees with recursive functions (``ast.dump``, ``ast.unparse``)."""
+    """The syntax tree, or None for no source or one that does not parse. Raises ``bounds.Unparsable`` (the
+    engine makes it "unmeasurable because of the change") for a file beyond the parsers' bounds, depth
+    included: the graders read trees with recursive functions (``ast.dump``, ``ast.unparse``)."""
     if source is None:
         return None
     try:
