@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from skillassay.languages import pyparse
+from skillassay.languages import bounds, pyparse
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "head", "options"}
@@ -199,7 +199,8 @@ class _Outliner(ast.NodeVisitor):
         return out
 
     def _template(self, node: ast.AST) -> list[Value] | None:
-        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``."""
+        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``.
+        """
         if isinstance(node, ast.JoinedStr):
             parts = []
             for piece in node.values:
@@ -584,12 +585,15 @@ def _mark_public(module: Module) -> None:
 
 
 def parse(source: bytes, path: str) -> Module:
+    """The file's outline; empty for a file that does not parse. Raises ``bounds.Unparsable`` for one beyond
+    the parsers' bounds (too large, too deep for the parser or the outline's walk, out of memory)."""
     try:
         tree = pyparse.parse(source, filename=path)
+    except (SyntaxError, ValueError):
+        return Module(path=path, language="python")  # a file that does not parse grades as empty
+    with bounds.parsing(path):
         outliner = _Outliner(path, source, _module_constants(tree))
         outliner.visit(tree)
         _mark_public(outliner.module)
-    except (SyntaxError, ValueError, RecursionError):
-        return Module(path=path, language="python")  # a file that does not parse grades as empty
     return outliner.module
 

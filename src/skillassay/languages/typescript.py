@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import functools
 import posixpath
-import sys
 import threading
 
 import tree_sitter as ts
 
+from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
 
 _FUNCTION_TYPES = {
@@ -872,16 +872,15 @@ def _constants(root: ts.Node) -> dict[str, bool]:
 
 
 def _parse(source: bytes, path: str, grammar: str) -> Module:
-    tree = _parser(grammar).parse(source)
-    outliner = _Outliner(path, len(source))
-    outliner.constants = _constants(tree.root_node)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20000))  # the walk recurses once per syntax level
-    try:
+    """The file's outline (tree-sitter reads any text, broken or not). Raises ``bounds.Unparsable`` for a file
+    beyond the parsers' bounds: too large, nested deeper than the walk goes, out of memory."""
+    bounds.check_size(path, len(source))
+    with bounds.parsing(path), bounds.deep_recursion(20000):  # the walk recurses once per syntax level
+        tree = _parser(grammar).parse(source)
+        outliner = _Outliner(path, len(source))
+        outliner.constants = _constants(tree.root_node)
         outliner.visit(tree.root_node)
         outliner.file_routes(tree.root_node)
-    finally:
-        sys.setrecursionlimit(limit)
     module = outliner.module
     exported = set(module.exports.values())
     for fn in module.functions:  # another module (or the framework, for a route file) may call these

@@ -1,7 +1,7 @@
 """Grading one finished run: the layers an eval has, turned into criteria and a verdict.
 
-Used by ``skillassay run`` right after the agent stops and by ``skillassay regrade`` on stored workspaces, so a
-regrade scores exactly as a run would.
+Used by ``skillassay run`` right after the agent stops and by ``skillassay regrade`` on stored workspaces, so
+a regrade scores exactly as a run would.
 """
 
 from __future__ import annotations
@@ -55,8 +55,32 @@ def _failure(stage: str, exc: BaseException) -> HarnessFailure:
                           traceback="".join(traceback.format_exception(exc))[-8000:])
 
 
+def _rubric(definition: EvalDefinition, modified_dir: Path, change: ChangeSet) -> Any:
+    """The rubric layer within the parsers' bounds (``graders.process.base.measured``): a change it cannot
+    read (a file too deep, too large, out of memory), when the pristine app grades, scores every category 0
+    with the reason; a failure on the pristine app too is the harness's (raised)."""
+    from skillassay.graders.process.base import Unmeasured, measured
+    from skillassay.graders.rubric import grade as grade_rubric
+    from skillassay.graders.rubric.grade import endpoints_of
+    from skillassay.graders.rubric.models import CategoryResult, Finding, RubricResult
+
+    def on(app: Path, seen: ChangeSet | None) -> Any:
+        return grade_rubric(definition.app_dir, app, definition.answer_key, definition.rubric,
+                            definition.api_path or "", change=seen, endpoints=endpoints_of(definition.config))
+
+    got = measured(lambda: on(modified_dir, change), lambda: on(definition.app_dir, None),
+                   [Path(modified_dir)])
+    if not isinstance(got, Unmeasured):
+        return got
+    zero = [Finding(ok=False, message=got.evidence)]
+    return RubricResult(total=0.0, changed_files=change.written, categories={
+        c.name: CategoryResult(score=0.0, weighted=0.0, check=c.check, evidence=zero)
+        for c in definition.rubric.categories})
+
+
 def check_points(sandbox: dict | None) -> dict[str, float]:
-    """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with points)."""
+    """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with
+    points)."""
     out: dict[str, float] = {}
     for name, value in ((sandbox or {}).get("checks") or {}).items():
         out[name] = float(value["points"] if isinstance(value, dict) else value)
@@ -65,8 +89,8 @@ def check_points(sandbox: dict | None) -> dict[str, float]:
 
 def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
     """The Seam suite as weighted criteria, so one verdict rule serves every eval: each rubric category weighs
-    0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run leaves its
-    criteria unjudged."""
+    0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run
+    leaves its criteria unjudged."""
     out: list[CriterionResult] = []
     cats = (rubric or {}).get("categories", {})
     for cat in definition.rubric.categories if definition.rubric else []:
@@ -117,11 +141,11 @@ def grade(
     sealing: Any = None,
     sandbox_waits: dict[str, float] | None = None,
 ) -> GradeOutcome:
-    """Grade one run. ``change`` is the run's ChangeSet (fixture app -> ``modified_dir``), computed once by the
-    workspace and handed to every grader; computed here when the caller has none (a regrade). ``policy`` (a
-    ``skillassay.isolation.Policy``) seals the app and the graders' commands; each sandbox they open is added to
-    ``sealing`` (``orchestrator.sealing.Sealing``) for the run's records. ``sandbox_waits``: the sandbox's
-    early-stop settings (``quiet_after``, ``fail_grace``) when not its defaults."""
+    """Grade one run. ``change`` is the run's ChangeSet (fixture app -> ``modified_dir``), computed once by
+    the workspace and handed to every grader; computed here when the caller has none (a regrade). ``policy``
+    (a ``skillassay.isolation.Policy``) seals the app and the graders' commands; each sandbox they open is
+    added to ``sealing`` (``orchestrator.sealing.Sealing``) for the run's records. ``sandbox_waits``: the
+    sandbox's early-stop settings (``quiet_after``, ``fail_grace``) when not its defaults."""
     import time
 
     out = GradeOutcome()
@@ -132,13 +156,9 @@ def grade(
 
     if definition.format == "plan-json":
         if want_rubric and definition.answer_key and definition.rubric:
-            from skillassay.graders.rubric import grade as grade_rubric
-            from skillassay.graders.rubric.grade import endpoints_of
-
             t = time.monotonic()
             try:
-                res = grade_rubric(definition.app_dir, modified_dir, definition.answer_key, definition.rubric,
-                                   definition.api_path or "", change=change, endpoints=endpoints_of(definition.config))
+                res = _rubric(definition, modified_dir, change)
                 out.rubric = res.to_json()
                 out.rubric_total = float(res.total)
                 api = out.rubric.get("categories", {}).get("api_path_selection")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -11,11 +12,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -25,15 +26,94 @@ from skillassay.graders.process.appenv import AppEnv, Side
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.isolation import IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
+from skillassay.languages import bounds
 from skillassay.secrets import without_secrets
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
 
+R = TypeVar("R")
+
 
 class HarnessFault(Exception):
-    """A grader or detector could not do its job for a reason that is not the agent's: a command the harness needs
-    is missing, the LLM judge's API failed or answered unverifiably. Raised, never turned into points: the engine
-    records it as a ``HarnessFailure`` and the run becomes a harness error (docs/results.md)."""
+    """A grader or detector could not do its job for a reason that is not the agent's: a command the harness
+    needs is missing, the LLM judge's API failed or answered unverifiably. Raised, never turned into points:
+    the engine records it as a ``HarnessFailure`` and the run becomes a harness error (docs/results.md)."""
+
+
+class Unmeasurable(Exception):
+    """The agent's change made this step unable to measure (``reason``: a file no reader takes, a name the
+    harness needed taken...). Raised by any grader or detector, plug-ins too; ``measured`` checks the change
+    caused it before the engine scores it as the agent's failure."""
+
+
+@dataclass
+class Unmeasured:
+    """What ``measured`` returns for a step the agent's change made unmeasurable (checked on the pristine
+    app)."""
+
+    reason: str
+
+    @property
+    def evidence(self) -> str:
+        return f"unmeasurable because of the change: {self.reason}"
+
+
+# errors no content can cause: the machine's or the harness's, whatever the step was reading
+_MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EIO,
+                             errno.EROFS, errno.EAGAIN})
+
+
+def content_reason(exc: BaseException, roots: list[Path]) -> str | None:
+    """Why ``exc`` is one that what the agent left in ``roots`` (its workspace, the copies of it) can provoke,
+    or None: a type no content provokes (KeyError, TypeError, a HarnessFault...) is the harness's."""
+    if isinstance(exc, (Unmeasurable, bounds.Unparsable)):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "reading it ran out of memory (MemoryError)"
+    if isinstance(exc, UnicodeError):
+        return f"text no reader takes ({type(exc).__name__}: {exc})"
+    if isinstance(exc, OSError) and exc.errno not in _MACHINE_ERRNOS:
+        for name in (exc.filename, exc.filename2):
+            where = _inside(name, roots)
+            if where is not None:
+                return f"{where}: {exc.strerror or type(exc).__name__} ({type(exc).__name__})"
+    return None
+
+
+def _inside(name: object, roots: list[Path]) -> str | None:
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return None
+    path = os.path.abspath(os.fsdecode(name))
+    for root in roots:
+        top = os.path.abspath(root)
+        if path == top or path.startswith(top + os.sep):
+            return os.path.relpath(path, top).replace(os.sep, "/")
+    return None
+
+
+def measured(step: Callable[[], R], on_pristine: Callable[[], object], roots: list[Path]) -> R | Unmeasured:
+    """``step()`` within the parsers' bounds (``languages.bounds``: size, depth, memory, CPU time). When it
+    raises what the content of ``roots`` can provoke (``content_reason``), ``on_pristine()`` runs the same
+    step on the pristine app, evidence the agent cannot manufacture: it succeeds there -> the change caused
+    it, and the step is ``Unmeasured`` (the agent's failure, with the reason); it fails there too ->
+    HarnessFault (the harness's). Any other exception is raised as it is (the harness's)."""
+    try:
+        with bounds.budget():
+            return step()
+    except Exception as exc:
+        reason = content_reason(exc, roots)
+        if reason is None:
+            raise
+        caused = exc
+    try:
+        with bounds.budget():
+            on_pristine()
+    except Exception as again:
+        raise HarnessFault(f"{type(caused).__name__}: {caused}; it fails on the pristine app too "
+                           f"({type(again).__name__}: {again})") from caused
+    return Unmeasured(reason)
 
 
 class GradeResult(BaseModel):
@@ -124,10 +204,10 @@ class ProcessContext:
 
     @contextmanager
     def sealed(self, phase: str, workdir: Path, app: AppEnv | None = None) -> Iterator[Sandbox]:
-        """A sandbox for the commands run in ``workdir`` (a copy they may change): the app's environment ``app``
-        (its cached venv / node_modules, read-only), the language runtimes and the system read-only, nothing else
-        (never skillassay's own environment), no network at all. Hidden tests and gates run the agent's code: they
-        are as hostile as the app."""
+        """A sandbox for the commands run in ``workdir`` (a copy they may change): the app's environment
+        ``app`` (its cached venv / node_modules, read-only), the language runtimes and the system read-only,
+        nothing else (never skillassay's own environment), no network at all. Hidden tests and gates run the
+        agent's code: they are as hostile as the app."""
         mounts, _ = runtimes(venv=False)
         app_mounts = app.attach(workdir, sealed=self.policy.isolation != "none")[0] if app is not None else []
         seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*app_mounts, *mounts, *self.policy.mounts],
@@ -138,13 +218,31 @@ class ProcessContext:
         if self.sealing is not None:
             self.sealing.add(box)
 
-    def app_env(self, side: Side) -> AppEnv:
-        """The app's environment for ``side`` (docs/agent-evals.md, "Where gates and tests run"), built once per
-        manifest content (a side whose manifest is the other's gets the same one).
+    @property
+    def content_roots(self) -> list[Path]:
+        """Where what the agent left lies: its workspace and the copies of it the graders work in."""
+        return [self.modified_dir, self.work_dir]
 
-        The pristine app's cannot be installed: raises HarnessFault (nothing can be measured). The modified app's
-        cannot while the pristine app's can: returned with ``error`` set, the agent's doing (its change broke the
-        install); the graders then score what needed it as failed."""
+    def on_pristine(self) -> ProcessContext:
+        """This context with the pristine app in the agent's place (an empty change, no transcript): where a
+        step the change made fail is run again, to tell the change's fault from the harness's (``measured``).
+        """
+        twin = ProcessContext(definition=self.definition, pristine_dir=self.pristine_dir,
+                              modified_dir=self.pristine_dir, transcript=None,
+                              work_dir=self.work_dir / "pristine-check", judge_config=self.judge_config,
+                              gates=dict(self.gates), policy=self.policy,
+                              _change=compare_trees(self.pristine_dir, self.pristine_dir))
+        twin.work_dir.mkdir(parents=True, exist_ok=True)
+        twin._cache["app_env_by_manifest"] = self._cache.setdefault("app_env_by_manifest", {})
+        return twin
+
+    def app_env(self, side: Side) -> AppEnv:
+        """The app's environment for ``side`` (docs/agent-evals.md, "Where gates and tests run"), built once
+        per manifest content (a side whose manifest is the other's gets the same one).
+
+        The pristine app's cannot be installed: raises HarnessFault (nothing can be measured). The modified
+        app's cannot while the pristine app's can: returned with ``error`` set, the agent's doing (its change
+        broke the install); the graders then score what needed it as failed."""
         key = ("app_env", side)
         if key not in self._cache:
             self._cache[key] = self._build_env(side)
@@ -211,7 +309,8 @@ def copy_workspace(src: Path, dst: Path) -> Path:
 
 
 def _harness_bins() -> set[str]:
-    """skillassay's own virtual environment's bin folder (when it runs from one): never on a command's PATH."""
+    """skillassay's own virtual environment's bin folder (when it runs from one): never on a command's PATH.
+    """
     if sys.prefix == sys.base_prefix:
         return set()
     return {str(Path(sys.prefix) / "bin"), os.path.realpath(Path(sys.prefix) / "bin")}
@@ -220,10 +319,11 @@ def _harness_bins() -> set[str]:
 def command_env(extra: dict[str, str] | None = None, app: AppEnv | None = None,
                 workdir: Path | None = None) -> dict[str, str]:
     """The environment gates and tests run in: the app's environment first on PATH (its venv's ``bin``, its
-    ``node_modules/.bin`` in ``workdir``), then the language runtimes, then the user's PATH without skillassay's own
-    virtual environment; no bytecode files. Commands run with the user's environment, as the user's own test run
-    would, less its secrets (they run code the agent wrote: ``skillassay.secrets.without_secrets``) and less what
-    would point them at another Python (``PYTHONHOME``, the user's ``VIRTUAL_ENV``)."""
+    ``node_modules/.bin`` in ``workdir``), then the language runtimes, then the user's PATH without
+    skillassay's own virtual environment; no bytecode files. Commands run with the user's environment, as the
+    user's own test run would, less its secrets (they run code the agent wrote:
+    ``skillassay.secrets.without_secrets``) and less what would point them at another Python (``PYTHONHOME``,
+    the user's ``VIRTUAL_ENV``)."""
     env = without_secrets(os.environ)
     front: list[str] = []
     if app is not None:
@@ -291,10 +391,10 @@ def run_command(
     """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given.
 
     Either way in its own session (its own process group), registered with the reaper so a Ctrl-C ends it; at
-    ``timeout`` the whole group is killed (SIGTERM, then SIGKILL), and whatever the group left running after its
-    leader exited is killed too: nothing it started outlives it. Output goes to a file, not a pipe, so a grandchild
-    holding the pipe open cannot keep the harness waiting. ``app``: the app's environment the command runs in
-    (``command_env``)."""
+    ``timeout`` the whole group is killed (SIGTERM, then SIGKILL), and whatever the group left running after
+    its leader exited is killed too: nothing it started outlives it. Output goes to a file, not a pipe, so a
+    grandchild holding the pipe open cannot keep the harness waiting. ``app``: the app's environment the
+    command runs in (``command_env``)."""
     if sandbox is not None:
         return _run_sealed(command, cwd, timeout, command_env(env, app, cwd), sandbox)
     started = time.monotonic()

@@ -136,8 +136,8 @@ def transcript_writes(transcript: Transcript, owners: list[str]) -> list[str]:
     return found
 
 
-def _sql_constants(source: str | None) -> set[str]:
-    tree = pyast.parse(source)
+def _sql_constants(source: str | None, path: str) -> set[str]:
+    tree = pyast.parse(source, path)
     if tree is None:
         return set()
     return {
@@ -155,7 +155,7 @@ def code_writes(change: ChangeSet, owners: list[str], test_globs: list[str]) -> 
         before = change.read(rel, "pristine") if rel not in change.added else ""
         after = change.read(rel, "modified")
         if rel.endswith(".py"):
-            new = sorted(_sql_constants(after) - _sql_constants(before))
+            new = sorted(_sql_constants(after, rel) - _sql_constants(before, rel))
             found += [f'{rel} writes to the database outside the owning code: "{s[:160]}"' for s in new]
         elif rel.endswith((".sql", ".sh", ".bash")):
             old_lines = set((before or "").splitlines())

@@ -17,8 +17,8 @@ from skillassay.workspace.changes import ChangeSet
 
 
 def new_functions(change: ChangeSet, rel: str) -> dict[str, pyast.FunctionNode]:
-    before = pyast.functions(pyast.parse(change.read(rel, "pristine"))) if rel not in change.added else {}
-    after = pyast.functions(pyast.parse(change.read(rel, "modified")))
+    before = pyast.functions(pyast.tree(change, rel, "pristine")) if rel not in change.added else {}
+    after = pyast.functions(pyast.tree(change, rel, "modified"))
     return {name: node for name, node in after.items() if name not in before}
 
 
@@ -105,7 +105,7 @@ def parallel_modules(
     for rel in change.added:
         if not rel.endswith(".py") or rel == owning_module or matches(rel, test_globs):
             continue
-        tree = pyast.parse(change.read(rel, "modified"))
+        tree = pyast.tree(change, rel, "modified")
         for cls in pyast.classes(tree):
             if re.search(service_pattern, cls):
                 found.append(f"{rel} defines class {cls}, duplicating the job of {owning_module}")
@@ -141,7 +141,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
                 )
             )
             if opts.transaction:
-                funcs = pyast.functions(pyast.parse(change.read(owner, "modified")))
+                funcs = pyast.functions(pyast.tree(change, owner, "modified"))
                 via = [(op, within_boundary(op, funcs, opts.transaction)) for op in new_ops]
                 inside = [f"{op} (via {v})" if v != op else op for op, v in via if v]
                 checks.append(
@@ -153,8 +153,8 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
                     )
                 )
     if opts.status_module and opts.status_member:
-        before = enum_members(pyast.parse(change.read(opts.status_module, "pristine")))
-        after = enum_members(pyast.parse(change.read(opts.status_module, "modified")))
+        before = enum_members(pyast.tree(change, opts.status_module, "pristine"))
+        after = enum_members(pyast.tree(change, opts.status_module, "modified"))
         added = sorted(m for m in after - before if re.search(opts.status_member, m.rsplit(".", 1)[-1]))
         checks.append(
             (
@@ -179,9 +179,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         for rel in change.modified + change.deleted:
             if not rel.endswith(".py") or matches(rel, opts.test_globs):
                 continue
-            before = pyast.functions(pyast.parse(change.read(rel, "pristine")))
+            before = pyast.functions(pyast.tree(change, rel, "pristine"))
             after = (
-                pyast.functions(pyast.parse(change.read(rel, "modified")))
+                pyast.functions(pyast.tree(change, rel, "modified"))
                 if rel not in change.deleted
                 else {}
             )
@@ -205,11 +205,11 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         for rel in change.added + change.modified:
             if rel.endswith(".py") and matches(rel, opts.tests_added):
                 before = (
-                    pyast.test_functions(pyast.parse(change.read(rel, "pristine")))
+                    pyast.test_functions(pyast.tree(change, rel, "pristine"))
                     if rel not in change.added
                     else {}
                 )
-                after = pyast.test_functions(pyast.parse(change.read(rel, "modified")))
+                after = pyast.test_functions(pyast.tree(change, rel, "modified"))
                 added_tests += [f"{rel}::{n}" for n in after if n not in before]
         checks.append(
             (

@@ -13,7 +13,16 @@ from skillassay import plugins
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.process import gates, judge, pytest_run
-from skillassay.graders.process.base import Detection, GateResult, GradeResult, HarnessFault, ProcessContext
+from skillassay.graders.process.base import (
+    Detection,
+    GateResult,
+    GradeResult,
+    HarnessFault,
+    ProcessContext,
+    Unmeasured,
+    command_text,
+    measured,
+)
 from skillassay.isolation import Policy
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
@@ -26,8 +35,8 @@ Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
 
 
 class _Registry(dict):
-    """name -> grader or detector, filled from the entry points of ``group`` on first use (``skillassay.plugins``:
-    the shipped ones and any other package's)."""
+    """name -> grader or detector, filled from the entry points of ``group`` on first use
+    (``skillassay.plugins``: the shipped ones and any other package's)."""
 
     def __init__(self, group: str):
         super().__init__()
@@ -107,9 +116,9 @@ def evaluate(
     policy: Policy | None = None,
     sealing: Any = None,
 ) -> ProcessResult:
-    """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not given).
-    ``policy`` seals the gates and tests, and the installs of the app's environment (by default bubblewrap, the
-    installs reaching the stack's registries); ``sealing`` collects each sandbox's record."""
+    """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not
+    given). ``policy`` seals the gates and tests, and the installs of the app's environment (by default
+    bubblewrap, the installs reaching the stack's registries); ``sealing`` collects each sandbox's record."""
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ctx = ProcessContext(
@@ -126,7 +135,10 @@ def evaluate(
     notes: list[str] = []
     failures: list[HarnessFailure] = []
     try:
-        ctx.gates = gates.run_gates(definition.quality_requirements, ctx)
+        wanted = definition.quality_requirements
+        ran = measured(lambda: gates.run_gates(wanted, ctx),
+                       lambda: gates.run_gates(wanted, ctx.on_pristine()), ctx.content_roots)
+        ctx.gates = _unmeasured_gates(definition, ran) if isinstance(ran, Unmeasured) else ran
     except Exception as exc:  # noqa: BLE001 - the gate runner is the harness
         failures.append(_failure("gates", exc))
     for g in ctx.gates.values():
@@ -141,7 +153,7 @@ def evaluate(
             try:
                 if grader is None:
                     raise HarnessFault(why)
-                outcome = grader(criterion, ctx)
+                outcome = _graded(grader, criterion, ctx)
             except Exception as exc:  # noqa: BLE001 - a grader's failure is the harness's, never the agent's 0
                 failures.append(_failure(f"grader:{criterion.id}", exc))
                 outcome = GradeResult(fraction=None, evidence=[f"not graded: the harness failed ({exc})"])
@@ -167,7 +179,7 @@ def evaluate(
         try:
             if detector is None:
                 raise HarnessFault(why)
-            found = detector(behaviour, ctx)
+            found = _detected(detector, behaviour, ctx)
         except Exception as exc:  # noqa: BLE001 - never an unflagged forbidden behaviour: the run is unscored
             failures.append(_failure(f"detector:{behaviour.id}", exc))
             found = Detection(observed=False, checked=False, evidence=[f"not checked: the harness failed ({exc})"])
@@ -200,6 +212,28 @@ def evaluate(
         notes=notes,
         failures=failures,
     )
+
+
+def _graded(grader: Grader, criterion: Criterion, ctx: ProcessContext) -> GradeResult:
+    """The grader within the bounds (``base.measured``): a criterion the change made unmeasurable earns 0."""
+    got = measured(lambda: grader(criterion, ctx), lambda: grader(criterion, ctx.on_pristine()),
+                   ctx.content_roots)
+    return GradeResult(fraction=0.0, evidence=[got.evidence]) if isinstance(got, Unmeasured) else got
+
+
+def _detected(detector: Detector, behaviour: ForbiddenBehaviour, ctx: ProcessContext) -> Detection:
+    """The detector within the bounds: a behaviour the change made impossible to look for counts as detected
+    (what cannot be read cannot be cleared)."""
+    got = measured(lambda: detector(behaviour, ctx), lambda: detector(behaviour, ctx.on_pristine()),
+                   ctx.content_roots)
+    return Detection(observed=True, evidence=[got.evidence]) if isinstance(got, Unmeasured) else got
+
+
+def _unmeasured_gates(definition: EvalDefinition, got: Unmeasured) -> dict[str, GateResult]:
+    """Every gate failed: the change made the gate runner unable to measure them (it runs on the pristine
+    app)."""
+    return {g.id: GateResult(id=g.id, kind=g.kind, command=command_text(g.command), status="failed",
+                             reason=got.evidence) for g in definition.quality_requirements}
 
 
 def _failure(stage: str, exc: BaseException) -> HarnessFailure:

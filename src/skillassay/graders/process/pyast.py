@@ -6,55 +6,27 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Literal
 
-from skillassay.languages import pyparse
-
-
-# Deeper syntax trees are refused: the standard library's recursive walkers (``ast.dump``, ``ast.unparse``,
-# ``compile``) and CPython's own parser raise RecursionError on a long enough expression (a 2,000-term sum).
-MAX_DEPTH = 300
+from skillassay.languages import bounds, pyparse
+from skillassay.workspace.changes import ChangeSet
 
 
-class Unmeasurable(Exception):
-    """A file no grader can read (nested deeper than MAX_DEPTH, or too deep for the parser itself): a file the
-    change made is unmeasurable because of the change, the agent's failure, never a harness error."""
-
-
-def depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
-    """How deeply ``tree`` nests (iteratively: any depth is measured), counted up to ``limit + 1``."""
-    deepest, stack = 0, [(tree, 1)]
-    while stack:
-        node, level = stack.pop()
-        deepest = max(deepest, level)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
-    return deepest
-
-
-def parse_bounded(source: str | None, name: str = "<unknown>") -> ast.Module | None:
-    """The syntax tree of ``source`` (None: no source, or it does not parse). Raises Unmeasurable for a tree too
-    deep to walk safely, naming ``name``."""
+def parse(source: str | None, path: str = "<unknown>") -> ast.Module | None:
+    """The syntax tree, or None for no source or one that does not parse. Raises ``bounds.Unparsable`` (the
+    engine makes it "unmeasurable because of the change") for a file beyond the parsers' bounds, depth
+    included: the graders read trees with recursive functions (``ast.dump``, ``ast.unparse``)."""
     if source is None:
         return None
     try:
-        tree = pyparse.parse(source)
+        return pyparse.parse(source, filename=path, max_depth=bounds.MAX_DEPTH)
     except (SyntaxError, ValueError):
         return None
-    except (RecursionError, MemoryError) as exc:
-        raise Unmeasurable(f"{name} is unmeasurable: nested too deeply for the parser ({type(exc).__name__})"
-                           ) from None
-    if depth(tree) > MAX_DEPTH:
-        raise Unmeasurable(f"{name} is unmeasurable: its syntax tree nests deeper than {MAX_DEPTH} levels")
-    return tree
 
 
-def parse(source: str | None) -> ast.Module | None:
-    """As ``parse_bounded``, but a tree too deep to walk is None too (as if it did not parse)."""
-    try:
-        return parse_bounded(source)
-    except Unmeasurable:
-        return None
+def tree(change: ChangeSet, rel: str, side: Literal["pristine", "modified"]) -> ast.Module | None:
+    """``parse`` of one side of a file of the change (an Unparsable names the file)."""
+    return parse(change.read(rel, side), rel)
 
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
