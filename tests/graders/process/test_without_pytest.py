@@ -1,6 +1,7 @@
-"""The agent eval graded by a skillassay that has no pytest of its own, as a user who ran `pip install skillassay`
-has it: the golden passes and every control gets its declared verdict, because gates, hidden tests and the agent's
-new tests run in the app's environment (its requirements.txt pins pytest), never in skillassay's.
+"""The agent eval graded by skillassay as a user who ran `pip install skillassay` has it (no test extra): the golden
+passes and every control gets its declared verdict, because gates and the agent's new tests run in the app's
+environment (its requirements.txt pins pytest), never in skillassay's; only black-box hidden tests are judged by
+skillassay's own pytest (a dependency of the package), outside the code under test.
 
 The bare skillassay is a virtual environment with an editable install of this checkout and no extras, kept in the
 cache folder (outside /tmp, like a user's) and reused while pyproject.toml is unchanged."""
@@ -40,9 +41,10 @@ def bare() -> dict:
                                   text=True, timeout=900, check=False)
             assert proc.returncode == 0, proc.stderr[-3000:]
             (venv / ".complete").write_text("")
-    # the premise: this skillassay has no pytest
-    assert subprocess.run([str(venv / "bin" / "python"), "-c", "import pytest"], capture_output=True,
-                          check=False).returncode != 0
+    # the premise: this skillassay has none of the test extra (the app's own packages are not there either)
+    for module in ("hypothesis", "flask"):
+        assert subprocess.run([str(venv / "bin" / "python"), "-c", f"import {module}"], capture_output=True,
+                              check=False).returncode != 0, module
     ours = {str(Path(sys.prefix) / "bin")}
     path = [str(venv / "bin")] + [p for p in os.environ["PATH"].split(os.pathsep) if p not in ours]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON", "PYTEST"))}
