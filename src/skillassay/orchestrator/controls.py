@@ -20,6 +20,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.graders.process.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
+from skillassay.scoring.reasons import short_reason
 from skillassay.scoring.verdict import percent_text
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
@@ -114,6 +115,9 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
             got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator)
         bad = compare(exp, got) + [f"grader error: {e}" for e in got.errors]
+        why = short_reason(criteria=got.criteria, verdict=got.verdict) if bad else None
+        if why:  # what the grader saw, not only the number that differs (the first failing check's evidence)
+            bad.append(f"why: {why}")
         out.append(ControlOutcome(eval_id=d.id, control=name, matches=not bad, expected=exp.description,
                                   actual=_describe(got), mismatches=bad))
     return out

@@ -5,10 +5,12 @@ from __future__ import annotations
 from statistics import mean
 
 from pydantic import BaseModel, Field
+from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.outcomes import OUTCOMES, SCORED, label
+from skillassay.report.runs import run_reason
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
 from skillassay.store.models import RunRecord
@@ -41,6 +43,8 @@ class EvalSummary(BaseModel):
     runs: int
     outcomes: dict[str, int]
     errors: list[str] = Field(default_factory=list)  # why the unscored runs were not scored
+    # why runs failed or were not scored, short (scoring/reasons.py), the most frequent first
+    reasons: list[str] = Field(default_factory=list)
     graded: int = 0  # runs that count: the scored outcomes (completed, agent error, timed out)
     rubric: Spread | None = None
     sandbox: Spread | None = None
@@ -77,6 +81,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         errors = sorted({r.error or "unknown error" for r in runs if not r.scored})
+        reasons = _reasons(runs)
         # a run the provider or the harness failed says nothing about the agent: it is left out of every figure
         runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
@@ -90,6 +95,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             runs=sum(outcomes.values()),
             outcomes=outcomes,
             errors=errors,
+            reasons=reasons,
             graded=len(runs),
             rubric=spread([r.rubric_total for r in runs]),
             sandbox=spread([r.sandbox_total for r in runs]),
@@ -104,6 +110,15 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             cost=cost,
         ))
     return out
+
+
+def _reasons(runs: list[RunRecord]) -> list[str]:
+    counts: dict[str, int] = {}
+    for r in runs:
+        why = run_reason(r)
+        if why:
+            counts[why] = counts.get(why, 0) + 1
+    return sorted(counts, key=lambda k: -counts[k])
 
 
 def _compress_unjudged(ids: list[str]) -> str:
@@ -146,8 +161,9 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         if unscored:
             notes.append("[yellow]" + ", ".join(f"{v} {label(k)}" for k, v in unscored.items())
                          + ": not scored, left out of every figure[/yellow]")
-        for e in s.errors[:2]:
-            notes.append(f"[red]{e}[/red]")
+        if s.reasons:
+            more = f" (+{len(s.reasons) - 1} other reason(s))" if len(s.reasons) > 1 else ""
+            notes.append(f"[red]{escape(s.reasons[0])}[/red]{more}")
         if s.forbidden:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
