@@ -11,6 +11,7 @@ from rich.table import Table
 from skillassay.definitions.models import EvalDefinition
 from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.report.runs import run_reason
+from skillassay.report.tables import fit
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
 from skillassay.store.models import RunRecord
@@ -116,7 +117,7 @@ def _reasons(runs: list[RunRecord]) -> list[str]:
     counts: dict[str, int] = {}
     for r in runs:
         why = run_reason(r)
-        if why:
+        if why and not why.startswith("unjudged:"):  # the notes say what was unjudged once, for the eval
             counts[why] = counts.get(why, 0) + 1
     return sorted(counts, key=lambda k: -counts[k])
 
@@ -133,12 +134,18 @@ def _compress_unjudged(ids: list[str]) -> str:
     return ", ".join(parts)
 
 
-def table(summaries: list[EvalSummary], title: str) -> Table:
+# left out first when the table does not fit the terminal (report.tables.fit)
+DROP_AT_WIDTH = ("Cost", "API path", "Rubric", "Sandbox", "Runs")
+
+
+def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
+    """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
+    any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
     for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
                     ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
                     ("Score", {"justify": "right"}), ("Verdict", {}), ("Cost", {"justify": "right"}), ("Notes", {})):
-        t.add_column(col, overflow="fold", **kw)
+        t.add_column(col, overflow="fold", no_wrap=col == "Eval", **kw)
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
         if s.api_path_correct is None:
@@ -174,7 +181,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
                   s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     t.caption = outcome_caption(summaries)
     t.caption_justify = "left"
-    return t
+    return fit(t, width, DROP_AT_WIDTH)
 
 
 def outcome_counts(summaries: list[EvalSummary]) -> dict[str, int]:

@@ -8,8 +8,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.measure import Measurement
+from rich.cells import cell_len
 from rich.table import Table
+from rich.text import Text
 
 from skillassay.report.runs import failure_reason, first_line, is_graded, run_reason, skill_label, variant_label
 from skillassay.scoring.stats import Comparison, Summary
@@ -28,14 +29,36 @@ def console(stderr: bool = False) -> Console:
     return con
 
 
+WRAPPING_MIN = 12  # the narrowest a wrapping column (notes, reasons) is allowed to get
+
+
+def _longest_word(cell: object) -> int:
+    text = Text.from_markup(cell) if isinstance(cell, str) else cell
+    plain = text.plain if isinstance(text, Text) else str(text)
+    return max((cell_len(w) for w in plain.split()), default=0)
+
+
+def min_width(t: Table) -> int:
+    """The narrowest ``t`` can be with no header, id or figure broken mid-word: each column as wide as its longest
+    word (a column that wraps, such as notes, at most ``WRAPPING_MIN``), plus padding and borders."""
+    total = 1
+    for c in t.columns:
+        longest = max([_longest_word(c.header), *(_longest_word(x) for x in c.cells)])
+        if c.no_wrap:
+            longest = max(cell_len(Text.from_markup(x).plain) if isinstance(x, str) else longest for x in c.cells)
+        elif c is t.columns[-1]:
+            longest = min(longest, max(WRAPPING_MIN, _longest_word(c.header)))
+        total += longest + 3  # one space each side and a border
+    return total
+
+
 def fit(t: Table, width: int | None, drop: Sequence[str]) -> Table:
     """The table at ``width`` columns without a word broken: the columns in ``drop`` are left out, in that order,
     until every column's longest word fits (rich would otherwise fold headers and ids mid-word). None: as it is."""
     if width is None:
         return t
-    con = Console(width=width)
     for header in drop:
-        if Measurement.get(con, con.options, t).minimum <= width:
+        if min_width(t) <= width:
             break
         t.columns[:] = [c for c in t.columns if c.header != header]
     return t

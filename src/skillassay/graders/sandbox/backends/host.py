@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay import reaper
+from skillassay.phases import phase
 from skillassay.graders.sandbox import deps
 from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
 from skillassay.graders.sandbox.steps import StepFailed, kill_group, run_step
@@ -102,6 +103,7 @@ class HostBackend(Backend):
         self.timings["copy"] = time.monotonic() - t0
 
         t0 = time.monotonic()
+        phase("install")
         log = self.logs_dir / "install.log"
         self.logs["install"] = log
         spec = self.plan.install
@@ -123,6 +125,7 @@ class HostBackend(Backend):
 
         t0 = time.monotonic()
         if self.plan.build:
+            phase("build")
             log = self.logs_dir / "build.log"
             self.logs["build"] = log
             key = None
