@@ -123,7 +123,7 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None,
             r.outcome.replace("_", " "),
             *scores, verdict, *([_esc(why[id(r)] or "")] if show_why else []),
         )
-    return fit(t, width, ("rubric", "sandbox", "combined", "run", "score"))
+    return fit(t, width, ("rubric", "sandbox", "combined", "score", "outcome", "run"))
 
 
 def _esc(text: str) -> str:
