@@ -53,7 +53,7 @@ def _no_such_job(st, job_id: str) -> str:
     newest = sorted(known, reverse=True)
     older = len(known) - MAX_KNOWN
     shown = ", ".join(newest[:MAX_KNOWN]) + (f" and {older} older" if older > 0 else "")
-    return f"{st.root}: no job {job_id!r}{did_you_mean(job_id, known)} (known: {shown})"
+    return f"{st.root}: no job {job_id!r}{did_you_mean(job_id, known)}; known: {shown}"
 
 
 def _runs_of(st, spec: str):

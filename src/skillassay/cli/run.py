@@ -192,12 +192,13 @@ def run(
         from skillassay.isolation.none import WARNING
 
         err.print(f"[yellow]warning:[/yellow] {WARNING}", highlight=False, soft_wrap=True)
-    import os
-
     from skillassay.agents import available_agents, get_agent
 
     if agent not in available_agents():
-        raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
+        from skillassay.cli.usage import did_you_mean
+
+        raise typer.BadParameter(f"unknown agent {agent!r}{did_you_mean(agent, available_agents())}; available: "
+                                 f"{', '.join(available_agents())}", param_hint="--agent")
     if not resume:
         from skillassay.orchestrator.model_access import model_preflight
 

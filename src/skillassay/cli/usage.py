@@ -14,9 +14,9 @@ except ImportError:  # pragma: no cover - older typer, on click itself
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``; did you mean X?`` for the closest choice, or nothing."""
+    """`` (did you mean X?)`` for the closest choice, or nothing."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _where(exc: click_errors.UsageError) -> str:
@@ -74,10 +74,10 @@ def one_line(exc: click_errors.UsageError) -> str:
     if isinstance(exc, click_errors.NoSuchOption):
         known = [o for o in getattr(exc.ctx.command, "params", []) for o in o.opts] if exc.ctx else []
         hint = did_you_mean(exc.option_name, known) if known else (
-            f"; did you mean {sorted(exc.possibilities)[0]}?" if exc.possibilities else "")
-        return f"error: {where}no option {exc.option_name}{hint} (see --help)"
+            f" (did you mean {sorted(exc.possibilities)[0]}?)" if exc.possibilities else "")
+        return f"error: {where}no option {exc.option_name}{hint}"
     if isinstance(exc, click_errors.MissingParameter):
-        return f"error: {where}{_param_name(exc)} is required (see --help)"
+        return f"error: {where}{_param_name(exc)} is required"
     if isinstance(exc, click_errors.BadParameter):
         plain = _plain(exc)
         name = _param_name(exc)
@@ -87,7 +87,5 @@ def one_line(exc: click_errors.UsageError) -> str:
         name = message.split("'")[1] if message.count("'") >= 2 else ""
         group = exc.ctx.command if exc.ctx else None
         names = group.list_commands(exc.ctx) if group is not None and hasattr(group, "list_commands") else []
-        return f"error: no command {name!r}{did_you_mean(name, names)} (skillassay --help lists them)"
-    if message.startswith("Got unexpected extra argument"):
-        return f"error: {where}{message[0].lower()}{message[1:]} (see --help)"
+        return f"error: no command {name!r}{did_you_mean(name, names)}; skillassay --help lists them"
     return f"error: {where}{message[0].lower()}{message[1:]}"
