@@ -104,3 +104,21 @@ def test_check_controls_says_why_a_control_missed(tmp_path: Path, evals_dir: Pat
     assert not golden.matches
     why = [m for m in golden.mismatches if m.startswith("why: ")]
     assert len(why) == 1 and ": " in why[0][5:] and "✗" not in why[0], golden.mismatches
+
+
+def test_a_controls_mismatch_names_the_check_of_its_layer() -> None:
+    """`sandbox total: expected 100, got 70` and why: the sandbox check that failed, even when the rubric lost more."""
+    from skillassay.definitions.models import ControlExpectation
+    from skillassay.orchestrator.controls import _why, compare
+    from skillassay.orchestrator.grading import GradeOutcome
+
+    crit = [CriterionResult(id="api_calls", weight=40, fraction=0.5, grader="rubric:calls",
+                            evidence=["✗ one call missing"]),
+            CriterionResult(id="sandbox_build", weight=6, fraction=1.0, grader="sandbox:build", evidence=["ok"]),
+            CriterionResult(id="sandbox_cancel", weight=18, fraction=0.0, grader="sandbox:cancel",
+                            evidence=["access code still on the device after the cancel"])]
+    got = GradeOutcome(criteria=crit, verdict=decide(crit), sandbox_total=70.0, rubric_total=50.0)
+    bad = compare(ControlExpectation(description="golden", sandbox_total=100), got)
+    assert bad == ["sandbox total: expected 100, got 70.0"]
+    assert _why(bad, got) == "sandbox_cancel: access code still on the device after the cancel"
+    assert short_reason(criteria=crit, verdict=decide(crit)) == "api_calls: one call missing"  # the run's view

@@ -73,7 +73,13 @@ def short_reason(*, outcome: str = "completed", error: str | None = None,
         return clip_line("forbidden behaviour: " + ", ".join(verdict.forbidden_observed), limit)
     if empty_diff:
         return "the agent changed nothing"
-    worst = costliest(criteria)
+    worst = criterion_reason(criteria, limit)
     if worst is None:
         return clip_line("unjudged: " + ", ".join(verdict.unjudged), limit) if verdict.unjudged else None
-    return clip_line(f"{worst.id}: {_evidence_line(worst)}", limit)
+    return worst
+
+
+def criterion_reason(criteria: Sequence[CriterionResult], limit: int = MAX_REASON) -> str | None:
+    """``<criterion>: <its first failing evidence>`` for the costliest failing criterion; None when none failed."""
+    worst = costliest(criteria)
+    return None if worst is None else clip_line(f"{worst.id}: {_evidence_line(worst)}", limit)
