@@ -170,7 +170,7 @@ def unscored_runs(runs: list[RunRecord]) -> list[str]:
         if not is_graded(r):
             label = f"{'baseline ' if r.variant == 'baseline' else ''}run {r.run_index}"
             out.append(f"{r.eval_id} {label}: {r.outcome.replace('_', ' ')} (not scored, not counted): "
-                       f"{first_line(r.error, 300) if r.error else 'no error recorded'}")
+                       f"{run_reason(r) or 'no error recorded'}")
     return out
 
 
