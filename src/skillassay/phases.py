@@ -50,7 +50,7 @@ def phase(name: str) -> None:
     key = _run.get()
     if key is None:
         return
-    for fn in list(_listeners):
+    for fn in _listeners.copy():  # another thread may add or remove one meanwhile
         try:
             fn(key, name)
         except Exception:  # noqa: BLE001, S110 - a display's fault is never the run's

@@ -28,7 +28,7 @@ EVALS = ("cowork-express-ts", "hotel-fastapi-py")
 def _cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
     """The entry point in a child process (what a shell sees), for the run whose console is made at import."""
     env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"}
-    return subprocess.run([*SKILLASSAY, *args], capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run([*SKILLASSAY, *args], capture_output=True, text=True, timeout=300, env=env, check=False)
 
 
 @pytest.fixture

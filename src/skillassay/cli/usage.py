@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+
 try:  # typer >= 0.25 carries its own click and does not re-export its errors (only BadParameter)
     from typer._click import exceptions as click_errors
 except ImportError:  # pragma: no cover - older typer, on click itself
@@ -74,7 +75,7 @@ def one_line(exc: click_errors.UsageError) -> str:
     if isinstance(exc, click_errors.NoSuchOption):
         known = [o for o in getattr(exc.ctx.command, "params", []) for o in o.opts] if exc.ctx else []
         hint = did_you_mean(exc.option_name, known) if known else (
-            f" (did you mean {sorted(exc.possibilities)[0]}?)" if exc.possibilities else "")
+            f" (did you mean {min(exc.possibilities)}?)" if exc.possibilities else "")
         return f"error: {where}no option {exc.option_name}{hint}"
     if isinstance(exc, click_errors.MissingParameter):
         return f"error: {where}{_param_name(exc)} is required"

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-
 from collections.abc import Sequence
 
-from rich.console import Console
 from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from skillassay.report.runs import failure_reason, first_line, is_graded, run_reason, skill_label, variant_label
+from skillassay.report.runs import failure_reason, is_graded, run_reason, skill_label, variant_label
 from skillassay.scoring.stats import Comparison, Summary
 from skillassay.store.db import JobProgress
 from skillassay.store.models import JobRecord, RunRecord

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from skillassay import reaper
-from skillassay.phases import phase
 from skillassay.graders.sandbox import deps
 from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app, wait_healthy
 from skillassay.graders.sandbox.steps import StepFailed, kill_group, run_step
 from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
+from skillassay.phases import phase
 
 
 class HostBackend(Backend):
