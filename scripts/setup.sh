@@ -2,7 +2,7 @@
 # Sets up everything skillassay and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
 # the Python package in .venv, the node tools (official npm Seam SDK, @seamapi/types, Claude Code and Codex CLIs) in
 # node/node_modules, Chromium for the report's browser test, and bubblewrap + strace for sealed runs.
-# Safe to run again: it skips what is there.
+# Safe and cheap to run again: it skips what is there, and the pip and npm installs when nothing they read changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,16 +21,36 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+# A stamp records what each install read (a hash of its inputs); a rerun with the same inputs installs nothing.
+digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
 fi
-echo "setup: installing skillassay into .venv"
-.venv/bin/python -m pip install -q --upgrade pip
-# the Ray extra too: the distributed executor's tests run a real two-node cluster on this machine
-.venv/bin/python -m pip install -q -e '.[test,ray]'
+py_stamp=.venv/.skillassay-setup
+py_want="$(digest pyproject.toml) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
+# the editable install must point at this checkout (a copied or moved .venv points elsewhere)
+here="$(pwd -P)/src/skillassay"
+if [ "$(cat "$py_stamp" 2>/dev/null)" = "$py_want" ] && \
+   .venv/bin/python -c "import os, skillassay; raise SystemExit(os.path.dirname(os.path.realpath(skillassay.__file__)) != '$here')" 2>/dev/null; then
+  echo "setup: .venv is up to date (pyproject.toml unchanged): no pip install"
+else
+  echo "setup: installing skillassay into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  # the Ray extra too: the distributed executor's tests run a real two-node cluster on this machine
+  .venv/bin/python -m pip install -q -e '.[test,ray]'
+  echo "$py_want" > "$py_stamp"
+fi
 
-echo "setup: installing node tools (npm ci --prefix node)"
-npm ci --prefix node --no-audit --no-fund --loglevel=error
+node_stamp=node/node_modules/.skillassay-setup
+node_want="$(digest node/package.json node/package-lock.json) $(node --version)"
+if [ -d node/node_modules ] && [ "$(cat "$node_stamp" 2>/dev/null)" = "$node_want" ]; then
+  echo "setup: node/node_modules is up to date (package-lock.json unchanged): no npm ci"
+else
+  echo "setup: installing node tools (npm ci --prefix node)"
+  npm ci --prefix node --no-audit --no-fund --loglevel=error
+  echo "$node_want" > "$node_stamp"  # inside node_modules: npm ci removes it with the rest
+fi
 
 echo "setup: done. Try: .venv/bin/skillassay --help"

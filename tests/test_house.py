@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"definitions", "workspace", "store", "scoring", "scaffold"},  # scaffold writes definitions (`init`)
     {"usage"},  # model usage and prices: read by the store, the proxy and the report
     {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
-     "paths", "untrusted",
+     "paths", "untrusted", "phases",
      "skillassay"},
 ]
 

@@ -54,8 +54,10 @@ def _build_app():
             group = typer.main.get_group(module.commands)
             for name, command in group.commands.items():
                 if name in COMMANDS:
-                    self.commands.setdefault(name, command)
+                    self.commands.setdefault(name, _tidy_help(command))
             return self.commands.get(cmd_name)
+
+    _flags_without_type()
 
     app = typer.Typer(
         name="skillassay",
@@ -84,6 +86,39 @@ def _build_app():
     return app
 
 
+def _tidy_help(command):
+    """Whole sentences in help: a docstring's line breaks are joined (rich markup keeps them, so descriptions broke
+    mid-sentence at the terminal's edge), and the command list shows the first sentence."""
+    if command.help:
+        paragraphs = [" ".join(p.split()) for p in command.help.split("\n\n")]
+        command.help = "\n\n".join(p for p in paragraphs if p)
+        if command.short_help is None:
+            command.short_help = _first_sentence(paragraphs[0])
+    return command
+
+
+def _first_sentence(text: str) -> str:
+    import re
+
+    match = re.search(r"(?<=[.:])\s+(?=[A-Z`(])", text)
+    return text[: match.start()] if match else text
+
+
+def _flags_without_type() -> None:
+    """A flag takes no value: its help row shows none (typer writes ``<bool>`` beside every flag)."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_without_type", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich.flags_without_type = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
 _app = None
 
 
@@ -100,6 +135,32 @@ def __getattr__(name: str):  # PEP 562: ``app`` is built (importing typer) on fi
     raise AttributeError(name)
 
 
+def _run_app(args: list[str]) -> int:
+    """The typer app without its own error display: a usage error is one ``error:`` line (cli/usage.py), exit 2."""
+    import typer
+
+    try:  # typer >= 0.25 carries its own click and does not re-export its errors (only BadParameter)
+        from typer._click import exceptions as click_errors
+    except ImportError:  # pragma: no cover - older typer, on click itself
+        from click import exceptions as click_errors  # type: ignore[no-redef]
+
+    try:
+        code = get_app()(args=args, prog_name="skillassay", standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as exc:  # the help, printed already by rich (or here, as text)
+        if exc.format_message().strip():
+            print(exc.format_message())
+        return 0
+    except click_errors.UsageError as exc:
+        from skillassay.cli.usage import one_line  # imported only on a mistake
+
+        print(one_line(exc), file=sys.stderr)
+        return 2
+    except typer.Abort:
+        print("Aborted.", file=sys.stderr)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     from skillassay.errors import DefinitionError, SkillassayError
@@ -111,7 +172,9 @@ def main(argv: list[str] | None = None) -> None:
             code = rubric(args[1:])
             if code is not None:
                 sys.exit(code)
-        get_app()(args=args, prog_name="skillassay")
+        code = _run_app(args)
+        if code:
+            sys.exit(code)
     except DefinitionError as exc:  # a command that did not handle it itself: still file + field, exit 2
         for p in exc.problems:
             print(f"error: {p}", file=sys.stderr)

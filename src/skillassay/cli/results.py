@@ -46,6 +46,22 @@ def _open(results: Path):
     return store.open(results)
 
 
+MAX_KNOWN = 10
+
+
+def _no_such_job(st, job_id: str) -> str:
+    """``results: no job 'nope'; known: <the newest ten>`` (and a close match first, for a typo)."""
+    from skillassay.cli.usage import did_you_mean
+
+    known = [j.job_id for j in st.jobs()]
+    if not known:
+        return f"{st.root}: no job {job_id!r}; no job is recorded there"
+    newest = sorted(known, reverse=True)
+    older = len(known) - MAX_KNOWN
+    shown = ", ".join(newest[:MAX_KNOWN]) + (f" and {older} older" if older > 0 else "")
+    return f"{st.root}: no job {job_id!r}{did_you_mean(job_id, known)}; known: {shown}"
+
+
 def _runs_of(st, spec: str):
     """``JOB`` (its skill runs) or ``JOB:baseline`` / ``JOB:skill``."""
     job_id, _, variant = spec.partition(":")
@@ -53,8 +69,7 @@ def _runs_of(st, spec: str):
     if variant not in ("skill", "baseline"):
         raise _fail(f"{spec}: expected JOB, JOB:skill or JOB:baseline")
     if st.job(job_id) is None:
-        known = ", ".join(j.job_id for j in st.jobs()) or "none"
-        raise _fail(f"{st.root}: no job {job_id!r} (known: {known})")
+        raise _fail(_no_such_job(st, job_id))
     runs = st.runs(job_id=job_id, variant=variant)
     if not runs:
         raise _fail(f"{spec}: the job has no {variant} runs recorded")
@@ -88,17 +103,19 @@ def runs_cmd(
             if not progress:
                 typer.echo(f"No jobs in {results}.")
                 return
-            _console().print(jobs_table(progress))
+            con = _console()
+            con.print(jobs_table(progress, width=con.width))
             return
         if st.job(job) is None:
-            raise _fail(f"{results}: no job {job!r}")
+            raise _fail(_no_such_job(st, job))
         runs = st.runs(job_id=job)
         if as_json:
             typer.echo(json.dumps([json.loads(r.model_dump_json()) for r in runs], indent=2))
             return
         from skillassay.report.tables import outcome_line, runs_table
 
-        _console().print(runs_table(job, runs, st.job(job)))
+        con = _console()
+        con.print(runs_table(job, runs, st.job(job), width=con.width))
         line = outcome_line(runs)
         if line:
             typer.echo(line)
@@ -306,7 +323,7 @@ def report_cmd(
                     con.print(line, markup=False, style="yellow")
             elif html is None and not junit and not json_out:
                 con = _console()
-                con.print(summary_table(f"Job {job_id}", summary, skill))
+                con.print(summary_table(f"Job {job_id}", summary, skill, width=con.width))
                 line = outcome_line(runs)
                 if line:
                     con.print(line, markup=False)

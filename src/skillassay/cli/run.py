@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 
 from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
 from skillassay.errors import DefinitionError, SkillassayError
@@ -24,9 +25,10 @@ commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registe
 
 
 def _console(stderr: bool = False) -> Console:
-    """Tables wrapped at 80 columns are unreadable in CI logs: off a terminal, use a wide console."""
+    """The terminal's width on a terminal; off one, $COLUMNS when set, else a wide console (tables wrapped at 80
+    columns are unreadable in CI logs)."""
     probe = Console(stderr=stderr)
-    if probe.is_terminal:
+    if probe.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return probe
     return Console(stderr=stderr, width=max(160, probe.width))
 
@@ -194,12 +196,13 @@ def run(
         from skillassay.isolation.none import WARNING
 
         err.print(f"[yellow]warning:[/yellow] {WARNING}", highlight=False, soft_wrap=True)
-    import os
-
     from skillassay.agents import available_agents, get_agent
 
     if agent not in available_agents():
-        raise typer.BadParameter(f"unknown agent; available: {', '.join(available_agents())}", param_hint="--agent")
+        from skillassay.cli.usage import did_you_mean
+
+        raise typer.BadParameter(f"unknown agent {agent!r}{did_you_mean(agent, available_agents())}; available: "
+                                 f"{', '.join(available_agents())}", param_hint="--agent")
     if not resume:
         from skillassay.orchestrator.model_access import model_preflight
 
@@ -221,26 +224,31 @@ def run(
         **({"canary_runs": canary_runs} if canary_runs is not None else {}),
         judge=None if resume else judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env),
     )
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("{task.fields[last]}"), console=err, transient=False,
-                        disable=as_json)
-    task = None
+    from skillassay.cli.progress import RunProgress
+    from skillassay.phases import RunKey
+    from skillassay.report.runs import first_line
+
+    progress: RunProgress | None = None
     started: list[str] = []
 
-    def on_event(kind, record, exc, job_id=None):
+    def on_event(kind, record, exc, job_id=None, run=None, phase=None):
+        if progress is None:
+            return
         if kind == "job":  # the bar appears once the job is recorded: a refused job prints only its error
             started.append(job_id)
-            progress.update(task, description=f"{'resuming' if resume else agent} · job {job_id}")
-            progress.start()
-            return
-        if kind == "done" and record is not None:
+            if not as_json:
+                err.print(f"job {job_id}: {'resuming' if resume else agent}", highlight=False)
+            progress.start("resuming" if resume else agent)
+        elif kind == "phase" and run is not None and run.job_id == (started[0] if started else None):
+            progress.phase(run, phase)
+        elif kind == "done" and record is not None:
             score = record.combined if record.combined is not None else (
                 record.verdict.percent if record.verdict else None)
-            progress.update(task, advance=1,
-                            last=f"{record.eval_id} run {record.run_index}: {record.outcome}"
-                                 + (f", {score:g}" if score is not None else ""))
+            key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
+            progress.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
+                                   + (f", {score:g}" if score is not None else ""))
         elif kind == "error":
-            progress.update(task, advance=1, last=f"[red]{exc}[/red]")
+            progress.finished(None, f"[red]{escape(first_line(str(exc), 200))}[/red]")
 
     try:
         total = None  # --resume: the job's own suite and missing runs decide (PATH is not read)
@@ -250,7 +258,7 @@ def run(
             evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
             per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
             total = len(evals) * per_eval * (2 if baseline else 1)
-        task = progress.add_task(f"{agent} on {path}", total=total, last="")
+        progress = RunProgress(err, agent, total, disable=as_json)
         try:
             result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=_judge_overrides(
                 judge_model, judge_provider, judge_base_url, judge_key_env))
@@ -295,7 +303,7 @@ def run(
     else:
         console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
                                        + (f" with {result.job.skill_path}" if result.job.skill_path else "")
-                                       + f" ({result.job.status})"))
+                                       + f" ({result.job.status})", width=console.width))
         where = "" if results == Path("results") else f" --results {results}"
         if result.job.model_usage is not None:
             console.print(usage_line(result.job.model_usage), highlight=False)

@@ -135,8 +135,13 @@ def select(evals: list[EvalDefinition], ids: list[str] | None = None, api_path: 
         known = {e.id for e in evals}
         unknown = [i for i in ids if i not in known]
         if unknown:
+            import difflib
+
+            close = [m for i in unknown for m in difflib.get_close_matches(i, sorted(known), n=1)]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise DefinitionError([Problem(Path(evals[0].suite_dir) if evals else Path("."), "",
-                                           f"unknown eval(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")])
+                                           f"unknown eval(s): {', '.join(unknown)}{hint}; "
+                                           f"known: {', '.join(sorted(known))}")])
         chosen = [e for e in chosen if e.id in ids]
     if api_path:
         chosen = [e for e in chosen if e.api_path == api_path or (api_path == "lower_level" and e.api_path == "access_codes")]

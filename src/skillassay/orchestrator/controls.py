@@ -20,6 +20,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.graders.process.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
+from skillassay.scoring.reasons import criterion_reason, short_reason
 from skillassay.scoring.verdict import percent_text
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
@@ -63,6 +64,18 @@ def compare(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
         if actual_dq != expected.disqualified:
             bad.append(f"disqualified: expected {expected.disqualified}, got {actual_dq}")
     return bad
+
+
+def _why(mismatches: list[str], got: GradeOutcome) -> str | None:
+    """The evidence behind the first mismatch: of the layer it names (a sandbox total that is off: the sandbox check
+    that failed), else of the run as a whole."""
+    layer = mismatches[0].split()[0] if mismatches else ""
+    if layer in ("rubric", "sandbox"):
+        mine = [c for c in got.criteria if c.grader.startswith(f"{layer}:")]
+        found = criterion_reason(mine)
+        if found:
+            return found
+    return short_reason(failures=got.failures, criteria=got.criteria, verdict=got.verdict)
 
 
 def _describe(got: GradeOutcome) -> str:
@@ -114,6 +127,9 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
             got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator)
         bad = compare(exp, got) + [f"grader error: {e}" for e in got.errors]
+        why = _why(bad, got) if bad else None
+        if why:  # what the grader saw, not only the number that differs (the failing check's evidence)
+            bad.append(f"why: {why}")
         out.append(ControlOutcome(eval_id=d.id, control=name, matches=not bad, expected=exp.description,
                                   actual=_describe(got), mismatches=bad))
     return out

@@ -21,6 +21,7 @@ from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.trigger import is_trigger_source
+from skillassay import phases
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator import canary as canaries
 from skillassay.orchestrator.canary import CanaryPlan
@@ -227,6 +228,9 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             executor.prepare([by_id[e] for e in dict.fromkeys(eid for eid, _, _ in todo) if e in by_id], opts.agent)
             if not resume:  # a new job's folder appears only once it is recorded (nobody else knows its id before)
                 held.enter_context(job_lock(results_root, job.job_id))
+            if on_event:  # each run's phase as it starts (runs in this process; a Ray worker's are not heard)
+                held.enter_context(phases.listening(
+                    lambda key, name: on_event("phase", None, None, run=key, phase=name)))
             return _run(opts, job, todo, by_id, evals, shash, model_api, db, executor, on_event)
         finally:
             if own_executor:

@@ -11,6 +11,8 @@ from rich.table import Table
 from skillassay.definitions.models import EvalDefinition
 from skillassay.orchestrator import canary as canaries
 from skillassay.outcomes import OUTCOMES, SCORED, label
+from skillassay.report.runs import run_reason
+from skillassay.report.tables import fit
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
 from skillassay.store.models import CanaryCheck, RunRecord
@@ -43,6 +45,8 @@ class EvalSummary(BaseModel):
     runs: int
     outcomes: dict[str, int]
     errors: list[str] = Field(default_factory=list)  # why the unscored runs were not scored
+    # why runs failed or were not scored, short (scoring/reasons.py), the most frequent first
+    reasons: list[str] = Field(default_factory=list)
     graded: int = 0  # runs that count: the scored outcomes (completed, agent error, timed out)
     rubric: Spread | None = None
     sandbox: Spread | None = None
@@ -83,6 +87,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         errors = sorted({r.error or "unknown error" for r in runs if not r.scored})
+        reasons = _reasons(runs)
         # a run the provider or the harness failed says nothing about the agent: it is left out of every figure
         runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
@@ -96,6 +101,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             runs=sum(outcomes.values()),
             outcomes=outcomes,
             errors=errors,
+            reasons=reasons,
             graded=len(runs),
             rubric=spread([r.rubric_total for r in runs]),
             sandbox=spread([r.sandbox_total for r in runs]),
@@ -114,6 +120,15 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
     return out
 
 
+def _reasons(runs: list[RunRecord]) -> list[str]:
+    counts: dict[str, int] = {}
+    for r in runs:
+        why = run_reason(r)
+        if why and not why.startswith("unjudged:"):  # the notes say what was unjudged once, for the eval
+            counts[why] = counts.get(why, 0) + 1
+    return sorted(counts, key=lambda k: -counts[k])
+
+
 def _compress_unjudged(ids: list[str]) -> str:
     """A layer that was not run leaves all its criteria unjudged: say that once instead of listing them."""
     sandbox = [i for i in ids if i.startswith("sandbox_")]
@@ -126,12 +141,18 @@ def _compress_unjudged(ids: list[str]) -> str:
     return ", ".join(parts)
 
 
-def table(summaries: list[EvalSummary], title: str) -> Table:
+# left out first when the table does not fit the terminal (report.tables.fit)
+DROP_AT_WIDTH = ("Cost", "API path", "Rubric", "Sandbox", "Runs")
+
+
+def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
+    """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
+    any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
     for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
                     ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
                     ("Score", {"justify": "right"}), ("Verdict", {}), ("Cost", {"justify": "right"}), ("Notes", {})):
-        t.add_column(col, overflow="fold", **kw)
+        t.add_column(col, overflow="fold", no_wrap=col == "Eval", **kw)
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
         if s.api_path_correct is None:
@@ -154,8 +175,9 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         if unscored:
             notes.append("[yellow]" + ", ".join(f"{v} {label(k)}" for k, v in unscored.items())
                          + ": not scored, left out of every figure[/yellow]")
-        for e in s.errors[:2]:
-            notes.append(f"[red]{e}[/red]")
+        if s.reasons:
+            more = f" (+{len(s.reasons) - 1} other reason(s))" if len(s.reasons) > 1 else ""
+            notes.append(f"[red]{escape(s.reasons[0])}[/red]{more}")
         if s.forbidden:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
@@ -166,7 +188,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
                   s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"
-    return t
+    return fit(t, width, DROP_AT_WIDTH)
 
 
 def outcome_counts(summaries: list[EvalSummary]) -> dict[str, int]:

@@ -22,6 +22,7 @@ from skillassay.agents import arm as arms
 from skillassay.agents import get_agent
 from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
+from skillassay import phases
 from skillassay.errors import DefinitionError
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.agents.reference import NAME as REFERENCE
@@ -202,6 +203,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             shutil.rmtree(scratch / f"attempt-{n - 1}", ignore_errors=True)
             base = scratch / f"attempt-{n}"
             t = time.monotonic()
+            phases.phase("workspace")
             ws = workspaces[n] = create_workspace(triggering.app_dir(definition, base), base / "workspace")
             timings["workspace"] = round(timings.get("workspace", 0.0) + time.monotonic() - t, 3)
             home = base / "home"
@@ -228,6 +230,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             )
             t = time.monotonic()
             try:
+                phases.phase("agent")
                 seen = Sealing(sealed_by)
                 result, checked = run_agent(agent, ctx, sealed_by, scratch / f"seal-{n}", seen,
                                             skill_name=_skill_name(spec, skill_here, any_variant=True),
@@ -310,6 +313,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         emulator = None
         if services is not None and spec.seam == "emulator" and spec.layers != "rubric" and definition.has_sandbox:
             emulator = services.emulator()
+        phases.phase("grading")
         graded = grade(definition, ws.path, run_dir, run_id, layers=spec.layers, seam=spec.seam,
                        backend=spec.backend, emulator=emulator, transcript=agent_result.transcript,
                        judge_config=judge_config or spec.judge, change=change, policy=sealed_by,
@@ -429,7 +433,8 @@ def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **k
     error with its traceback in its folder), or raises ``RunNotWritten`` carrying its record, ``RunAlreadyRecorded``
     / ``RunClaimed`` (not ours to write), or KeyboardInterrupt. Nothing else escapes, so no run goes missing."""
     try:
-        return execute(spec, definition, results_root, **kw)
+        with phases.running(phases.RunKey(spec.job_id, spec.eval_id, spec.variant, spec.run_index)):
+            return execute(spec, definition, results_root, **kw)
     except (KeyboardInterrupt, BudgetSpent, RunAlreadyRecorded, RunClaimed, RunNotWritten):
         raise
     except Exception as exc:  # noqa: BLE001 - the trial failed outside its own guard (claiming, building the record)

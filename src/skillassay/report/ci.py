@@ -42,7 +42,7 @@ def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
             if not r.scored:
                 counts["errors"] += 1
                 el = ET.SubElement(case, "error", type=r.outcome, message=_clean(
-                    f"{r.outcome.replace('_', ' ')} (not scored): {r.error or 'unknown'}"[:500]))
+                    (failure_reason(r) or r.outcome)[:500]))
                 el.text = _clean(r.error or "")
                 continue
             props = ET.SubElement(case, "properties")

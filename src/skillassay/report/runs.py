@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillassay.scoring.reasons import short_reason
 from skillassay.scoring.verdict import percent_text
 from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
@@ -237,11 +238,19 @@ def variant_label(run: RunRecord, job_has_skill: bool) -> str:
     return "skill" if job_has_skill else "–"
 
 
+def run_reason(run: RunRecord) -> str | None:
+    """Why a run failed or was not scored, short (``scoring.reasons.short_reason``); None when it passed."""
+    return short_reason(outcome=run.outcome, error=run.error, failures=run.harness_failures, criteria=run.criteria,
+                        verdict=run.verdict, empty_diff=run.empty_diff)
+
+
 def failure_reason(run: RunRecord) -> str | None:
     """Why a run failed, in one line; None when it passed. An unscored run (provider, harness or definition error)
-    was not graded: its reason is the error alone, whatever verdict it holds."""
+    was not graded: its reason is the error alone, whatever verdict it holds. A failed verdict says its score and
+    what cost it the most (``run_reason``)."""
     if not is_graded(run):
-        return f"{run.outcome.replace('_', ' ')} (not scored)" + (f": {first_line(run.error)}" if run.error else "")
+        why = run_reason(run) if run.harness_failures else first_line(run.error)
+        return f"{run.outcome.replace('_', ' ')} (not scored)" + (f": {why}" if why else "")
     v = run.verdict
     if run.outcome != "completed" and (v is None or not v.passed):
         reason = f"run {run.outcome.replace('_', ' ')}"
@@ -264,7 +273,9 @@ def failure_reason(run: RunRecord) -> str | None:
     if v.disqualified:
         parts.append(f"forbidden behaviour observed: {', '.join(v.forbidden_observed)}")
     if v.below_threshold or not v.disqualified:
-        parts.append(f"score {percent_text(v.score)} below the threshold {percent_text(v.threshold)}")
+        text = f"score {percent_text(v.score)} below the threshold {percent_text(v.threshold)}"
+        cause = run_reason(run) if not v.disqualified and run.outcome == "completed" else None
+        parts.append(f"{text}: {cause}" if cause else text)
     if v.unjudged:
         parts.append(f"unjudged: {', '.join(v.unjudged)}")
     text = "; ".join(parts)

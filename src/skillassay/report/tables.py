@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from skillassay.report.runs import failure_reason, first_line, is_graded, skill_label, variant_label
+from skillassay.report.runs import failure_reason, is_graded, run_reason, skill_label, variant_label
 from skillassay.scoring.stats import Comparison, Summary
 from skillassay.store.db import JobProgress
 from skillassay.store.models import JobRecord, RunRecord
@@ -25,6 +28,46 @@ def console(stderr: bool = False) -> Console:
     return con
 
 
+WRAPPING_MIN = 12  # the narrowest a wrapping column (notes, reasons) is allowed to get
+
+
+def _longest_word(cell: object) -> int:
+    text = Text.from_markup(cell) if isinstance(cell, str) else cell
+    plain = text.plain if isinstance(text, Text) else str(text)
+    return max((cell_len(w) for w in plain.split()), default=0)
+
+
+def min_width(t: Table) -> int:
+    """The narrowest ``t`` can be with no header, id or figure broken mid-word: each column as wide as its longest
+    word (a column that wraps, such as notes, at most ``WRAPPING_MIN``), plus padding and borders."""
+    total = 1
+    for c in t.columns:
+        longest = max([_longest_word(c.header), *(_longest_word(x) for x in c.cells)])
+        if c.no_wrap:
+            longest = max(cell_len(Text.from_markup(x).plain) if isinstance(x, str) else longest for x in c.cells)
+        elif c is t.columns[-1]:
+            longest = min(longest, max(WRAPPING_MIN, _longest_word(c.header)))
+        total += longest + 3  # one space each side and a border
+    return total
+
+
+def fit(t: Table, width: int | None, drop: Sequence[str]) -> Table:
+    """The table at ``width`` columns without a word broken: the columns in ``drop`` are left out, in that order,
+    until every column's longest word fits (rich would otherwise fold headers and ids mid-word). None: as it is."""
+    if width is None:
+        return t
+    for header in drop:
+        if min_width(t) <= width:
+            break
+        t.columns[:] = [c for c in t.columns if c.header != header]
+    return t
+
+
+def _interval(lo: float | None, hi: float | None, n: int) -> str:
+    """A bootstrap interval; one run has none (``–``, never ``100.0% – 100.0%``)."""
+    return "–" if n < 2 or lo is None or hi is None else f"{_pct(lo)} – {_pct(hi)}"
+
+
 def _pct(v: float | None, d: int = 1) -> str:
     return "–" if v is None else f"{v * 100:.{d}f}%"
 
@@ -33,7 +76,7 @@ def _num(v: float | None) -> str:
     return "–" if v is None else f"{v:.1f}"
 
 
-def jobs_table(progress: list[JobProgress]) -> Table:
+def jobs_table(progress: list[JobProgress], width: int | None = None) -> Table:
     t = Table(title="Jobs (runs: done/planned)")
     for col in ("job", "date", "agent", "skill", "evals", "runs", "passed", "status"):
         t.add_column(col, justify="right" if col in ("evals", "runs", "passed") else "left", no_wrap=col == "job")
@@ -44,21 +87,23 @@ def jobs_table(progress: list[JobProgress]) -> Table:
             j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, skill_label(j.skill_path, j.skill_hash, path=False), str(p.evals),
             done, str(p.passed), j.status,
         )
-    return t
+    return fit(t, width, ("skill", "evals", "date", "passed"))
 
 
-def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None) -> Table:
-    """One row per run. An unscored run (provider, harness or definition error): no scores, its error shown.
-    The variant column appears only when the job has baseline runs (a job without a skill has one kind of run)."""
+def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None, width: int | None = None) -> Table:
+    """One row per run, and why it failed or was not scored (``run_reason``). An unscored run (provider, harness or
+    definition error): no scores. The variant column appears only when the job has baseline runs (a job without a
+    skill has one kind of run). At ``width`` columns the layer totals go first, then the score."""
     has_skill = bool(job.skill_path or job.skill_hash) if job else any(r.skill_path or r.skill_hash for r in runs)
     show_variant = any(r.variant == "baseline" for r in runs)
-    show_error = any(r.error for r in runs)
+    why = {id(r): run_reason(r) for r in runs}
+    show_why = any(why.values())
     t = Table(title=f"Runs of {job_id}" + ("" if has_skill else " (no skill)"))
     cols = ["eval", *(["variant"] if show_variant else []), "run", "outcome", "rubric", "sandbox", "combined",
-            "score", "verdict", "grading", *(["error"] if show_error else [])]
+            "score", "verdict", "grading", *(["why"] if show_why else [])]
     right = ("run", "rubric", "sandbox", "combined", "score", "grading")  # grading: the run's grading version
     for col in cols:
-        t.add_column(col, justify="right" if col in right else "left", no_wrap=col == "eval", overflow="fold")
+        t.add_column(col, justify="right" if col in right else "left", no_wrap=col in ("eval", "outcome"))
     for r in runs:
         v = r.verdict
         graded = is_graded(r)
@@ -72,14 +117,13 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
             [_num(r.rubric_total), _num(r.sandbox_total), _num(r.combined), _pct(v.score if v else None)]
             if graded else ["–"] * 4
         )
-        error = first_line(r.error, 200) if r.error else ""
         t.add_row(
             r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index),
             r.outcome.replace("_", " "),
             *scores, verdict, f"v{r.grading_version}" if graded else "–",
-            *([_esc(error)] if show_error else []),
+            *([_esc(why[id(r)] or "")] if show_why else []),
         )
-    return t
+    return fit(t, width, ("rubric", "sandbox", "combined", "grading", "score", "outcome", "run"))
 
 
 def _esc(text: str) -> str:
@@ -88,7 +132,7 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -> Table:
+def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None, width: int | None = None) -> Table:
     """Statistics per eval and overall. With ``runs``, evals none of whose runs was scored get a row too (no scores),
     and the runs column counts the unscored runs left out."""
     t = Table(title=title)
@@ -108,13 +152,13 @@ def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None) -
             t.add_row(eval_id, f"0 (+{len(errs)} not scored)", *("–" for _ in range(6 + 2 * len(ks))))
     if s.overall:
         _stats_row(t, s.overall, ks, s.overall.excluded)
-    return t
+    return fit(t, width, (*(f"pass^{k}" for k in ks), *(f"pass@{k}" for k in ks), "sd", "min", "max"))
 
 
 def _stats_row(t: Table, x, ks: list[int], n_err: int) -> None:
     t.add_row(
         "overall" if x.eval_id == "*" else x.eval_id, str(x.n) + (f" (+{n_err} not scored)" if n_err else ""),
-        _pct(x.mean), f"{_pct(x.ci[0])} – {_pct(x.ci[1])}", f"{x.sd * 100:.1f}", _pct(x.min), _pct(x.max),
+        _pct(x.mean), _interval(x.ci[0], x.ci[1], x.n), f"{x.sd * 100:.1f}", _pct(x.min), _pct(x.max),
         _pct(x.pass_rate, 0), *(_pct(x.pass_at_k.get(k), 0) for k in ks), *(_pct(x.pass_hat_k.get(k), 0) for k in ks),
     )
 
@@ -126,7 +170,7 @@ def unscored_runs(runs: list[RunRecord]) -> list[str]:
         if not is_graded(r):
             label = f"{'baseline ' if r.variant == 'baseline' else ''}run {r.run_index}"
             out.append(f"{r.eval_id} {label}: {r.outcome.replace('_', ' ')} (not scored, not counted): "
-                       f"{first_line(r.error, 300) if r.error else 'no error recorded'}")
+                       f"{run_reason(r) or 'no error recorded'}")
     return out
 
 

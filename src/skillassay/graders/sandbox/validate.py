@@ -26,6 +26,7 @@ from skillassay.graders.sandbox.seam import (
     WantedSpace,
 )
 from skillassay.graders.sandbox.steps import StepFailed
+from skillassay.phases import phase
 from skillassay.secrets import redact, redact_tree, secret_values
 
 SeamMode = Literal["emulator", "live"]
@@ -213,6 +214,7 @@ def validate(
             env = {k: render(v, variables) for k, v in setup.env.items()}
             env[config.seam_env_var] = session.api_key
             env["SEAM_ENDPOINT"] = app.seam_endpoint(session.endpoint)
+            phase("start")
             base_url = app.start(env)
             session.allow_webhooks_to(base_url)
         except StepFailed as e:
@@ -231,6 +233,7 @@ def validate(
         if base_url is not None:
             build.ok()
             build.details["health_url"] = base_url + plan.health_path
+            phase("checks")
             with httpx.Client(timeout=30.0, trust_env=False) as client:
                 checker = Checker(
                     client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,

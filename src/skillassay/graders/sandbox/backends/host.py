@@ -23,6 +23,7 @@ from skillassay.graders.sandbox.backends.base import Backend, base_env, copy_app
 from skillassay.graders.sandbox.steps import StepFailed, kill_group, run_step
 from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.runtimes import runtimes
+from skillassay.phases import phase
 
 
 class HostBackend(Backend):
@@ -102,6 +103,7 @@ class HostBackend(Backend):
         self.timings["copy"] = time.monotonic() - t0
 
         t0 = time.monotonic()
+        phase("install")
         log = self.logs_dir / "install.log"
         self.logs["install"] = log
         spec = self.plan.install
@@ -123,6 +125,7 @@ class HostBackend(Backend):
 
         t0 = time.monotonic()
         if self.plan.build:
+            phase("build")
             log = self.logs_dir / "build.log"
             self.logs["build"] = log
             key = None
