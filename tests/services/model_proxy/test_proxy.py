@@ -9,6 +9,8 @@ import socket
 import httpx
 import pytest
 
+from providers import StubProvider
+
 from skillassay.services.model_proxy.proxy import ModelProxy, Upstream, upstreams_from_env
 from skillassay.testing import ModelServer, parse_scripts
 from skillassay.usage import load_prices
@@ -250,57 +252,10 @@ def test_upstreams_from_the_environment():
 # -- the proxy is bounded per run ------------------------------------------------------------------------------
 
 
-class _Provider:
-    """A provider in front of which the scripted server cannot stand: it answers the token count with 429 (the
-    operator's shared limit reached) and the compaction route with a billed answer; it counts what reached it."""
-
-    def __init__(self):
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        import threading
-
-        self.paths: list[str] = []
-        provider = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                provider.paths.append(self.path)
-                if self.path == "/v1/messages/count_tokens":
-                    self._send(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
-                elif self.path == "/v1/responses/compact":
-                    self._send(200, {"id": "cmp_1", "object": "response.compaction", "model": "gpt-5.5",
-                                     "output": [], "usage": {"input_tokens": 1000, "output_tokens": 200}})
-                else:
-                    self._send(200, {"id": "msg_1", "type": "message", "model": "claude-opus-5-5", "content": [],
-                                     "usage": {"input_tokens": 10, "output_tokens": 1}})
-
-            do_GET = do_POST  # noqa: N815
-
-            def _send(self, status, body):
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def provider():
-    p = _Provider()
-    yield p
-    p.close()
+    with StubProvider() as p:
+        yield p
 
 
 def _proxy_to(provider):
