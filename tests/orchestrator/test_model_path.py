@@ -51,8 +51,8 @@ print("wrote out.txt; my key was", os.environ["ANTHROPIC_API_KEY"])
 
 
 @pytest.fixture
-def client(tmp_path) -> Path:
-    path = tmp_path / "client.py"
+def client(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("agent") / "client.py"  # not in the results folder: no mount may uncover it
     path.write_text(CLIENT)
     return path
 
