@@ -95,7 +95,7 @@ def test_command_agent_attacks_fail_and_are_recorded(tmp_path, suite, listener, 
 
 def test_unsealed_the_same_attack_succeeds(tmp_path, suite, listener, evals_dir):
     """The control: with --isolation none (recorded, warned) the attack works, so the sealed test above is not
-    passing for another reason."""
+    passing for another reason; all but the escape, which the subreaper ends with the run."""
     mark = f"skillassay-escape-{os.getpid()}-{time.monotonic_ns()}"
     line = attack(suite, listener.server_address[1], mark)
     result = runner.invoke(app, ["run", str(suite), "--agent", "command", "--command", f"bash -c {json.dumps(line)}",
@@ -108,8 +108,10 @@ def test_unsealed_the_same_attack_succeeds(tmp_path, suite, listener, evals_dir)
         seen = (tmp_path / "results" / run["run_dir"] / "workspace" / "attack.txt").read_text().split()
         assert seen == ["got-golden", "wrote-suite", "reached-loopback", "tried"]
         assert listener.hits == 1
+        # what is kept unsealed: the setsid escape left the run's process group, and still died with the run
+        assert _marked(mark) == [], "a setsid child outlived its unsealed run"
     finally:
-        for pid in _marked(mark):  # unsealed, the escape survives: end it here
+        for pid in _marked(mark):
             os.kill(pid, 9)
 
 
