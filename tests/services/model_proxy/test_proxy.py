@@ -367,6 +367,7 @@ def test_a_huge_chunked_body_is_refused_while_it_is_read(proxy_for):
     sock.close()
     done.set()
     grown = max(peak) - before
-    assert sent < 4 * MAX_BODY or answer.startswith(b"HTTP/1.1 413"), (sent, answer[:100])
+    # the proxy answered 413 and hung up: the rest was never read (the answer may be lost to the reset)
+    assert sent < 2 * MAX_BODY and (answer == b"" or answer.startswith(b"HTTP/1.1 413")), (sent, answer[:100])
     assert grown < MAX_BODY + 48 * 2**20, f"the harness grew by {grown / 2**20:.0f} MiB"
     assert proxy.release(run.token).usage.requests == 0

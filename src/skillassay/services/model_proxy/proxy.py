@@ -437,8 +437,10 @@ class ModelProxy:
         body = await _read_body(request, MAX_BODY)
         if body is None:
             self._done(grant)
-            return _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB",
-                          "request_too_large")
+            refusal = _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB",
+                             "request_too_large")
+            refusal.headers["connection"] = "close"  # the rest of the body is never read, not even to drop it
+            return refusal
         requested_model = _requested_model(body, request.headers.get("content-encoding"))
         if grant.first_request is None and path in ("/v1/messages", "/v1/responses"):
             # what the CLI told the model before any command of the agent's could run (its skills, for the arm
