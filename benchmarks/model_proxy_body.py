@@ -1,6 +1,6 @@
 """What an oversized request body costs the harness: a sealed agent sends the model proxy a huge chunked body
-(1.5 GiB by default); this prints the harness's resident memory before, at its peak and after, and how long the
-413 took. The proxy reads bodies as they arrive and refuses one once it passes its limit (64 MiB), so the peak
+(1.5 GiB by default); this prints the harness's resident memory before, at its peak and after, and how long
+the 413 took. The proxy reads bodies as they arrive and refuses one once it passes its limit (64 MiB), so the peak
 should stay near the limit, whatever the agent offers.
 
     .venv/bin/python benchmarks/model_proxy_body.py [--gib 1.5]

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class StubProvider:
-    """A provider in front of which the scripted server cannot stand: it answers the token count with 429 (the
-    operator's shared limit reached) and the compaction route with a billed answer; it counts what reached it."""
+    """What the scripted server does not play: it answers the token count with 429 (the operator's shared limit
+    reached) and the compaction route with a billed answer; it counts what reached it."""
 
     def __init__(self):
         self.paths: list[str] = []
@@ -21,13 +21,14 @@ class StubProvider:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 provider.paths.append(self.path)
                 if self.path == "/v1/messages/count_tokens":
-                    self._send(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}})
+                    error = {"type": "rate_limit_error", "message": "slow down"}
+                    self._send(429, {"type": "error", "error": error})
                 elif self.path == "/v1/responses/compact":
                     self._send(200, {"id": "cmp_1", "object": "response.compaction", "model": "gpt-5.5",
                                      "output": [], "usage": {"input_tokens": 1000, "output_tokens": 200}})
                 else:
-                    self._send(200, {"id": "msg_1", "type": "message", "model": "claude-opus-5-5", "content": [],
-                                     "usage": {"input_tokens": 10, "output_tokens": 1}})
+                    self._send(200, {"id": "msg_1", "type": "message", "model": "claude-opus-5-5",
+                                     "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}})
 
             do_GET = do_POST  # noqa: N815
 

@@ -38,7 +38,8 @@ def _gone(mark: str, within: float = 5.0) -> bool:
 
 
 def test_nothing_outlives_its_command_unsealed(tmp_path):
-    """setsid and a double-forked daemon left the run's process group and outlived it; the subreaper finds them."""
+    """setsid and a double-forked daemon left the run's process group and outlived it; the subreaper finds
+    them."""
     import os
     import time
 

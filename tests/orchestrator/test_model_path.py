@@ -52,7 +52,7 @@ print("wrote out.txt; my key was", os.environ["ANTHROPIC_API_KEY"])
 
 @pytest.fixture
 def client(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("agent") / "client.py"  # not in the results folder: no mount may uncover it
+    path = tmp_path_factory.mktemp("agent") / "client.py"  # outside the results: no mount may uncover them
     path.write_text(CLIENT)
     return path
 

@@ -81,16 +81,17 @@ sys.exit(1)
 
 def test_a_burst_of_token_counts_does_not_make_a_failed_run_unscored(tmp_path: Path, evals_dir: Path) -> None:
     """An agent bursts /v1/messages/count_tokens until the provider answers 429, then exits 1: the run was a
-    provider error (retried, unscored) and the operator's shared rate limit was spent for every other run. Only
-    the conversation route decides now, and the proxy rate-limits a run's side routes itself."""
+    provider error (retried, unscored) and the operator's shared rate limit was spent for every other run.
+    Only the conversation route decides now, and the proxy rate-limits a run's side routes itself."""
     from skillassay.services.model_proxy.proxy import SIDE_BURST
 
     blob = base64.b64encode(BURST.encode()).decode()
     command = f"{sys.executable} -c \"import base64; exec(base64.b64decode('{blob}'))\""
     with StubProvider() as provider:
         out = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", command,
-                                  "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "r"),
-                                  "--json", "--retries", "1", "--retry-delay", "0", "--model-upstream", provider.url])
+                                  "--fixtures", "flask-py", "--layers", "rubric", "--json",
+                                  "--results", str(tmp_path / "r"), "--retries", "1", "--retry-delay", "0",
+                                  "--model-upstream", provider.url])
     assert out.exit_code in (0, 1), out.output
     [run] = json.loads(out.stdout)["runs"]
     assert "counts 30 answered 429" in (tmp_path / "r" / run["run_dir"] / "agent.stdout.log").read_text()

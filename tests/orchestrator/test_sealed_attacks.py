@@ -182,12 +182,12 @@ def test_a_sigkilled_harness_leaves_no_agent_running(tmp_path, suite):
 
 
 def test_a_mount_holding_the_suite_is_refused(tmp_path, evals_dir):
-    """`--mount` of a folder holding the suite (a project checkout, say) let a sealed agent copy the golden: 100%,
-    pass, reached_for_suite empty, since mounted targets count as the agent's own in the audit."""
+    """`--mount` of a folder holding the suite (a project checkout, say) let a sealed agent copy the golden:
+    100%, pass, reached_for_suite empty, since mounted targets count as the agent's own in the audit."""
     project = evals_dir.parent  # the checkout holding the shipped suite
     copy = f"cp {evals_dir / GOLDEN_REL} app.py"
     result = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", copy, "--fixtures",
-                                 "flask-py", "--layers", "rubric", "--results", str(tmp_path / "results"), "--json",
+                                 "flask-py", "--layers", "rubric", "--json", "--results", str(tmp_path / "results"),
                                  "--mount", str(project)])
     assert result.exit_code == 2, result.output
     assert f"error: --mount {project}: it holds the suite ({evals_dir.resolve()})" in result.stderr

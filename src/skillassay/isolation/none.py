@@ -4,7 +4,8 @@ results, the app can reach anything. Runs record it (run.json ``isolation: none`
 the command line warns before a job starts.
 
 What is kept: nothing outlives its run. Each process runs under ``subreaper.py``, a child subreaper that finds
-every descendant (``setsid`` and double-forked daemons included) and kills it when the command ends or is ended.
+every descendant (``setsid`` and double-forked daemons included) and kills it when the command ends or is
+ended.
 
 The phase's forwarders are not needed (the host's loopback is shared) and no egress proxy runs: there is nothing to
 enforce it with.

@@ -1,11 +1,13 @@
-"""The small launcher every unsealed process (``--isolation none``) runs under: ``python -I -S subreaper.py COMMAND...``
+"""The small launcher every unsealed process (``--isolation none``) runs under:
+``python -I -S subreaper.py COMMAND...``
 
-Without a PID namespace, a process started with ``setsid`` (or a daemon that double-forks) leaves its run's process
-group, and killing the group no longer reaches it. So this process makes itself a child subreaper
-(``prctl(PR_SET_CHILD_SUBREAPER)``): every orphan among its descendants is reparented to it, not to init, and stays
-findable as its descendant in ``/proc``. It runs the command as its child, passes on the signals it gets, and when
-the command ends (or the harness ends it: SIGTERM, or this process's parent dying) it kills every descendant still
-alive, reaps them, and exits with the command's status (by the same signal when the command was killed).
+Without a PID namespace, a process started with ``setsid`` (or a daemon that double-forks) leaves its run's
+process group, and killing the group no longer reaches it. So this process makes itself a child subreaper
+(``prctl(PR_SET_CHILD_SUBREAPER)``): every orphan among its descendants is reparented to it, not to init, and
+stays findable as its descendant in ``/proc``. It runs the command as its child, passes on the signals it
+gets, and when the command ends (or the harness ends it: SIGTERM, or this process's parent dying) it kills
+every descendant still alive, reaps them, and exits with the command's status (by the same signal when the
+command was killed).
 
 Standard library only, and no skillassay import: it starts in a few milliseconds.
 """
@@ -58,8 +60,8 @@ def reap():
 
 
 def kill_below(me, ended):
-    """Stop, then kill, whatever is still alive below this process until nothing is (a process forking while it
-    is killed is caught by the next round: its children are reparented here)."""
+    """Stop, then kill, whatever is still alive below this process until nothing is (a process forking while
+    it is killed is caught by the next round: its children are reparented here)."""
     for _ in range(1000):
         pids = descendants(me)
         if not pids:

@@ -59,10 +59,10 @@ def _harness() -> list[tuple[str, Path]]:
 
 def mount_problem(mounts: Iterable[Path], *, suite: Path | None, results: Path,
                   definitions: Sequence[EvalDefinition] = ()) -> str | None:
-    """Why a ``--mount`` would uncover what a run must not see, as one line naming the mount and the overlap; None
-    when every mount is clear. A mount inside, or holding, the suite, an eval's answers, the results, skillassay's
-    cache or its own files is refused; so is one holding the operator's home or other runs' folders. Symlinks are
-    resolved on both sides."""
+    """Why a ``--mount`` would uncover what a run must not see, as one line naming the mount and the overlap;
+    None when every mount is clear. A mount inside, or holding, the suite, an eval's answers, the results,
+    skillassay's cache or its own files is refused; so is one holding the operator's home or other runs'
+    folders. Symlinks are resolved on both sides."""
     both: list[tuple[str, Path]] = [("the results folder", results), ("skillassay's cache", cache_dir()),
                                     *_harness()]
     if suite is not None:
@@ -87,7 +87,7 @@ _LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loop
 
 
 def _own_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Loopback, unspecified, link-local (cloud metadata) or an address of this machine (it can bind there)."""
+    """Loopback, unspecified, link-local (cloud metadata), or an address of this machine (it can bind it)."""
     if ip.is_loopback or ip.is_unspecified or ip.is_link_local:
         return True
     family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
@@ -100,8 +100,9 @@ def _own_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 
 def allow_host_problem(hosts: Iterable[str]) -> str | None:
-    """Why an ``--allow-host`` would open the way to this machine (its loopback, its addresses, so the harness's
-    own services: the model proxy, the emulator, the bridges), as one line; None when every entry is clear."""
+    """Why an ``--allow-host`` would open the way to this machine (its loopback, its addresses, so the
+    harness's own services: the model proxy, the emulator, the bridges), as one line; None when every entry is
+    clear."""
     names = {socket.gethostname().lower(), socket.getfqdn().lower(), *_LOCAL_NAMES}
     for entry in hosts:
         host = _host_of(entry.strip().lower())

@@ -24,8 +24,8 @@ from skillassay.errors import SkillassayError
 
 Api = Literal["anthropic", "openai"]
 
-# The routes that carry the model's turns (what the agent's conversation is made of, and what bills tokens); the
-# others (token counts, model lists) are side routes. Only a conversation call failing can make a run the
+# The routes that carry the model's turns (what the agent's conversation is made of, and what bills tokens);
+# the others (token counts, model lists) are side routes. Only a conversation call failing can make a run the
 # provider's failure (orchestrator/attempts.py).
 CONVERSATION_PATHS = frozenset({"/v1/messages", "/v1/responses", "/v1/responses/compact"})
 

@@ -5,12 +5,12 @@ swaps for the provider's key on the way up, and refuses once the run is over. An
 agent sees exactly what the provider said, errors included, so it retries as it would against the provider);
 on the way, the proxy reads each answer's usage and errors into the grant's record.
 
-Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses and its compaction,
-the model lists): a run's token cannot reach the rest of the operator's account through the real key. Every call
-passed on is metered. The proxy is bounded per run: a request body is read as it arrives and refused once it passes
-``MAX_BODY``; a run has at most ``MAX_CONCURRENT`` requests under way; its side routes (token counts, model lists)
-are rate-limited, so one run cannot spend the operator's shared rate limit. What the proxy refuses itself never
-reaches the provider and is never a provider error.
+Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses and its
+compaction, the model lists): a run's token cannot reach the rest of the operator's account through the real
+key. Every call passed on is metered. The proxy is bounded per run: a request body is read as it arrives and
+refused once it passes ``MAX_BODY``; a run has at most ``MAX_CONCURRENT`` requests under way; its side routes
+(token counts, model lists) are rate-limited, so one run cannot spend the operator's shared rate limit. What
+the proxy refuses itself never reaches the provider and is never a provider error.
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
 # refused, because the upstream (or httpx) would normalise "/v1/responses/../files" into a route of the operator's
 # account that the real key opens.
 _SEGMENT = r"[A-Za-z0-9_-][A-Za-z0-9._:-]{0,199}"
-# Stored responses (retrieval, input items, cancel, delete) are not passed on: the CLIs send ``store: false``, and a
-# retrieval's answer repeats the usage of a call already counted.
+# Stored responses (retrieval, input items, cancel, delete) are not passed on: the CLIs send ``store: false``,
+# and a retrieval's answer repeats the usage of a call already counted.
 _ROUTES: list[tuple[set[str], re.Pattern[str], Api | None]] = [
     ({"POST"}, re.compile(r"/v1/messages(?:/count_tokens)?"), "anthropic"),
     ({"POST"}, re.compile(r"/v1/responses(?:/compact)?"), "openai"),
@@ -397,7 +397,7 @@ class ModelProxy:
             return _error(api, 401, "skillassay model proxy: this run's token is unknown or its run is over",
                           "authentication_error")
         if refused is not None:
-            # answered here, never sent upstream: the agent's own doing, not the provider's (never a provider error)
+            # answered here, never sent upstream: the agent's own doing (never a provider error)
             response = _error(api, 429, f"skillassay model proxy: {refused}", "rate_limit_error")
             response.headers["retry-after"] = "1"
             return response
@@ -481,7 +481,7 @@ class ModelProxy:
             return Response(raw, status_code=resp.status_code, headers=out_headers)
 
         streaming = "text/event-stream" in resp.headers.get("content-type", "")
-        meter = Meter(api, streaming)  # every route: a side route's answer carries no usage, and costs nothing
+        meter = Meter(api, streaming)  # every route: a side route's answer carries no usage, costs nothing
         state: dict[str, ProviderError | bool | None] = {"error": None, "closed": False}
 
         async def relay() -> AsyncIterator[bytes]:
@@ -510,7 +510,8 @@ class ModelProxy:
             state["closed"] = True
             await resp.aclose()
             error = state["error"] if isinstance(state["error"], ProviderError) else None
-            self._done(grant, self._call(api, path, started, at, meter, resp.status_code, requested_model, error))
+            self._done(grant, self._call(api, path, started, at, meter, resp.status_code, requested_model,
+                                         error))
 
         return _Relay(relay(), close, status_code=resp.status_code, headers=out_headers)
 
@@ -531,7 +532,7 @@ class _Relay(StreamingResponse):
 
 
 async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The request's body, read as it arrives; None as soon as it passes ``limit`` (the rest is never read)."""
+    """The request's body, read as it arrives; None once it passes ``limit`` (the rest is never read)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         return None
