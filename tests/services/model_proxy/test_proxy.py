@@ -375,3 +375,39 @@ def test_a_huge_chunked_body_is_refused_while_it_is_read(proxy_for):
     assert sent < 2 * MAX_BODY and (answer == b"" or answer.startswith(b"HTTP/1.1 413")), (sent, answer[:100])
     assert grown < MAX_BODY + 48 * 2**20, f"the harness grew by {grown / 2**20:.0f} MiB"
     assert proxy.release(run.token).usage.requests == 0
+
+
+def test_a_runs_bodies_under_way_are_bounded_together(proxy_for):
+    """Each under the limit, many bodies at once would still hold MAX_CONCURRENT times it: a run's bodies under
+    way share one budget, and the one that passes it is refused."""
+    from skillassay.services.model_proxy.proxy import MAX_BODY, MAX_RUN_BUFFERED
+
+    proxy = proxy_for({"id": "many", "turns": []})
+    run = proxy.grant("r")
+    part = b"x" * (1 << 20)
+    socks, refused = [], []
+    for _ in range(MAX_RUN_BUFFERED // (MAX_BODY - 8 * 2**20) + 1):  # 56 MiB each: the third passes 128 MiB
+        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nx-api-key: "
+                     + run.token.encode() + b"\r\n\r\n")
+        try:
+            for _ in range(56):
+                sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+        except OSError:
+            refused.append(sock)
+        socks.append(sock)
+    import time
+
+    time.sleep(0.5)  # the proxy has read what was sent
+    answers = []
+    for sock in socks:
+        sock.settimeout(0.5)
+        try:
+            answers.append(sock.recv(100)[:12])
+        except OSError:
+            answers.append(b"")
+        sock.close()
+    assert answers[:2] == [b"", b""]  # still being read, under way
+    assert answers[2] in (b"HTTP/1.1 413", b"") and (answers[2] or socks[2] in refused), answers
+    assert proxy.release(run.token, wait=5).usage.requests == 0
+    assert proxy._grants[run.token].buffered == 0  # every byte held was given back

@@ -8,9 +8,10 @@ on the way, the proxy reads each answer's usage and errors into the grant's reco
 Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses and its
 compaction, the model lists): a run's token cannot reach the rest of the operator's account through the real
 key. Every call passed on is metered. The proxy is bounded per run: a request body is read as it arrives and
-refused once it passes ``MAX_BODY``; a run has at most ``MAX_CONCURRENT`` requests under way; its side routes
-(token counts, model lists) are rate-limited, so one run cannot spend the operator's shared rate limit. What
-the proxy refuses itself never reaches the provider and is never a provider error.
+refused once it passes ``MAX_BODY`` (or the run's bodies under way ``MAX_RUN_BUFFERED``); a run has at most
+``MAX_CONCURRENT`` requests under way; its side routes (token counts, model lists) are rate-limited, so one
+run cannot spend the operator's shared rate limit. What the proxy refuses itself never reaches the provider
+and is never a provider error.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
 }
 MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused (413): no model call is that big
 MAX_CONCURRENT = 16  # requests under way per run; a CLI's parallel subagents stay well below it
+MAX_RUN_BUFFERED = 2 * MAX_BODY  # request bytes a run's requests under way may hold in the harness at once
 SIDE_BURST = 20  # side-route calls (token counts, model lists) a run may make at once...
 SIDE_PER_MINUTE = 30  # ...and then per minute
 MAX_FIRST_REQUEST = 2 * 1024 * 1024  # of the first model request, kept for its grant's report
@@ -173,6 +175,7 @@ class _Grant:
         self.released = False
         self.first_request: str | None = None  # the CLI's first model request, as it was sent
         self.side = _Bucket(SIDE_BURST, SIDE_PER_MINUTE / 60)
+        self.buffered = 0  # bytes of request bodies the proxy holds for this run's requests under way
 
     def admit(self, path: str) -> str | None:
         """Why the proxy refuses this request of the run itself (its caller holds the lock), or None."""
@@ -433,14 +436,48 @@ class ModelProxy:
                              model=model)
 
     async def _forward(self, request: Request, api: Api, path: str, grant: _Grant) -> Response:
-        upstream = self.upstreams[api]
-        body = await _read_body(request, MAX_BODY)
+        body = await self._read_body(request, grant)
         if body is None:
             self._done(grant)
-            refusal = _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB",
+            refusal = _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB, or "
+                                       f"this run's bodies under way over {MAX_RUN_BUFFERED // 2**20} MiB",
                              "request_too_large")
             refusal.headers["connection"] = "close"  # the rest of the body is never read, not even to drop it
             return refusal
+        try:
+            return await self._send(request, api, path, grant, body)
+        finally:  # sent (or not): the body is no longer the proxy's to hold
+            self._hold(grant, -len(body))
+
+    def _hold(self, grant: _Grant, size: int) -> bool:
+        """Count ``size`` more bytes held for the run (negative: released); False when that would pass
+        ``MAX_RUN_BUFFERED``."""
+        with self._lock:
+            if size > 0 and grant.buffered + size > MAX_RUN_BUFFERED:
+                return False
+            grant.buffered += size
+            return True
+
+    async def _read_body(self, request: Request, grant: _Grant) -> bytes | None:
+        """The request's body, read as it arrives; None once it passes ``MAX_BODY`` or the run's bodies under
+        way pass ``MAX_RUN_BUFFERED`` (the rest is never read)."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return None
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                if len(body) + len(chunk) > MAX_BODY or not self._hold(grant, len(chunk)):
+                    self._hold(grant, -len(body))
+                    return None
+                body += chunk
+        except BaseException:
+            self._hold(grant, -len(body))
+            raise
+        return bytes(body)
+
+    async def _send(self, request: Request, api: Api, path: str, grant: _Grant, body: bytes) -> Response:
+        upstream = self.upstreams[api]
         requested_model = _requested_model(body, request.headers.get("content-encoding"))
         if grant.first_request is None and path in ("/v1/messages", "/v1/responses"):
             # what the CLI told the model before any command of the agent's could run (its skills, for the arm
@@ -529,19 +566,6 @@ class _Relay(StreamingResponse):
         finally:
             with anyio.CancelScope(shield=True):
                 await self._on_close()
-
-
-async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The request's body, read as it arrives; None once it passes ``limit`` (the rest is never read)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
 
 
 def _requested_model(body: bytes, encoding: str | None) -> str | None:
