@@ -311,7 +311,7 @@ def test_a_run_has_a_bounded_number_of_requests_under_way(proxy_for, server):
 
     from skillassay.services.model_proxy.proxy import MAX_CONCURRENT
 
-    proxy = proxy_for({"id": "slow", "turns": [{"hang": 2, "actions": [{"text": "a"}]}]})
+    proxy = proxy_for({"id": "slow", "turns": [{"hang": 3, "actions": [{"text": "a"}]}]})
     run, other = proxy.grant("r"), proxy.grant("other")
     limits = httpx.Limits(max_connections=MAX_CONCURRENT + 8)
     with ThreadPoolExecutor(MAX_CONCURRENT + 8) as pool, httpx.Client(limits=limits, timeout=30) as client:
