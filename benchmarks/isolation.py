@@ -1,6 +1,7 @@
 """The cost of sealing a process: start-to-exit time of a trivial command (``/bin/true``), and of a Python start,
-open (no isolation) against sealed by bubblewrap, with and without the network forwarder (the launcher, needed when
-the phase has an endpoint) and the syscall audit (strace). Target: under 50 ms added per sealed process.
+open (a bare start) against ``--isolation none`` (its subreaper launcher) and sealed by bubblewrap, with and
+without the network forwarder (the launcher, needed when the phase has an endpoint) and the syscall audit
+(strace). Target: under 50 ms added per sealed process.
 
 With ``--cli``, also a whole scripted Claude Code session (three model turns: a Read, a Bash command, a Write) run
 open, sealed, and sealed with the audit: what sealing costs an agent run.
@@ -72,6 +73,10 @@ def main() -> None:
     rows: list[tuple[str, str, list[float]]] = []  # (how, command, times)
     for label, argv in (("/bin/true", ["/bin/true"]), ("python -c (fetch over loopback)", fetch)):
         rows.append(("open", label, _time(open_start(argv), args.runs)))
+        with get_isolation("none").open(Seal(phase="command", writable=[ws]), root / f"n-{len(rows)}") as box:
+            def unsealed(box=box, argv=argv):
+                return box.popen(argv, cwd=ws, env=env)
+            rows.append(("none (subreaper)", label, _time(unsealed, args.runs)))
         for audit in (False, True):
             for endpoint in (False, True):
                 if label == "/bin/true" and endpoint:

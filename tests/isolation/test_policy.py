@@ -14,11 +14,12 @@ def test_registries_by_stack_by_definition_and_granted(evals_dir, tmp_path):
     assert run_policy("bubblewrap", express, tmp_path, ["github.com"]).registries == ["registry.npmjs.org",
                                                                                       "github.com"]
     own = flask.model_copy(update={"registries": ["pypi.internal:8443"]})
-    policy = run_policy("bubblewrap", own, tmp_path, ["pypi.internal:8443"], [tmp_path])
+    wheels = tmp_path / "wheels"  # beside the results, not holding them: a mount may not uncover them
+    policy = run_policy("bubblewrap", own, tmp_path / "results", ["pypi.internal:8443"], [wheels])
     assert policy.registries == ["pypi.internal:8443"]
-    assert [m.target for m in policy.mounts] == [tmp_path]
+    assert [m.target for m in policy.mounts] == [wheels]
     protected = policy.protected
     assert protected[str(flask.suite_dir.resolve())] == "suite"
-    assert protected[str(tmp_path.resolve())] == "results"
+    assert protected[str((tmp_path / "results").resolve())] == "results"
     assert protected[str(Path.home())] == "operator home"
     assert any(label == "other runs" and "*" in root for root, label in protected.items())

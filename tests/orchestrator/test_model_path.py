@@ -51,8 +51,8 @@ print("wrote out.txt; my key was", os.environ["ANTHROPIC_API_KEY"])
 
 
 @pytest.fixture
-def client(tmp_path) -> Path:
-    path = tmp_path / "client.py"
+def client(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("agent") / "client.py"  # outside the results: no mount may uncover them
     path.write_text(CLIENT)
     return path
 
@@ -202,7 +202,7 @@ def _result(status="agent_error", kind=None, is_error=True):
     return AgentResult(status=status, error_kind=kind, transcript=Transcript(agent="x", is_error=is_error))
 
 
-def _report(*errors: ProviderError, calls: int = 1) -> GrantReport:
+def _report(*errors: ProviderError, calls: int = 1, paths: tuple[str, ...] = ()) -> GrantReport:
     from datetime import UTC, datetime
 
     from skillassay.usage import ModelCall
@@ -210,8 +210,9 @@ def _report(*errors: ProviderError, calls: int = 1) -> GrantReport:
     usage = ModelUsage()
     out = []
     for i in range(calls):
-        err = errors[i] if i < len(errors) else None
-        call = ModelCall(at=datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC), api="anthropic", path="/v1/messages",
+        err = errors[i] if i < len(errors) else None  # None among them: a call that succeeded
+        path = paths[i] if i < len(paths) else "/v1/messages"
+        call = ModelCall(at=datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC), api="anthropic", path=path,
                          status=err.http_status if err else 200, error=err)
         usage.add_call(call)
         out.append(call)
@@ -233,6 +234,11 @@ def test_the_proxy_is_the_authority_on_provider_errors():
     assert judge(_result(), _report(overloaded, calls=2))[0] == "agent_error"
     # the operator's key refused: the harness's, never retried
     assert judge(_result(), _report(refused))[0] == "harness_error"
+    # a side route the agent burst until the provider said 429: the agent's, whatever the CLI says
+    limited = ProviderError(kind="rate_limited", http_status=429)
+    side = _report(None, limited, calls=2, paths=("/v1/messages", "/v1/messages/count_tokens"))
+    assert judge(_result(), side)[0] == "agent_error"
+    assert judge(_result("provider_error", "rate_limited"), side)[0] == "agent_error"
     # a success stays a success, and a timeout the agent's
     assert judge(_result("completed", is_error=False), _report(overloaded))[0] == "completed"
     assert judge(_result("timed_out"), _report(overloaded))[0] == "timed_out"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from parts import needs
+from providers import StubProvider
 from typer.testing import CliRunner
 
 from skillassay.agents.codex import CodexAgent
@@ -54,6 +55,51 @@ def test_an_echoed_quota_phrase_does_not_make_a_failed_run_unscored(tmp_path: Pa
     calls = [json.loads(line) for line in (tmp_path / "r" / run["run_dir"] / "model_calls.jsonl").read_text().splitlines()]
     assert [c["error"]["kind"] for c in calls] == ["bad_request"]
     assert run["outcome"] == "agent_error", (run["outcome"], run.get("error"))
+
+
+# one good model turn, then a burst of token counts until the provider says 429, then a failing exit
+BURST = r'''
+import json, os, sys, urllib.request, urllib.error
+
+def call(path):
+    request = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"] + path, method="POST",
+        data=json.dumps({"model": "claude-opus-5-5", "max_tokens": 8,
+                         "messages": [{"role": "user", "content": "hi"}]}).encode(),
+        headers={"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01",
+                 "content-type": "application/json"})
+    try:
+        return urllib.request.urlopen(request, timeout=30).status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+print("turn", call("/v1/messages"))
+print("counts", [call("/v1/messages/count_tokens") for _ in range(30)].count(429), "answered 429")
+sys.exit(1)
+'''
+
+
+def test_a_burst_of_token_counts_does_not_make_a_failed_run_unscored(tmp_path: Path, evals_dir: Path) -> None:
+    """An agent bursts /v1/messages/count_tokens until the provider answers 429, then exits 1: the run was a
+    provider error (retried, unscored) and the operator's shared rate limit was spent for every other run.
+    Only the conversation route decides now, and the proxy rate-limits a run's side routes itself."""
+    from skillassay.services.model_proxy.proxy import SIDE_BURST
+
+    blob = base64.b64encode(BURST.encode()).decode()
+    command = f"{sys.executable} -c \"import base64; exec(base64.b64decode('{blob}'))\""
+    with StubProvider() as provider:
+        out = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", command,
+                                  "--fixtures", "flask-py", "--layers", "rubric", "--json",
+                                  "--results", str(tmp_path / "r"), "--retries", "1", "--retry-delay", "0",
+                                  "--model-upstream", provider.url])
+    assert out.exit_code in (0, 1), out.output
+    [run] = json.loads(out.stdout)["runs"]
+    assert "counts 30 answered 429" in (tmp_path / "r" / run["run_dir"] / "agent.stdout.log").read_text()
+    assert run["outcome"] == "agent_error", (run["outcome"], run.get("error"))
+    assert len(run["attempts"]) == 1 and run["verdict"] is not None  # scored, not retried
+    # past the run's burst (and what refilled meanwhile, one every 2 s) the rest never left the proxy
+    reached = provider.paths.count("/v1/messages/count_tokens")
+    assert SIDE_BURST <= reached < 30 and reached + run["model_usage"]["refused_requests"] == 30
 
 
 def test_the_providers_own_quota_answers_still_read_as_quota() -> None:

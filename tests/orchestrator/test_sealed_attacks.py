@@ -95,7 +95,7 @@ def test_command_agent_attacks_fail_and_are_recorded(tmp_path, suite, listener, 
 
 def test_unsealed_the_same_attack_succeeds(tmp_path, suite, listener, evals_dir):
     """The control: with --isolation none (recorded, warned) the attack works, so the sealed test above is not
-    passing for another reason."""
+    passing for another reason; all but the escape, which the subreaper ends with the run."""
     mark = f"skillassay-escape-{os.getpid()}-{time.monotonic_ns()}"
     line = attack(suite, listener.server_address[1], mark)
     result = runner.invoke(app, ["run", str(suite), "--agent", "command", "--command", f"bash -c {json.dumps(line)}",
@@ -108,8 +108,10 @@ def test_unsealed_the_same_attack_succeeds(tmp_path, suite, listener, evals_dir)
         seen = (tmp_path / "results" / run["run_dir"] / "workspace" / "attack.txt").read_text().split()
         assert seen == ["got-golden", "wrote-suite", "reached-loopback", "tried"]
         assert listener.hits == 1
+        # what is kept unsealed: the setsid escape left the run's process group, and still died with the run
+        assert _marked(mark) == [], "a setsid child outlived its unsealed run"
     finally:
-        for pid in _marked(mark):  # unsealed, the escape survives: end it here
+        for pid in _marked(mark):
             os.kill(pid, 9)
 
 
@@ -174,3 +176,55 @@ def test_a_sigkilled_harness_leaves_no_agent_running(tmp_path, suite):
             proc.kill()
         for pid in _marked(mark):
             os.kill(pid, 9)
+
+
+# -- what a user grants cannot uncover the answers -----------------------------------------------------------
+
+
+def test_a_mount_holding_the_suite_is_refused(tmp_path, evals_dir):
+    """`--mount` of a folder holding the suite (a project checkout, say) let a sealed agent copy the golden:
+    100%, pass, reached_for_suite empty, since mounted targets count as the agent's own in the audit."""
+    project = evals_dir.parent  # the checkout holding the shipped suite
+    copy = f"cp {evals_dir / GOLDEN_REL} app.py"
+    result = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", copy, "--fixtures",
+                                 "flask-py", "--layers", "rubric", "--json", "--results", str(tmp_path / "results"),
+                                 "--mount", str(project)])
+    assert result.exit_code == 2, result.output
+    assert f"error: --mount {project}: it holds the suite ({evals_dir.resolve()})" in result.stderr
+    assert not (tmp_path / "results").exists()  # nothing ran, nothing was recorded
+
+
+def test_mounts_and_hosts_that_would_uncover_the_harness_are_refused(tmp_path, evals_dir, monkeypatch):
+    import socket
+
+    import skillassay
+
+    cache = tmp_path / "cache"
+    (cache / "agents").mkdir(parents=True)
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(cache))
+    results = tmp_path / "results"
+    (results / "job1").mkdir(parents=True)
+    link = tmp_path / "innocent"
+    link.symlink_to(evals_dir / "fixtures" / "flask-py")
+    package = Path(skillassay.__file__).parent
+    cases = [
+        (["--mount", str(evals_dir / "fixtures" / "flask-py" / "test_golden")], "it is inside the suite"),
+        (["--mount", str(link)], "it is inside the suite"),
+        (["--mount", str(results / "job1")], "it is inside the results folder"),
+        (["--mount", str(cache / "agents")], "it is inside skillassay's cache"),
+        (["--mount", str(package / "orchestrator")], "it is inside skillassay's installed package"),
+        (["--mount", str(Path.home().parent)], "it holds"),
+        (["--mount", "/"], "it holds"),
+        (["--allow-host", "127.0.0.1:8080"], "this machine, its loopback"),
+        (["--allow-host", "[::1]"], "this machine, its loopback"),
+        (["--allow-host", "localhost"], "it names this machine"),
+        (["--allow-host", socket.gethostname()], "it names this machine"),
+        (["--allow-host", "169.254.169.254"], "link-local"),
+    ]
+    for extra, why in cases:
+        result = runner.invoke(app, ["run", str(evals_dir), "--agent", "noop", "--fixtures", "flask-py",
+                                     "--layers", "rubric", "--results", str(results), "--json", *extra])
+        assert result.exit_code == 2, (extra, result.output)
+        [line] = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+        assert line.startswith(f"error: {extra[0]} {extra[1]}: ") and why in line, (extra, line)
+    assert sorted(p.name for p in results.iterdir()) == ["job1"]  # nothing was recorded

@@ -186,6 +186,11 @@ def run(
     for m in mount:
         if not m.exists():
             raise typer.BadParameter(f"{m}: no such file or folder", param_hint="--mount")
+    from skillassay.orchestrator.sealing import grant_problem
+
+    if problem := grant_problem(mount, allow_host, suite=None if resume else path, results=results):
+        err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
     sealer = get_isolation(isolation)
     problem = sealer.problem()
     if problem:

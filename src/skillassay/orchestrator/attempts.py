@@ -13,9 +13,11 @@ Where retries happen, and why here:
   operator's key refused or out of quota (a harness error: fix and ``--resume``), a context overflow or a bad request
   (the agent's doing, scored), the agent's own crash or non-zero exit, a timeout, a missing CLI.
 
-The model proxy is the authority on what the provider did. A CLI that reports a provider error the proxy never saw
-does not get a retry (an agent cannot buy itself a reroll by printing "overloaded"); a CLI that died right after the
-provider failed its last call, without saying so, gets one.
+The model proxy is the authority on what the provider did, and only its record of the conversation route (the
+calls that carry the model's turns) counts. A CLI that reports a provider error the proxy did not see end its
+conversation does not get a retry (an agent cannot buy itself a reroll by printing "overloaded", nor by
+bursting token counts until the provider answers 429); a CLI that died right after the provider failed its
+last conversation call, without saying so, gets one.
 """
 
 from __future__ import annotations
@@ -51,28 +53,35 @@ class RetryPolicy(BaseModel):
 
 
 def judge(result: AgentResult, report: GrantReport | None) -> tuple[str, str | None, str | None]:
-    """The attempt's status (and error kind, error), the agent's word checked against the proxy's record."""
+    """The attempt's status (and error kind, error), the agent's word checked against the proxy's record.
+
+    Only the conversation route counts (the calls that carry the model's turns): its last call failing is the
+    provider's doing. A side route (token counts, model lists) that an agent bursts until the provider answers
+    429, or the proxy's own refusals over a run's limits, are the agent's."""
     status, kind, error = result.status, result.error_kind, result.error
     if report is None or status in ("harness_error", "timed_out"):
         # no proxy (an agent that needs no model): the agent's own word stands; a timeout is never the provider's
         return status, kind, error
-    calls = report.usage.requests
-    last = max(report.calls, key=lambda c: c.at).error if report.calls else None
-    seen = [e for e in report.usage.provider_errors if e.retryable]
-    if status == "provider_error":
-        if calls == 0:
-            return "harness_error", "connection", "the agent never reached the model proxy: " + (error or "")
-        if not seen:
-            return ("agent_error", kind,
-                    f"the CLI reported a provider error ({kind}) that the model proxy never saw: {error or ''}".strip())
+    failed_run = status in ("provider_error", "agent_error") or (
+        status == "completed" and result.transcript.is_error)
+    last = last_conversation_error(report)
+    if failed_run and last is not None and last.kind in RETRYABLE:
+        return "provider_error", last.kind, f"the provider failed the last model call: {_describe(last)}"
+    if failed_run and last is not None and last.kind in OPERATOR_KINDS:
+        return ("harness_error", last.kind,
+                f"the provider refused the operator's key or account: {_describe(last)}")
+    if status != "provider_error":
         return status, kind, error
-    if status in ("agent_error", "completed") and last is not None:
-        failed_run = status == "agent_error" or result.transcript.is_error
-        if failed_run and last.kind in RETRYABLE:
-            return "provider_error", last.kind, f"the provider failed the last model call: {_describe(last)}"
-        if failed_run and last.kind in OPERATOR_KINDS:
-            return "harness_error", last.kind, f"the provider refused the operator's key or account: {_describe(last)}"
-    return status, kind, error
+    if report.usage.requests == 0 and report.usage.refused_requests == 0:
+        return "harness_error", "connection", "the agent never reached the model proxy: " + (error or "")
+    return ("agent_error", kind, f"the CLI reported a provider error ({kind}) that the model proxy never saw "
+                                 f"end its conversation: {error or ''}".strip())
+
+
+def last_conversation_error(report: GrantReport) -> ProviderError | None:
+    """The error of the run's last conversation call (None: it succeeded, or there was none)."""
+    conversation = [c for c in report.calls if c.conversation]
+    return max(conversation, key=lambda c: c.at).error if conversation else None
 
 
 def _describe(e: ProviderError) -> str:

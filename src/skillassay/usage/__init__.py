@@ -24,6 +24,16 @@ from skillassay.errors import SkillassayError
 
 Api = Literal["anthropic", "openai"]
 
+# The routes that carry the model's turns (what the agent's conversation is made of, and what bills tokens);
+# the others (token counts, model lists) are side routes. Only a conversation call failing can make a run the
+# provider's failure (orchestrator/attempts.py).
+CONVERSATION_PATHS = frozenset({"/v1/messages", "/v1/responses", "/v1/responses/compact"})
+
+
+def is_conversation(path: str) -> bool:
+    return path in CONVERSATION_PATHS
+
+
 # -- provider errors -----------------------------------------------------------------------------------------
 
 ProviderErrorKind = Literal[
@@ -265,6 +275,10 @@ class ModelCall(BaseModel):
     cost_usd: float | None = None  # None: the model is not in the price table
     error: ProviderError | None = None
 
+    @property
+    def conversation(self) -> bool:
+        return is_conversation(self.path)
+
 
 class ModelTotals(TokenCounts):
     requests: int = 0
@@ -285,6 +299,9 @@ class ModelUsage(TokenCounts):
     by_model: dict[str, ModelTotals] = Field(default_factory=dict)
     provider_errors: list[ProviderError] = Field(default_factory=list)  # the first MAX_ERRORS_KEPT, in order
     provider_error_count: int = 0
+    # requests the proxy answered itself, over the run's limits (concurrency, side-route rate): never sent
+    # upstream, not in ``requests``, never a provider error
+    refused_requests: int = 0
 
     @property
     def cost_known(self) -> bool:
@@ -339,6 +356,7 @@ class ModelUsage(TokenCounts):
             if len(self.provider_errors) < MAX_ERRORS_KEPT:
                 self.provider_errors.append(e)
         self.provider_error_count += other.provider_error_count
+        self.refused_requests += other.refused_requests
 
 
 def total(usages: list[ModelUsage | None]) -> ModelUsage:
@@ -350,6 +368,7 @@ def total(usages: list[ModelUsage | None]) -> ModelUsage:
 
 
 __all__ = [
+    "CONVERSATION_PATHS",
     "RETRYABLE",
     "Api",
     "ModelCall",
@@ -361,6 +380,7 @@ __all__ = [
     "ProviderErrorKind",
     "TokenCounts",
     "classify",
+    "is_conversation",
     "load_prices",
     "total",
 ]

@@ -9,6 +9,8 @@ import socket
 import httpx
 import pytest
 
+from providers import StubProvider
+
 from skillassay.services.model_proxy.proxy import ModelProxy, Upstream, upstreams_from_env
 from skillassay.testing import ModelServer, parse_scripts
 from skillassay.usage import load_prices
@@ -245,3 +247,167 @@ def test_upstreams_from_the_environment():
     assert ups["openai"].base_url == "https://gw.example" and ups["openai"].headers() == {"authorization": "Bearer k-123456"}
     assert upstreams_from_env({})["openai"].headers() == {}
     assert "k-123456" not in repr(ups["openai"])
+
+
+# -- the proxy is bounded per run ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def provider():
+    with StubProvider() as p:
+        yield p
+
+
+def _proxy_to(provider):
+    env = {"ANTHROPIC_API_KEY": REAL_ANTHROPIC, "OPENAI_API_KEY": REAL_OPENAI}
+    return ModelProxy(upstreams_from_env(env, provider.url))
+
+
+def test_every_route_passed_on_is_metered_and_stored_responses_are_not_passed_on(provider):
+    """/v1/responses/compact went upstream and was recorded as 0 tokens, outside --max-cost; GET and POST of
+    /v1/responses/<id>[/<seg>] were passed on too."""
+    with _proxy_to(provider) as proxy:
+        run = proxy.grant("r")
+        compact = post(run, "/v1/responses/compact", {"model": "gpt-5.5", "input": []}, header="bearer")
+        assert compact.status_code == 200
+        for method, path in [("GET", "/v1/responses/resp_1"), ("POST", "/v1/responses/resp_1/cancel"),
+                             ("GET", "/v1/responses/resp_1/input_items"), ("POST", "/v1/responses/x")]:
+            resp = httpx.request(method, run.base_url + path, headers={"authorization": "Bearer " + run.token})
+            assert resp.status_code == 404, (method, path)
+        report = proxy.release(run.token)
+    assert provider.paths == ["/v1/responses/compact"]
+    (call,) = report.calls
+    assert call.conversation and call.tokens.input_tokens == 1000 and call.tokens.output_tokens == 200
+    assert report.usage.cost_usd == pytest.approx((1000 * 5 + 200 * 30) / 1e6)  # gpt-5.5: $5 in, $30 out
+    assert proxy.job_usage().cost_usd == report.usage.cost_usd  # what --max-cost reads
+
+
+def test_a_burst_of_side_calls_is_refused_by_the_proxy_not_sent_on(provider):
+    """An agent bursting /v1/messages/count_tokens spent the operator's shared rate limit, 429 after 429;
+    now the run's side routes are rate-limited by the proxy, which answers itself."""
+    import time
+
+    from skillassay.services.model_proxy.proxy import SIDE_BURST, SIDE_PER_MINUTE
+
+    with _proxy_to(provider) as proxy:
+        run = proxy.grant("r")
+        started = time.monotonic()
+        with httpx.Client(headers={"x-api-key": run.token}, timeout=30) as client:  # one client: fast calls
+            count = run.base_url + "/v1/messages/count_tokens"
+            answers = [client.post(count, json=anthropic_body()).status_code for _ in range(SIDE_BURST + 10)]
+        refilled = (time.monotonic() - started) * SIDE_PER_MINUTE / 60
+        # the conversation goes on
+        assert post(run, "/v1/messages", anthropic_body(stream=False)).status_code == 200
+        report = proxy.release(run.token)
+    assert answers == [429] * (SIDE_BURST + 10)  # the provider's, then the proxy's own
+    reached = provider.paths.count("/v1/messages/count_tokens")
+    assert SIDE_BURST <= reached <= SIDE_BURST + refilled + 1
+    assert report.usage.refused_requests == SIDE_BURST + 10 - reached
+    assert len(report.calls) == report.usage.requests == len(provider.paths)  # a refusal is no provider call
+
+
+def test_a_run_has_a_bounded_number_of_requests_under_way(proxy_for, server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skillassay.services.model_proxy.proxy import MAX_CONCURRENT
+
+    proxy = proxy_for({"id": "slow", "turns": [{"hang": 3, "actions": [{"text": "a"}]}]})
+    run, other = proxy.grant("r"), proxy.grant("other")
+    limits = httpx.Limits(max_connections=MAX_CONCURRENT + 8)
+    with ThreadPoolExecutor(MAX_CONCURRENT + 8) as pool, httpx.Client(limits=limits, timeout=30) as client:
+        futures = [pool.submit(client.post, run.base_url + "/v1/messages", json=anthropic_body(stream=False),
+                               headers={"x-api-key": run.token}) for _ in range(MAX_CONCURRENT + 8)]
+        answers = sorted(f.result().status_code for f in futures)
+        # another run has a cap of its own
+        assert post(other, "/v1/messages", anthropic_body(stream=False)).status_code == 200
+    assert answers == [200] * MAX_CONCURRENT + [429] * 8
+    usage = proxy.release(run.token).usage
+    assert usage.requests == MAX_CONCURRENT and usage.refused_requests == 8
+    assert usage.provider_error_count == 0
+    assert len(server.requests("slow")) == MAX_CONCURRENT + 1
+
+
+def _rss() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_huge_chunked_body_is_refused_while_it_is_read(proxy_for):
+    """A 1.5 GiB chunked body got its 413 only after the harness grew by a gigabyte: the size is now checked
+    as the body arrives, and what the harness holds stays near the limit."""
+    import threading
+    import time
+
+    from skillassay.services.model_proxy.proxy import MAX_BODY
+
+    proxy = proxy_for({"id": "big", "turns": []})
+    run = proxy.grant("r")
+    peak, done = [_rss()], threading.Event()
+    before = peak[0]
+
+    def watch():
+        while not done.is_set():
+            peak.append(_rss())
+            time.sleep(0.02)
+
+    threading.Thread(target=watch, daemon=True).start()
+    chunk = b"x" * (1 << 20)
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                 b"transfer-encoding: chunked\r\nx-api-key: " + run.token.encode() + b"\r\n\r\n")
+    sent = 0
+    try:
+        while sent < 4 * MAX_BODY:  # 256 MiB offered
+            sock.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+            sent += len(chunk)
+    except OSError:
+        pass  # the proxy stopped reading (a full window, a reset): the rest was never taken
+    try:
+        answer = sock.recv(65536)
+    except OSError:
+        answer = b""
+    sock.close()
+    done.set()
+    grown = max(peak) - before
+    # the proxy answered 413 and hung up: the rest was never read (the answer may be lost to the reset)
+    assert sent < 2 * MAX_BODY and (answer == b"" or answer.startswith(b"HTTP/1.1 413")), (sent, answer[:100])
+    assert grown < MAX_BODY + 48 * 2**20, f"the harness grew by {grown / 2**20:.0f} MiB"
+    assert proxy.release(run.token).usage.requests == 0
+
+
+def test_a_runs_bodies_under_way_are_bounded_together(proxy_for):
+    """Each under the limit, many bodies at once would still hold MAX_CONCURRENT times it: a run's bodies under
+    way share one budget, and the one that passes it is refused."""
+    from skillassay.services.model_proxy.proxy import MAX_BODY, MAX_RUN_BUFFERED
+
+    proxy = proxy_for({"id": "many", "turns": []})
+    run = proxy.grant("r")
+    part = b"x" * (1 << 20)
+    socks, refused = [], []
+    for _ in range(MAX_RUN_BUFFERED // (MAX_BODY - 8 * 2**20) + 1):  # 56 MiB each: the third passes 128 MiB
+        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nx-api-key: "
+                     + run.token.encode() + b"\r\n\r\n")
+        try:
+            for _ in range(56):
+                sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+        except OSError:
+            refused.append(sock)
+        socks.append(sock)
+    import time
+
+    time.sleep(0.5)  # the proxy has read what was sent
+    answers = []
+    for sock in socks:
+        sock.settimeout(0.5)
+        try:
+            answers.append(sock.recv(100)[:12])
+        except OSError:
+            answers.append(b"")
+        sock.close()
+    assert answers[:2] == [b"", b""]  # still being read, under way
+    assert answers[2] in (b"HTTP/1.1 413", b"") and (answers[2] or socks[2] in refused), answers
+    assert proxy.release(run.token, wait=5).usage.requests == 0
+    assert proxy._grants[run.token].buffered == 0  # every byte held was given back

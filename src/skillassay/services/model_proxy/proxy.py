@@ -5,8 +5,13 @@ swaps for the provider's key on the way up, and refuses once the run is over. An
 agent sees exactly what the provider said, errors included, so it retries as it would against the provider);
 on the way, the proxy reads each answer's usage and errors into the grant's record.
 
-Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses, the model lists):
-a run's token cannot reach the rest of the operator's account through the real key.
+Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses and its
+compaction, the model lists): a run's token cannot reach the rest of the operator's account through the real
+key. Every call passed on is metered. The proxy is bounded per run: a request body is read as it arrives and
+refused once it passes ``MAX_BODY`` (or the run's bodies under way ``MAX_RUN_BUFFERED``); a run has at most
+``MAX_CONCURRENT`` requests under way; its side routes (token counts, model lists) are rate-limited, so one
+run cannot spend the operator's shared rate limit. What the proxy refuses itself never reaches the provider
+and is never a provider error.
 """
 
 from __future__ import annotations
@@ -42,7 +47,16 @@ from skillassay.services.model_proxy.grants import (
     ModelProxyClient,
 )
 from skillassay.services.model_proxy.meter import Meter, error_text
-from skillassay.usage import Api, ModelCall, ModelUsage, PriceTable, ProviderError, classify_answer, load_prices
+from skillassay.usage import (
+    Api,
+    ModelCall,
+    ModelUsage,
+    PriceTable,
+    ProviderError,
+    classify_answer,
+    is_conversation,
+    load_prices,
+)
 
 DEFAULT_UPSTREAMS: dict[Api, str] = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
 # The provider keys a harness may hold, in the order they are preferred, and how each is sent upstream.
@@ -54,6 +68,10 @@ PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
     "CODEX_API_KEY": ("openai", "authorization"),
 }
 MAX_BODY = 64 * 1024 * 1024  # a request body larger than this is refused (413): no model call is that big
+MAX_CONCURRENT = 16  # requests under way per run; a CLI's parallel subagents stay well below it
+MAX_RUN_BUFFERED = 2 * MAX_BODY  # request bytes a run's requests under way may hold in the harness at once
+SIDE_BURST = 20  # side-route calls (token counts, model lists) a run may make at once...
+SIDE_PER_MINUTE = 30  # ...and then per minute
 MAX_FIRST_REQUEST = 2 * 1024 * 1024  # of the first model request, kept for its grant's report
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
         "transfer-encoding", "upgrade", "host", "content-length"}
@@ -116,10 +134,11 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
 # refused, because the upstream (or httpx) would normalise "/v1/responses/../files" into a route of the operator's
 # account that the real key opens.
 _SEGMENT = r"[A-Za-z0-9_-][A-Za-z0-9._:-]{0,199}"
+# Stored responses (retrieval, input items, cancel, delete) are not passed on: the CLIs send ``store: false``,
+# and a retrieval's answer repeats the usage of a call already counted.
 _ROUTES: list[tuple[set[str], re.Pattern[str], Api | None]] = [
     ({"POST"}, re.compile(r"/v1/messages(?:/count_tokens)?"), "anthropic"),
-    ({"POST"}, re.compile(r"/v1/responses"), "openai"),
-    ({"POST", "GET"}, re.compile(rf"/v1/responses/{_SEGMENT}(?:/{_SEGMENT})?"), "openai"),  # compaction, retrieval
+    ({"POST"}, re.compile(r"/v1/responses(?:/compact)?"), "openai"),
     ({"GET"}, re.compile(rf"/v1/models(?:/{_SEGMENT})?"), None),  # either API: told apart by the auth header
 ]
 
@@ -155,10 +174,39 @@ class _Grant:
         self.in_flight = 0
         self.released = False
         self.first_request: str | None = None  # the CLI's first model request, as it was sent
+        self.side = _Bucket(SIDE_BURST, SIDE_PER_MINUTE / 60)
+        self.buffered = 0  # bytes of request bodies the proxy holds for this run's requests under way
+
+    def admit(self, path: str) -> str | None:
+        """Why the proxy refuses this request of the run itself (its caller holds the lock), or None."""
+        if self.in_flight >= MAX_CONCURRENT:
+            return f"this run has {self.in_flight} requests under way, the most a run may have"
+        if not is_conversation(path) and not self.side.take():
+            return f"this run made more than {SIDE_BURST} token-count or model-list calls, then over " \
+                   f"{SIDE_PER_MINUTE} a minute"
+        return None
 
     def report(self) -> GrantReport:
         return GrantReport(run_id=self.run_id, usage=self.usage.model_copy(deep=True), calls=list(self.calls),
                            first_request=self.first_request)
+
+
+class _Bucket:
+    """A token bucket: ``burst`` at once, refilled at ``rate`` per second."""
+
+    def __init__(self, burst: int, rate: float):
+        self.burst, self.rate = burst, rate
+        self.level = float(burst)
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.level = min(self.burst, self.level + (now - self.at) * self.rate)
+        self.at = now
+        if self.level < 1:
+            return False
+        self.level -= 1
+        return True
 
 
 class ModelProxy:
@@ -337,15 +385,25 @@ class ModelProxy:
                                                       f"{request.method} {path}", "type": "not_found_error"}},
                                 status_code=404)
         token = self._token(request)
+        refused = None
         with self._lock:
             grant = self._grants.get(token or "")
             if grant is None or grant.released:
                 grant = None
             else:
-                grant.in_flight += 1
+                refused = grant.admit(path)
+                if refused is None:
+                    grant.in_flight += 1
+                else:
+                    grant.usage.refused_requests += 1
         if grant is None:
             return _error(api, 401, "skillassay model proxy: this run's token is unknown or its run is over",
                           "authentication_error")
+        if refused is not None:
+            # answered here, never sent upstream: the agent's own doing (never a provider error)
+            response = _error(api, 429, f"skillassay model proxy: {refused}", "rate_limit_error")
+            response.headers["retry-after"] = "1"
+            return response
         try:
             return await self._forward(request, api, path, grant)
         except BaseException:
@@ -378,11 +436,48 @@ class ModelProxy:
                              model=model)
 
     async def _forward(self, request: Request, api: Api, path: str, grant: _Grant) -> Response:
-        upstream = self.upstreams[api]
-        body = await request.body()
-        if len(body) > MAX_BODY:
+        body = await self._read_body(request, grant)
+        if body is None:
             self._done(grant)
-            return _error(api, 413, "skillassay model proxy: request body too large", "request_too_large")
+            refusal = _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB, or "
+                                       f"this run's bodies under way over {MAX_RUN_BUFFERED // 2**20} MiB",
+                             "request_too_large")
+            refusal.headers["connection"] = "close"  # the rest of the body is never read, not even to drop it
+            return refusal
+        try:
+            return await self._send(request, api, path, grant, body)
+        finally:  # sent (or not): the body is no longer the proxy's to hold
+            self._hold(grant, -len(body))
+
+    def _hold(self, grant: _Grant, size: int) -> bool:
+        """Count ``size`` more bytes held for the run (negative: released); False when that would pass
+        ``MAX_RUN_BUFFERED``."""
+        with self._lock:
+            if size > 0 and grant.buffered + size > MAX_RUN_BUFFERED:
+                return False
+            grant.buffered += size
+            return True
+
+    async def _read_body(self, request: Request, grant: _Grant) -> bytes | None:
+        """The request's body, read as it arrives; None once it passes ``MAX_BODY`` or the run's bodies under
+        way pass ``MAX_RUN_BUFFERED`` (the rest is never read)."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            return None
+        body = bytearray()
+        try:
+            async for chunk in request.stream():
+                if len(body) + len(chunk) > MAX_BODY or not self._hold(grant, len(chunk)):
+                    self._hold(grant, -len(body))
+                    return None
+                body += chunk
+        except BaseException:
+            self._hold(grant, -len(body))
+            raise
+        return bytes(body)
+
+    async def _send(self, request: Request, api: Api, path: str, grant: _Grant, body: bytes) -> Response:
+        upstream = self.upstreams[api]
         requested_model = _requested_model(body, request.headers.get("content-encoding"))
         if grant.first_request is None and path in ("/v1/messages", "/v1/responses"):
             # what the CLI told the model before any command of the agent's could run (its skills, for the arm
@@ -423,8 +518,7 @@ class ModelProxy:
             return Response(raw, status_code=resp.status_code, headers=out_headers)
 
         streaming = "text/event-stream" in resp.headers.get("content-type", "")
-        meter = Meter(api, streaming)
-        metered = path in ("/v1/messages", "/v1/responses")
+        meter = Meter(api, streaming)  # every route: a side route's answer carries no usage, costs nothing
         state: dict[str, ProviderError | bool | None] = {"error": None, "closed": False}
 
         async def relay() -> AsyncIterator[bytes]:
@@ -441,7 +535,7 @@ class ModelProxy:
             if meter.error_kind:
                 state["error"] = self._provider_error(api, meter.error_kind, None, meter.error_message,
                                                       meter.model or requested_model)
-            elif streaming and metered and not meter.completed:
+            elif streaming and not meter.completed:
                 state["error"] = self._provider_error(api, "connection", None, "the answer stream ended early",
                                                       meter.model or requested_model)
 
@@ -453,8 +547,8 @@ class ModelProxy:
             state["closed"] = True
             await resp.aclose()
             error = state["error"] if isinstance(state["error"], ProviderError) else None
-            self._done(grant, self._call(api, path, started, at, meter if metered else None, resp.status_code,
-                                         requested_model, error))
+            self._done(grant, self._call(api, path, started, at, meter, resp.status_code, requested_model,
+                                         error))
 
         return _Relay(relay(), close, status_code=resp.status_code, headers=out_headers)
 
