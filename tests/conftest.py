@@ -50,6 +50,9 @@ def listener():
 def pytest_configure(config: pytest.Config) -> None:
     # fixture apps are imported/run from copies; never leave bytecode in the source tree
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # jobs in tests run no golden canary unless they ask (tests/orchestrator/test_canary.py does): most tests' evals
+    # are synthetic, and each canary is three more gradings per eval on an empty cache
+    os.environ.setdefault("SKILLASSAY_CANARY_RUNS", "0")
     config.addinivalue_line("markers", "needs(available, what): the test needs a part of the machine (see conftest)")
 
 

@@ -9,9 +9,10 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.verdict import CriterionResult, decide
 from skillassay.store.files import run_dir_rel, write_job_file, write_json_atomic, write_run_file
-from skillassay.store.models import JobRecord, RunRecord, TranscriptSummary, Variant
+from skillassay.store.models import JobRecord, Outcome, RunRecord, TranscriptSummary, Variant
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 CRITERIA = (
@@ -86,8 +87,12 @@ def make_job(
     baseline_mean: float = 0.6,
     artifacts: bool = True,
     created_at: datetime | None = None,
+    failures_as: Outcome | None = None,
+    grading_version: int = GRADING_VERSION,
 ) -> tuple[JobRecord, list[RunRecord]]:
-    """Write ``job.json`` and every run's files under ``results_root``; return the records."""
+    """Write ``job.json`` and every run's files under ``results_root``; return the records. ``failures_as``:
+    every run whose verdict fails is recorded with this outcome instead (an arm that makes its failures
+    unscored)."""
     rng = random.Random(seed)
     created = created_at or datetime(2026, 11, 29, 22, 45, 12, tzinfo=UTC)
     variants: tuple[Variant, ...] = ("skill", "baseline") if baseline else ("skill",)
@@ -138,7 +143,11 @@ def make_job(
                 skill_loaded=v == "skill", skill_invoked=v == "skill", final_message="Done.",
             ),
             files_changed=1,
+            grading_version=grading_version,
         )
+        if failures_as is not None and not verdict.passed:
+            rec = rec.model_copy(update={"outcome": failures_as, "verdict": None, "criteria": [],
+                                         "error": f"{failures_as.replace('_', ' ')} (synthetic)"})
         write_run_file(results_root, rec)
         if artifacts:
             d = Path(results_root) / rec.run_dir

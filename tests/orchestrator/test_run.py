@@ -15,6 +15,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
+from skillassay.scoring import GRADING_VERSION
 from skillassay.store import open as open_store
 
 runner = CliRunner()
@@ -132,9 +133,21 @@ def test_regrade_rescores_stored_workspaces_and_reports_changes(tmp_path: Path, 
     assert code == 0
     job = out["job_id"]
     run_dir = tmp_path / out["runs"][0]["run_dir"]
+    assert out["runs"][0]["grading_version"] == GRADING_VERSION
+    # the run as results from before grading versions hold it: read as version 1, regraded to the current one
+    old = json.loads((run_dir / "run.json").read_text())
+    del old["grading_version"]
+    (run_dir / "run.json").write_text(json.dumps({**old, "schema_version": 2}))
+    with open_store(tmp_path) as st:
+        st.rebuild_index()
+        assert [r.grading_version for r in st.runs(job_id=job)] == [1]
     result = runner.invoke(app, ["regrade", job, "--results", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["changes"] == []  # same graders, same scores
+    assert json.loads((run_dir / "run.json").read_text())["grading_version"] == GRADING_VERSION
+    with open_store(tmp_path) as st:
+        assert [r.grading_version for r in st.runs(job_id=job)] == [GRADING_VERSION]
+        assert st._conn().execute("SELECT grading_version FROM runs").fetchone()[0] == GRADING_VERSION
     # the agent's stored work changes under the grader's feet: the Seam call in cancel disappears
     svc = run_dir / "workspace" / "services" / "reservation_service.py"
     svc.write_text(svc.read_text().replace("delete_data", "forget_data"))

@@ -7,11 +7,13 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import typer
 from pydantic import BaseModel
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
+SMOKE_BY_DEFAULT = True  # the canary of two evals: about 40 s warm with an empty canary cache, nothing cached
 
 
 class Finding(BaseModel):
@@ -110,14 +112,56 @@ def _isolation() -> list[Finding]:
                     fix=None if problem is None else f"{_apt('bubblewrap')}  ({problem})")]
 
 
+def smoke_findings(suite: Path | None, isolation: str) -> list[Finding]:
+    """The golden canary (orchestrator/canary.py) of one Python and one Node eval: can this machine measure them?"""
+    from skillassay.definitions import load_suite
+    from skillassay.orchestrator import canary
+    from skillassay.scaffold import starter_sources
+
+    evals = canary.smoke_evals(load_suite(suite if suite is not None else starter_sources()[0]))
+    out = []
+    for d, c in zip(evals, canary.smoke(evals, isolation=isolation), strict=True):
+        found = ("the golden passes here" + (" (cached)" if c.cached else "")) if c.status == "passed" else (
+            c.reason or c.status)
+        out.append(Finding(part=f"canary {d.id}", needed_for=f"measuring {d.language} evals on this machine"
+                           + (f" ({d.stack})" if d.stack != "unknown" else ""),
+                           ok=c.passed, found=found,
+                           fix=None if c.passed else f"skillassay sandbox {d.fixture_dir} shows the golden's logs"))
+    return out
+
+
 @commands.command("doctor")
-def doctor(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+def doctor(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+           smoke: bool | None = typer.Option(None, "--smoke/--no-smoke",
+                                             help="Grade one Python and one Node eval's golden here, every layer "
+                                                  "but the LLM judge (the canary a run does; a cached pass is "
+                                                  "free). Default: on, unless SKILLASSAY_CANARY_RUNS=0."),
+           suite: Path | None = typer.Option(None, "--suite", help="The suite --smoke picks its evals from "
+                                                                   "(default: the shipped one).")) -> None:
     """Say what this machine has and lacks for each feature, and the command that installs each missing part.
 
-    Exit code 0 when everything a run needs by default is here (Python, git, Node, bubblewrap), 1 otherwise;
-    optional parts (Ray, Docker, Chromium, the agent CLIs) only warn."""
+    Exit code 0 when everything a run needs by default is here (Python, git, Node, bubblewrap) and, with --smoke,
+    the goldens pass here; 1 otherwise; optional parts (Ray, Docker, Chromium, the agent CLIs) only warn."""
     found = findings()
     required = {"Python", "git", "Node.js >= 20 and npm", "bubblewrap"}
+    from skillassay.errors import SkillassayError
+    from skillassay.orchestrator.canary import default_runs
+
+    if smoke is None:
+        try:
+            smoke = SMOKE_BY_DEFAULT and default_runs() > 0
+        except SkillassayError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    if smoke:
+        sealed = next(f.ok for f in found if f.part == "bubblewrap")
+        try:
+            canaries = smoke_findings(suite, "bubblewrap" if sealed else "none")
+        except SkillassayError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        found.extend(canaries)
+        required |= {f.part for f in canaries}
     missing = [f for f in found if not f.ok and f.part in required]
     if as_json:
         typer.echo(json.dumps([f.model_dump() for f in found], indent=2))
@@ -130,7 +174,8 @@ def doctor(as_json: bool = typer.Option(False, "--json", help="Print JSON instea
         for col in ("part", "for", "status", "found", "to install"):
             table.add_column(col, overflow="fold")
         for f in found:
-            status = "[green]ok[/green]" if f.ok else ("[red]missing[/red]" if f.part in required
+            status = "[green]ok[/green]" if f.ok else ("[red]fails here[/red]" if f.part.startswith("canary ")
+                                                       else "[red]missing[/red]" if f.part in required
                                                        else "[yellow]missing[/yellow]")
             table.add_row(*(escape(x) for x in (f.part, f.needed_for)), status,
                           *(escape(x) for x in (f.found, f.fix or "")))

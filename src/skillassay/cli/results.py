@@ -1,19 +1,25 @@
 """CLI commands: results (``runs``, ``compare``, ``report``, ``serve``).
 
 Exit codes: 0 ok; 1 a verdict or threshold failed where the user asked to be told (``--fail-on-verdict``,
-``--min-pass-rate``, ``compare --fail-if-worse``); 2 bad input (unknown job, no results, unreadable files)."""
+``--min-pass-rate``, ``compare --fail-if-worse``); 2 bad input (unknown job, no results, unreadable files); 3
+``compare`` gave no verdict (grading versions mixed, or the arms' unscored shares too far apart)."""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from skillassay.errors import SkillassayError
 from skillassay.store.files import DEFAULT_RESULTS_ROOT
+
+if TYPE_CHECKING:
+    from skillassay.scoring.stats import Comparison, Refusal
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
@@ -102,6 +108,10 @@ def runs_cmd(
                        "`skillassay run --resume` runs them again.")
 
 
+# compare's exit code when it refuses a verdict (distinct from --fail-if-worse's 1 and bad input's 2)
+NO_VERDICT = 3
+
+
 @commands.command("compare")
 def compare_cmd(
     a: str = typer.Argument(..., help="JOB (its skill runs) or JOB:baseline (the reference)."),
@@ -111,15 +121,26 @@ def compare_cmd(
     fail_if_worse: bool = typer.Option(
         False, "--fail-if-worse", help="Exit 1 when B is worse than A with a 95% interval that excludes zero."
     ),
+    max_unscored_gap: float = typer.Option(
+        0.1, "--max-unscored-gap", min=0.0, max=1.0,
+        help="Give no verdict (exit 3) when the arms' shares of unscored runs differ by more than this "
+        "(0..1).",
+    ),
 ) -> None:
     """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered by
     eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill. Also how
     often each used the skill, and the pass rate when it did and when it did not. Two jobs of one trigger suite
     (e.g. two descriptions of a skill) are compared prompt by prompt: recall, precision, F1 and the prompts that
-    flipped."""
+    flipped. Each arm's unscored runs (provider, harness, definition errors) are counted by outcome.
+
+    No verdict (exit 3, a `no verdict:` line saying why) when the scored runs were graded with more than one
+    grading version (`skillassay regrade JOB` brings a job up to date), or when the arms' unscored shares
+    differ by more than --max-unscored-gap: an arm whose failures went unscored would look better than it is.
+
+    Exit codes: 0 compared; 1 --fail-if-worse and B is worse; 2 bad input; 3 no verdict."""
     from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
     from skillassay.scoring.cost import runs_cost
-    from skillassay.scoring.stats import compare
+    from skillassay.scoring.stats import compare, refusal_of
 
     with _open(results) as st:
         runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
@@ -130,13 +151,17 @@ def compare_cmd(
         tcmp = compare_trigger_runs(runs_a, runs_b, a, b)
         if not tcmp.pairs:
             raise _fail(f"nothing to compare: {a} and {b} have no prompt in common")
-        _compare_triggers(tcmp, a, b, as_json, fail_if_worse)
+        refusal = refusal_of(runs_a, runs_b, a, b, max_unscored_gap)
+        _compare_triggers(tcmp, a, b, as_json, fail_if_worse and refusal is None, refusal)
+        if refusal is not None:
+            typer.echo(f"no verdict: {refusal.reason}", err=True)
+            raise typer.Exit(NO_VERDICT)
         return
     if not {(r.eval_id, r.run_index) for r in runs_a} & {(r.eval_id, r.run_index) for r in runs_b}:
         evals_a, evals_b = sorted({r.eval_id for r in runs_a}), sorted({r.eval_id for r in runs_b})
         raise _fail(f"nothing to compare: {a} and {b} have no runs of the same eval and run number "
                     f"({a}: {', '.join(evals_a)}; {b}: {', '.join(evals_b)})")
-    cmp = compare(runs_a, runs_b, a_label=a, b_label=b)
+    cmp = compare(runs_a, runs_b, a_label=a, b_label=b, max_unscored_gap=max_unscored_gap)
     use_a, use_b = skill_use_of(runs_a), skill_use_of(runs_b)
     # what each side's model calls cost, and what a pass cost (every run paid for counts, graded or not)
     cost_a, cost_b = runs_cost(runs_a), runs_cost(runs_b)
@@ -151,24 +176,53 @@ def compare_cmd(
         from skillassay.report.tables import cost_table
 
         con = _console()
-        for t in comparison_tables(cmp, a, b):
-            con.print(t)
+        if cmp.refusal is None:  # refused: the deltas are not shown, only why (--json still has the figures)
+            for t in comparison_tables(cmp, a, b):
+                con.print(t)
+        if cmp.unscored_a or cmp.unscored_b:
+            con.print(_unscored_table(cmp, a, b))
         if cost_a.priced_runs or cost_b.priced_runs:
             con.print(cost_table({f"A = {a}": cost_a, f"B = {b}": cost_b}))
-        con.print(cmp.verdict, markup=False)
-        if cmp.warning:
+        if cmp.refusal is None:
+            con.print(cmp.verdict, markup=False)
+        if cmp.warning and cmp.refusal is None:
             con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
+        for g in cmp.eval_gaps:
+            con.print(f"Warning: {g.eval_id}: unscored {g.a.text()} in {a}, {g.b.text()} in {b}: its figures "
+                      "leave out more of one arm's runs than the other's.", style="yellow", markup=False)
         for label, use in ((a, use_a), (b, use_b)):
             if use is not None:
                 con.print(use.sentence(label), markup=False)
+    if cmp.refusal is not None:
+        typer.echo(f"no verdict: {cmp.refusal.reason}", err=True)
+        raise typer.Exit(NO_VERDICT)
     if fail_if_worse and cmp.significant and cmp.overall and cmp.overall.delta < 0:
         raise typer.Exit(1)
 
 
-def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool) -> None:
+def _unscored_table(cmp: Comparison, a: str, b: str) -> Table:
+    """Each arm's runs and those not scored, by outcome; then each eval whose arms' shares differ too much."""
+    from skillassay.outcomes import OUTCOMES, UNSCORED, label
+
+    gap = f"{cmp.max_unscored_gap * 100:g}"
+    t = Table(title=f"Runs not scored (left out of every figure; at most {gap} points apart between arms)")
+    outcomes = [o for o in OUTCOMES if o in UNSCORED]
+    for col in ("arm", "eval", "runs", "not scored", "share", *map(label, outcomes)):
+        t.add_column(col, justify="left" if col in ("arm", "eval") else "right", no_wrap=col == "arm")
+    for side, where, share in cmp.unscored_rows():
+        t.add_row(f"A = {a}" if side == "a" else f"B = {b}", where, str(share.runs), str(share.count),
+                  f"{share.share * 100:.0f}%", *(str(share.unscored.get(o, 0)) for o in outcomes))
+    return t
+
+
+def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool,
+                      refusal: Refusal | None = None) -> None:
     f1 = next(d for d in tcmp.overall if d.metric == "f1")
     if as_json:
-        typer.echo(json.dumps({"a": a, "b": b, "trigger": tcmp.to_dict()}, indent=2))
+        typer.echo(json.dumps({"a": a, "b": b, "trigger": tcmp.to_dict(),
+                               "no_verdict": refusal.to_dict() if refusal else None}, indent=2))
+    elif refusal is not None:
+        pass  # the reason is printed as the `no verdict:` line
     else:
         from skillassay.report.trigger_tables import trigger_comparison_tables
 

@@ -145,6 +145,10 @@ def run(
                                             help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
                                                  "falls below this (a trigger suite: when its F1, 0-100, does)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
+    canary_runs: int | None = typer.Option(None, "--canary-runs", min=0,
+                                           help="Golden runs of each eval's canary on a cache miss (the golden graded "
+                                                "here before its eval's runs are scored; default 3, or "
+                                                "SKILLASSAY_CANARY_RUNS); 0: none (recorded as a warning)."),
     judge_model: str | None = JUDGE_MODEL,
     judge_provider: str | None = JUDGE_PROVIDER,
     judge_base_url: str | None = JUDGE_BASE_URL,
@@ -214,6 +218,7 @@ def run(
         model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
         **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
         isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
+        **({"canary_runs": canary_runs} if canary_runs is not None else {}),
         judge=None if resume else judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env),
     )
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -281,6 +286,8 @@ def run(
             "results_dir": str(job_dir),
             "status": result.job.status,
             "stop_reason": result.job.stop_reason,
+            "warnings": result.job.warnings,
+            "canaries": {k: v.model_dump(mode="json") for k, v in result.job.canaries.items()},
             "model_usage": result.job.model_usage.model_dump(mode="json") if result.job.model_usage else None,
             "evals": [s.model_dump(mode="json") for s in summaries],
             "runs": [json.loads(r.model_dump_json()) for r in result.records],
@@ -292,6 +299,8 @@ def run(
         where = "" if results == Path("results") else f" --results {results}"
         if result.job.model_usage is not None:
             console.print(usage_line(result.job.model_usage), highlight=False)
+        for warning in result.job.warnings:
+            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
         if result.job.stop_reason:
             console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
         console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "

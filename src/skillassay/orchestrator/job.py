@@ -22,6 +22,8 @@ from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.trigger import is_trigger_source
 from skillassay.errors import SkillassayError
+from skillassay.orchestrator import canary as canaries
+from skillassay.orchestrator.canary import CanaryPlan
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.grading import Layers
@@ -31,7 +33,7 @@ from skillassay.graders.process import judge_config
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
-from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.store.models import CanaryCheck, JobRecord, RunRecord, Variant
 from skillassay.usage import load_prices
 from skillassay.workspace.limits import DEFAULT_MAX_CHANGE
 
@@ -80,6 +82,8 @@ class JobOptions(BaseModel):
     # the LLM judge of llm_judge criteria (graders/process/judge_config.py): model, provider, endpoint and the *name*
     # of the variable holding its key; required when a selected eval has such a criterion
     judge: JudgeConfig | None = None
+    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)
+    canary_runs: int = Field(default_factory=canaries.default_runs, ge=0)
 
     def stored(self) -> dict[str, Any]:
         """The options as kept in job.json: environment values are not stored, only their names."""
@@ -232,6 +236,34 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         db.close()
 
 
+CANARY_OFF = ("--canary-runs 0: no golden canary ran, so a failure this machine causes (an install that cannot "
+              "reach its registry, an app that cannot start here) is scored as the agent's")
+
+
+def _canary_plan(opts: JobOptions, evals: list[EvalDefinition]) -> tuple[CanaryPlan | None, str | None]:
+    """The job's canary (none for trigger suites: they have no golden), and the warning kept when it is turned off."""
+    if not evals or all(e.trigger is not None for e in evals):
+        return None, None
+    if opts.canary_runs == 0:
+        return None, CANARY_OFF
+    return CanaryPlan(runs=opts.canary_runs, layers=opts.layers, seam=opts.seam, backend=opts.backend,
+                      isolation=opts.isolation), None
+
+
+def _job_canaries(job: JobRecord, records: list[RunRecord]) -> dict[str, CanaryCheck]:
+    """Each eval's canary over the job's runs (a resumed job keeps the earlier sessions' own)."""
+    out = dict(job.canaries)
+    by_eval: dict[str, list[CanaryCheck]] = {}
+    for r in records:
+        if r.canary is not None:
+            by_eval.setdefault(r.eval_id, []).append(r.canary)
+    for eid, checks in by_eval.items():
+        merged = canaries.merge(checks)
+        if merged is not None:
+            out[eid] = merged
+    return out
+
+
 def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefinition],
          evals: list[EvalDefinition], shash: str | None, model_api: str | None, db: result_store.Store,
          executor: Executor, on_event: ProgressFn | None) -> JobResult:
@@ -270,6 +302,9 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
         proxy = start_proxy(opts.model_upstream, opts.agent_env, opts.pricing, host=host,
                             port=opts.proxy_port, public_host=public)
         services.model_proxy = proxy.client()
+    services.canary, warning = _canary_plan(opts, [by_id[s.eval_id] for s in specs])
+    if warning and warning not in job.warnings:
+        job.warnings.append(warning)
     budget = Budget(opts.max_cost, job.model_usage, proxy)
     services.max_cost = opts.max_cost
     services.spent_before = job.model_usage.cost_usd if job.model_usage is not None else 0.0
@@ -316,6 +351,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
             proxy.stop()
         job = job.model_copy(update={
             "model_usage": budget.usage(),
+            "canaries": _job_canaries(job, db.runs(job_id=job.job_id)),
             "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
                             f"{budget.stopped} run(s) not started; --resume starts them")
             if budget.stopped else None})

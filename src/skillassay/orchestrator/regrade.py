@@ -19,6 +19,7 @@ from skillassay.graders.process.judge_config import resolve as resolve_judge
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
 from skillassay.orchestrator.sealing import run_policy
+from skillassay.scoring import GRADING_VERSION
 from skillassay.store.files import job_lock, write_json_atomic
 from skillassay.store.models import RunRecord
 from skillassay.transcripts import Transcript
@@ -37,6 +38,7 @@ class ScoreChange(BaseModel):
 class RegradeResult(BaseModel):
     job_id: str
     regraded: int
+    grading_version: int = GRADING_VERSION  # what every regraded run now records
     skipped: list[str]
     changes: list[ScoreChange]
 
@@ -115,7 +117,8 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                     stopped = r.trigger.stopped if r.trigger else None
                     outcome, criteria, verdict = triggering.decide(d, use, stopped)
                     new = r.model_copy(update={"criteria": criteria, "verdict": verdict, "trigger": outcome,
-                                               "skill_use": use, "regraded_at": datetime.now(UTC)})
+                                               "skill_use": use, "regraded_at": datetime.now(UTC),
+                                               "grading_version": GRADING_VERSION})
                     done += _record_change(r, new, changes)
                     if not dry_run:
                         os.replace(run_dir / "run.json", run_dir / "run.prev.json")
@@ -136,7 +139,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 new = r.model_copy(update={
                     "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
                     "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
-                    "regraded_at": datetime.now(UTC), "skill_use": use,
+                    "regraded_at": datetime.now(UTC), "skill_use": use, "grading_version": GRADING_VERSION,
                 })
                 if r.empty_diff and new.verdict is not None:
                     new.verdict.passed = False

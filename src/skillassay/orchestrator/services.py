@@ -7,7 +7,9 @@ job's options); executors ship it with every run. Where a run executes, ``JobSer
 - the Seam emulator: the sandbox grader talks to it in-process, so it lives in the process that grades, on whichever
   machine that is;
 - the job's model proxy (one per job, on the driver: it holds the provider keys and meters every call), reached over
-  HTTP through its admin client from wherever the run executes, for per-attempt grants and the job's spending.
+  HTTP through its admin client from wherever the run executes, for per-attempt grants and the job's spending;
+- the golden canary (orchestrator/canary.py): each eval's golden checked once where its runs execute, before the
+  first of them is scored; the other runs of the eval wait for it.
 
 Lifetimes: the local executor opens one ``RunServices`` per job and closes it when the job ends. A Ray worker process
 keeps one per recipe (``on_worker``) for as long as the process lives, so the runs it executes one after another
@@ -22,9 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from skillassay.orchestrator.canary import CanaryPlan
 from skillassay.services.model_proxy import ModelGrants, ModelProxyClient
+from skillassay.store.models import CanaryCheck
 
 if TYPE_CHECKING:
+    from skillassay.definitions.models import EvalDefinition
     from skillassay.services.seam.emulator import SeamEmulator
 
 
@@ -41,6 +46,7 @@ class JobServices(BaseModel):
     model_proxy: ModelProxyClient | None = None
     max_cost: float | None = None  # --max-cost, USD
     spent_before: float = 0.0  # USD the job spent in its earlier sessions (before a --resume)
+    canary: CanaryPlan | None = None  # None: no canary (--canary-runs 0, or a trigger suite)
 
     def open(self) -> RunServices:
         return RunServices(self)
@@ -57,6 +63,8 @@ class RunServices:
         self._lock = threading.Lock()
         self._emulator: SeamEmulator | None = None
         self._closed = False
+        self._canaries: dict[str, CanaryCheck] = {}
+        self._canary_locks: dict[str, threading.Lock] = {}
 
     def emulator(self) -> SeamEmulator | None:
         """This place's Seam emulator (started on the first call), or None when the job uses none."""
@@ -74,6 +82,25 @@ class RunServices:
                                                        automation_delay=spec.automation_delay
                                                        ).start(host="127.0.0.1", port=0)
             return self._emulator
+
+    def canary(self, definition: EvalDefinition, policy: Any = None) -> CanaryCheck | None:
+        """The eval's canary here, checked by the first run that asks (the others wait for it); None: the job runs
+        none. ``policy``: the run's sealing policy, which the golden's grading uses too."""
+        plan = self.recipe.canary
+        if plan is None:
+            return None
+        with self._lock:
+            lock = self._canary_locks.setdefault(definition.id, threading.Lock())
+        with lock:
+            found = self._canaries.get(definition.id)
+            if found is None:
+                from skillassay.orchestrator import canary
+
+                emulator = self.emulator() if plan.seam == "emulator" and plan.layers != "rubric" \
+                    and definition.has_sandbox else None
+                found = self._canaries[definition.id] = canary.check(definition, plan, policy=policy,
+                                                                      emulator=emulator)
+            return found
 
     def model_grants(self) -> ModelGrants | None:
         """Per-attempt endpoints and tokens from the job's model proxy (None: no model for this job)."""

@@ -5,13 +5,15 @@ from __future__ import annotations
 from statistics import mean
 
 from pydantic import BaseModel, Field
+from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.orchestrator import canary as canaries
 from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
-from skillassay.store.models import RunRecord
+from skillassay.store.models import CanaryCheck, RunRecord
 
 
 class Spread(BaseModel):
@@ -54,6 +56,9 @@ class EvalSummary(BaseModel):
     threshold: float | None = None
     # what the model calls of every run of this eval cost (graded or not: a failed run was paid for too)
     cost: CostSummary = Field(default_factory=CostSummary)
+    # the eval's golden on this machine (orchestrator/canary.py): its scores' spread is the grader noise
+    canary: CanaryCheck | None = None
+    noise: float | None = None
 
     @property
     def headline(self) -> float | None:
@@ -74,6 +79,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         d = by_id.get(eid)
         outcomes: dict[str, int] = {}
         cost = runs_cost(runs)
+        canary = canaries.merge([r.canary for r in runs if r.canary is not None])
         for r in runs:
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         errors = sorted({r.error or "unknown error" for r in runs if not r.scored})
@@ -102,6 +108,8 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             forbidden=forbidden,
             threshold=d.pass_threshold if d else None,
             cost=cost,
+            canary=canary,
+            noise=canary.noise if canary is not None else None,
         ))
     return out
 
@@ -156,7 +164,7 @@ def table(summaries: list[EvalSummary], title: str) -> Table:
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
         t.add_row(name, runs, fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
                   s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
-    t.caption = outcome_caption(summaries)
+    t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"
     return t
 
@@ -180,3 +188,39 @@ def outcome_caption(summaries: list[EvalSummary]) -> str | None:
         text += (f" {unscored} run(s) not scored (provider, harness or definition errors): left out of every figure;"
                  " run --resume reruns the provider and harness errors.")
     return text
+
+
+def cannot_measure(summaries: list[EvalSummary]) -> list[str]:
+    """"this machine cannot measure <eval>: <reason>", once per eval whose canary failed."""
+    seen: dict[str, str] = {}
+    for s in summaries:
+        if s.canary is not None and not s.canary.passed and s.eval_id not in seen:
+            seen[s.eval_id] = canaries.cannot_measure(s.canary)
+    return list(seen.values())
+
+
+def canary_caption(summaries: list[EvalSummary]) -> str | None:
+    """What the canary found, beside the figures: the evals this machine cannot measure and why, and the grader
+    noise (the spread of the golden's scores over its runs) of the others."""
+    checks = {s.eval_id: s.canary for s in summaries if s.canary is not None}
+    if not checks:
+        return None
+    lines = [f"[red]{escape(line)}[/red]" for line in cannot_measure(summaries)]
+    passed = {e: c for e, c in checks.items() if c.status == "passed"}
+    if passed:
+        noisy = {e: c for e, c in passed.items() if c.noise}
+        runs = sorted({len(c.scores) for c in passed.values()})
+        text = (f"Canary: the golden passed here for {len(passed)} eval(s) ({'/'.join(map(str, runs))} run(s) each"
+                + (f", {sum(c.cached for c in passed.values())} from the cache" if any(c.cached for c in
+                                                                                      passed.values()) else "")
+                + "); grader noise (spread of the golden's scores): ")
+        if noisy:
+            text += ", ".join(f"{e} {c.noise:g} ({min(c.scores):g}-{max(c.scores):g})" for e, c in noisy.items())
+            text += ", 0 for the rest." if len(noisy) < len(passed) else "."
+        else:
+            text += "0" + ("" if max(runs) > 1 else " (one run: not measured)") + "."
+        lines.append(text)
+    skipped = sorted(e for e, c in checks.items() if c.status == "skipped")
+    if skipped:
+        lines.append("No canary (no golden solution): " + ", ".join(skipped) + ".")
+    return "\n".join(lines)

@@ -24,7 +24,9 @@ from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.graders.process.judge_config import JudgeConfig
+from skillassay.agents.reference import NAME as REFERENCE
 from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
+from skillassay.orchestrator.canary import reference_check
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.orchestrator.model_access import BudgetSpent
@@ -47,7 +49,7 @@ from skillassay.store.files import (
     write_run_file,
 )
 from skillassay.orchestrator import triggering
-from skillassay.store.models import RunRecord, TranscriptSummary, TriggerOutcome, Variant
+from skillassay.store.models import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse
@@ -183,7 +185,13 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
     sealing = Sealing(sealed_by)
     arm = None
     size: SizeReport | None = None
+    canary: CanaryCheck | None = None
     try:
+        # no run of an eval is scored before its golden passed here (orchestrator/canary.py): else the machine's fault
+        canary = _canary(spec, definition, services, sealed_by)
+        if canary is not None and not canary.passed:
+            failures.append(HarnessFailure(stage="canary", message=canary.reason or "the golden fails here"))
+            raise _NotGraded(canary.reason)
         agent = get_agent(spec.agent)
         agent_version = agent.version()
         workspaces: dict[int, Any] = {}
@@ -307,6 +315,11 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
                        judge_config=judge_config or spec.judge, change=change, policy=sealed_by,
                        sealing=sealing)
         timings.update(graded.timings)
+        plan = services.recipe.canary if services is not None else None
+        if plan is not None and spec.agent == REFERENCE:  # the reference agent's run is the golden's own canary
+            canary = reference_check(definition, plan, graded)
+            if not canary.passed:
+                failures.append(HarnessFailure(stage="canary", message=canary.reason or "the golden fails here"))
         if sealing.reached_suite() and graded.verdict is not None:
             # reaching for the suite or the results is forbidden in every eval (docs/sealing.md)
             graded.verdict = decide(graded.criteria, [*graded.verdict.forbidden_observed, REACHED_FOR_SUITE],
@@ -378,6 +391,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         machine=machine_info(),
         sealing=sealing.run_json(),
         arm=json.loads(arm.model_dump_json()) if arm is not None else None,
+        canary=canary,
     )
     if record.empty_diff and record.verdict is not None:
         record.verdict.passed = False  # the plan: an empty diff fails, whatever the graders gave it
@@ -476,6 +490,15 @@ def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebac
         except Exception as again:  # noqa: BLE001
             raise RunNotWritten(failed, again) from exc
         return failed
+
+
+def _canary(spec: RunSpec, definition: EvalDefinition, services: RunServices | None,
+            policy: Any) -> CanaryCheck | None:
+    """This eval's canary where the run executes (none for trigger prompts, nor for the reference agent, whose
+    runs are the golden's and are checked after grading)."""
+    if services is None or spec.agent == REFERENCE or definition.trigger is not None:
+        return None
+    return services.canary(definition, policy)
 
 
 class _NotGraded(Exception):

@@ -40,8 +40,17 @@ from skillassay.report.runs import (
     variant_label,
 )
 from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
+from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.cost import runs_cost
-from skillassay.scoring.stats import Comparison, Summary, by_eval, compare, summarize, to_points
+from skillassay.scoring.stats import (
+    Comparison,
+    Summary,
+    by_eval,
+    compare,
+    grading_versions,
+    summarize,
+    to_points,
+)
 from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
 from skillassay.store import exploits as store_exploits
@@ -123,6 +132,11 @@ class JobView:
         return {o: n for o in OUTCOMES if (n := sum(r.outcome == o for r in self.runs))}
 
     @property
+    def grading_versions(self) -> dict[int, int]:
+        """Grading version -> scored runs graded with it (scoring.stats.grading_versions)."""
+        return grading_versions(self.runs)
+
+    @property
     def has_skill(self) -> bool:
         return bool(self.job.skill_path or self.job.skill_hash)
 
@@ -148,7 +162,8 @@ def _env() -> Environment:
     env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded, runs_cost=runs_cost,
                        short_hash=short_hash)
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
-    env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS))
+    env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS),
+                       grading_version=GRADING_VERSION)
     return env
 
 

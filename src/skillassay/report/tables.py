@@ -55,10 +55,10 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
     show_error = any(r.error for r in runs)
     t = Table(title=f"Runs of {job_id}" + ("" if has_skill else " (no skill)"))
     cols = ["eval", *(["variant"] if show_variant else []), "run", "outcome", "rubric", "sandbox", "combined",
-            "score", "verdict", *(["error"] if show_error else [])]
+            "score", "verdict", "grading", *(["error"] if show_error else [])]
+    right = ("run", "rubric", "sandbox", "combined", "score", "grading")  # grading: the run's grading version
     for col in cols:
-        t.add_column(col, justify="right" if col in ("run", "rubric", "sandbox", "combined", "score") else "left",
-                     no_wrap=col == "eval", overflow="fold")
+        t.add_column(col, justify="right" if col in right else "left", no_wrap=col == "eval", overflow="fold")
     for r in runs:
         v = r.verdict
         graded = is_graded(r)
@@ -76,7 +76,8 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None)
         t.add_row(
             r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index),
             r.outcome.replace("_", " "),
-            *scores, verdict, *([_esc(error)] if show_error else []),
+            *scores, verdict, f"v{r.grading_version}" if graded else "–",
+            *([_esc(error)] if show_error else []),
         )
     return t
 

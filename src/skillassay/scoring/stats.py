@@ -19,9 +19,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb
-from typing import Protocol
+from typing import Literal, Protocol
 
-from skillassay.outcomes import LEGACY, OUTCOMES, is_scored, label
+from skillassay.outcomes import LEGACY, OUTCOMES, RERUN, is_scored, label
+from skillassay.scoring import GRADING_VERSION
 
 class _Verdict(Protocol):
     score: float
@@ -37,9 +38,11 @@ class ScoredRun(Protocol):
     """What statistics read from a run (``store.models.RunRecord`` is one): scoring stays below the store and can
     be tested with plain objects."""
 
+    job_id: str
     eval_id: str
     run_index: int
     outcome: str
+    grading_version: int
     combined: float | None
     verdict: _Verdict | None
     criteria: Sequence[_CriterionScore]
@@ -49,6 +52,9 @@ DEFAULT_SEED = 20261129
 DEFAULT_KS = (1, 3, 5)
 Z_ALPHA = 1.96  # two-sided 5%
 Z_BETA = 0.84  # 80% power
+# the most the arms' shares of unscored runs may differ by before `compare` refuses a verdict
+# (docs/results.md): an arm whose failures go unscored would otherwise look better than it is
+DEFAULT_MAX_UNSCORED_GAP = 0.1
 
 
 # --------------------------------------------------------------------------- points
@@ -367,10 +373,21 @@ class Comparison:
     unscored_b: dict[str, int] = field(default_factory=dict)
     outcomes_a: dict[str, int] = field(default_factory=dict)  # outcome -> runs of A, every outcome
     outcomes_b: dict[str, int] = field(default_factory=dict)
+    unscored_gap: UnscoredGap | None = None  # both arms' shares of unscored runs, over all their runs
+    eval_gaps: list[UnscoredGap] = field(default_factory=list)  # evals whose shares differ more than allowed
+    max_unscored_gap: float = DEFAULT_MAX_UNSCORED_GAP
+    refusal: Refusal | None = None  # why no verdict is given (the figures are still computed)
 
     @property
     def significant(self) -> bool:
-        return self.overall is not None and self.overall.excludes_zero
+        return self.refusal is None and self.overall is not None and self.overall.excludes_zero
+
+    def unscored_rows(self) -> list[tuple[Literal["a", "b"], str, UnscoredShare]]:
+        """(arm, eval or "all", its unscored share): both arms overall, then each eval whose shares differ too
+        much."""
+        gaps = [("all", self.unscored_gap)] if self.unscored_gap else []
+        gaps += [(g.eval_id, g) for g in self.eval_gaps]
+        return [row for where, g in gaps for row in (("a", where, g.a), ("b", where, g.b))]
 
     def to_dict(self) -> dict:
         return {
@@ -383,6 +400,10 @@ class Comparison:
             "unscored_b": dict(self.unscored_b),
             "outcomes_a": dict(self.outcomes_a),
             "outcomes_b": dict(self.outcomes_b),
+            "unscored_share": self.unscored_gap.to_dict() if self.unscored_gap else None,
+            "unscored_evals": [g.to_dict() for g in self.eval_gaps],
+            "max_unscored_gap": self.max_unscored_gap,
+            "no_verdict": self.refusal.to_dict() if self.refusal else None,
             "significant": self.significant,
             "warning": self.warning,
             "verdict": self.verdict,
@@ -415,12 +436,16 @@ def compare(
     seed: int = DEFAULT_SEED,
     a_label: str = "A",
     b_label: str = "B",
+    max_unscored_gap: float = DEFAULT_MAX_UNSCORED_GAP,
 ) -> Comparison:
     """Compare B with A, paired by eval and run index (run 3 of an eval in A against run 3 of the same eval in B).
 
     Deltas are B minus A. The interval of the overall delta is a paired bootstrap clustered by eval: resample the
     evals, then the pairs within each drawn eval, and take the mean of the per-eval mean differences. Unscored runs
-    (provider, harness and definition errors) are left out of every figure and counted (``unscored_a/b``)."""
+    (provider, harness and definition errors) are left out of every figure and counted (``unscored_a/b``).
+
+    No verdict (``refusal``, the verdict saying why) when the scored runs were graded with more than one
+    grading version, or when the arms' shares of unscored runs differ by more than ``max_unscored_gap``."""
     a_runs, b_runs = list(a_runs), list(b_runs)
     unscored_a, unscored_b = unscored_counts(a_runs), unscored_counts(b_runs)
     pa = {(p.eval_id, p.run_index): p for p in to_points(a_runs)}
@@ -486,6 +511,10 @@ def compare(
             runs_needed=_overall_runs_needed(sd, delta, len(per_eval)),
         )
         warning = _warning(overall, len(per_eval))
+    gap, eval_gaps = unscored_gaps(a_runs, b_runs)
+    refusal = refusal_of(a_runs, b_runs, a_label, b_label, max_unscored_gap)
+    verdict = (f"No verdict: {refusal.reason}." if refusal
+               else _verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b)))
     return Comparison(
         per_eval=per_eval,
         overall=overall,
@@ -493,13 +522,144 @@ def compare(
         unpaired_a=unpaired_a,
         unpaired_b=unpaired_b,
         warning=warning,
-        verdict=_verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b))
-        + _unscored_text({a_label: unscored_a, b_label: unscored_b}),
+        verdict=verdict + _unscored_text({a_label: unscored_a, b_label: unscored_b}),
         unscored_a=unscored_a,
         unscored_b=unscored_b,
         outcomes_a=outcome_counts(a_runs),
         outcomes_b=outcome_counts(b_runs),
+        unscored_gap=gap,
+        eval_gaps=[g for g in eval_gaps if abs(g.gap) > max_unscored_gap + 1e-9],
+        max_unscored_gap=max_unscored_gap,
+        refusal=refusal,
     )
+
+
+# --------------------------------------------------------------------------- refusing a verdict
+@dataclass(frozen=True)
+class UnscoredShare:
+    """One arm's runs (of one eval, or all) and those of them left out of every figure."""
+
+    runs: int
+    unscored: Mapping[str, int]  # outcome -> runs
+
+    @property
+    def count(self) -> int:
+        return sum(self.unscored.values())
+
+    @property
+    def share(self) -> float:
+        return self.count / self.runs if self.runs else 0.0
+
+    def text(self) -> str:
+        """``4 of 12 runs (3 harness errors, 1 provider error)``."""
+        what = ", ".join(f"{n} {label(o)}{'s' if n > 1 else ''}" for o, n in sorted(self.unscored.items()))
+        return f"{self.count} of {self.runs} runs" + (f" ({what})" if what else "")
+
+    def to_dict(self) -> dict:
+        return {"runs": self.runs, "unscored": self.count, "share": self.share,
+                "outcomes": dict(self.unscored)}
+
+
+@dataclass(frozen=True)
+class UnscoredGap:
+    """Both arms' unscored shares, of one eval or all (``eval_id == "*"``); ``gap`` is B's share minus A's."""
+
+    eval_id: str
+    a: UnscoredShare
+    b: UnscoredShare
+
+    @property
+    def gap(self) -> float:
+        return self.b.share - self.a.share
+
+    def to_dict(self) -> dict:
+        return {"eval_id": self.eval_id, "a": self.a.to_dict(), "b": self.b.to_dict(), "gap": self.gap}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why `compare` gives no verdict: the scores cannot be set side by side as they stand."""
+
+    kind: Literal["grading_version", "unscored_gap"]
+    reason: str  # one line
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "reason": self.reason}
+
+
+def _share(runs: Sequence[ScoredRun]) -> UnscoredShare:
+    return UnscoredShare(runs=len(runs), unscored=unscored_counts(runs))
+
+
+def unscored_gaps(
+    a_runs: Sequence[ScoredRun], b_runs: Sequence[ScoredRun]
+) -> tuple[UnscoredGap, list[UnscoredGap]]:
+    """The arms' unscored shares over all their runs, and per eval that both arms ran."""
+    overall = UnscoredGap("*", _share(a_runs), _share(b_runs))
+    evals = sorted({r.eval_id for r in a_runs} & {r.eval_id for r in b_runs})
+    per_eval = [UnscoredGap(e, _share([r for r in a_runs if r.eval_id == e]),
+                            _share([r for r in b_runs if r.eval_id == e])) for e in evals]
+    return overall, per_eval
+
+
+def unscored_refusal(
+    gap: UnscoredGap, a_label: str, b_label: str, max_gap: float, rerun_jobs: Sequence[str] = ()
+) -> Refusal | None:
+    """A refusal when the arms' unscored shares differ by more than ``max_gap``: runs left out are not a
+    random sample (an agent can make its failures unscored), so the arm that lost more of them would look
+    better.
+    ``rerun_jobs``: the jobs whose unscored runs `run --resume` runs again."""
+    if abs(gap.gap) <= max_gap + 1e-9:
+        return None
+    more = b_label if gap.gap > 0 else a_label
+    again = (" and ".join(f"`skillassay run --resume {j}`" for j in rerun_jobs) if rerun_jobs
+             else "fixing the definitions first")
+    return Refusal("unscored_gap", (
+        f"the arms' shares of unscored runs differ by {abs(gap.gap) * 100:.0f} points, more than the "
+        f"{max_gap * 100:g} allowed ({a_label}: {gap.a.text()}; {b_label}: {gap.b.text()}), and the runs "
+        f"left out could be {more}'s failures: run them again ({again}) and see why they were not scored"))
+
+
+def grading_versions(runs: Iterable[ScoredRun]) -> dict[int, int]:
+    """Grading version -> scored runs graded with it (an unscored run has no score to compare)."""
+    out: dict[int, int] = {}
+    for r in runs:
+        if is_scored(r.outcome):
+            out[r.grading_version] = out.get(r.grading_version, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def grading_refusal(
+    a_runs: Sequence[ScoredRun], b_runs: Sequence[ScoredRun], a_label: str, b_label: str
+) -> Refusal | None:
+    """A refusal when the scored runs of both arms together were graded with more than one grading version:
+    a score of one version does not mean what a score of another does. ``skillassay regrade`` brings a job's
+    runs up to the current version."""
+    va, vb = grading_versions(a_runs), grading_versions(b_runs)
+    if len(va.keys() | vb.keys()) <= 1:
+        return None
+    stale = sorted({r.job_id for r in (*a_runs, *b_runs) if is_scored(r.outcome)
+                    and r.grading_version != GRADING_VERSION})
+    hint = (f"bring them to the current version ({GRADING_VERSION}) with "
+            + " and ".join(f"`skillassay regrade {j}`" for j in stale)) if stale else "regrade them"
+
+    def text(v: dict[int, int]) -> str:
+        runs = [f"version {k} ({n} run{'s' if n > 1 else ''})" for k, n in v.items()]
+        return ", ".join(runs) or "no scored runs"
+
+    return Refusal("grading_version", (
+        f"the runs were graded with different grading versions ({a_label}: {text(va)}; {b_label}: "
+        f"{text(vb)}), and scores of different versions do not mean the same: {hint}"))
+
+
+def refusal_of(
+    a_runs: Sequence[ScoredRun], b_runs: Sequence[ScoredRun], a_label: str, b_label: str,
+    max_unscored_gap: float = DEFAULT_MAX_UNSCORED_GAP,
+) -> Refusal | None:
+    """Why no verdict can be given on these runs (the grading versions first), or None."""
+    rerun = sorted({r.job_id for r in (*a_runs, *b_runs) if LEGACY.get(r.outcome, r.outcome) in RERUN})
+    return grading_refusal(a_runs, b_runs, a_label, b_label) or unscored_refusal(
+        unscored_gaps(a_runs, b_runs)[0], a_label, b_label, max_unscored_gap, rerun)
 
 
 def outcome_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:

@@ -30,7 +30,9 @@ from skillassay.store.files import (
 from skillassay.outcomes import LEGACY, RERUN, SCORED
 from skillassay.store.models import JobRecord, RunRecord, Variant
 
-SCHEMA_VERSION = 2  # 2: outcomes of the taxonomy (skillassay.outcomes); an older index is rebuilt from the files
+# 2: outcomes of the taxonomy (skillassay.outcomes); 3: runs.grading_version. An older index is rebuilt from
+# the files (a column it lacks is added first)
+SCHEMA_VERSION = 3
 _RERUN_SQL = "(" + ", ".join(f"'{o}'" for o in sorted(RERUN)) + ")"
 _SCORED_SQL = "(" + ", ".join(f"'{o}'" for o in sorted(SCORED)) + ")"
 
@@ -61,6 +63,7 @@ CREATE TABLE IF NOT EXISTS runs (
     rubric_total REAL,
     sandbox_total REAL,
     combined REAL,
+    grading_version INTEGER NOT NULL DEFAULT 1,
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     record TEXT NOT NULL,
@@ -73,14 +76,15 @@ CREATE INDEX IF NOT EXISTS jobs_created ON jobs (created_at);
 
 _UPSERT_RUN = """
 INSERT INTO runs (job_id, eval_id, variant, run_index, run_dir, agent, skill_hash, outcome, passed, score,
-                  rubric_total, sandbox_total, combined, started_at, finished_at, record)
+                  rubric_total, sandbox_total, combined, grading_version, started_at, finished_at, record)
 VALUES (:job_id, :eval_id, :variant, :run_index, :run_dir, :agent, :skill_hash, :outcome, :passed, :score,
-        :rubric_total, :sandbox_total, :combined, :started_at, :finished_at, :record)
+        :rubric_total, :sandbox_total, :combined, :grading_version, :started_at, :finished_at, :record)
 ON CONFLICT (job_id, eval_id, variant, run_index) DO UPDATE SET
     run_dir = excluded.run_dir, agent = excluded.agent, skill_hash = excluded.skill_hash,
     outcome = excluded.outcome, passed = excluded.passed, score = excluded.score,
     rubric_total = excluded.rubric_total, sandbox_total = excluded.sandbox_total, combined = excluded.combined,
-    started_at = excluded.started_at, finished_at = excluded.finished_at, record = excluded.record
+    grading_version = excluded.grading_version, started_at = excluded.started_at,
+    finished_at = excluded.finished_at, record = excluded.record
 """
 
 _UPSERT_JOB = """
@@ -108,6 +112,7 @@ def _run_row(run: RunRecord) -> dict:
         "rubric_total": run.rubric_total,
         "sandbox_total": run.sandbox_total,
         "combined": run.combined,
+        "grading_version": run.grading_version,
         "started_at": run.started_at.isoformat(),
         "finished_at": run.finished_at.isoformat(),
         "record": run.model_dump_json(),
@@ -161,6 +166,7 @@ class Store:
         conn = self._conn()
         with conn:
             conn.executescript(_SCHEMA)
+            _add_missing_columns(conn)
             conn.execute(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -368,6 +374,17 @@ class Store:
 
     def count_runs(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+# columns later schema versions added to ``runs``: an index made before them gets them here (then is rebuilt)
+_ADDED_RUN_COLUMNS = {"grading_version": "INTEGER NOT NULL DEFAULT 1"}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    for name, decl in _ADDED_RUN_COLUMNS.items():
+        if name not in have:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
 
 
 def open(results_root: Path | str) -> Store:

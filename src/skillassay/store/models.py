@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_scored
+from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.secrets import Redaction
 from skillassay.usage import ModelUsage
@@ -17,7 +18,9 @@ from skillassay.workspace.limits import SizeReport
 
 # How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
-RUN_SCHEMA_VERSION = 2  # 2: the outcome taxonomy (outcomes.py); version 1 files are read as version 2
+# 2: the outcome taxonomy (outcomes.py); 3: grading_version. Older files are read as version 3 (``_upgrade``)
+RUN_SCHEMA_VERSION = 3
+GRADING_VERSION_OF_OLD_RUNS = 1  # what a run written before run.json held a grading version was graded with
 
 
 class TranscriptSummary(BaseModel):
@@ -59,6 +62,30 @@ class TriggerOutcome(BaseModel):
     correct: bool
     budget: TriggerBudget = Field(default_factory=TriggerBudget)
     stopped: str | None = None  # the harness ended the agent once the decision was made: triggered, max_turns, ...
+
+
+class CanaryCheck(BaseModel):
+    """Whether this machine can measure an eval: its golden solution graded here by every layer the job uses but the
+    LLM judge, ``runs`` times (orchestrator/canary.py; docs/results.md, "The canary"). A failed canary makes every run
+    of the eval a harness error; ``scores`` spread is the eval's grader noise on this machine."""
+
+    eval_id: str
+    status: Literal["passed", "failed", "skipped"]
+    reason: str | None = None  # failed: why the golden fails here; skipped: why no canary ran
+    key: str | None = None  # the cache key: the fixture's files and this machine's environment (sha256)
+    scores: list[float] = Field(default_factory=list)  # the golden's score, 0-100, in each of its runs
+    cached: bool = False  # a pass this machine recorded before: nothing ran
+    source: Literal["canary", "reference"] = "canary"  # reference: the reference agent's runs were the golden's
+
+    @property
+    def passed(self) -> bool:
+        return self.status != "failed"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def noise(self) -> float | None:
+        """The spread (max - min) of the golden's scores, from two runs on."""
+        return round(max(self.scores) - min(self.scores), 2) if len(self.scores) > 1 else None
 
 
 class RunRecord(BaseModel):
@@ -104,6 +131,9 @@ class RunRecord(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
     regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
+    # what the score means: the graders' version it was made with (scoring.GRADING_VERSION; `regrade` writes
+    # the current one). Only scored runs have a score to compare; `compare` refuses to mix versions
+    grading_version: int = GRADING_VERSION
     # how each phase was sealed: isolation ("bubblewrap" | "none"), registries, grants, per phase (docs/sealing.md)
     sealing: dict[str, Any] = Field(default_factory=dict)
     # the skills the agent actually had and the user-level configuration it could see (agents/arm.py)
@@ -114,6 +144,8 @@ class RunRecord(BaseModel):
     unscrubbable: list[str] = Field(default_factory=list)
     # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/limits.py)
     size: SizeReport | None = None
+    # the canary that let this run be scored (or made it a harness error): orchestrator/canary.py
+    canary: CanaryCheck | None = None
 
     @property
     def scored(self) -> bool:
@@ -122,12 +154,22 @@ class RunRecord(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Results written before the taxonomy keep loading: their outcome names map onto it (outcomes.LEGACY)."""
-        if isinstance(data, dict) and data.get("outcome") in LEGACY:
-            old = data["outcome"]
-            data = {**data, "outcome": LEGACY[old], "schema_version": RUN_SCHEMA_VERSION}
-            if old == "empty_diff":
+        """Older results keep loading: outcome names before the taxonomy map onto it (outcomes.LEGACY); a
+        record from before grading versions was graded with version 1. A record made in code gets the current
+        schema and grading version by default: only a stored one carries an older ``schema_version``."""
+        if not isinstance(data, dict):
+            return data
+        schema = data.get("schema_version", RUN_SCHEMA_VERSION)
+        legacy = data.get("outcome") in LEGACY
+        if not legacy and not (isinstance(schema, int) and schema < RUN_SCHEMA_VERSION):
+            return data
+        data = {**data, "schema_version": RUN_SCHEMA_VERSION}
+        if legacy:
+            if data["outcome"] == "empty_diff":
                 data["empty_diff"] = True
+            data["outcome"] = LEGACY[data["outcome"]]
+        if isinstance(schema, int) and schema < 3:
+            data.setdefault("grading_version", GRADING_VERSION_OF_OLD_RUNS)
         return data
 
 
@@ -149,3 +191,7 @@ class JobRecord(BaseModel):
     stop_reason: str | None = None
     # every model call the job's runs made (through its model proxy), over all its sessions (--resume included)
     model_usage: ModelUsage | None = None
+    # each eval's canary on this machine (its grader noise beside the job's figures), and why none ran when the job
+    # was told not to run one (--canary-runs 0)
+    canaries: dict[str, CanaryCheck] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)

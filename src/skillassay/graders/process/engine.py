@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from skillassay import plugins
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
 from skillassay.definitions.models import EvalDefinition
-from skillassay.graders.process import gates, judge
+from skillassay.graders.process import gates, judge, pytest_run
 from skillassay.graders.process.base import Detection, GateResult, GradeResult, HarnessFault, ProcessContext
 from skillassay.isolation import Policy
 from skillassay.outcomes import HarnessFailure
@@ -186,6 +186,10 @@ def evaluate(
             )
         )
 
+    if (forged := pytest_run.forgery(ctx)) is not None:  # always forbidden, whatever the eval declares
+        forbidden.append(ForbiddenResult(id=pytest_run.FORGERY_ID, detector="sentinels", observed=True,
+                                         description="The code under test forged a test report",
+                                         evidence=forged.evidence))
     verdict = decide(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
     return ProcessResult(
         eval_id=definition.id,

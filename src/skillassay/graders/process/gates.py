@@ -1,7 +1,10 @@
 """Quality gates: the harness runs the eval's build and test commands itself, in a copy of the modified
 workspace with a timeout, in the app's own environment (``ProcessContext.app_env``), and records each as passed,
 failed, unavailable (its tool could not start: command or module not found, nothing to test) or not run. The
-``gates`` grader turns them into a criterion: the share of the named gates that passed."""
+``gates`` grader turns them into a criterion: the share of the named gates that passed.
+
+A gate that is a plain pytest line runs with the sentinel tests (``sentinels``) and is measured from its report: a
+report the code under test forged fails the gate and disqualifies the run (``pytest_run.forgery``)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from skillassay.graders.process.base import (
     run_command,
     startup_failure,
 )
+from skillassay.graders.process.pytest_run import confirm_forgery, effective_outcome, run_pytest
+from skillassay.graders.process.sentinels import pytest_args
 
 
 def _status(gate: QualityGate, out: CommandOutcome) -> tuple[str, str]:
@@ -73,8 +78,12 @@ def _run(gates: list[QualityGate], workdir, box, app, results: dict[str, GateRes
                                        for r in blocked if r in results),
             )
             continue
-        out = run_command(gate.command, workdir, gate.timeout, gate.env, sandbox=box, app=app)
+        out, forged, unplaced = _measure(gate, workdir, box, app, ctx)
         status, reason = _status(gate, out)
+        if forged:
+            status, reason = "failed", "; ".join(forged)
+        elif unplaced:
+            status, reason = "unavailable", unplaced
         if status == "unavailable":
             try:
                 there_app = ctx.app_env("pristine")
@@ -84,8 +93,8 @@ def _run(gates: list[QualityGate], workdir, box, app, results: dict[str, GateRes
                 if pristine is None:
                     pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / "gates-pristine")
                 with ctx.sealed("gates", pristine, there_app) as pristine_box:
-                    there, why_there = _status(gate, run_command(gate.command, pristine, gate.timeout, gate.env,
-                                                                 sandbox=pristine_box, app=there_app))
+                    there_out, _, there_unplaced = _measure(gate, pristine, pristine_box, there_app)
+                there, why_there = ("unavailable", there_unplaced) if there_unplaced else _status(gate, there_out)
             if there in ("passed", "failed"):
                 status, reason = "failed", (f"{reason} on the modified app, while the pristine app can be measured "
                                             f"({there}): the change made it unmeasurable")
@@ -103,6 +112,19 @@ def _run(gates: list[QualityGate], workdir, box, app, results: dict[str, GateRes
             reason=reason,
         )
     return results
+
+
+def _measure(gate: QualityGate, workdir: Path, box, app, ctx: ProcessContext | None = None
+             ) -> tuple[CommandOutcome, list[str], str | None]:
+    """Run ``gate``: a plain pytest line with the sentinel tests (its outcome as if they were not there), anything
+    else as it is. With ``ctx`` (a run of the agent's code), also the evidence of a forged report. Last, why the
+    workspace kept the harness from adding its sentinels (the gate is then unmeasurable there)."""
+    if pytest_args(gate.command) is None:
+        return run_command(gate.command, workdir, gate.timeout, gate.env, sandbox=box, app=app), [], None
+    report = workdir.parent / f"{workdir.name}-{gate.id}.xml"
+    run = run_pytest(gate.command, workdir, gate.timeout, report, sandbox=box, app=app, env=gate.env)
+    forged = confirm_forgery(ctx, run, f"gate {gate.id}", gate.command, gate.timeout, gate.env) if ctx else []
+    return effective_outcome(run), forged, run.blocked
 
 
 def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:

@@ -4,7 +4,8 @@ New tests are test functions (by syntax tree) that did not exist before, in file
 files holding them are run twice, both in the modified app's environment (so only the code differs): in a copy of
 the modified workspace, and in a copy of the pristine workspace with the agent's test files (and conftest files)
 laid over it. Earned: the share of new tests passing on the modified code, provided at least one of them fails on
-the pristine code (tests that cannot tell the two apart earn nothing).
+the pristine code (tests that cannot tell the two apart earn nothing). Both runs get the sentinel tests
+(``sentinels``): a report the code under test forged on either side earns nothing and disqualifies the run.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from skillassay.definitions.agent_eval import Criterion, MeaningfulTestsOptions
 from skillassay.graders.process import pyast
 from skillassay.graders.process.base import GradeResult, ProcessContext, copy_workspace, matches
-from skillassay.graders.process.pytest_run import cannot_run, run_pytest
+from skillassay.graders.process.pytest_run import cannot_run, confirm_forgery, run_pytest
 from skillassay.untrusted import copy_entry, make_dirs
 
 
@@ -57,6 +58,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
             command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box,
             app=app,
         )
+    if forged := confirm_forgery(ctx, on_modified, "the new tests on the modified code", opts.command,
+                                 opts.timeout):
+        return GradeResult(fraction=0.0, evidence=forged)
     if why := on_modified.could_not_run:
         return GradeResult(fraction=0.0, evidence=[cannot_run(ctx, "the new tests", why, opts.command, opts.timeout,
                                                               app), on_modified.outcome.output[-800:]])
@@ -66,6 +70,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
             command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml", sandbox=box,
             app=app,
         )
+    if forged := confirm_forgery(ctx, on_pristine, "the new tests on the pristine code", opts.command,
+                                 opts.timeout):
+        return GradeResult(fraction=0.0, evidence=forged)
 
     total = 0
     passing: list[str] = []

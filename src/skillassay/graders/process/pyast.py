@@ -10,12 +10,50 @@ from dataclasses import dataclass
 from skillassay.languages import pyparse
 
 
-def parse(source: str | None) -> ast.Module | None:
+# Deeper syntax trees are refused: the standard library's recursive walkers (``ast.dump``, ``ast.unparse``,
+# ``compile``) and CPython's own parser raise RecursionError on a long enough expression (a 2,000-term sum).
+MAX_DEPTH = 300
+
+
+class Unmeasurable(Exception):
+    """A file no grader can read (nested deeper than MAX_DEPTH, or too deep for the parser itself): a file the
+    change made is unmeasurable because of the change, the agent's failure, never a harness error."""
+
+
+def depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
+    """How deeply ``tree`` nests (iteratively: any depth is measured), counted up to ``limit + 1``."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def parse_bounded(source: str | None, name: str = "<unknown>") -> ast.Module | None:
+    """The syntax tree of ``source`` (None: no source, or it does not parse). Raises Unmeasurable for a tree too
+    deep to walk safely, naming ``name``."""
     if source is None:
         return None
     try:
-        return pyparse.parse(source)
+        tree = pyparse.parse(source)
     except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError) as exc:
+        raise Unmeasurable(f"{name} is unmeasurable: nested too deeply for the parser ({type(exc).__name__})"
+                           ) from None
+    if depth(tree) > MAX_DEPTH:
+        raise Unmeasurable(f"{name} is unmeasurable: its syntax tree nests deeper than {MAX_DEPTH} levels")
+    return tree
+
+
+def parse(source: str | None) -> ast.Module | None:
+    """As ``parse_bounded``, but a tree too deep to walk is None too (as if it did not parse)."""
+    try:
+        return parse_bounded(source)
+    except Unmeasurable:
         return None
 
 
