@@ -176,3 +176,18 @@ def test_one_wrong_type_does_not_hide_other_errors(suite: Path) -> None:
     _edit(suite / "fixtures/express-ts/eval_config.json", breaks)
     pointers = {p.pointer for p in _errors(suite)}
     assert pointers == {"/app_port", "/test_endpoints/update/method"}
+
+
+def test_white_box_hidden_tests_are_flagged_as_forgeable(tmp_path: Path, evals_dir: Path) -> None:
+    """The shipped eval's hidden tests are black-box; without `mode` they are white-box, which `check` warns of."""
+    suite = tmp_path / "evals"
+    shutil.copytree(evals_dir / "agent-evals", suite / "agent-evals")
+    shutil.copytree(evals_dir / "fixtures" / "order-service", suite / "fixtures" / "order-service")
+    toml = suite / "agent-evals" / "cancellation-support.toml"
+    assert not [p for p in check_path(toml) if "forgeable" in p.message]
+    text = toml.read_text()
+    toml.write_text("\n".join(line for line in text.splitlines() if not line.startswith("mode = ")) + "\n")
+    [w] = [p for p in check_path(toml) if "forgeable" in p.message]
+    assert w.severity == "warning" and w.pointer == "/criteria/1/options/mode", w
+    out = runner.invoke(app, ["check", str(suite)])
+    assert out.exit_code == 0 and "forgeable" in out.output, out.output

@@ -41,8 +41,12 @@ def test_site_pages_and_escaping(results_tree, definitions, tmp_path):
 
 def test_evals_page(results_tree, definitions, tmp_path):
     out = tmp_path / "site"
+    definitions[1].criteria[0].options = {"mode": "black-box"}
     build_site(results_tree.root, out, definitions=definitions)
     ev = (out / "index.html").read_text()
+    # white-box hidden tests are marked forgeable; black-box ones are not
+    assert ev.count(">forgeable</span>") == 1
+    assert ev.split('id="eval-never-run"')[1].count(">forgeable</span>") == 0
     # the three examples, computed by judge
     examples = re.findall(r'<div class="box example">(.*?)</div>', ev, re.DOTALL)
     assert len(examples) == 3

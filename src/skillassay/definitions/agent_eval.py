@@ -164,20 +164,33 @@ class DiffOptions(_Strict):
 
 
 class HiddenTestsOptions(_Strict):
-    """The eval's own tests, copied into a copy of the modified workspace after the agent finished, then
-    run."""
+    """The eval's own tests (docs/agent-evals.md, "Hidden tests"). Black-box: run by the harness's own pytest where
+    they lie, calling the app in sealed child processes that return plain data. White-box (forgeable: the app's
+    code runs in the judging process): copied into a copy of the modified workspace after the agent finished, then
+    run there."""
 
+    mode: Literal["white-box", "black-box"] = Field(
+        "white-box",
+        description="black-box: the verdict is decided by a process in which no workspace code runs (the tests "
+        "reach the app through the `app` fixture); white-box: the tests import the app (forgeable by it)",
+    )
     path: RelativePath | None = Field(
         None,
         description="folder of hidden tests, relative to the definition's folder "
         "(default: <id>/hidden_tests)",
     )
-    dest: RelativePath = Field("tests/_hidden", description="where they are copied inside the workspace copy")
+    dest: RelativePath = Field("tests/_hidden", description="white-box: where they are copied inside the "
+                                                           "workspace copy")
     command: str = Field(
         "python -m pytest -q -p no:cacheprovider {dest}",
-        description="run in the copy; {dest} and {junit} are filled in; a JUnit XML report is "
-        "requested with --junitxml when {junit} is absent and the command runs pytest",
+        description="white-box: run in the copy; {dest} is filled in; a JUnit XML report is requested with "
+        "--junitxml",
     )
+    pythonpath: list[RelativePath] = Field(
+        default_factory=lambda: ["."],
+        description="black-box: the workspace's folders the app's modules are imported from in the child",
+    )
+    call_timeout: float = Field(30.0, gt=0, description="black-box: seconds one call of the app may take")
     timeout: float = Field(180.0, gt=0)
     partial: bool = Field(True, description="false: all hidden tests must pass to earn anything")
 

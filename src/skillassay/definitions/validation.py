@@ -367,7 +367,13 @@ def inspect_native(source: Path, suite_dir: Path) -> tuple[EvalDefinition | None
     for i, c in enumerate(d.criteria):
         if c.grader != "hidden_tests":
             continue
-        folder = hidden_tests_dir(d, HiddenTestsOptions.model_validate(c.options))
+        options = HiddenTestsOptions.model_validate(c.options)
+        folder = hidden_tests_dir(d, options)
+        if options.mode == "white-box":
+            problems.append(Problem(source, f"/criteria/{i}/options/mode",
+                                    "white-box hidden tests are forgeable: the app's code runs in the process that "
+                                    "decides pass or fail (set mode = \"black-box\", docs/agent-evals.md)",
+                                    "warning"))
         if not folder.resolve().is_relative_to(home):
             problems.append(Problem(source, f"/criteria/{i}/options/path",
                                     f"the hidden tests folder {folder} is outside the definition's folder"))

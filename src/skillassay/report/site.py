@@ -250,8 +250,15 @@ def _criteria_rows(d: EvalDefinition) -> list[dict[str, Any]]:
     rows = []
     for c in d.criteria:
         rows.append({"id": _attr(c, "id"), "weight": _attr(c, "weight"), "description": _attr(c, "description"),
-                     "grader": _attr(c, "grader"), "gates": _attr(c, "gates")})
+                     "grader": _attr(c, "grader"), "gates": _attr(c, "gates"), "forgeable": _forgeable(c)})
     return rows
+
+
+def _forgeable(criterion: Any) -> bool:
+    """White-box hidden tests: the app's code runs in the process that decides them (docs/agent-evals.md)."""
+    options = _attr(criterion, "options") or {}
+    mode = options.get("mode") if isinstance(options, dict) else getattr(options, "mode", None)
+    return _attr(criterion, "grader") == "hidden_tests" and mode != "black-box"
 
 
 def _attr(item: Any, name: str) -> Any:
