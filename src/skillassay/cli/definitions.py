@@ -118,14 +118,25 @@ def check(
              "parameter dropped, the wrong API path, the calls rewritten as raw HTTP), graded by every layer: fails "
              "when a layer misses a mutant it should catch (a blind spot) or marks a correct rewrite down.",
     ),
+    exploits: bool = typer.Option(
+        False, "--exploits",
+        help="Also play the library of scripted exploit agents against each eval (reading shipped answers, forging "
+             "test reports, shadowing the test runner, instructions to an LLM judge, output matching a weak check, "
+             "forged result files, turning a loss into an unscored run), sealed, as real runs: fails when an "
+             "exploit passes or leaves its run unscored (docs/exploits.md).",
+    ),
+    fixtures: str | None = typer.Option(None, "--fixtures",
+                                        help="Comma-separated eval ids --exploits plays against (default: all)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1,
-                             help="Evals whose controls are graded at once (--controls), or mutants (--mutants)."),
+                             help="Evals whose controls are graded at once (--controls), mutants (--mutants) or "
+                                  "exploit runs (--exploits)."),
     results: Path = typer.Option(Path("results"), "--results",
-                                 help="Where --mutants writes mutation.json (the report's Evals page shows it)."),
+                                 help="Where --mutants writes mutation.json and --exploits exploits.json (the "
+                                      "report's Evals page shows both)."),
 ) -> None:
     """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
     expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves, or a
-    mutant is not caught as its class expects)."""
+    mutant is not caught as its class expects, or an exploit gets through)."""
     from skillassay.definitions.check import check_path
 
     problems = check_path(path)
@@ -153,6 +164,17 @@ def check(
 
         judge = judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env)
         if not check_mutants(path, jobs=jobs, results=results, console=console, judge_config=judge):
+            raise typer.Exit(2)
+    if exploits:
+        from skillassay.orchestrator.exploits.table import check_exploits
+
+        chosen = [f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else None
+        try:
+            ok = check_exploits(path, jobs=jobs, results=results, console=console, fixtures=chosen)
+        except SkillassayError as exc:
+            err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        if not ok:
             raise typer.Exit(2)
     console.print(f"[green]ok[/green] definitions under {path} are valid"
                   + (f" ({len(problems)} warning(s))" if problems else ""))

@@ -53,6 +53,7 @@ from skillassay.scoring.stats import (
 )
 from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
+from skillassay.store import exploits as store_exploits
 from skillassay.store import mutants as store_mutants
 from skillassay.store.models import JobRecord, RunRecord
 
@@ -375,6 +376,7 @@ def build_site(
 
     defs, result.definitions_error = _load_definitions(jobs, Path(suite) if suite else None, definitions)
     mutation = store_mutants.read(root)  # the latest `check --mutants` kept with these results
+    exploits = store_exploits.read(root)  # and the latest `check --exploits`
     sources = _copy_sources(defs, out)
 
     # what each eval scored in the jobs of this report (latest job first), for the Evals page
@@ -399,6 +401,7 @@ def build_site(
             mutation=mutation.by_eval() if mutation else {}, mutation_at=mutation.created_at if mutation else None,
             mutation_layers={e.eval_id: sorted({layer for m in e.mutants for layer in m.layers})
                              for e in (mutation.evals if mutation else [])},
+            exploits=exploits.by_eval() if exploits else {}, exploits_at=exploits.created_at if exploits else None,
             definitions_error=result.definitions_error, views=views, job_page=job_page, **common,
         ),
     )
