@@ -239,6 +239,11 @@ def test_the_proxy_is_the_authority_on_provider_errors():
     side = _report(None, limited, calls=2, paths=("/v1/messages", "/v1/messages/count_tokens"))
     assert judge(_result(), side)[0] == "agent_error"
     assert judge(_result("provider_error", "rate_limited"), side)[0] == "agent_error"
+    # a flood of model calls the proxy had to hold back, then the provider's 429: the flood spent the limit
+    flooded = _report(limited)
+    assert judge(_result("provider_error", "rate_limited"), flooded)[0] == "provider_error"
+    flooded.usage.refused_requests = 12
+    assert judge(_result("provider_error", "rate_limited"), flooded)[0] == "agent_error"
     # a success stays a success, and a timeout the agent's
     assert judge(_result("completed", is_error=False), _report(overloaded))[0] == "completed"
     assert judge(_result("timed_out"), _report(overloaded))[0] == "timed_out"

@@ -65,6 +65,10 @@ def judge(result: AgentResult, report: GrantReport | None) -> tuple[str, str | N
     failed_run = status in ("provider_error", "agent_error") or (
         status == "completed" and result.transcript.is_error)
     last = last_conversation_error(report)
+    if failed_run and last is not None and last.kind in RETRYABLE and report.usage.refused_requests:
+        # a run the proxy had to hold back (a flood of calls) spent the shared limit itself: no reroll for that
+        return ("agent_error", last.kind, f"the provider failed the last model call ({_describe(last)}) after "
+                f"the run went over the proxy's limits ({report.usage.refused_requests} request(s) refused)")
     if failed_run and last is not None and last.kind in RETRYABLE:
         return "provider_error", last.kind, f"the provider failed the last model call: {_describe(last)}"
     if failed_run and last is not None and last.kind in OPERATOR_KINDS:

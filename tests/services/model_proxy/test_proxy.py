@@ -306,6 +306,27 @@ def test_a_burst_of_side_calls_is_refused_by_the_proxy_not_sent_on(provider):
     assert len(report.calls) == report.usage.requests == len(provider.paths)  # a refusal is no provider call
 
 
+def test_a_flood_of_model_calls_is_refused_by_the_proxy_not_sent_on(provider):
+    """An agent flooding the conversation route itself (tiny /v1/messages calls until the shared limit gives 429)
+    reaches the provider at most CONVERSATION_BURST times (plus the refill); the rest the proxy refuses itself,
+    which is the agent's doing (never a provider error)."""
+    import time
+
+    from skillassay.services.model_proxy.proxy import CONVERSATION_BURST, CONVERSATION_PER_MINUTE
+
+    with _proxy_to(provider) as proxy:
+        run = proxy.grant("r")
+        started = time.monotonic()
+        with httpx.Client(headers={"x-api-key": run.token}, timeout=30) as client:
+            answers = [client.post(run.base_url + "/v1/messages", json=anthropic_body(stream=False)).status_code
+                       for _ in range(CONVERSATION_BURST + 15)]
+        refilled = (time.monotonic() - started) * CONVERSATION_PER_MINUTE / 60
+        report = proxy.release(run.token)
+    reached = provider.paths.count("/v1/messages")
+    assert CONVERSATION_BURST <= reached <= CONVERSATION_BURST + refilled + 1
+    assert answers.count(429) == CONVERSATION_BURST + 15 - reached == report.usage.refused_requests
+
+
 def test_a_run_has_a_bounded_number_of_requests_under_way(proxy_for, server):
     from concurrent.futures import ThreadPoolExecutor
 

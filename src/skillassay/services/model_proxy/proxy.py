@@ -72,6 +72,10 @@ MAX_CONCURRENT = 16  # requests under way per run; a CLI's parallel subagents st
 MAX_RUN_BUFFERED = 2 * MAX_BODY  # request bytes a run's requests under way may hold in the harness at once
 SIDE_BURST = 20  # side-route calls (token counts, model lists) a run may make at once...
 SIDE_PER_MINUTE = 30  # ...and then per minute
+# conversation calls a run may make at once, then per minute: far above what a CLI's turns (and its parallel
+# subagents) take, so a run cannot spend the operator's shared rate limit by flooding the conversation route
+CONVERSATION_BURST = 30
+CONVERSATION_PER_MINUTE = 60
 MAX_FIRST_REQUEST = 2 * 1024 * 1024  # of the first model request, kept for its grant's report
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
         "transfer-encoding", "upgrade", "host", "content-length"}
@@ -175,6 +179,7 @@ class _Grant:
         self.released = False
         self.first_request: str | None = None  # the CLI's first model request, as it was sent
         self.side = _Bucket(SIDE_BURST, SIDE_PER_MINUTE / 60)
+        self.conversation = _Bucket(CONVERSATION_BURST, CONVERSATION_PER_MINUTE / 60)
         self.buffered = 0  # bytes of request bodies the proxy holds for this run's requests under way
 
     def admit(self, path: str) -> str | None:
@@ -184,6 +189,9 @@ class _Grant:
         if not is_conversation(path) and not self.side.take():
             return f"this run made more than {SIDE_BURST} token-count or model-list calls, then over " \
                    f"{SIDE_PER_MINUTE} a minute"
+        if is_conversation(path) and not self.conversation.take():
+            return f"this run made more than {CONVERSATION_BURST} model calls, then over " \
+                   f"{CONVERSATION_PER_MINUTE} a minute"
         return None
 
     def report(self) -> GrantReport:
