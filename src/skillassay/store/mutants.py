@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay.store import latest
+
 MUTATION_FILE = "mutation.json"
 
 Expect = Literal["catch", "equal", "any"]
@@ -82,18 +84,9 @@ class MutationReport(BaseModel):
 
 
 def write(report: MutationReport, results_root: Path) -> Path:
-    results_root.mkdir(parents=True, exist_ok=True)
-    path = results_root / MUTATION_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return latest.write(report, results_root, MUTATION_FILE)
 
 
 def read(results_root: Path) -> MutationReport | None:
-    """The latest mutation check kept under ``results_root``, or None (none ran, or the file is unreadable)."""
-    path = Path(results_root) / MUTATION_FILE
-    try:
-        return MutationReport.model_validate_json(path.read_bytes())
-    except (OSError, ValueError):
-        return None
+    """The latest check kept under ``results_root``, or None (none ran, or the file is unreadable)."""
+    return latest.read(results_root, MUTATION_FILE, MutationReport)
