@@ -20,6 +20,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.graders.process.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
+from skillassay.orchestrator.sealing import run_policy
 from skillassay.scoring.verdict import percent_text
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
@@ -112,7 +113,9 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
     out: list[ControlOutcome] = []
     for name, folder, exp in seam_cases(d, layers):
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
-            got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator)
+            # sealed as `run` seals a run: the eval's registries reachable, so a cold cache installs
+            got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator,
+                        policy=run_policy("bubblewrap", d, Path(tmp)))
         bad = compare(exp, got) + [f"grader error: {e}" for e in got.errors]
         out.append(ControlOutcome(eval_id=d.id, control=name, matches=not bad, expected=exp.description,
                                   actual=_describe(got), mismatches=bad))
