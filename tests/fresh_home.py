@@ -1,5 +1,6 @@
-"""A new user's machine for the tests that play one: a home and skillassay's caches, emptied, under /tmp (where CI
-runners and throwaway accounts keep them), with the package managers' download caches left where they were."""
+"""A new user's machine for the tests that play one: a home and skillassay's caches, emptied, under /tmp
+(where CI runners and throwaway accounts keep them), with the package managers' download caches left where
+they were."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # what would point the run at the operator's own caches or configuration instead of the new home's
-HOME_VARIABLES = ("SKILLASSAY_CACHE_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+HOME_VARIABLES = ("SKILLASSAY_CACHE_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                  "XDG_STATE_HOME")
 
 
 @contextmanager

@@ -1,6 +1,6 @@
-"""The README's first run, as a new user makes it: `skillassay run evals --agent reference` from the checkout (its
-.venv and node tools), with a home and skillassay's caches that are new, empty and under /tmp. Every eval passes:
-nothing the golden solutions need may lean on a warm cache, a home outside /tmp or a system Python."""
+"""The README's first run, as a new user makes it: `skillassay run evals --agent reference` from the checkout
+(its .venv and node tools), with a home and skillassay's caches that are new, empty and under /tmp. Every eval
+passes: nothing the golden solutions need may lean on a warm cache, a home outside /tmp or a system Python."""
 
 from __future__ import annotations
 

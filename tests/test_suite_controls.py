@@ -1,7 +1,7 @@
 """The shipped suite, as CI checks it: every definition valid, and every golden solution and negative control
-scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator), on a new
-user's machine: skillassay's cache empty, the home under /tmp (every install reaches the eval's registries; every
-app runs its own environment, wherever the cache lies)."""
+scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator), on
+a new user's machine: skillassay's cache empty, the home under /tmp (every install reaches the eval's
+registries; every app runs its own environment, wherever the cache lies)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ pytestmark = pytest.mark.slow
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
     # --jobs 3: evals graded at once (their sandbox waits overlap); the table keeps the suite's order
     with fresh_home() as env:
-        result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"], terminal_width=240,
-                                    env={**env, **dict.fromkeys(HOME_VARIABLES)})
+        result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"],
+                                    terminal_width=240, env={**env, **dict.fromkeys(HOME_VARIABLES)})
     assert result.exit_code == 0, result.output
     out = result.output
     stacks = ("express-ts", "flask-py", "nextjs-ts", "fastapi-py")

@@ -1,6 +1,6 @@
-"""A sealed process's PATH: the phase's own environment (an app's venv) first, wherever it lies, then the runtimes
-before the system's program folders. The cache (so the venv) under /tmp once put the harness's Python first, and the
-app ran an interpreter without its packages."""
+"""A sealed process's PATH: the phase's own environment (an app's venv) first, wherever it lies, then the
+runtimes before the system's program folders. The cache (so the venv) under /tmp once put the harness's Python
+first, and the app ran an interpreter without its packages."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from skillassay.isolation.runtimes import runtimes
 
 def test_the_venv_comes_first_wherever_it_lies() -> None:
     runtime = ["/opt/pyenv/versions/3.11/bin"]
-    for venv in ("/tmp/home/.cache/skillassay/deps/py-1/bin", "/usr/local/cache/py-1/bin", "/tmpfoo/py-1/bin"):
+    venvs = ("/tmp/home/.cache/skillassay/deps/py-1/bin", "/usr/local/cache/py-1/bin", "/tmpfoo/py-1/bin")
+    for venv in venvs:
         path = sealed_path(f"{venv}:/home/u/.local/bin:/usr/bin:/bin", [venv], runtime).split(":")
         assert path == [venv, "/home/u/.local/bin", *runtime, "/usr/bin", "/bin"]
-    # without saying which folder is its own, a folder under /tmp (or /tmpfoo) is still nobody's system program
+    # not said to be its own, a folder under /tmp (or /tmpfoo) is still nobody's system program
     path = sealed_path("/tmp/c/venv/bin:/tmpfoo/bin:/usr/bin", [], runtime).split(":")
     assert path == ["/tmp/c/venv/bin", "/tmpfoo/bin", *runtime, "/usr/bin"]
 

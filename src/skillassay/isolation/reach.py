@@ -1,13 +1,13 @@
 """Whether the registries a sealed phase may reach can be reached from this machine, probed by the harness.
 
-The probe takes the path a sealed install takes: a ``CONNECT`` through an allow-listing egress proxy of its own
-(so through the harness's own proxy when it has one), to each declared registry's host and port. Only the harness
-probes, and only the eval's declared registries: nothing an agent or an app does decides the answer. Answers are
-kept for a few minutes (one job's installs ask once).
+The probe takes the path a sealed install takes: a ``CONNECT`` through an allow-listing egress proxy of its
+own (so through the harness's own proxy when it has one), to each declared registry's host and port. Only the
+harness probes, and only the eval's declared registries: nothing an agent or an app does decides the answer.
+Answers are kept for a few minutes (one job's installs ask once).
 
-What it decides (graders/sandbox/deps.py): an install that fails while a declared registry cannot be reached is the
-machine's (``RegistryUnreachable``, a harness error naming the host); one that fails while every declared registry
-answers is the app's (its change names a package, or a host, that nobody can fetch).
+What it decides (graders/sandbox/deps.py): an install failing while a declared registry cannot be reached is
+the machine's (``RegistryUnreachable``, a harness error naming the host); one that fails while every declared
+registry answers is the app's (its change names a package, or a host, that nobody can fetch).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ KEPT_FOR = 300.0  # seconds an answer is kept
 
 
 class RegistryUnreachable(InfrastructureError):
-    """A registry the eval declares cannot be reached from this machine: nothing that needs it can be measured."""
+    """A registry the eval declares cannot be reached from this machine: nothing needing it is measured."""
 
     def __init__(self, down: dict[str, str], doing: str = ""):
         self.down = dict(down)
         hosts = "; ".join(f"{host} ({why})" for host, why in down.items())
-        super().__init__(f"{doing + ': ' if doing else ''}cannot reach the registry {hosts} from this machine: "
-                         "the eval cannot be measured here")
+        super().__init__(f"{doing + ': ' if doing else ''}cannot reach the registry {hosts} from this "
+                         "machine: the eval cannot be measured here")
 
 
 _answers: dict[tuple[str, tuple[str, int] | None], tuple[float, str | None]] = {}
@@ -66,7 +66,7 @@ def unreachable(registries: list[str], *, fresh: bool = False) -> dict[str, str]
 
 
 def probe(host: str, port: int, timeout: float = PROBE_TIMEOUT) -> str | None:
-    """Why ``host:port`` cannot be reached through the egress proxy a sealed install uses, or None when it can."""
+    """Why ``host:port`` cannot be reached through the egress proxy a sealed install uses (None: it can)."""
     proxy = EgressProxy([f"{host}:{port}"], connect_timeout=timeout)
     proxy_port = proxy.start()
     try:

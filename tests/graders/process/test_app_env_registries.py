@@ -1,5 +1,6 @@
-"""The app's environment for gates and hidden tests, when the modified app adds a dependency: a registry this machine
-cannot reach is the harness's (never "the change broke it"), a package nobody can fetch is the agent's."""
+"""The app's environment for gates and hidden tests, when the modified app adds a dependency: a registry this
+machine cannot reach is the harness's (never "the change broke it"), a package nobody can fetch is the
+agent's."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ ADDED = {**APP, "requirements.txt": PINNED + "skillassay-no-such-package-anywher
 def _ctx(tmp_path: Path) -> ProcessContext:
     d = make_definition(tmp_path, criteria=[Criterion(id="c", description="", weight=1, grader="diff")])
     return ProcessContext(definition=d, pristine_dir=write_tree(tmp_path / "p", APP),
-                          modified_dir=write_tree(tmp_path / "m", ADDED), transcript=None, work_dir=tmp_path / "w",
+                          modified_dir=write_tree(tmp_path / "m", ADDED), transcript=None,
+                          work_dir=tmp_path / "w",
                           policy=Policy(registries=["pypi.org", "files.pythonhosted.org"]))
 
 
@@ -48,4 +50,4 @@ def test_a_registry_the_machine_cannot_reach_is_the_harnesss(tmp_path: Path, mon
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{s.getsockname()[1]}")
     monkeypatch.delenv("https_proxy", raising=False)
     with pytest.raises(RegistryUnreachable, match="cannot reach the registry pypi.org:443"):
-        ctx.app_env("modified")  # the pristine app's environment is cached: without the probe, the agent's fault
+        ctx.app_env("modified")  # the pristine app's is cached: without the probe, the agent's fault

@@ -1,6 +1,7 @@
-"""`skillassay sandbox` installs as `run` does: sealed, reaching the eval's registries, so a cold cache installs. An
-install that fails is blamed exactly: a declared registry the harness cannot reach is the machine's (a harness error
-naming the host, said at once); a package or host that only the app names is the app's (scored)."""
+"""`skillassay sandbox` installs as `run` does: sealed, reaching the eval's registries, so a cold cache
+installs. An install that fails is blamed exactly: a declared registry the harness cannot reach is the
+machine's (a harness error naming the host, said at once); a package or host that only the app names is the
+app's (scored)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ def dead_proxy(monkeypatch):
 
 
 def _validate(tmp_path: Path, requirements: str, emulator) -> tuple[dict, Path]:
-    """The sandbox layer on a small app needing ``requirements``, as `skillassay sandbox` runs it (no policy given:
-    the layer's own, the eval's registries)."""
+    """The sandbox layer on a small app needing ``requirements``, as `skillassay sandbox` runs it (no policy
+    given: the layer's own, the eval's registries)."""
     definition = make_fixture(tmp_path / "suite", tiny_config("good"), dockerfile=DOCKERFILE)
     (definition.app_dir / "requirements.txt").write_text(requirements)
     logs = tmp_path / "logs"
@@ -68,8 +69,9 @@ def test_an_unreachable_registry_is_the_machines_and_said_at_once(tmp_path, cold
                                                                    evals_dir) -> None:
     fixture = evals_dir / "fixtures" / "flask-py"
     t0 = time.monotonic()
-    result = CliRunner().invoke(app, ["sandbox", "--modified-dir", str(fixture / "test_golden"), "--fixture-dir",
-                                      str(fixture), "--run-id", "reg", "--logs", str(tmp_path / "logs")])
+    result = CliRunner().invoke(app, ["sandbox", "--modified-dir", str(fixture / "test_golden"),
+                                      "--fixture-dir", str(fixture), "--run-id", "reg",
+                                      "--logs", str(tmp_path / "logs")])
     assert result.exit_code == 2, result.output  # no score: the eval cannot be measured on this machine
     assert "error: install: cannot reach the registry pypi.org:443" in result.output
     assert "the eval cannot be measured here" in result.output
@@ -81,7 +83,8 @@ def test_an_unreachable_registry_is_the_machines_and_said_at_once(tmp_path, cold
     "skillassay-no-such-package-anywhere==0.0.1\n",  # a package no registry has
     "tiny @ https://example.com/tiny-1.0-py3-none-any.whl\n",  # a host not on the eval's list
 ], ids=["package", "host"])
-def test_what_only_the_app_names_is_the_apps_failure(tmp_path, cold, emulator, requirement, monkeypatch) -> None:
+def test_what_only_the_app_names_is_the_apps_failure(tmp_path, cold, emulator, requirement,
+                                                     monkeypatch) -> None:
     monkeypatch.setenv("PIP_RETRIES", "0")  # a refused host is refused again: no need to hear it five times
     result, logs = _validate(tmp_path, requirement, emulator)
     assert result["error"] is None  # scored: no abstaining through a dependency nobody can fetch

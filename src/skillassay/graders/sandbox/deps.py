@@ -188,12 +188,12 @@ def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
 
 def fetch(step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log: Path, timeout: float,
           sandbox: Any) -> None:
-    """Run an install step that fetches from the registries ``sandbox`` may reach, blaming exactly: a declared
-    registry this machine cannot reach (probed by the harness, before and again after a failure) is a harness
-    error naming it (``RegistryUnreachable``); a failure while all of them answer is the app's (what its manifest
-    names cannot be fetched: a package no registry has, a host not on the list)."""
+    """Run an install step that fetches from the registries ``sandbox`` may reach, blaming exactly: a
+    declared registry this machine cannot reach (probed by the harness, before and again after a failure) is a
+    harness error naming it (``RegistryUnreachable``); a failure while all of them answer is the app's (what
+    its manifest names cannot be fetched: a package no registry has, a host not on the list)."""
     registries = list(sandbox.seal.registries) if sandbox is not None else []
-    if down := unreachable(registries):  # nothing to wait for: said at once, not after a long retrying install
+    if down := unreachable(registries):  # said at once, not after a long retrying install
         _note(log, str(error := RegistryUnreachable(down, step)))
         raise error
     try:
@@ -203,7 +203,8 @@ def fetch(step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log:
             _note(log, str(error := RegistryUnreachable(down, f"{step}: {failed.reason}")))
             raise error from failed
         if registries:
-            _note(log, f"the registries ({', '.join(registries)}) answer the harness: what failed is the app's")
+            _note(log, f"the registries ({', '.join(registries)}) answer the harness: "
+                       "what failed is the app's")
         raise
 
 
@@ -236,8 +237,8 @@ def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
                 argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
             try:
                 box = seal(entry) if seal else None
-                fetch("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log, timeout=timeout,
-                      sandbox=box)
+                fetch("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log,
+                      timeout=timeout, sandbox=box)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise

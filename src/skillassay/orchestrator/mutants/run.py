@@ -163,8 +163,8 @@ def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, lay
            transcript: Any = None, waits: dict[str, float] | None = None, judge: Any = None) -> GradeOutcome:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
     try:
-        # sealed as `run` seals a run: the eval's registries reachable (a mutant's install is the golden's on a
-        # cold cache: without them it fails, and the sandbox catches nothing)
+        # sealed as `run` seals a run: the eval's registries reachable (a mutant's install is the golden's
+        # on a cold cache: without them it fails, and the sandbox catches nothing)
         return grade(definition, folder, run_dir, run_id[:64], layers=layers, emulator=emulator,  # type: ignore[arg-type]
                      transcript=transcript, sandbox_waits=waits, judge_config=judge,
                      policy=run_policy("bubblewrap", definition, run_dir))
