@@ -15,7 +15,8 @@ from fresh_home import fresh_home
 
 from skillassay.definitions import load_suite
 
-pytestmark = pytest.mark.slow
+# every install and build from nothing: minutes (docs/DEVELOPING.md gives the figure)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 
 
 def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Path, tmp_path: Path) -> None:

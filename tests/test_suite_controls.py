@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 
-pytestmark = pytest.mark.slow
+# on an empty cache every app installs and builds from nothing: longer than the suite's default limit
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 
 
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
