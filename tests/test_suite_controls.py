@@ -1,22 +1,28 @@
 """The shipped suite, as CI checks it: every definition valid, and every golden solution and negative control
-scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator)."""
+scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator), on
+a new user's machine: skillassay's cache empty, the home under /tmp (every install reaches the eval's
+registries; every app runs its own environment, wherever the cache lies)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from fresh_home import HOME_VARIABLES, fresh_home
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 
-pytestmark = pytest.mark.slow
+# on an empty cache every app installs and builds from nothing: longer than the suite's default limit
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 
 
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
     # --jobs 3: evals graded at once (their sandbox waits overlap); the table keeps the suite's order
-    result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"], terminal_width=240)
+    with fresh_home() as env:
+        result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"],
+                                    terminal_width=240, env={**env, **dict.fromkeys(HOME_VARIABLES)})
     assert result.exit_code == 0, result.output
     out = result.output
     stacks = ("express-ts", "flask-py", "nextjs-ts", "fastapi-py")

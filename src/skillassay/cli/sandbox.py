@@ -49,6 +49,8 @@ def sandbox(
     """
     from skillassay.definitions import load_fixture
     from skillassay.graders.sandbox import validate
+    from skillassay.definitions.models import stack_registries
+    from skillassay.isolation import Policy
 
     if seam not in ("emulator", "live"):
         raise typer.BadParameter("use emulator or live", param_hint="--seam")
@@ -56,9 +58,11 @@ def sandbox(
         raise typer.BadParameter("use host or docker", param_hint="--backend")
     try:
         definition = load_fixture(fixture_dir)
+        # sealed as `run` seals a run's app: the eval's registries reachable, so a cold cache installs
         result = validate(
             modified_dir, definition, run_id,
             seam=_lit(seam), backend=_lit_b(backend), logs_dir=logs,
+            policy=Policy(registries=stack_registries(definition)),
         )
     except DefinitionError as e:  # every problem on its own line, each naming its file and field
         for p in e.problems:

@@ -39,6 +39,14 @@ QUIET = ("*/python3*.zip", "*/node_modules/.modules.yaml", "/etc/gitattributes",
 # folders every process may use: the system's, and the kernel's views
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys", "/tmp",
                 "/var/tmp")
+# the system's program folders: the sealed runtimes go before the first of these on a PATH (never /tmp: a
+# cache or a home may lie there, and what is in it is nobody's system program)
+SYSTEM_BIN_ROOTS = ("/usr", "/bin", "/sbin")
+
+
+def under(path: str, roots: Sequence[str]) -> bool:
+    """``path`` is one of ``roots`` or inside one (by whole components: ``/tmpfoo`` is not under ``/tmp``)."""
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 class IsolationError(SkillassayError):
@@ -85,7 +93,10 @@ class Seal(BaseModel):
     endpoints: list[Endpoint] = Field(default_factory=list)
     registries: list[str] = Field(default_factory=list)  # hosts reachable through the egress proxy
     home: Path | None = None  # the sealed user's home (also in ``writable``)
-    path: list[str] = Field(default_factory=list)  # folders put first on PATH inside (the runtimes' bin)
+    # the phase's own environment (an app's venv ``bin``, its ``node_modules/.bin``): first on PATH inside,
+    # before the runtimes, wherever it lies
+    first: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)  # the runtimes' bin folders: next, before the system's
     own: list[Path] = Field(default_factory=list)  # the run's own scratch: never flagged as another run's
     quiet: list[str] = Field(default_factory=list)  # globs of failed lookups the audit does not list (probes)
     protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
@@ -212,11 +223,8 @@ class Sandbox(ABC):
             for name in PROXY_VARS[:6]:
                 out[name] = url
         out["NO_PROXY"] = out["no_proxy"] = NO_PROXY
-        if self.seal.path:
-            # the runtimes go before the system's folders, after what the caller put first (an app's venv)
-            given = [p for p in out.get("PATH", os.defpath).split(os.pathsep) if p and p not in self.seal.path]
-            at = next((i for i, p in enumerate(given) if p.startswith(SYSTEM_ROOTS)), len(given))
-            out["PATH"] = os.pathsep.join([*given[:at], *self.seal.path, *given[at:]])
+        if self.seal.first or self.seal.path:
+            out["PATH"] = sealed_path(out.get("PATH", os.defpath), self.seal.first, self.seal.path)
         return out
 
     @abstractmethod
@@ -315,6 +323,15 @@ class Sandbox(ABC):
     def task_usage(self) -> tuple[int | None, int]:
         """(the most tasks held at once, forks refused at the limit)."""
         return None, 0
+
+
+def sealed_path(given: str, first: Sequence[str], runtimes: Sequence[str]) -> str:
+    """A sealed process's PATH: the phase's own environment ``first``, then the caller's folders up to the
+    first system program folder, then the ``runtimes``, then the rest. Where the cache or a home lies plays no
+    part: an app's venv under /tmp still comes before the harness's Python."""
+    rest = [p for p in given.split(os.pathsep) if p and p not in first and p not in runtimes]
+    at = next((i for i, p in enumerate(rest) if under(p, SYSTEM_BIN_ROOTS)), len(rest))
+    return os.pathsep.join(dict.fromkeys([*first, *rest[:at], *runtimes, *rest[at:]]))
 
 
 def _check_runnable(program: str, path: str, cwd: Path) -> None:

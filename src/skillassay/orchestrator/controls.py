@@ -20,6 +20,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.process.judge_config import JudgeConfig
 from skillassay.graders.process.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
+from skillassay.orchestrator.sealing import run_policy
 from skillassay.scoring.reasons import criterion_reason, short_reason
 from skillassay.scoring.verdict import percent_text
 
@@ -125,7 +126,9 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
     out: list[ControlOutcome] = []
     for name, folder, exp in seam_cases(d, layers):
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
-            got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator)
+            # sealed as `run` seals a run: the eval's registries reachable, so a cold cache installs
+            got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator,
+                        policy=run_policy("bubblewrap", d, Path(tmp)))
         bad = compare(exp, got) + [f"grader error: {e}" for e in got.errors]
         why = _why(bad, got) if bad else None
         if why:  # what the grader saw, not only the number that differs (the failing check's evidence)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.graders.sandbox.runplan import InstallSpec
+from skillassay.isolation.reach import RegistryUnreachable, unreachable
 from skillassay.graders.sandbox.steps import StepFailed, run_step
 from skillassay.paths import cache_dir
 from skillassay.untrusted import copy_entry, make_dirs, read_regular
@@ -185,6 +186,34 @@ def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
     return nested, local
 
 
+def fetch(step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log: Path, timeout: float,
+          sandbox: Any) -> None:
+    """Run an install step that fetches from the registries ``sandbox`` may reach, blaming exactly: a
+    declared registry this machine cannot reach (probed by the harness, before and again after a failure) is a
+    harness error naming it (``RegistryUnreachable``); a failure while all of them answer is the app's (what
+    its manifest names cannot be fetched: a package no registry has, a host not on the list)."""
+    registries = list(sandbox.seal.registries) if sandbox is not None else []
+    if down := unreachable(registries):  # said at once, not after a long retrying install
+        _note(log, str(error := RegistryUnreachable(down, step)))
+        raise error
+    try:
+        run_step(step, argv, cwd=cwd, env=env, log=log, timeout=timeout, sandbox=sandbox)
+    except StepFailed as failed:
+        if down := unreachable(registries, fresh=True):
+            _note(log, str(error := RegistryUnreachable(down, f"{step}: {failed.reason}")))
+            raise error from failed
+        if registries:
+            _note(log, f"the registries ({', '.join(registries)}) answer the harness: "
+                       "what failed is the app's")
+        raise
+
+
+def _note(log: Path, line: str) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as f:
+        f.write(f"skillassay: {line}\n")
+
+
 def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
                         seal: SealFor | None = None) -> tuple[Path, bool]:
     """Return (the cache entry holding ``node_modules``, cache hit), installing it when missing. Reads only
@@ -207,8 +236,9 @@ def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
             if argv[1] == "ci" and not (entry / "package-lock.json").exists():
                 argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
             try:
-                run_step("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log, timeout=timeout,
-                         sandbox=seal(entry) if seal else None)
+                box = seal(entry) if seal else None
+                fetch("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log,
+                      timeout=timeout, sandbox=box)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise
@@ -263,7 +293,7 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
                 pip += ["--disable-pip-version-check", "-q"]
                 args = [a for r in spec.pip_requirements for a in ("-r", r)] + spec.pip_args
                 if args:
-                    run_step("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout, sandbox=box)
+                    fetch("install", pip + args, cwd=app_dir, env=env, log=log, timeout=timeout, sandbox=box)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise

@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 import httpx
 
-from skillassay.definitions.models import EvalDefinition, PlanEvalConfig, SandboxTimeouts, SeamSetup
+from skillassay.definitions.models import (
+    EvalDefinition,
+    PlanEvalConfig,
+    SandboxTimeouts,
+    SeamSetup,
+    stack_registries,
+)
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.graders.sandbox.backends.base import Backend
 from skillassay.graders.sandbox.checks import Checker, render, time_templates
@@ -195,6 +201,10 @@ def validate(
             device_ids = list(dict.fromkeys(named)) or device_ids
 
         # ---------------------------------------------------------------- the app
+        if policy is None:  # sealed as `run` seals it: the eval's registries, so a cold cache still installs
+            from skillassay.isolation import Policy
+
+            policy = Policy(registries=stack_registries(definition))
         result.run = {"plan_source": plan.source, "runtime": plan.runtime, "install": plan.install.model_dump(),
                       "build": plan.build, "start": plan.start, "health_path": plan.health_path}
         app = _make_backend(

@@ -24,6 +24,7 @@ from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
+from skillassay.orchestrator.sealing import run_policy
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 
 EPS = 1e-6
@@ -162,8 +163,11 @@ def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, lay
            transcript: Any = None, waits: dict[str, float] | None = None, judge: Any = None) -> GradeOutcome:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
     try:
+        # sealed as `run` seals a run: the eval's registries reachable (a mutant's install is the golden's
+        # on a cold cache: without them it fails, and the sandbox catches nothing)
         return grade(definition, folder, run_dir, run_id[:64], layers=layers, emulator=emulator,  # type: ignore[arg-type]
-                     transcript=transcript, sandbox_waits=waits, judge_config=judge)
+                     transcript=transcript, sandbox_waits=waits, judge_config=judge,
+                     policy=run_policy("bubblewrap", definition, run_dir))
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -51,15 +51,22 @@ class HostBackend(Backend):
         env = base_env()
         env.update(self.plan.env)
         path = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p]
-        front: list[str] = []
+        front = self._own_bins()
         if self.venv is not None:
-            front.append(str(self.venv / "bin"))
             env["VIRTUAL_ENV"] = str(self.venv)
-        if self.app_dir is not None and self.plan.runtime == "node":
-            front.append(str(self.app_dir / "node_modules" / ".bin"))
         env["PATH"] = os.pathsep.join(front + [p for p in path if p not in front])
         env.pop("PYTHONHOME", None)
         return env
+
+    def _own_bins(self) -> list[str]:
+        """The app's own environment's program folders (its venv, its node_modules/.bin): first on its PATH,
+        sealed or not, wherever the cache holding them lies."""
+        front: list[str] = []
+        if self.venv is not None:
+            front.append(str(self.venv / "bin"))
+        if self.app_dir is not None and self.plan.runtime == "node":
+            front.append(str(self.app_dir / "node_modules" / ".bin"))
+        return front
 
     # ------------------------------------------------------------------ sealing
     def _deps(self) -> list[Path]:
@@ -77,7 +84,8 @@ class HostBackend(Backend):
         shown = [p if isinstance(p, Mount) else Mount(src=p) for p in readable]
         seal = Seal(phase=phase, writable=writable, readable=[*shown, *mounts,
                                                                *self.policy.mounts],
-                    path=path, endpoints=list(endpoints), registries=list(registries), audit=False)
+                    first=self._own_bins(), path=path, endpoints=list(endpoints), registries=list(registries),
+                    audit=False)
         box = self.policy.open(seal, self.workdir / f"seal-{phase}-{len(self._boxes)}")
         box.start()
         self._boxes.append(box)
