@@ -81,6 +81,7 @@ def test_a_file_the_rubric_cannot_parse_scores_zero_with_the_reason(tmp_path: Pa
     assert out.verdict is not None and out.verdict.passed is False
 
 
+@pytest.mark.slow
 def test_a_folder_where_the_harness_wrote_its_report_fails_the_run_instead_of_unscoring_it(
         tmp_path: Path, evals_dir: Path) -> None:
     """The agent writes the `cancels_any_status` control's wrong change (honestly 75%, fail), then
