@@ -79,3 +79,28 @@ def test_a_file_the_rubric_cannot_parse_scores_zero_with_the_reason(tmp_path: Pa
     evidence = {c["evidence"][0]["message"] for c in out.rubric["categories"].values()}
     assert len(evidence) == 1 and evidence.pop().startswith(f"unmeasurable because of the change: {rel}: ")
     assert out.verdict is not None and out.verdict.passed is False
+
+
+@pytest.mark.slow
+def test_a_folder_where_the_harness_wrote_its_report_fails_the_run_instead_of_unscoring_it(
+        tmp_path: Path, evals_dir: Path) -> None:
+    """The agent writes the `cancels_any_status` control's wrong change (honestly 75%, fail), then
+    `mkdir .skillassay-junit.xml` and exit 1. Before: the JUnit report had that fixed name in the workspace,
+    the harness's own unlink raised IsADirectoryError: a harness error, never scored, rerun by --resume."""
+    from test_e2e_agents import changed_files, writer_command
+
+    fx = evals_dir / "fixtures" / "order-service"
+    write = writer_command(changed_files(fx / "app", fx / "test_controls" / "cancels_any_status"))
+    command = f"/bin/sh -c {shlex.quote(f'{write} && mkdir .skillassay-junit.xml && exit 1')}"
+    out = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", command,
+                              "--fixtures", "cancellation-support", "--runs", "1", "--results", str(tmp_path),
+                              "--json"])
+    assert out.exit_code in (0, 1), out.output
+    [run] = json.loads(out.stdout)["runs"]
+    assert (tmp_path / run["run_dir"] / "workspace" / ".skillassay-junit.xml").is_dir()  # the attack happened
+    assert run["outcome"] in ("agent_error", "completed"), run.get("error")
+    assert run["harness_failures"] == []
+    verdict = run["verdict"]
+    assert verdict["passed"] is False and verdict["score"] == pytest.approx(0.75), verdict  # honest figure
+    job = json.loads(out.stdout)["job_id"]
+    assert open_store(tmp_path).missing_runs(job) == []  # --resume does not reroll it
