@@ -56,6 +56,10 @@ def listener():
 def pytest_configure(config: pytest.Config) -> None:
     # fixture apps are imported/run from copies; never leave bytecode in the source tree
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    # pytest-xdist's workers get COLUMNS=80 from their launcher; a test that wants a width sets its own (tables
+    # are fitted to $COLUMNS off a terminal), the rest see the CLI as a pipe does
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
     # jobs in tests run no golden canary unless they ask (tests/orchestrator/test_canary.py does): most tests' evals
     # are synthetic, and each canary is three more gradings per eval on an empty cache
     os.environ.setdefault("SKILLASSAY_CANARY_RUNS", "0")

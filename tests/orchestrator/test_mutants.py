@@ -271,6 +271,7 @@ def test_the_evals_page_shows_each_evals_mutation_score(tmp_path):
 
 # ----------------------------------------------------------------------------- the shipped suite, both layers
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # every mutant of 13 evals, built and graded (438 s on 2 cores beside the suite)
 def test_check_mutants_on_the_shipped_suite(tmp_path):
     """`skillassay check evals --mutants --jobs 4`: every mutant of every shipped eval caught by the layer that
     should catch it (the raw HTTP rewrite scoring as the golden), exit 0, mutation.json written."""
