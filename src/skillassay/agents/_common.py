@@ -266,7 +266,9 @@ def _watch_until_done(proc: subprocess.Popen, pgid: int, watch: StreamWatch, dea
         remaining = deadline - time.monotonic()
         try:
             proc.wait(timeout=max(0.0, min(watch.interval, remaining)))
-            return False, None
+            # ended by itself: a budget it went past between two polls is still why its decision was made (a fast
+            # CLI can run all its turns within one poll interval)
+            return False, watch.poll()
         except subprocess.TimeoutExpired:
             pass
         if time.monotonic() >= deadline:
