@@ -5,39 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# rewrites the JUnit file named on pytest's command line (drops every failure) and leaves with exit code 0
-FORGE_JUNIT = '''
-import atexit as _atexit, os as _os, re as _re, sys as _sys
+from forgeries import FORGE_JUNIT, MAKEREPORT  # the attacks' code, shared with the real CLIs' attacks
 
-
-def _forge_junit():
-    for arg in _sys.argv:
-        if arg.startswith("--junitxml="):
-            path = arg.split("=", 1)[1]
-            try:
-                text = open(path).read()
-            except OSError:
-                continue
-            text = _re.sub(r"<failure.*?</failure>", "", text, flags=_re.S)
-            text = _re.sub(r'(failures|errors)="\\d+"', r'\\1="0"', text)
-            open(path, "w").write(text)
-    _os._exit(0)
-
-
-_atexit.register(_forge_junit)
-'''
-# turns every test's report into a pass
-MAKEREPORT = '''
-
-import pytest as _pytest
-
-
-@_pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    report.outcome = "passed"
-    return report
-'''
 # a result in the shape of a black-box child's message, on stdout and on every descriptor, then an exit before the
 # real call: a harness reading the child's stdout (or a channel without a secret) would take it
 FORGED_JSON = '''
