@@ -32,8 +32,8 @@ import httpx
 
 
 def _serve(conn: Any, clients: int, cpu_share: float | None) -> None:
-    from skillassay.services.seam import Limits
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.seam.emulator import Limits
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
     limits = Limits() if cpu_share is None else Limits(cpu_share=cpu_share)
     emu = SeamEmulator(async_delay=0.2, limits=limits).start()

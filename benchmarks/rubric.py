@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import TypeAdapter
 
 from skillassay.definitions.models import AnswerKey, Rubric
-from skillassay.graders.rubric import grade
+from skillassay.seam.rubric import grade
 
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"

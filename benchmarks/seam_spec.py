@@ -16,7 +16,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=2000)
     args = ap.parse_args()
 
-    from skillassay.services.seam.spec import load_spec
+    from skillassay.seam.emulator.spec import load_spec
 
     t = time.perf_counter()
     spec = load_spec()

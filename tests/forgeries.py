@@ -1,5 +1,5 @@
 """What code under test can leave behind to forge a pytest verdict: shared by the grader-level attacks
-(graders/process/hidden_attacks.py) and the real CLIs' attacks (orchestrator/test_redteam_forgery.py)."""
+(graders/hidden_attacks.py) and the real CLIs' attacks (orchestrator/test_redteam_forgery.py)."""
 
 # rewrites the JUnit file named on pytest's command line (drops every failure) and leaves with exit code 0
 FORGE_JUNIT = '''

@@ -19,7 +19,7 @@ from skillassay import plugins
 from skillassay.agents import available_agents, get_agent
 from skillassay.definitions.native import load_native
 from skillassay.errors import DefinitionError
-from skillassay.graders.process import evaluate
+from skillassay.graders import evaluate
 from skillassay.services import available_services, service_class
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ MODULE = '''
 from pydantic import BaseModel
 
 from skillassay.agents.base import Agent, AgentResult
-from skillassay.graders.process.base import Detection, GradeResult
+from skillassay.graders.base import Detection, GradeResult
 from skillassay.transcripts import Transcript
 
 
@@ -125,7 +125,7 @@ def test_another_package_adds_an_agent_and_a_service(acme):
 
 
 def test_a_shipped_name_cannot_be_taken_over(acme):
-    assert plugins.load("skillassay.graders", "diff").__module__ == "skillassay.graders.process.diff"
+    assert plugins.load("skillassay.graders", "diff").__module__ == "skillassay.graders.diff"
     assert plugins.conflicts("skillassay.graders") == [
         "skillassay.graders: 'diff' of acme-skillassay ignored (skillassay ships that name)"]
 

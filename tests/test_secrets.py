@@ -137,8 +137,8 @@ def test_a_record_is_scrubbed_and_stays_valid(tmp_path: Path) -> None:
 
 
 def test_the_app_and_the_graders_commands_get_no_secret(monkeypatch) -> None:
-    from skillassay.graders.process.base import command_env
-    from skillassay.graders.sandbox.backends.base import base_env
+    from skillassay.graders.base import command_env
+    from skillassay.apps.backends.base import base_env
 
     monkeypatch.setenv("HTTPS_PROXY", "http://me:proxy-pass-1@proxy.invalid:3128")
     monkeypatch.setenv("PIP_INDEX_URL", "https://me:index-pass-2@pypi.invalid/simple")

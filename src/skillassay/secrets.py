@@ -1,6 +1,6 @@
 """Keeping secrets out of everything skillassay stores (docs/results.md, "Secrets").
 
-The first defence is that secrets never enter a run: agents get an explicit environment (agents/cli.py), the app
+The first defence is that secrets never enter a run: agents get an explicit environment (agents/installed.py), the app
 under test and the graders' commands get the harness's environment without secrets (``without_secrets``), and the
 model proxy holds the provider keys. This module is the second: before a run folder, a record or a log is kept, every
 byte of it is searched for every secret the run could have seen, in the forms an agent or a tool could have written

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.agents.cli import CliAgent
+from skillassay.agents.installed import CliAgent
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Message, Transcript
 

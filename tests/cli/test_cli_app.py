@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from skillassay.cli import fast
+from skillassay.seam.cli import fast
 from skillassay.cli.main import COMMANDS, app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +90,7 @@ def test_rubric_runs_without_typer_rich_or_pydantic():
 
 
 def test_fast_options_are_the_typer_commands_options():
-    from skillassay.cli.rubric import commands
+    from skillassay.seam.cli.rubric import commands
 
     command = typer.main.get_group(commands).commands["rubric"]
     typer_options = {opt: (p.name, not p.is_flag) for p in command.params for opt in p.opts}

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from skillassay.definitions.jsonfile import validate
-from skillassay.definitions.plan import AnswerKey, Rubric, exact
+from skillassay.seam.plan import AnswerKey, Rubric, exact
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from parts import needs
 
 from skillassay.isolation import Policy, Seal
-from skillassay.isolation.limits import TaskLimit
+from skillassay.isolation.pids import TaskLimit
 from skillassay.isolation.runtimes import runtimes
 
 FORKS = r"""

@@ -18,7 +18,7 @@ from skillassay import reaper
 from skillassay.definitions import load_suite
 from skillassay.errors import DefinitionError
 from skillassay.orchestrator.executors import available_executors, executor_class, ledger, shipping
-from skillassay.orchestrator.services import EmulatorRecipe, JobServices
+from skillassay.orchestrator.run_services import EmulatorRecipe, JobServices
 
 REPO = Path(__file__).resolve().parents[2]
 

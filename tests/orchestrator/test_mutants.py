@@ -21,11 +21,11 @@ import pytest
 from parts import REPO
 
 from skillassay.definitions import load_suite
-from skillassay.definitions.plan import Rubric, RubricCategory
-from skillassay.graders.rubric import grade
-from skillassay.graders.rubric.grade import endpoints_of
+from skillassay.seam.plan import Rubric, RubricCategory
+from skillassay.seam.rubric import grade
+from skillassay.seam.rubric.grade import endpoints_of
 from skillassay.languages import parser_for
-from skillassay.orchestrator.mutants import seam as seam_mutants
+from skillassay.seam import mutants as seam_mutants
 from skillassay.orchestrator.mutants.classes import CLASSES, SEAM_CLASSES
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, Switch, materialise, schema, ternary
 from skillassay.orchestrator.mutants.run import expectations, judge_layers, run_mutation
@@ -315,7 +315,7 @@ def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
     """Each TypeScript mutant's own source passes `tsc --noEmit` with the app's own dependencies (the sandbox's
     cached install): the schema build stands for sources that build (express-ts is built mutant by mutant in
     test_schema_builds_agree_with_each_mutants_own_build)."""
-    from skillassay.graders.sandbox import deps
+    from skillassay.apps import deps
 
     d = SEAM_EVALS[eval_id]
     app = tmp_path / "deps"

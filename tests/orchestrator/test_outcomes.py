@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
-from skillassay.graders.process import engine
+from skillassay.graders import engine
 from skillassay.store import open as open_store
 
 runner = CliRunner()

@@ -134,7 +134,7 @@ def test_odd_names_in_an_app_are_built_graded_and_reported(tmp_path: Path, evals
     assert run["outcome"] == "completed", (run["outcome"], run.get("error"))
     assert "weird/bad\\udcff\\udcfename.py" in json.loads((results / run["run_dir"] / "changes.json").read_text())[
         "files"][0]["path"]
-    # every phase ran with the sandbox's limits (isolation/limits.py): tasks at once, size of a file written
+    # every phase ran with the sandbox's limits (isolation/pids.py): tasks at once, size of a file written
     phases = run["sealing"]["phases"]
     assert {"agent", "app"} <= set(phases), phases  # install and build: cache hits, or sandboxes too
     assert all(p["max_tasks"] == 1024 and p["max_file_size"] == 1 << 30 for p in phases.values()), phases

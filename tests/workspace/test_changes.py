@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from skillassay.agents.reference import apply_golden
 from skillassay.cli.main import app
-from skillassay.graders.process.base import ProcessContext, copy_workspace
-from skillassay.graders.rubric import grade as grade_rubric
-from skillassay.graders.sandbox.backends.base import copy_app
-from skillassay.graders.sandbox.deps import tree_snapshot
+from skillassay.graders.base import ProcessContext, copy_workspace
+from skillassay.seam.rubric import grade as grade_rubric
+from skillassay.apps.backends.base import copy_app
+from skillassay.apps.deps import tree_snapshot
 from skillassay.workspace import compare_trees, create_workspace
 from skillassay.workspace.changes import walk
 
@@ -76,7 +76,7 @@ def test_every_layer_sees_the_same_files(trees, tmp_path: Path):
 
     ws = Workspace(path=modified, source=pristine, pristine_commit="x")
     assert ws.compute_change().files == change.files
-    from skillassay.definitions.plan import AnswerKey, Rubric, RubricCategory
+    from skillassay.seam.plan import AnswerKey, Rubric, RubricCategory
 
     result = grade_rubric(pristine, modified, AnswerKey(), Rubric([RubricCategory("f", 100, "files_modified_match")]),
                           "reservation_automations")

@@ -1,4 +1,4 @@
-"""The size limit: the run's one bounded copy of the workspace (workspace/limits.py). One huge file, many medium
+"""The size limit: the run's one bounded copy of the workspace (workspace/bounded_copy.py). One huge file, many medium
 files, a huge binary replacing a file, a sparse file, a file still growing while it is copied, a fifo, the agent's
 repository; and the logs of a run folder cut to their first and last bytes."""
 
@@ -16,7 +16,7 @@ import pytest
 
 from skillassay.store.files import cap_logs
 from skillassay.workspace import compare_trees, create_workspace
-from skillassay.workspace.limits import HASH_LIMIT, snapshot
+from skillassay.workspace.bounded_copy import HASH_LIMIT, snapshot
 from skillassay.workspace.workspace import git
 
 MB = 1_000_000
@@ -80,7 +80,7 @@ def test_a_sparse_file_counts_as_what_reading_it_gives_and_is_not_read(ws, tmp_p
 def test_a_file_still_growing_is_kept_as_it_was_first_seen(ws, tmp_path: Path, monkeypatch) -> None:
     """A writer that outlived the agent keeps appending while the copy is made: the copy takes the size the file had
     when it was looked at, so it ends, and says so."""
-    from skillassay.workspace import limits
+    from skillassay.workspace import bounded_copy as limits
 
     grow = ws.path / "grow.log"
     grow.write_bytes(b"x" * 200_000)

@@ -1,5 +1,5 @@
 """What the agent modules share: running a program in its own process group under a time limit, reading a skill
-folder, keeping secrets out of stored files. (Finding a CLI and its environment: ``agents/cli.py``.)"""
+folder, keeping secrets out of stored files. (Finding a CLI and its environment: ``agents/installed.py``.)"""
 
 from __future__ import annotations
 

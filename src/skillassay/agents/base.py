@@ -49,7 +49,7 @@ class AgentContext(BaseModel):
     skill_mode: SkillMode = "native"
     model: str | None = None
     allowed_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_ALLOWED_TOOLS))
-    env: dict[str, str] = Field(default_factory=dict)  # extra environment (never a provider key: see agents/cli.py)
+    env: dict[str, str] = Field(default_factory=dict)  # extra environment (never a provider key: see agents/installed.py)
     # the agent's only way to a model: the job's model proxy and this run's token (None: the agent gets no model)
     model_endpoint: ModelEndpoint | None = None
     fixture_dir: Path | None = None  # for the reference agent

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.agents._common import OFFLINE_ENV, relative_path, skill_prompt_block
-from skillassay.agents.cli import MAX_RETRIES, CliAgent, agent_env
+from skillassay.agents.installed import MAX_RETRIES, CliAgent, agent_env
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "claude-code"

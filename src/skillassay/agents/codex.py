@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from skillassay.agents._common import Scrubber, read_jsonl, relative_path
-from skillassay.agents.cli import MAX_RETRIES, CliAgent
+from skillassay.agents.installed import MAX_RETRIES, CliAgent
 from skillassay.agents.stream import Tail, parse_line
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 from skillassay.untrusted import copy_regular

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skillassay.agents._common import Scrubber, SkillError, install_skill, load_skill, run_process
 from skillassay.agents.base import Agent, AgentContext, AgentResult
-from skillassay.agents.cli import agent_env
+from skillassay.agents.installed import agent_env
 from skillassay.isolation import Mount
 from skillassay.transcripts import Message, Transcript
 

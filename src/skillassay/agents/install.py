@@ -20,7 +20,7 @@ PIN_FILES = ("package.json", "package-lock.json")
 
 def cli_packages() -> dict[str, str]:
     """Agent name -> npm package, for every registered agent that is an npm-installed CLI."""
-    from skillassay.agents.cli import CliAgent
+    from skillassay.agents.installed import CliAgent
     from skillassay.plugins import load, names
 
     out = {}

@@ -160,7 +160,7 @@ def check(
         if not ok:
             raise typer.Exit(2)
     if mutants:
-        from skillassay.orchestrator.mutants.cli import check_mutants
+        from skillassay.orchestrator.mutants.command import check_mutants
 
         judge = judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env)
         if not check_mutants(path, jobs=jobs, results=results, console=console, judge_config=judge):

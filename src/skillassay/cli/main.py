@@ -5,7 +5,7 @@ Every command is listed here, with the module that defines it; that module is im
 ``commands``, a ``typer.Typer`` holding its commands; it never imports this module.
 
 ``skillassay rubric`` runs in CI loops and shell pipelines once per graded app, so it skips typer altogether when its
-arguments are plain (``cli/fast.py``); anything else (``--help``, a mistake) goes through typer as every command does.
+arguments are plain (``seam/cli/fast.py``); anything else (``--help``, a mistake) goes through typer as every command does.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ COMMANDS: dict[str, str] = {
     "init": "skillassay.cli.init",
     "list": "skillassay.cli.definitions",
     "check": "skillassay.cli.definitions",
-    "rubric": "skillassay.cli.rubric",
-    "sandbox": "skillassay.cli.sandbox",
-    "seam-emulator": "skillassay.cli.seam_emulator",
+    "rubric": "skillassay.seam.cli.rubric",
+    "sandbox": "skillassay.seam.cli.sandbox",
+    "seam-emulator": "skillassay.seam.cli.emulator",
     "model-server": "skillassay.cli.model_server",
     "doctor": "skillassay.cli.doctor",
     "install-agents": "skillassay.cli.doctor",
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         if args[:1] == ["rubric"]:
-            from skillassay.cli.fast import rubric
+            from skillassay.seam.cli.fast import rubric
 
             code = rubric(args[1:])
             if code is not None:

@@ -6,7 +6,7 @@ import typer
 
 from skillassay.errors import SkillassayError
 
-# the LLM judge's options (graders/process/judge_config.py says where each default comes from)
+# the LLM judge's options (graders/judge_config.py says where each default comes from)
 JUDGE_MODEL = typer.Option(None, "--judge-model", help="The LLM judge's model, for llm_judge criteria (default: "
                                                        "$SKILLASSAY_JUDGE_MODEL, or the job's for --resume/regrade).")
 JUDGE_PROVIDER = typer.Option(None, "--judge-provider", help="anthropic (default), openai-responses or openai-chat "
@@ -19,7 +19,7 @@ JUDGE_KEY_ENV = typer.Option(None, "--judge-key-env", help="The NAME of the vari
 
 def judge_from_options(model: str | None, provider: str | None, base_url: str | None, key_env: str | None):
     """The judge from the options, else the environment; None when none names a model (exit 2 when half given)."""
-    from skillassay.graders.process.judge_config import resolve
+    from skillassay.graders.judge_config import resolve
 
     try:
         return resolve(model, provider, base_url, key_env)

@@ -11,8 +11,8 @@ from typing import Any
 
 _EXPORTS = {
     "load_fixture": "skillassay.definitions.loader",
-    "AnswerKey": "skillassay.definitions.plan",
-    "Rubric": "skillassay.definitions.plan",
+    "AnswerKey": "skillassay.seam.plan",
+    "Rubric": "skillassay.seam.plan",
     "EvalDefinition": "skillassay.definitions.models",
     "PlanEvalConfig": "skillassay.definitions.models",
     "load_suite": "skillassay.definitions.suite",

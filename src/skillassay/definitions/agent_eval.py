@@ -1,5 +1,5 @@
 """The parts of an agent eval: scoring criteria, forbidden behaviours, quality gates, and the options of each
-grader and detector. Pure data; the graders that read them live in ``skillassay.graders.process``.
+grader and detector. Pure data; the graders that read them live in ``skillassay.graders``.
 
 ``Criterion``, ``ForbiddenBehaviour`` and ``QualityGate`` are what ``EvalDefinition`` holds, whatever format
 an eval came from (a criterion's ``grader`` is free text there, so the plan's Seam suite can name its own

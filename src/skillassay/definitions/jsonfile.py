@@ -83,13 +83,13 @@ def read_json(path: Path, problems: list[Problem]) -> Any | None:
 
 
 def validate(model: type[M], data: Any, path: Path, problems: list[Problem]) -> M | None:
-    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass of ``definitions/plan.py``); each
+    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass of ``seam/plan.py``); each
     pydantic error becomes a problem at its pointer. A plan dataclass that already has its exact shape is read
     without importing pydantic (the rubric command starts fast that way)."""
     import dataclasses
 
     if dataclasses.is_dataclass(model):
-        from skillassay.definitions.plan import exact
+        from skillassay.seam.plan import exact
 
         found = exact(model, data)
         if found is not None:

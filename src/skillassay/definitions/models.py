@@ -1,7 +1,7 @@
 """The one definition model every eval loads into, whatever file format it was written in.
 
 The plan's JSON files (``rubric.json``, ``eval_config.json``, ``answer_key.json``) are modelled as written
-(``PlanEvalConfig`` here; ``AnswerKey`` and ``Rubric`` in ``definitions/plan.py``); loaders map them, and the
+(``PlanEvalConfig`` here; ``AnswerKey`` and ``Rubric`` in ``seam/plan.py``); loaders map them, and the
 native format, onto ``EvalDefinition``.
 """
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import (MAX_PROMPT_CHARS, ChangeSize, Criterion, ForbiddenBehaviour,
                                                QualityGate)
-from skillassay.definitions.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
+from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.definitions.resources import Resources
 from skillassay.triggers import TriggerBudget
 

@@ -75,7 +75,7 @@ def rubric_problems(path: Path) -> list[Problem]:
 # ----------------------------------------------------------------------------- answer_key.json
 def _known_sdk_methods() -> frozenset[str] | None:
     try:  # the committed SDK surface (read from the official SDKs): a data file, no SDK needed
-        from skillassay.graders.rubric.sdk_surface import all_methods
+        from skillassay.seam.rubric.sdk_surface import all_methods
     except ImportError:
         return None
     return all_methods()
@@ -133,7 +133,7 @@ def _parameters_against_spec(d: EvalDefinition, kp: Path) -> list[Problem]:
     if key is None or not key.required_parameters:
         return []
     try:
-        from skillassay.services.seam.spec import load_spec
+        from skillassay.seam.emulator.spec import load_spec
     except ImportError:  # the emulator package is optional for linting
         return []
     try:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from skillassay.errors import SkillassayError
 from skillassay.isolation.audit import AuditReport, Bounds
 from skillassay.isolation.egress import EgressProxy, Refusal
-from skillassay.isolation.limits import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_TASKS
+from skillassay.isolation.pids import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_TASKS
 
 Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
 
@@ -101,7 +101,7 @@ class Seal(BaseModel):
     quiet: list[str] = Field(default_factory=list)  # globs of failed lookups the audit does not list (probes)
     protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
     audit: bool = True  # trace file syscalls and connects (needs strace)
-    # resource limits (isolation/limits.py): tasks (processes + threads) at once, and the size of any one file written
+    # resource limits (isolation/pids.py): tasks (processes + threads) at once, and the size of any one file written
     max_tasks: int | None = DEFAULT_MAX_TASKS
     max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 

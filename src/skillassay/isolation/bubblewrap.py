@@ -32,7 +32,7 @@ from pathlib import Path
 from skillassay.isolation.audit import TRACE, AuditReport, Bounds, parse_trace
 from skillassay.isolation.base import QUIET, Isolation, IsolationError, Sandbox, Seal
 from skillassay.isolation.bridge import Listener, forward_unix_to_tcp, reserve_port
-from skillassay.isolation.limits import TaskLimit
+from skillassay.isolation.pids import TaskLimit
 
 NAME = "bubblewrap"
 SANDBOX_UID = 1000

@@ -5,7 +5,7 @@ own (so through the harness's own proxy when it has one), to each declared regis
 harness probes, and only the eval's declared registries: nothing an agent or an app does decides the answer.
 Answers are kept for a few minutes (one job's installs ask once).
 
-What it decides (graders/sandbox/deps.py): an install failing while a declared registry cannot be reached is
+What it decides (apps/deps.py): an install failing while a declared registry cannot be reached is
 the machine's (``RegistryUnreachable``, a harness error naming the host); one that fails while every declared
 registry answers is the app's (its change names a package, or a host, that nobody can fetch).
 """

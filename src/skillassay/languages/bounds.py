@@ -5,7 +5,7 @@ Whatever the agent wrote is read by the harness's own process, so a file must no
 raise what looks like the harness's failure (a 100,000-term expression: RecursionError; a long chain of signs:
 MemoryError), nor take the harness's memory or time. A file over a bound raises ``Unparsable`` naming it and
 the bound: nobody can say what it holds, and the graders turn that into "unmeasurable because of the change"
-(graders/process/engine.py, orchestrator/grading.py; docs/results.md, "Unmeasurable because of the change").
+(graders/engine.py, orchestrator/grading.py; docs/results.md, "Unmeasurable because of the change").
 
 - size: ``MAX_SOURCE_BYTES`` per file parsed;
 - depth: ``MAX_DEPTH`` levels of syntax tree (Python refuses 200 nested parentheses itself; deeper trees break

@@ -255,7 +255,7 @@ def judge(d: EvalDefinition, got: GradeOutcome, layers: Layers) -> str | None:
 def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Any = None,
                  emulator: Any = None) -> GradeOutcome:
     """One golden run, graded as an agent's change would be (the run's policy seals the app and the commands)."""
-    from skillassay.graders.process.controls import load_transcript
+    from skillassay.graders.agent_controls import load_transcript
     from skillassay.orchestrator.grading import grade
 
     assert d.golden_dir is not None

@@ -17,8 +17,8 @@ from rich.table import Table
 
 from skillassay.definitions import load_suite
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
-from skillassay.graders.process.judge_config import JudgeConfig
-from skillassay.graders.process.judge_config import require as require_judge
+from skillassay.graders.judge_config import JudgeConfig
+from skillassay.graders.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
 from skillassay.orchestrator.sealing import run_policy
 from skillassay.scoring.reasons import criterion_reason, short_reason
@@ -116,8 +116,8 @@ def seam_cases(d: EvalDefinition, layers: Layers) -> list[tuple[str, Path, Contr
 def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
                  judge_config: JudgeConfig | None = None) -> list[ControlOutcome]:
     if d.format == "native":
-        from skillassay.graders.process.controls import expected_label
-        from skillassay.graders.process.controls import run_controls as run_process_controls
+        from skillassay.graders.agent_controls import expected_label
+        from skillassay.graders.agent_controls import run_controls as run_process_controls
 
         return [ControlOutcome(eval_id=d.id, control=o.name, matches=o.matches,
                                expected=expected_label(o.expected) + f" ({o.expected.description})",

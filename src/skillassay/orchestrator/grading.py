@@ -59,10 +59,10 @@ def _rubric(definition: EvalDefinition, modified_dir: Path, change: ChangeSet) -
     """The rubric layer within the parsers' bounds (``graders.process.base.measured``): a change it cannot
     read (a file too deep, too large, out of memory), when the pristine app grades, scores every category 0
     with the reason; a failure on the pristine app too is the harness's (raised)."""
-    from skillassay.graders.process.base import Unmeasured, measured
-    from skillassay.graders.rubric import grade as grade_rubric
-    from skillassay.graders.rubric.grade import endpoints_of
-    from skillassay.graders.rubric.models import CategoryResult, Finding, RubricResult
+    from skillassay.graders.base import Unmeasured, measured
+    from skillassay.seam.rubric import grade as grade_rubric
+    from skillassay.seam.rubric.grade import endpoints_of
+    from skillassay.seam.rubric.models import CategoryResult, Finding, RubricResult
 
     def on(app: Path, seen: ChangeSet | None) -> Any:
         return grade_rubric(definition.app_dir, app, definition.answer_key, definition.rubric,
@@ -106,7 +106,7 @@ def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict
         ))
     checks = check_points(sandbox) if sandbox is not None else {}
     if sandbox is not None:
-        from skillassay.graders.sandbox.result import check_evidence
+        from skillassay.seam.behaviour.result import check_evidence
     details = (sandbox or {}).get("checks") or {}
     if definition.config is not None:
         for name, points in SANDBOX_POINTS.items():
@@ -169,7 +169,7 @@ def grade(
                 out.failures.append(_failure("rubric", exc))
             out.timings["rubric"] = round(time.monotonic() - t, 3)
         if want_sandbox and definition.config is not None:
-            from skillassay.graders.sandbox import validate
+            from skillassay.seam.behaviour import validate
 
             t = time.monotonic()
             try:
@@ -191,7 +191,7 @@ def grade(
         return out
 
     # native agent evals: the process graders decide criteria, forbidden behaviour and the verdict
-    from skillassay.graders.process import evaluate
+    from skillassay.graders import evaluate
 
     t = time.monotonic()
     work = run_dir / "grading"

@@ -29,14 +29,14 @@ from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
-from skillassay.orchestrator.services import EmulatorRecipe, JobServices
-from skillassay.graders.process import judge_config
-from skillassay.graders.process.judge_config import JudgeConfig
+from skillassay.orchestrator.run_services import EmulatorRecipe, JobServices
+from skillassay.graders import judge_config
+from skillassay.graders.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.models import CanaryCheck, JobRecord, RunRecord, Variant
 from skillassay.usage import load_prices
-from skillassay.workspace.limits import DEFAULT_MAX_CHANGE
+from skillassay.workspace.bounded_copy import DEFAULT_MAX_CHANGE
 
 
 class JobOptions(BaseModel):
@@ -80,7 +80,7 @@ class JobOptions(BaseModel):
     proxy_public_host: str | None = None
     # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
     max_change_size: int | None = None
-    # the LLM judge of llm_judge criteria (graders/process/judge_config.py): model, provider, endpoint and the *name*
+    # the LLM judge of llm_judge criteria (graders/judge_config.py): model, provider, endpoint and the *name*
     # of the variable holding its key; required when a selected eval has such a criterion
     judge: JudgeConfig | None = None
     # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)

@@ -14,8 +14,8 @@ from pydantic import BaseModel
 from skillassay import store as result_store
 from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
-from skillassay.graders.process.judge_config import require as require_judge
-from skillassay.graders.process.judge_config import resolve as resolve_judge
+from skillassay.graders.judge_config import require as require_judge
+from skillassay.graders.judge_config import resolve as resolve_judge
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
 from skillassay.orchestrator.sealing import run_policy

@@ -24,14 +24,14 @@ from skillassay.agents.base import AgentContext, AgentResult
 from skillassay.definitions.models import EvalDefinition
 from skillassay import phases
 from skillassay.errors import DefinitionError
-from skillassay.graders.process.judge_config import JudgeConfig
+from skillassay.graders.judge_config import JudgeConfig
 from skillassay.agents.reference import NAME as REFERENCE
 from skillassay.orchestrator.attempts import RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.canary import reference_check
 from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.orchestrator.model_access import BudgetSpent
-from skillassay.orchestrator.services import RunServices
+from skillassay.orchestrator.run_services import RunServices
 from skillassay.outcomes import SCORED, UNSCORED, AgentExit, HarnessFailure
 from skillassay.orchestrator.sealing import REACHED_FOR_SUITE, Sealing, run_agent, run_policy
 from skillassay.scoring import decide
@@ -77,7 +77,7 @@ class RunSpec(BaseModel):
     agent_env: dict[str, str] = Field(default_factory=dict)
     command: str | None = None
     keep_workspace: bool = True
-    max_change_size: int = DEFAULT_MAX_CHANGE  # bytes of added or changed files kept and graded (workspace/limits.py)
+    max_change_size: int = DEFAULT_MAX_CHANGE  # bytes of added or changed files kept and graded (workspace/bounded_copy.py)
     retries: int = 2  # whole agent phases tried again after a provider error (orchestrator/attempts.py)
     isolation: str = "bubblewrap"  # how the agent, the app and the graders' commands are sealed (docs/sealing.md)
     allow_hosts: list[str] = Field(default_factory=list)  # granted beyond the stack's registries (--allow-host)
@@ -283,7 +283,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
             raise _NotGraded(arm.problem)
 
         # whatever the agent did to its workspace (even deleting it) is its change, and is graded; from here on,
-        # everything reads one bounded copy of it, never the live one (workspace/limits.py)
+        # everything reads one bounded copy of it, never the live one (workspace/bounded_copy.py)
         t = time.monotonic()
         size = snapshot(ws.path, ws.source, scratch / "final", spec.max_change_size)
         ws = Workspace(path=scratch / "final", source=ws.source, pristine_commit=ws.pristine_commit)

@@ -14,7 +14,7 @@ from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.secrets import Redaction
 from skillassay.usage import ModelUsage
 from skillassay.triggers import SkillUse, TriggerBudget
-from skillassay.workspace.limits import SizeReport
+from skillassay.workspace.bounded_copy import SizeReport
 
 # How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
@@ -142,7 +142,7 @@ class RunRecord(BaseModel):
     # variable (never the value); and the secret variables whose values were too short to search for
     redactions: list[Redaction] = Field(default_factory=list)
     unscrubbable: list[str] = Field(default_factory=list)
-    # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/limits.py)
+    # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/bounded_copy.py)
     size: SizeReport | None = None
     # the canary that let this run be scored (or made it a harness error): orchestrator/canary.py
     canary: CanaryCheck | None = None

@@ -147,10 +147,10 @@ class ChangeSet:
     files: list[FileChange] = field(default_factory=list)  # sorted by path
     unchanged: list[str] = field(default_factory=list)  # in both trees, identical
     skipped: list[str] = field(default_factory=list)  # build-output folders the run created (never part of it)
-    # files left out because the change was larger than the run's limit (workspace/limits.py): path, status,
+    # files left out because the change was larger than the run's limit (workspace/bounded_copy.py): path, status,
     # size, allocated, sha256; they are not in ``files`` and no grader sees them
     over_limit: list[dict[str, Any]] = field(default_factory=list)
-    entries_left_out: int = 0  # new or changed entries beyond the run's count limit (workspace/limits.py)
+    entries_left_out: int = 0  # new or changed entries beyond the run's count limit (workspace/bounded_copy.py)
     _patch: str | None = field(default=None, repr=False, compare=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 

@@ -4,7 +4,7 @@ import pytest
 from process_helpers import make_definition, write_tree
 
 from skillassay.definitions.models import EvalDefinition
-from skillassay.graders.process.base import ProcessContext
+from skillassay.graders.base import ProcessContext
 from skillassay.transcripts import Transcript
 
 

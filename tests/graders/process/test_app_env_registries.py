@@ -11,7 +11,7 @@ import pytest
 from process_helpers import make_definition, write_tree
 
 from skillassay.definitions.agent_eval import Criterion
-from skillassay.graders.process.base import ProcessContext
+from skillassay.graders.base import ProcessContext
 from skillassay.isolation import Policy, reach
 from skillassay.isolation.reach import RegistryUnreachable
 

@@ -17,8 +17,8 @@ from process_helpers import make_definition, write_tree
 
 from skillassay.definitions.agent_eval import Criterion
 from skillassay.definitions.native import load_native
-from skillassay.graders.process import blackbox, hidden_tests
-from skillassay.graders.process.base import HarnessFault, ProcessContext
+from skillassay.graders import blackbox, hidden_tests
+from skillassay.graders.base import HarnessFault, ProcessContext
 
 REPO = Path(__file__).resolve().parents[3]
 EVALS = REPO / "evals"

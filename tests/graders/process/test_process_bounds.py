@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from process_helpers import make_definition, write_tree
 
-from skillassay.graders.process import engine, evaluate
-from skillassay.graders.process.base import Detection, GradeResult, Unmeasurable
+from skillassay.graders import engine, evaluate
+from skillassay.graders.base import Detection, GradeResult, Unmeasurable
 from skillassay.languages import bounds, pyparse
 
 APP = {"orders/service.py": "class OrderService:\n    def pay(self, order):\n        return order\n",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillassay.definitions.native import load_native
-from skillassay.graders.process.controls import load_transcript, run_controls
+from skillassay.graders.agent_controls import load_transcript, run_controls
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -69,7 +69,7 @@ def test_transcripts_load():
 
 
 def test_an_agent_that_did_nothing_fails(tmp_path):
-    from skillassay.graders.process import evaluate
+    from skillassay.graders import evaluate
 
     definition = load_native(REPO / "evals" / "agent-evals" / "cancellation-support.toml", REPO / "evals")
     r = evaluate(definition, definition.app_dir, definition.app_dir, None, tmp_path)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
-from skillassay.graders.process import diff
-from skillassay.graders.process.base import matches
+from skillassay.graders import diff
+from skillassay.graders.base import matches
 from skillassay.workspace.changes import compare_trees
 
 SERVICE = """

@@ -15,7 +15,7 @@ import pytest
 
 from skillassay import reaper
 from skillassay.definitions.agent_eval import QualityGate
-from skillassay.graders.process import gates
+from skillassay.graders import gates
 from skillassay.isolation.base import Policy
 
 APP = {"calc.py": "def add(a, b):\n    return a + b\n"}  # no manifest: the bare interpreter runs the gates

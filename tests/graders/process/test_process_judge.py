@@ -8,9 +8,9 @@ import json
 import pytest
 
 from skillassay.definitions.agent_eval import Criterion
-from skillassay.graders.process import judge
-from skillassay.graders.process.base import HarnessFault
-from skillassay.graders.process.judge import JudgeConfig
+from skillassay.graders import judge
+from skillassay.graders.base import HarnessFault
+from skillassay.graders.judge import JudgeConfig
 from skillassay.testing.model_server import ModelServer
 from skillassay.testing.script import Script
 
@@ -112,7 +112,7 @@ def test_no_judge_configured(make_ctx):
 def test_no_judge_configured_through_evaluate(tmp_path):
     from process_helpers import make_definition, write_tree
 
-    from skillassay.graders.process import evaluate
+    from skillassay.graders import evaluate
 
     d = make_definition(tmp_path, criteria=[CRITERION])
     r = evaluate(

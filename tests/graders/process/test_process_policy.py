@@ -7,9 +7,9 @@ import pytest
 from process_helpers import edit, shell, transcript
 
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour
-from skillassay.graders.process import claims, database
-from skillassay.graders.process import policy as tg
-from skillassay.graders.process.base import GateResult
+from skillassay.graders import claims, database
+from skillassay.graders import policy as tg
+from skillassay.graders.base import GateResult
 
 APP = {
     "orders/service.py": "def pay(conn):\n    conn.execute('UPDATE orders SET status = 1')\n",

@@ -9,8 +9,8 @@ import pytest
 from process_helpers import make_definition, shell, transcript, write_tree
 
 from skillassay.definitions.agent_eval import Criterion, QualityGate
-from skillassay.graders.process import evaluate, gates, hidden_tests, meaningful_tests
-from skillassay.graders.process.base import HarnessFault
+from skillassay.graders import evaluate, gates, hidden_tests, meaningful_tests
+from skillassay.graders.base import HarnessFault
 
 APP = {
     "calc.py": "def add(a, b):\n    return a + b\n",
@@ -180,7 +180,7 @@ def test_no_new_tests(make_ctx):
 def test_evaluate_unknown_grader_and_crashes_are_harness_failures(tmp_path, monkeypatch):
     """A grader or detector that crashes (or does not exist) is the harness's failure: recorded as such (the run
     becomes a harness_error), never zero points, never an unflagged forbidden behaviour."""
-    from skillassay.graders.process import engine as ev
+    from skillassay.graders import engine as ev
 
     pristine = write_tree(tmp_path / "p", APP)
     modified = write_tree(tmp_path / "m", WITH_SUB)

@@ -11,9 +11,9 @@ import pytest
 from process_helpers import make_definition, write_tree
 
 from skillassay.definitions.agent_eval import Criterion, QualityGate
-from skillassay.graders.process import evaluate, meaningful_tests
-from skillassay.graders.process.base import HarnessFault
-from skillassay.graders.process.pytest_run import FORGERY_ID
+from skillassay.graders import evaluate, meaningful_tests
+from skillassay.graders.base import HarnessFault
+from skillassay.graders.pytest_run import FORGERY_ID
 from test_process_runs import APP, PY, WITH_SUB
 
 WRONG = {**APP, "calc.py": "def add(a, b):\n    return a - b\n"}  # test_add fails honestly

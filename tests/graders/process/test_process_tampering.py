@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from skillassay.definitions.agent_eval import ForbiddenBehaviour
-from skillassay.graders.process.base import HarnessFault
-from skillassay.graders.process.tampering import detect
+from skillassay.graders.base import HarnessFault
+from skillassay.graders.tampering import detect
 
 BEHAVIOUR = ForbiddenBehaviour(id="tampers", description="", detector="test_tampering")
 TESTS = """import sys

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from parts import REPO
 
-from skillassay.graders.sandbox.deps import cache_root
+from skillassay.apps.deps import cache_root
 
 pytestmark = pytest.mark.slow
 

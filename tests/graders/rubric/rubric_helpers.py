@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from skillassay.definitions.models import AnswerKey, Rubric, RubricCategory
-from skillassay.graders.rubric import grade
+from skillassay.seam.rubric import grade
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from rubric_helpers import REPO
 
 from skillassay.definitions.models import AnswerKey, ControlExpectation, Rubric
-from skillassay.graders.rubric import grade
+from skillassay.seam.rubric import grade
 
 EVALS = REPO / "evals"
 FIXTURES = EVALS / "fixtures"

@@ -14,8 +14,8 @@ from rubric_helpers import PLAN_RUBRIC, scores
 
 import skillassay.languages as languages
 from skillassay import plugins
-from skillassay.definitions.plan import AnswerKey
-from skillassay.graders.rubric import grade
+from skillassay.seam.plan import AnswerKey
+from skillassay.seam.rubric import grade
 
 TOY_MODULE = '''
 """Toy language: `def name` opens a function; an indented `a.b.c(key: value, ...)` line is a call with keywords."""

@@ -6,7 +6,7 @@ import pytest
 from parts import needs
 from rubric_helpers import REPO
 
-from skillassay.graders.rubric import sdk_surface
+from skillassay.seam.rubric import sdk_surface
 
 NODE_MODULES = REPO / "node" / "node_modules"
 
@@ -16,7 +16,7 @@ def test_committed_surface_is_current():
     import seam  # noqa: F401 - the official PyPI SDK is a test dependency: its absence is a failure
     fresh = sdk_surface.render(sdk_surface.generate(NODE_MODULES))
     assert fresh == sdk_surface.DATA_FILE.read_text(encoding="utf-8"), (
-        "the SDK surface is stale: python -m skillassay.graders.rubric.sdk_surface --write"
+        "the SDK surface is stale: python -m skillassay.seam.rubric.sdk_surface --write"
     )
 
 

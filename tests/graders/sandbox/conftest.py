@@ -70,7 +70,7 @@ def make_fixture(root: Path, config: dict[str, Any], dockerfile: str = TINY_DOCK
 
 @pytest.fixture(scope="session")
 def emulator():
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
     emu = SeamEmulator(async_delay=0.2).start()
     yield emu

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillassay.graders.sandbox import deps
+from skillassay.apps import deps
 
 
 def test_build_cache_never_writes_through_an_agents_link(tmp_path: Path, monkeypatch) -> None:
@@ -69,8 +69,8 @@ def test_cache_keys_never_wait_on_a_fifo(tmp_path: Path) -> None:
     os.mkfifo(app / "package.json")
     os.mkfifo(app / "index.ts")
     code = (
-        "import sys; from pathlib import Path; from skillassay.graders.sandbox import deps; "
-        "from skillassay.graders.sandbox.runplan import InstallSpec; app = Path(sys.argv[1]); "
+        "import sys; from pathlib import Path; from skillassay.apps import deps; "
+        "from skillassay.apps.runplan import InstallSpec; app = Path(sys.argv[1]); "
         "deps._node_version = 'v0'; "
         "print(deps.python_key(app, InstallSpec(pip_requirements=['requirements.txt'])), "
         "deps.node_key(app, ['npm', 'ci']), deps.build_key(app, [['npm', 'run', 'build']], 'k'))"
@@ -88,7 +88,7 @@ def test_a_venv_is_shared_only_by_apps_that_install_the_same(tmp_path: Path) -> 
     the app's own code, and ``-r base.txt`` reads another file: apps with the same requirements file but different
     code (or base.txt) shared one venv, so a run got another run's package (an agent's earlier run could plant code
     that its later runs, or any run writing the same requirements, then imported)."""
-    from skillassay.graders.sandbox.runplan import InstallSpec
+    from skillassay.apps.runplan import InstallSpec
 
     spec = InstallSpec(pip_requirements=["requirements.txt"])
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from skillassay.graders.sandbox import validate
+from skillassay.seam.behaviour import validate
 from skillassay.isolation import Policy
 
 
 @pytest.fixture
 def other_emulator():
     """Another run's emulator, on this machine's loopback."""
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
     emu = SeamEmulator(async_delay=0.2).start()
     yield emu
@@ -43,8 +43,8 @@ def test_unsealed_the_same_app_reaches_them(tiny, emulator, listener, tmp_path):
 
 def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, monkeypatch):
     """PyPI is reached by the sealed install (through the egress proxy, recorded); nothing else is."""
-    from skillassay.graders.sandbox.backends.host import HostBackend
-    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.apps.backends.host import HostBackend
+    from skillassay.apps.runplan import InstallSpec, RunPlan
     from skillassay.orchestrator.sealing import Sealing
 
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))  # an empty cache: a real install
@@ -68,8 +68,8 @@ def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, mon
 
 
 def test_the_node_install_reaches_npm_through_the_egress_proxy(tmp_path, monkeypatch):
-    from skillassay.graders.sandbox.backends.host import HostBackend
-    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.apps.backends.host import HostBackend
+    from skillassay.apps.runplan import InstallSpec, RunPlan
     from skillassay.orchestrator.sealing import Sealing
 
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillassay.errors import InfrastructureError
-from skillassay.graders.sandbox.backends import docker
+from skillassay.apps.backends import docker
 
 
 def test_image_tag_is_docker_safe():

@@ -8,7 +8,7 @@ import pytest
 
 from skillassay.definitions.dockerfile import DockerfileError, logical_lines, parse_dockerfile
 from skillassay.definitions.models import RunSteps
-from skillassay.graders.sandbox.runplan import InstallSpec, classify, make_plan
+from skillassay.apps.runplan import InstallSpec, classify, make_plan
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from skillassay.definitions import load_fixture
-from skillassay.graders.sandbox import validate
+from skillassay.seam.behaviour import validate
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 
@@ -32,7 +32,7 @@ def _cases() -> list:
 
 @pytest.fixture(scope="module")
 def shared_emulator():
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
     emu = SeamEmulator(async_delay=1.0).start()
     yield emu

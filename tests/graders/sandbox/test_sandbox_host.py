@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.graders.sandbox import validate
-from skillassay.graders.sandbox.backends.host import HostBackend
-from skillassay.graders.sandbox.checks import Checker
-from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
-from skillassay.graders.sandbox.steps import StepFailed, run_step
+from skillassay.seam.behaviour import validate
+from skillassay.apps.backends.host import HostBackend
+from skillassay.seam.behaviour.checks import Checker
+from skillassay.apps.runplan import InstallSpec, RunPlan
+from skillassay.apps.steps import StepFailed, run_step
 
 
 def _alive(pid: int) -> bool:

@@ -12,7 +12,7 @@ import pytest
 
 from skillassay.definitions import load_fixture
 from skillassay.errors import SkillassayError
-from skillassay.graders.sandbox import validate
+from skillassay.seam.behaviour import validate
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 

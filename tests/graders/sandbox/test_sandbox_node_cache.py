@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.graders.sandbox import deps
+from skillassay.apps import deps
 
 MANIFEST = {
     "name": "driftwood-stays-pms",
@@ -151,8 +151,8 @@ echo built > built.txt
 @pytest.mark.parametrize("isolation", ["bubblewrap", "none"])
 def test_a_next_build_sees_a_real_node_modules_and_never_changes_the_cache(
         isolation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillassay.graders.sandbox.backends.host import HostBackend
-    from skillassay.graders.sandbox.runplan import InstallSpec, RunPlan
+    from skillassay.apps.backends.host import HostBackend
+    from skillassay.apps.runplan import InstallSpec, RunPlan
     from skillassay.isolation import Policy
 
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.graders.sandbox import validate
+from skillassay.seam.behaviour import validate
 
 
 def _run(defn, emulator, tmp_path, run_id):
@@ -154,7 +154,7 @@ def test_answered_requests_with_nothing_pending_in_seam_end_the_wait(tiny, emula
 
 def test_a_failed_request_followed_by_a_good_one_is_waited_for(emulator):
     """The early stop needs every request of the step to have failed: a retry that succeeds keeps the wait going."""
-    from skillassay.graders.sandbox.seam import EmulatorSession, SeamHttp, SeamRequestsFailed, WantedSpace
+    from skillassay.seam.behaviour.session import EmulatorSession, SeamHttp, SeamRequestsFailed, WantedSpace
 
     session = EmulatorSession(emulator, "retry1")
     try:

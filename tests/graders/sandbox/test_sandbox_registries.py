@@ -14,7 +14,7 @@ from conftest import make_fixture, tiny_config
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
-from skillassay.graders.sandbox import validate
+from skillassay.seam.behaviour import validate
 from skillassay.isolation import reach
 
 DOCKERFILE = """\

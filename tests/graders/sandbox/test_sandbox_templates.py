@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from skillassay.graders.sandbox.checks import _MISSING, dot_get, render, same_time, time_templates
-from skillassay.graders.sandbox.result import SandboxResult
+from skillassay.seam.behaviour.checks import _MISSING, dot_get, render, same_time, time_templates
+from skillassay.seam.behaviour.result import SandboxResult
 
 
 def test_time_templates_are_whole_seconds_utc_with_the_plans_offsets():

@@ -6,7 +6,7 @@ import pytest
 from response_schemas import ResponseRecorder, ResponseSchemas
 from seam_helpers import FAST, WebhookReceiver
 
-from skillassay.services.seam.emulator import SeamEmulator, WorkspaceHandle
+from skillassay.seam.emulator.emulator import SeamEmulator, WorkspaceHandle
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def emulator() -> Iterator[SeamEmulator]:
 
 @pytest.fixture(scope="session")
 def response_schemas() -> ResponseSchemas:
-    from skillassay.services.seam.spec import load_spec
+    from skillassay.seam.emulator.spec import load_spec
 
     return ResponseSchemas(load_spec())
 

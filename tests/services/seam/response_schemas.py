@@ -16,7 +16,7 @@ from typing import Any
 
 from jsonschema import Draft4Validator
 
-from skillassay.services.seam.spec import SeamSpec, rewrite_nullable
+from skillassay.seam.emulator.spec import SeamSpec, rewrite_nullable
 
 
 @dataclass

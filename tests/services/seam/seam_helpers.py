@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from skillassay.services.seam.emulator import SeamEmulator
+from skillassay.seam.emulator.emulator import SeamEmulator
 
 REPO = Path(__file__).resolve().parents[3]
 NODE_MODULES = Path(os.environ.get("SKILLASSAY_NODE_DIR") or REPO / "node" / "node_modules")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from seam import Seam
 from seam_helpers import admin_headers
 
-from skillassay.services.seam.handlers import HANDLERS
+from skillassay.seam.emulator.handlers import HANDLERS
 
 
 def _key(workspace) -> dict[str, str]:
@@ -225,7 +225,7 @@ def test_random_ids_from_nowhere_are_404_not_500(emulator, workspace):
 
 def test_a_workspace_over_its_cpu_budget_waits_and_only_it():
     """A workspace that spent its CPU budget waits before its next request; another workspace does not wait."""
-    from skillassay.services.seam import Limits, SeamEmulator
+    from skillassay.seam.emulator import Limits, SeamEmulator
 
     with SeamEmulator(async_delay=0.1, limits=Limits(cpu_share=0.05, cpu_burst=0.01)) as emu:
         heavy, light = emu.create_workspace("heavy"), emu.create_workspace("light")

@@ -12,7 +12,7 @@ from seam import Seam
 from seam.exceptions import SeamHttpApiError
 from seam_helpers import WebhookReceiver, admin_headers
 
-from skillassay.services.seam.emulator import SeamEmulator
+from skillassay.seam.emulator.emulator import SeamEmulator
 
 CONTROL_ROUTES = [
     ("GET", "/_emulator/info", None),
@@ -239,7 +239,7 @@ def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(emulator, vict
     """The attacker's webhook points at a listener that never answers; the victim's deliveries still arrive at once."""
     import socket
 
-    from skillassay.services.seam.emulator import wait_until
+    from skillassay.seam.emulator.emulator import wait_until
 
     black_hole = socket.socket()
     black_hole.bind(("127.0.0.1", 0))
@@ -263,8 +263,8 @@ def test_webhooks_reach_only_what_the_harness_allows(emulator, webhook_receiver)
     """The emulator posts from the harness's process, so an app could use a webhook to reach any listener (another
     run's app, say). The sandbox grader's workspace delivers nowhere until the app's own address is allowed, then
     only there; refused deliveries are recorded, never sent."""
-    from skillassay.graders.sandbox.seam import EmulatorSession
-    from skillassay.services.seam.emulator import wait_until
+    from skillassay.seam.behaviour.session import EmulatorSession
+    from skillassay.seam.emulator.emulator import wait_until
 
     other_run = WebhookReceiver()  # a listener the app has no business reaching
     session = EmulatorSession(emulator, "hooks")

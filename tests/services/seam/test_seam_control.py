@@ -13,7 +13,7 @@ import pytest
 from seam import Seam
 from seam_helpers import admin_headers
 
-from skillassay.services.seam.emulator import SeamEmulator
+from skillassay.seam.emulator.emulator import SeamEmulator
 
 
 def test_info_and_workspaces_over_http(emulator):

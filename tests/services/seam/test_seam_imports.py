@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import skillassay.services.seam as seam_package
+import skillassay.seam.emulator as seam_package
 
-PACKAGE = "skillassay.services.seam"
+PACKAGE = "skillassay.seam.emulator"
 
 
 def _graph() -> dict[str, set[str]]:

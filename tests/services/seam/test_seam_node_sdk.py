@@ -6,7 +6,7 @@ import json
 
 from seam_helpers import admin_headers, run_node
 
-from skillassay.services.seam.emulator import wait_until
+from skillassay.seam.emulator.emulator import wait_until
 
 
 def test_reservation_lifecycle_node(emulator, workspace):

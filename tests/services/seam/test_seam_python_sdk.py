@@ -11,7 +11,7 @@ from seam import Seam, SeamWebhook, SeamWebhookVerificationError
 from seam.exceptions import SeamHttpApiError, SeamHttpInvalidInputError, SeamHttpUnauthorizedError
 from seam_helpers import run_python
 
-from skillassay.services.seam.emulator import wait_until
+from skillassay.seam.emulator.emulator import wait_until
 
 STARTS, ENDS, ENDS_LATER = "2031-03-01T15:00:00Z", "2031-03-03T11:00:00Z", "2031-03-05T11:00:00Z"
 
@@ -414,7 +414,7 @@ def test_bookings_units_and_space_membership(emulator, seam_env):
 
 
 def test_automation_delay_answers_before_codes_exist():
-    from skillassay.services.seam.emulator import SeamEmulator
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
     with SeamEmulator(async_delay=0.1, automation_delay=0.3) as emu:
         ws = emu.create_workspace()

@@ -11,9 +11,9 @@ import zipfile
 import pytest
 from seam_helpers import REPO, require_node_package
 
-from skillassay.services.seam import spec as spec_module
-from skillassay.services.seam.params import coerce_query, format_validation_errors
-from skillassay.services.seam.spec import PINNED_TYPES_VERSION, load_spec
+from skillassay.seam.emulator import spec as spec_module
+from skillassay.seam.emulator.params import coerce_query, format_validation_errors
+from skillassay.seam.emulator.spec import PINNED_TYPES_VERSION, load_spec
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +124,8 @@ def test_spec_and_emulator_need_no_node(tmp_path):
     code = (
         "import json, sys\n"
         "from seam import Seam\n"
-        "from skillassay.services.seam.spec import load_spec\n"
-        "from skillassay.services.seam.emulator import SeamEmulator\n"
+        "from skillassay.seam.emulator.spec import load_spec\n"
+        "from skillassay.seam.emulator.emulator import SeamEmulator\n"
         "spec = load_spec()\n"
         "with SeamEmulator(async_delay=0.1) as emu:\n"
         "    ws = emu.create_workspace('x')\n"

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.models import EvalDefinition
-from skillassay.orchestrator.services import JobServices
+from skillassay.orchestrator.run_services import JobServices
 from skillassay.orchestrator.trial import RunSpec
 from skillassay.store.models import RunRecord
 

@@ -89,7 +89,7 @@ def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, ses
         here = shipping.unpack_inputs(inputs_key, lambda: ray.get(inputs[0]))
         original = work.definitions[spec.eval_id]
         definition = shipping.definition_here(original, here)
-        from skillassay.orchestrator.services import on_worker
+        from skillassay.orchestrator.run_services import on_worker
 
         services = on_worker(work.services)
         done: dict[str, Any] = {}

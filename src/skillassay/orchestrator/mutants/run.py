@@ -58,7 +58,7 @@ def _with_mutant(definition: EvalDefinition, mutant_id: str) -> EvalDefinition:
 
 
 def _has_build(definition: EvalDefinition, app: Path) -> bool:
-    from skillassay.graders.sandbox.runplan import plan_for
+    from skillassay.apps.runplan import plan_for
 
     try:
         return bool(plan_for(definition, app).build)
@@ -199,7 +199,7 @@ def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
     times the slowest first request the golden itself made (at least 1.5 s, at most the sandbox's own 5 s). The
     mutants are the golden's code: an app that reaches Seam within 0.2 s of a request does not take 5 s to start
     when only one of its calls was removed."""
-    from skillassay.graders.sandbox.validate import QUIET_AFTER
+    from skillassay.seam.behaviour.validate import QUIET_AFTER
 
     firsts = []
     for check in ((golden.sandbox or {}).get("checks") or {}).values():
@@ -256,7 +256,8 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Any) -> MutantResult:
 
 
 def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
-    from skillassay.orchestrator.mutants import agent, seam
+    from skillassay.orchestrator.mutants import agent
+    from skillassay.seam import mutants as seam
 
     works = []
     for d in definitions:

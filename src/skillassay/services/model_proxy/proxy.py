@@ -60,7 +60,7 @@ from skillassay.usage import (
 
 DEFAULT_UPSTREAMS: dict[Api, str] = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
 # The provider keys a harness may hold, in the order they are preferred, and how each is sent upstream.
-# None of them is ever given to an agent (agents/cli.py drops every name here from an agent's environment).
+# None of them is ever given to an agent (agents/installed.py drops every name here from an agent's environment).
 PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
     "ANTHROPIC_API_KEY": ("anthropic", "x-api-key"),
     "ANTHROPIC_AUTH_TOKEN": ("anthropic", "authorization"),

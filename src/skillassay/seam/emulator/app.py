@@ -1,0 +1,236 @@
+"""The ASGI application: Seam's HTTP surface (auth, methods, query strings, validation, errors) and, behind the admin
+credential, ``/_emulator``.
+
+Every answer carries a ``seam-request-id`` header and is in Seam's shape; an emulator bug is a 500 without any
+traceback in the answer. The event loop only routes, authenticates and waits for bodies; the CPU work of a request
+(parsing, validation, the handler, serialising the answer) runs on a worker thread under the workspace's own lock, and
+each workspace has a fair share of the workers and of the CPU (``fairness.py``). So one client's huge or slow
+request costs its own workspace time, never another run's.
+
+Collaborators are passed in (the emulator builds them); this module knows nothing of ``SeamEmulator``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+import weakref
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from skillassay.seam.emulator.automations import Engine
+from skillassay.seam.emulator.bodies import ClientGone, Limits, parse_json, read_body
+from skillassay.seam.emulator.control import ControlRoutes
+from skillassay.seam.emulator.errors import SeamApiError, invalid_input, unauthorized
+from skillassay.seam.emulator.fairness import WorkspaceBudget
+from skillassay.seam.emulator.faults import FaultTable
+from skillassay.seam.emulator.handlers import Ctx, Handler
+from skillassay.seam.emulator.params import coerce_query, format_validation_errors
+from skillassay.seam.emulator.spec import RouteSpec, SeamSpec
+from skillassay.seam.emulator.store import Store, Workspace
+
+log = logging.getLogger(__name__)
+
+
+def _json(body: Any, status: int, request_id: str) -> Response:
+    return Response(
+        json.dumps(body, separators=(",", ":")),
+        status_code=status,
+        media_type="application/json",
+        headers={"seam-request-id": request_id},
+    )
+
+
+class SeamApp:
+    def __init__(
+        self,
+        *,
+        spec: SeamSpec,
+        store: Store,
+        engine: Engine,
+        faults: FaultTable,
+        handlers: Mapping[str, Handler],
+        control: ControlRoutes,
+        limits: Limits,
+        workers: int = 8,
+    ):
+        self.spec = spec
+        self.store = store
+        self.engine = engine
+        self.faults = faults
+        self.handlers = handlers  # looked up per request
+        self.control = control
+        self.limits = limits
+        self._workers = workers
+        self._executor: ThreadPoolExecutor | None = None
+        self._budgets: weakref.WeakKeyDictionary[Workspace, WorkspaceBudget] = weakref.WeakKeyDictionary()
+
+    def close(self) -> None:
+        """Release the worker threads (made again on the next request)."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        self._budgets = weakref.WeakKeyDictionary()  # their semaphores belong to the event loop that made them
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        request_id = str(uuid.uuid4())
+        try:
+            if request.url.path.startswith("/_emulator"):
+                body = await self.control.handle(request)
+                response = Response(
+                    json.dumps({"ok": True, **body}, separators=(",", ":")),
+                    media_type="application/json",
+                    headers={"seam-request-id": request_id},
+                )
+            else:
+                response = await self._api(request, request_id)
+        except ClientGone:
+            return
+        except SeamApiError as err:
+            response = _json(err.body(request_id), err.status, request_id)
+            if err.status == 408:
+                response.headers["connection"] = "close"  # the client is too slow to wait for further
+        except Exception:  # an emulator bug: answer like Seam's 500 and keep serving
+            log.exception("seam emulator failed on %s %s", request.method, request.url.path)
+            err = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
+            response = _json(err.body(request_id), 500, request_id)
+        await response(scope, receive, send)
+
+    # -- the Seam API ------------------------------------------------------------------------------
+    async def _api(self, request: Request, request_id: str) -> Response:
+        path = "/" + request.url.path.strip("/")
+        # A request carrying a workspace's key is logged for that workspace whatever its fate (a wrong route is
+        # the app's mistake too), with the status it is answered: the harness reads what the app sent and how it
+        # ended.
+        ws = self._workspace(request)
+        record = ws.log_request(request.method, path, request.url.query) if ws is not None else None
+        try:
+            response = await self._route(request, request_id, path, ws)
+        except SeamApiError as err:
+            if record is not None:
+                record.answer(err.status, f"{err.type}: {err.message}")
+            raise
+        except ClientGone:
+            if record is not None:
+                record.answer(499, "client_gone: the client went away before the answer")
+            raise
+        except Exception:
+            if record is not None:
+                record.answer(500, "internal_server_error: Internal error in the Seam emulator")
+            raise
+        if record is not None:
+            record.answer(response.status_code)
+        return response
+
+    async def _route(self, request: Request, request_id: str, path: str, ws: Workspace | None) -> Response:
+        route = self.spec.routes.get(path)
+        handler = self.handlers.get(path)
+        if route is None:
+            raise SeamApiError(404, "not_found", f"Route not found: {request.method} {path}")
+        if handler is None:
+            raise SeamApiError(
+                501, "not_implemented", f"The emulator does not implement {path} (it exists in Seam)"
+            )
+        # Older SDKs POST everything; current ones use the spec's GET/PUT/PATCH/DELETE.
+        if request.method != "POST" and request.method not in route.methods:
+            raise SeamApiError(405, "method_not_allowed", f"{request.method} is not allowed on {path}")
+        if ws is None:
+            raise unauthorized()
+        fault = self.faults.take(path, ws.workspace_id)
+        if fault is not None:
+            if fault.latency:
+                await asyncio.sleep(fault.latency)
+            if fault.status:
+                raise SeamApiError(fault.status, fault.error_type, f"Injected fault: {fault.status} on {path}")
+
+        raw = await read_body(request.scope, request.receive, self.limits)
+        query = request.query_params.multi_items()
+        base_url = str(request.base_url).rstrip("/")
+        budget = self._budgets.get(ws)
+        if budget is None:
+            limits = self.limits
+            budget = WorkspaceBudget(limits.cpu_share, limits.cpu_burst, limits.max_concurrent_per_workspace)
+            self._budgets[ws] = budget
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="seam-emulator-work")
+        async with budget.turn():
+            payload = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._work, ws, budget, path, route, handler, query, raw, base_url
+            )
+        return Response(
+            payload, status_code=200, media_type="application/json", headers={"seam-request-id": request_id}
+        )
+
+    def _work(
+        self,
+        ws: Workspace,
+        budget: WorkspaceBudget,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes:
+        """Everything that costs CPU, on a worker thread, charged to the workspace's budget."""
+        started = time.thread_time()
+        try:
+            return self._answer(ws, path, route, handler, query, raw, base_url)
+        finally:
+            budget.charge(time.thread_time() - started)
+
+    def _answer(
+        self,
+        ws: Workspace,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes:
+        """Parameters, validation, the handler, the answer."""
+        params: dict[str, Any] = {}
+        if query:
+            params.update(coerce_query(query, route.properties, route._resolve))
+        if raw.strip():
+            data = parse_json(raw, self.limits)
+            if not isinstance(data, dict):
+                raise invalid_input("Request body must be a JSON object")
+            params.update(data)
+        errors = route.validate(params, limit=self.limits.max_reported_errors)
+        if errors:
+            message, tree = format_validation_errors(errors)
+            raise invalid_input(message, tree)
+
+        ctx = Ctx(ws=ws, engine=self.engine, base_url=base_url, path=path)
+        with ws.lock:
+            if ws.deleted:
+                raise unauthorized()
+            try:
+                result = handler(ctx, params)
+                result["ok"] = True
+                # Serialised under the lock: handlers answer shallow copies of live records.
+                return json.dumps(result, separators=(",", ":")).encode()
+            finally:
+                if not path.endswith(("/list", "/get")):  # reads never wake waiters
+                    self.store.touch(ws)
+
+    def _workspace(self, request: Request) -> Workspace | None:
+        """The workspace whose key the request carries, or None."""
+        header = request.headers.get("authorization", "")
+        token = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        if not token:
+            token = request.headers.get("seam-api-key", "")
+        return self.store.by_api_key(token) if token else None

@@ -1,0 +1,424 @@
+"""Seam's HTTP API called directly, without an SDK: found, and mapped onto the SDK method it stands for.
+
+A request counts when an HTTP client sends it (Python: requests, httpx, aiohttp, urllib, http.client;
+JavaScript/TypeScript: fetch, axios, got, ky, undici, node's http/https) to a URL whose path is a route of Seam's
+OpenAPI document (``seam/emulator/spec.load_spec``, the copy the emulator validates against): ``/customers/push_data``
+is ``customers.push_data``, so answer keys name SDK methods whatever the agent used. The URL may be a literal, a
+constant, an f-string or template literal, a concatenation (``BASE + "/customers/push_data"``, ``urljoin``,
+``new URL(path, base)``), or come from a small wrapper's parameter (``seam_post("/customers/push_data", body)``):
+then the request is counted at each call of the wrapper, with that call's path and body (up to ``MAX_WRAPPERS``
+wrappers deep). The JSON body's keys are the parameters (``json=``, ``data=json.dumps(...)``, ``body:
+JSON.stringify(...)``, axios's data, got's ``json``), and so are a query string's (``params=``, ``?k=v``,
+``new URLSearchParams({...})``) for routes called with GET or DELETE.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from skillassay.languages.base import Call, Module, Value
+
+MAX_WRAPPERS = 3  # wrapper(path) -> helper(path) -> client: how many functions a path may be passed through
+
+PY_LIBS = {"requests", "httpx", "aiohttp", "urllib", "urllib3", "http"}  # first segment of the import source
+JS_LIBS = {"axios", "got", "ky", "undici", "node-fetch", "cross-fetch", "isomorphic-fetch", "http", "https",
+           "node:http", "node:https", "superagent"}
+HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options"}
+_CLIENT_FACTORIES = {"Session", "Client", "AsyncClient", "ClientSession", "PoolManager", "create", "extend",
+                     "HTTPSConnection", "HTTPConnection", "Agent", "Pool"}
+_HOLE = "\x00"
+
+
+@functools.cache
+def seam_routes() -> frozenset[str]:
+    """The route paths of the Seam API (``/customers/push_data``), from the shipped OpenAPI document."""
+    from skillassay.seam.emulator.spec import load_spec
+
+    return frozenset(load_spec().routes)
+
+
+@functools.cache
+def _namespaces() -> frozenset[str]:
+    from skillassay.seam.rubric.sdk_surface import all_namespaces
+
+    return frozenset(n.split(".")[0] for n in all_namespaces())
+
+
+def _could_be_seam(path: str) -> bool:
+    """A cheap first look (the SDK surface is already loaded): does any segment name a Seam namespace?"""
+    return any(seg in _namespaces() for seg in re.split(r"[/\x00]", path))
+
+
+def route_method(route: str) -> str:
+    """``/customers/push_data`` -> ``customers.push_data``."""
+    return ".".join(p for p in route.strip("/").split("/") if p)
+
+
+@dataclass
+class ClientCall:
+    """An HTTP client call as written: which client, and the expressions holding its URL, method, body, query."""
+
+    client: str  # "requests.post", "fetch", "axios.post", "https.request"
+    method: str | None  # "POST", ... when known
+    url: Value | None
+    body: Value | None = None
+    query: Value | None = None
+    base: Value | None = None  # a client instance's base URL (axios.create({baseURL}), httpx.Client(base_url=))
+
+
+@dataclass
+class RawRequest:
+    """A request to one Seam route, at the call that makes it (the client call, or the wrapper call it is
+    counted at)."""
+
+    route: str
+    client: str
+    http_method: str | None
+    module: Module  # where it is counted
+    call: Call
+    body: tuple[Value, Module, int | None] | None
+    query: list[str] = field(default_factory=list)  # parameter names in the URL's query string
+    via: list[str] = field(default_factory=list)  # wrapper functions it was passed through ("seam_post")
+
+
+def _lib_of(source: str) -> str:
+    return source.split(".")[0].split("/")[0] if not source.startswith("@") else source
+
+
+def _unwrap_body(value: Value | None) -> Value | None:
+    """``json.dumps(x)``, ``JSON.stringify(x)``, ``json.dumps(x).encode()``, ``Buffer.from(JSON.stringify(x))`` -> x."""
+    for _ in range(4):
+        if value is None or value.kind != "call":
+            return value
+        name = value.chain[-1] if value.chain else ""
+        if name in ("dumps", "stringify", "encode", "from", "bytes") and value.args:
+            value = value.args[0]
+            continue
+        if name == "encode" and len(value.chain) > 1:  # json.dumps(x).encode(): chain ends in "dumps()"
+            return value
+        return value
+    return value
+
+
+def _option(options: Value | None, *names: str) -> Value | None:
+    if options is None or options.kind != "object":
+        return None
+    for name in names:
+        if name in options.keys:
+            return options.keys[name]
+    return None
+
+
+def _method_text(value: Value | None) -> str | None:
+    if value is not None and value.kind == "str":
+        return value.text.upper()
+    return None
+
+
+class RawHttp:
+    """Finds raw Seam requests in a project (``graders.rubric.project.Project``)."""
+
+    def __init__(self, project):
+        self.project = project
+
+    # ------------------------------------------------------------------ which calls are HTTP client calls
+    def _origin(self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0) -> str | None:
+        """The HTTP library a receiver chain comes from (``requests``, ``axios``, ``fetch``...), if any."""
+        if not chain or depth > 5:
+            return None
+        head = chain[0].removesuffix("()")
+        if head in ("fetch",) and len(chain) == 1:
+            return "fetch"
+        if head in ("globalThis", "window", "global") and len(chain) > 1 and chain[1] == "fetch":
+            return "fetch"
+        libs = PY_LIBS if module.sdk_style == "python" or module.language == "python" else JS_LIBS
+        source = module.imports.get(head)
+        if source is not None:
+            lib = _lib_of(source)
+            if lib in libs or source in libs:
+                return source if source in libs else lib
+            return None
+        for ctx in self.project.bound(module, scope, chain[0] if not chain[0].endswith("()") else head,
+                                      chain[1] if chain[0] in ("this", "self") and len(chain) > 1 else None):
+            value, where, at = ctx
+            if value.kind == "call" and value.chain:
+                inner = value.chain[1:] if value.chain[0] == "new" else value.chain
+                origin = self._origin(where, at, inner, depth + 1)
+                if origin is not None:
+                    return origin
+            elif value.kind == "ref" and value.chain:
+                origin = self._origin(where, at, value.chain, depth + 1)
+                if origin is not None:
+                    return origin
+        return None
+
+    def client_call(self, module: Module, call: Call) -> ClientCall | None:
+        chain = call.chain
+        if not chain:
+            return None
+        last = chain[-1].removesuffix("()")
+        receiver = chain[:-1]
+        python = module.language == "python"
+        if python:
+            return self._python_call(module, call, chain, last, receiver)
+        return self._js_call(module, call, chain, last, receiver)
+
+    def _python_call(self, module, call, chain, last, receiver) -> ClientCall | None:
+        if len(chain) == 1:
+            source = module.imports.get(last, "")
+            lib = _lib_of(source)
+            if lib not in PY_LIBS:
+                return None
+            origin = lib
+        else:
+            origin = self._origin(module, call.scope, receiver)
+            if origin is None:
+                return None
+        kw = call.kwargs
+        args = call.args
+        if last in ("urlopen",):  # urlopen(url_or_request, data=...)
+            target = args[0] if args else kw.get("url")
+            if target is not None and target.kind == "call" and target.chain[-1:] == ("Request",):
+                return None  # counted at the Request(...) call
+            data = kw.get("data") or (args[1] if len(args) > 1 else None)
+            return ClientCall("urllib.request.urlopen", "POST" if data is not None else "GET", target,
+                              _unwrap_body(data))
+        if last == "Request" and origin == "urllib":
+            url = args[0] if args else kw.get("url")
+            data = kw.get("data") or (args[1] if len(args) > 1 else None)
+            method = _method_text(kw.get("method")) or ("POST" if data is not None else "GET")
+            return ClientCall("urllib.request.Request", method, url, _unwrap_body(data))
+        if last == "request":
+            method = _method_text(args[0] if args else kw.get("method"))
+            url = args[1] if len(args) > 1 else kw.get("url")
+            body = kw.get("json") or _unwrap_body(kw.get("data") or kw.get("content") or kw.get("body")
+                                                  or (args[2] if len(args) > 2 and origin == "http" else None))
+            return ClientCall(f"{origin}.request", method, url, body, kw.get("params"))
+        if last in HTTP_VERBS:
+            url = args[0] if args else kw.get("url")
+            body = kw.get("json") or _unwrap_body(kw.get("data") or kw.get("content"))
+            return ClientCall(f"{origin}.{last}", last.upper(), url, body, kw.get("params"))
+        return None
+
+    def _js_call(self, module, call, chain, last, receiver) -> ClientCall | None:
+        args = call.args
+        if len(chain) == 1 or (len(chain) == 2 and chain[0] in ("globalThis", "window", "global")):
+            origin = "fetch" if last == "fetch" and (last not in module.imports or
+                                                    _lib_of(module.imports[last]) in JS_LIBS) else None
+            if origin is None:
+                source = module.imports.get(last)
+                lib = _lib_of(source) if source else None
+                if lib in ("axios", "got", "ky", "undici") or source in ("undici",):
+                    origin = lib
+                else:
+                    bound = self._origin(module, call.scope, (last,))
+                    if bound is None:
+                        return None
+                    origin = bound
+            return self._js_generic(origin, last if origin != "fetch" else "fetch", args, call, module)
+        origin = self._origin(module, call.scope, receiver)
+        if origin is None:
+            return None
+        return self._js_generic(origin, last, args, call, module)
+
+    def _js_generic(self, origin: str, name: str, args: list[Value], call: Call, module: Module) -> ClientCall | None:
+        first = args[0] if args else None
+        second = args[1] if len(args) > 1 else None
+        third = args[2] if len(args) > 2 else None
+        if origin in ("fetch", "node-fetch", "cross-fetch", "isomorphic-fetch") or (origin == "undici" and name == "fetch"):
+            return ClientCall("fetch", _method_text(_option(second, "method")) or "GET", first,
+                              _unwrap_body(_option(second, "body")))
+        if origin == "undici":
+            return ClientCall(f"undici.{name}", _method_text(_option(second, "method")) or "GET", first,
+                              _unwrap_body(_option(second, "body")))
+        if origin in ("http", "https", "node:http", "node:https"):
+            if name not in ("request", "get"):
+                return None
+            options = first if first is not None and first.kind == "object" else second
+            url = first if first is not None and first.kind != "object" else _option(options, "path")
+            method = _method_text(_option(options, "method")) or ("GET" if name == "get" else "GET")
+            return ClientCall(f"{origin.removeprefix('node:')}.{name}", method, url,
+                              self.project.written_body(module, call))
+        if origin == "axios":
+            if name in ("axios", "request") or name == "default":
+                config = first if first is not None and first.kind == "object" else second
+                url = _option(config, "url") if first is None or first.kind == "object" else first
+                return ClientCall("axios", _method_text(_option(config, "method")) or "GET", url,
+                                  _option(config, "data"), _option(config, "params"))
+            if name in ("post", "put", "patch"):
+                return ClientCall(f"axios.{name}", name.upper(), first, second, _option(third, "params"))
+            if name in ("get", "delete", "head", "options"):
+                return ClientCall(f"axios.{name}", name.upper(), first, _option(second, "data"),
+                                  _option(second, "params"))
+            return None
+        if origin in ("got", "ky"):
+            options = second
+            if name in HTTP_VERBS:
+                method = name.upper()
+            elif name in (origin, "default"):
+                method = _method_text(_option(options, "method")) or "GET"
+            else:
+                return None
+            body = _option(options, "json") or _unwrap_body(_option(options, "body"))
+            return ClientCall(f"{origin}.{name}" if name in HTTP_VERBS else origin, method, first, body,
+                              _option(options, "searchParams"))
+        if origin == "superagent" and name in HTTP_VERBS:
+            return ClientCall(f"superagent.{name}", name.upper(), first, None)
+        return None
+
+    # ------------------------------------------------------------------ URLs
+    def _parts(self, ctx, env: dict, depth: int = 0) -> list[list[tuple[str, object]]]:
+        """The alternatives a URL expression may spell, each a list of parts: ("text", str) or ("hole", what),
+        where ``what`` is ``(module, function index, parameter name)`` for a parameter no call binds yet (None for
+        anything else unknown)."""
+        value, module, scope = ctx
+        if depth > 8:
+            return [[("hole", None)]]
+        if value.kind == "str":
+            return [[("text", value.text)]]
+        if value.kind == "template":
+            alternatives: list[list[tuple[str, object]]] = [[]]
+            for part in value.items:
+                options = self._parts((part, module, scope), env, depth + 1)[:6]
+                alternatives = [a + o for a in alternatives for o in options][:12]
+            return alternatives
+        if value.kind == "ref" and value.chain:
+            name = value.chain[0]
+            owner = self.project.param_owner(module, scope, name) if len(value.chain) == 1 else None
+            if owner is not None and not self.project.bound(module, scope, name):
+                key = (module.path, owner, name)
+                if key in env:
+                    return self._parts(env[key], {k: v for k, v in env.items() if k != key}, depth + 1)
+                return [[("hole", (module, owner, name))]]
+            bound = self.project.resolve_chain(module, scope, value.chain)
+            out = []
+            for found in bound[:6]:
+                if found[0] is value:
+                    continue
+                out.extend(self._parts(found, env, depth + 1))
+            return out or [[("hole", None)]]
+        if value.kind == "call" and value.chain[-1:] == ("URLSearchParams",):
+            keys = self.project.object_keys(value, module, scope)
+            return [[("query", keys)]]
+        if value.kind == "call" and value.chain:
+            last = value.chain[-1]
+            if last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin" or (
+                    value.chain[:1] == ("new",) and value.chain[-1] == "URL" and len(value.args) >= 2):
+                base, path = (value.args[0], value.args[1]) if last == "urljoin" else (value.args[1], value.args[0])
+                return self._parts((Value("template", items=[base, Value("str", text="/"), path]), module, scope),
+                                   env, depth + 1)
+            if value.chain[:1] == ("new",) and value.chain[-1] == "URL" and value.args:
+                return self._parts((value.args[0], module, scope), env, depth + 1)
+            if last in ("rstrip", "strip", "trim", "replace", "removesuffix", "toString", "format") and \
+                    len(value.chain) == 1 and value.args:
+                return [[("hole", None)]]
+            # a function building the URL: follow its return values
+            out = []
+            for found in self.project.resolve((value, module, scope))[:6]:
+                if found[0] is value:
+                    continue
+                out.extend(self._parts(found, env, depth + 1))
+            return out or [[("hole", None)]]
+        return [[("hole", None)]]
+
+    @staticmethod
+    def _route_in(parts: list[tuple[str, object]]) -> tuple[str | None, list[str]]:
+        """The Seam route a URL spells (its path's end), and the parameter names of a literal query string."""
+        text = "".join(p[1] if p[0] == "text" else _HOLE for p in parts)  # type: ignore[operator]
+        path, _, query = text.partition("?")
+        given = [k for p in parts if p[0] == "query" for k in p[1]]  # type: ignore[union-attr]
+        path = path.split("#")[0]
+        host = re.match(r"^[a-z]+://([^/]*)", path)
+        if host and _HOLE not in host.group(1):
+            name = host.group(1).lower()
+            if "seam" not in name and not name.startswith(("localhost", "127.", "0.0.0.0", "[::1]")):
+                return None, []  # another service's API
+        if not _could_be_seam(path):
+            return None, []  # no Seam namespace in the path: the spec need not even be loaded
+        routes = seam_routes()
+        candidates = [r for r in routes if path.endswith(r) or path.endswith(r + "/")
+                      or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1
+                                                            or path[-len(r)] in (_HOLE, "/")))]
+        if not candidates:
+            return None, []
+        route = max(candidates, key=len)
+        keys = re.findall(r"(?:^|&)([A-Za-z_][A-Za-z0-9_\[\].]*)=", query.replace(_HOLE, ""))
+        return route, [k.removesuffix("[]") for k in keys] + given
+
+    # ------------------------------------------------------------------ the requests
+    def requests(self) -> list[RawRequest]:
+        out: list[RawRequest] = []
+        seen: set[tuple[str, int, str]] = set()
+        for module in self.project.modules.values():
+            for call in module.calls:
+                if call.dead:
+                    continue
+                client = self.client_call(module, call)
+                if client is None or client.url is None:
+                    continue
+                for request in self._lift(module, call, client, module, call, {}, [], 0):
+                    key = (request.module.path, id(request.call), request.route)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(request)
+        return out
+
+    def _lift(self, module: Module, call: Call, client: ClientCall, at_module: Module, at_call: Call, env: dict,
+              via: list[str], depth: int) -> list[RawRequest]:
+        """The requests a client call makes, counted at ``at_call`` (itself, or the wrapper call that gives it
+        its path), with ``env`` binding the wrappers' parameters to the arguments of that call."""
+        url_ctx = (client.url, module, call.scope)
+        if client.base is not None:
+            url_ctx = (Value("template", items=[client.base, client.url]), module, call.scope)
+        found: list[RawRequest] = []
+        holes: list[tuple[Module, int, str]] = []
+        for parts in self._parts(url_ctx, env)[:12]:
+            route, query = self._route_in(parts)
+            if route is not None:
+                body = self._body(client.body, module, call.scope, env)
+                names = list(query) + self.project.object_keys(client.query, module, call.scope)
+                found.append(RawRequest(route, client.client, client.method, at_module, at_call, body, names,
+                                        list(via)))
+            else:
+                holes.extend(p[1] for p in parts if p[0] == "hole" and p[1] and p[1] not in holes)  # type: ignore[misc]
+        if found or not holes or depth >= MAX_WRAPPERS:
+            return found
+        # the path comes from a parameter of a function: count the request at that function's callers
+        owner_module, fn_index, _name = holes[0]
+        fn = owner_module.functions[fn_index]
+        for caller_module, caller_call in self.project.call_sites(owner_module, fn_index):
+            if caller_call.dead:
+                continue
+            new_env = dict(env)
+            for position, name in enumerate(fn.params):
+                arg = caller_call.kwargs.get(name)
+                if arg is None and position < len(caller_call.args):
+                    arg = caller_call.args[position]
+                if arg is not None:
+                    new_env[(owner_module.path, fn_index, name)] = (arg, caller_module, caller_call.scope)
+            if fn.kwargs_param:  # def call(self, path, **body): the other keyword arguments are the body
+                extra = {k: v for k, v in caller_call.kwargs.items() if k not in fn.params}
+                new_env[(owner_module.path, fn_index, fn.kwargs_param)] = (
+                    Value("object", caller_call.line, keys=extra, spreads=list(caller_call.kw_spreads)),
+                    caller_module, caller_call.scope)
+            found.extend(self._lift(module, call, client, caller_module, caller_call, new_env,
+                                    via + [fn.qualname], depth + 1))
+        return found
+
+    def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):
+        if body is None:
+            return None
+        body = _unwrap_body(body)
+        for _ in range(MAX_WRAPPERS + 1):
+            if body is None or body.kind != "ref" or len(body.chain) != 1:
+                break
+            # the body handed in by the caller: that call's own value, not every caller's
+            owner = self.project.param_owner(module, scope, body.chain[0])
+            key = (module.path, owner, body.chain[0])
+            if owner is None or key not in env:
+                break
+            value, module, scope = env[key]
+            body = _unwrap_body(value)
+        return (body, module, scope) if body is not None else None
