@@ -363,7 +363,7 @@ def smoke(evals: list[EvalDefinition], *, isolation: str, runs: int = 1) -> list
     host backend), the evals at once; a cached pass costs nothing."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from skillassay.orchestrator.sealing import run_policy
+    from skillassay.isolation.run_policy import run_policy
     from skillassay.services import service_class
 
     plan = CanaryPlan(runs=runs, isolation=isolation)

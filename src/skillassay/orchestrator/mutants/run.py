@@ -24,7 +24,7 @@ from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
-from skillassay.orchestrator.sealing import run_policy
+from skillassay.isolation.run_policy import run_policy
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 
 EPS = 1e-6
