@@ -173,11 +173,9 @@ def validate(
         t0 = time.monotonic()
         if seam == "emulator":
             if emulator is None:
-                from skillassay.services import service_class
+                from skillassay.seam.emulator.emulator import SeamEmulator
 
-                seam_emulator = service_class("seam")
-
-                emulator = seam_emulator(async_delay=DEFAULT_EMULATOR_DELAY)
+                emulator = SeamEmulator(async_delay=DEFAULT_EMULATOR_DELAY)
                 # docker's bridge network cannot reach 127.0.0.1 on the host
                 host = "0.0.0.0" if backend == "docker" and not _host_network() else "127.0.0.1"
                 emulator.start(host=host, port=0)
