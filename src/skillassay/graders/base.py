@@ -257,7 +257,7 @@ class ProcessContext:
                                   "change broke it)")
 
     def _build_env(self, side: Side) -> AppEnv:
-        from skillassay.apps.backends.base import base_env
+        from skillassay.apps.backends.backend import base_env
         from skillassay.graders import appenv
 
         root = self.pristine_dir if side == "pristine" else self.modified_dir

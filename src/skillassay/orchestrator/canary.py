@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.orchestrator.grading import GradeOutcome, Layers
-from skillassay.store.models import CanaryCheck
+from skillassay.store.records import CanaryCheck
 from skillassay.workspace.changes import SKIP_DIRS
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from skillassay.orchestrator.grading import grade
 from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring import GRADING_VERSION
 from skillassay.store.files import job_lock, write_json_atomic
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 from skillassay.transcripts import Transcript
 from skillassay.triggers import detect
 

@@ -52,7 +52,7 @@ from skillassay.store.files import (
     write_run_file,
 )
 from skillassay.orchestrator import triggering
-from skillassay.store.models import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
+from skillassay.store.records import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from skillassay import reaper
 from skillassay.apps import deps
-from skillassay.apps.backends.base import Backend, base_env, copy_app, wait_healthy
+from skillassay.apps.backends.backend import Backend, base_env, copy_app, wait_healthy
 from skillassay.apps.steps import StepFailed, kill_group, run_step
 from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbox, Seal
 from skillassay.isolation.record import Sealing

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from skillassay.apps.backends.base import Backend
+from skillassay.apps.backends.backend import Backend
 from skillassay.apps.runplan import plan_for
 from skillassay.apps.steps import StepFailed
 from skillassay.definitions.models import (
@@ -24,7 +24,7 @@ from skillassay.definitions.models import (
 )
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.phases import phase
-from skillassay.seam.behaviour.checks import Checker, render, time_templates
+from skillassay.seam.behaviour.endpoint_checks import Checker, render, time_templates
 from skillassay.seam.behaviour.result import SandboxResult
 from skillassay.seam.behaviour.session import (
     LIVE_ENDPOINT,
