@@ -37,7 +37,7 @@ from skillassay.workspace.changes import SKIP_DIRS
 
 if TYPE_CHECKING:
     from skillassay.isolation import Policy
-    from skillassay.services import Emulator
+    from skillassay.services import Service
 
 DEFAULT_RUNS = 3
 RUNS_ENV = "SKILLASSAY_CANARY_RUNS"  # the default of --canary-runs (e.g. 0 in a test suite that checks its own)
@@ -257,7 +257,7 @@ def judge(d: EvalDefinition, got: GradeOutcome, layers: Layers) -> str | None:
 
 
 def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Policy | None = None,
-                 emulator: Emulator | None = None) -> GradeOutcome:
+                 emulator: Service | None = None) -> GradeOutcome:
     """One golden run, graded as an agent's change would be (the run's policy seals the app and the commands)."""
     from skillassay.graders.agent_controls import load_transcript
     from skillassay.orchestrator.grading import grade
@@ -269,7 +269,7 @@ def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *
 
 
 def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | None,
-                emulator: Emulator | None) -> tuple[float, str | None]:
+                emulator: Service | None) -> tuple[float, str | None]:
     with tempfile.TemporaryDirectory(prefix=f"skillassay-canary-{d.id}-") as tmp:
         try:
             got = grade_golden(d, plan, Path(tmp), f"canary-{d.id}-{n}", policy=policy, emulator=emulator)
@@ -281,7 +281,7 @@ def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | No
 
 
 def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None,
-          emulator: Emulator | None = None) -> CanaryCheck:
+          emulator: Service | None = None) -> CanaryCheck:
     """The eval's canary on this machine: from the cache when it holds ``plan.runs`` passes, else the missing golden
     runs (all of them once the first passes: a golden that passes only sometimes fails the canary too)."""
     if d.trigger is not None:
@@ -373,7 +373,7 @@ def smoke(evals: list[EvalDefinition], *, isolation: str, runs: int = 1) -> list
     from skillassay.services import service_class
 
     plan = CanaryPlan(runs=runs, isolation=isolation)
-    emulator: Emulator | None = None
+    emulator: Service | None = None
     if any(e.has_sandbox for e in evals):
         emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
     try:

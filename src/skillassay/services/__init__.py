@@ -3,25 +3,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, Self
+from typing import Any, Protocol
 
 GROUP = "skillassay.services"
 
 
-class Emulator(Protocol):
-    """An emulated service, as the harness holds it: started, reached at ``base_url``, stopped. What a wing's
-    checks ask of it beyond that is the wing's (``seam.emulator.SeamEmulator``)."""
+class Service(Protocol):
+    """What the harness asks of a started emulator; its wing's graders reach the rest of it."""
 
     @property
     def base_url(self) -> str: ...
 
-    def start(self, host: str = ..., port: int = ...) -> Self: ...
-
     def stop(self) -> None: ...
 
 
-def service_class(name: str) -> Callable[..., Emulator]:
+def service_class(name: str) -> Any:
     """The emulator class registered as ``name`` (imported now)."""
     from skillassay import plugins
 

@@ -25,7 +25,7 @@ from skillassay.isolation.run_policy import run_policy
 from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
-from skillassay.services import Emulator
+from skillassay.services import Service
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 from skillassay.transcripts import Transcript
 
@@ -161,7 +161,7 @@ class _Eval:
         return self.definition.format == "plan-json"
 
 
-def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Emulator | None,
+def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Service | None,
            transcript: Transcript | None = None, waits: dict[str, float] | None = None,
            judge: JudgeConfig | None = None) -> GradeOutcome:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
@@ -175,7 +175,7 @@ def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, lay
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _prepare(work: _Eval, emulator: Emulator | None, schemata: bool = True) -> None:
+def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> None:
     """The golden's grades (and the schema build, warmed by the baseline run)."""
     d = work.definition
     assert d.golden_dir is not None
@@ -215,7 +215,7 @@ def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
     return {"quiet_after": round(min(QUIET_AFTER, max(1.5, 4 * max(firsts))), 2)}
 
 
-def _run_mutant(work: _Eval, mutant: Mutant, emulator: Emulator | None) -> MutantResult:
+def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> MutantResult:
     d = work.definition
     cls = CLASSES[mutant.cls]
     t0 = time.monotonic()
@@ -296,7 +296,7 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
         works = derive_all(definitions, tmp)
         for work in works:
             work.judge = judge_config
-        emulator: Emulator | None = None
+        emulator: Service | None = None
         if any(w.seam and w.definition.config is not None for w in works):
             from skillassay.services import service_class
 
