@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from skillassay.definitions.models import API_PATHS
 from skillassay.orchestrator.mutants.classes import AGENT_CLASSES, SEAM_CLASSES
-from skillassay.seam.plan import API_PATHS, PATH_ALIASES, RUBRIC_CHECKS
+from skillassay.seam.plan import RUBRIC_CHECKS
 from skillassay.seam.rubric import checks
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -28,8 +29,8 @@ def test_a_check_the_plan_does_not_name_is_refused_at_registration():
 
 def test_every_api_path_has_its_signature_call_and_aliases_name_paths():
     assert sorted(checks.PATH_SIGNATURES) == sorted(API_PATHS)
-    assert set(PATH_ALIASES.values()) <= set(API_PATHS)
-    assert all(checks.canonical_path(alias) == path for alias, path in PATH_ALIASES.items())
+    assert set(checks.PATH_ALIASES.values()) <= set(API_PATHS)
+    assert all(checks.canonical_path(alias) == path for alias, path in checks.PATH_ALIASES.items())
 
 
 def _documented_classes() -> dict[str, list[str]]:

@@ -37,10 +37,10 @@ def list_evals(
     """List every eval under PATH with its API path, stack and app port, and every trigger suite with its skill
     and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
-    from skillassay.definitions.models import API_PATHS, PATH_ALIASES
+    from skillassay.definitions.models import API_PATHS
     from skillassay.definitions.trigger import is_trigger_source, load_triggers
 
-    if api_path and api_path not in (*API_PATHS, *PATH_ALIASES):
+    if api_path and api_path not in (*API_PATHS, "lower_level"):
         err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
         raise typer.Exit(2)
     only_triggers = is_trigger_source(path)

@@ -14,16 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import (MAX_PROMPT_CHARS, ChangeSize, Criterion, ForbiddenBehaviour,
                                                QualityGate)
-from skillassay.seam.plan import (  # noqa: F401 (re-exported)
-    API_PATHS,
-    PATH_ALIASES,
-    RUBRIC_CHECKS,
-    AnswerKey,
-    Rubric,
-    RubricCategory,
-)
+from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.definitions.resources import Resources
 from skillassay.triggers import TriggerBudget
+
+# The plan's three Seam integration paths, and the calls that identify each.
+API_PATHS = ("reservation_automations", "access_grants", "access_codes")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")

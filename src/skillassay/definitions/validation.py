@@ -28,9 +28,10 @@ from skillassay.definitions.loader import (
     load_rubric,
     suite_dir_of,
 )
-from skillassay.definitions.models import API_PATHS, PATH_ALIASES, RUBRIC_CHECKS, EvalDefinition
+from skillassay.definitions.models import API_PATHS, RUBRIC_CHECKS, EvalDefinition
 from skillassay.errors import DefinitionError, Problem
 
+PATH_ALIASES = {"lower_level": "access_codes"}
 HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
 UNIT_FIELDS = ("unitId", "unit_id")  # what the sandbox looks for in the create payload without `seam`
 

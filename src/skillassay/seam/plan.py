@@ -19,11 +19,6 @@ from typing import Any, TypeVar
 # unknown keys are an error, as in every other definition file (pydantic reads this off the class)
 _FORBID_EXTRA = {"extra": "forbid"}
 
-# The plan's three Seam integration paths (an answer key's ``expected_api_path``; the plan's "lower_level" is
-# access_codes). The rubric's checks key the call identifying each by these names (``seam/rubric/checks.py``).
-API_PATHS = ("reservation_automations", "access_grants", "access_codes")
-PATH_ALIASES = {"lower_level": "access_codes"}
-
 # ----------------------------------------------------------------------------- the plan's rubric.json
 # the checks a category may name: the rubric's registry (``seam/rubric/checks.py: check``) takes these and no other
 RUBRIC_CHECKS = (
