@@ -114,7 +114,7 @@ def _cli(runs: int, root: Path) -> None:
 
     from skillassay.agents import AgentContext, get_agent
     from skillassay.isolation import Policy
-    from skillassay.orchestrator.sealing import agent_seal
+    from skillassay.orchestrator.agent_seal import agent_seal
     from skillassay.services.model_proxy import ModelEndpoint
     from skillassay.testing import ModelServer, Script
 

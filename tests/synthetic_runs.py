@@ -12,7 +12,7 @@ from pathlib import Path
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.verdict import CriterionResult, decide
 from skillassay.store.files import run_dir_rel, write_job_file, write_json_atomic, write_run_file
-from skillassay.store.models import JobRecord, Outcome, RunRecord, TranscriptSummary, Variant
+from skillassay.store.records import JobRecord, Outcome, RunRecord, TranscriptSummary, Variant
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 CRITERIA = (

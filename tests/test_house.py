@@ -190,3 +190,15 @@ def test_no_part_leans_on_a_part_above_it():
 def test_scoring_takes_plain_runs_not_the_store():
     graph = import_graph()
     assert not any(part_of(t) == "store" for t in graph["skillassay.scoring.stats"])
+
+
+def test_no_two_modules_of_one_name_in_a_layer():
+    """A module's name says what it is: two of one name in one layer (``checks``, ``models``) say it of neither.
+    Package ``__init__`` files are not counted."""
+    by_name: dict[tuple[int | None, str], list[str]] = {}
+    for module, (_, is_package) in _modules().items():
+        if not is_package:
+            by_name.setdefault((level_of(part_of(module)), module.rpartition(".")[2]), []).append(module)
+    twins = {name: sorted(found) for (_, name), found in by_name.items() if len(found) > 1}
+    assert not twins, "modules of one name in one layer (rename them to what each is):\n" + "\n".join(
+        f"{name}: {', '.join(found)}" for name, found in sorted(twins.items()))

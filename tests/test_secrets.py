@@ -138,7 +138,7 @@ def test_a_record_is_scrubbed_and_stays_valid(tmp_path: Path) -> None:
 
 def test_the_app_and_the_graders_commands_get_no_secret(monkeypatch) -> None:
     from skillassay.graders.base import command_env
-    from skillassay.apps.backends.base import base_env
+    from skillassay.apps.backends.backend import base_env
 
     monkeypatch.setenv("HTTPS_PROXY", "http://me:proxy-pass-1@proxy.invalid:3128")
     monkeypatch.setenv("PIP_INDEX_URL", "https://me:index-pass-2@pypi.invalid/simple")

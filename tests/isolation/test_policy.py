@@ -4,7 +4,7 @@ suite, the results, other runs and the operator's home protected."""
 from pathlib import Path
 
 from skillassay.definitions import load_suite
-from skillassay.orchestrator.sealing import run_policy
+from skillassay.isolation.run_policy import run_policy
 
 
 def test_registries_by_stack_by_definition_and_granted(evals_dir, tmp_path):

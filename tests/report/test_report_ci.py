@@ -22,7 +22,7 @@ def cli(*args: str):
 def test_junit_one_testcase_per_eval_and_run(results_tree):
     runs = results_tree.runs
     runs[0] = runs[0].model_copy(update={"outcome": "harness_error", "error": "docker \x1b[31mdied\x07"})
-    from skillassay.store.models import JobRecord
+    from skillassay.store.records import JobRecord
 
     job = JobRecord.model_validate_json((results_tree.root / JOB / "job.json").read_text())
     root = ET.fromstring(junit_xml(job, runs))
@@ -39,7 +39,7 @@ def test_junit_one_testcase_per_eval_and_run(results_tree):
 
 
 def test_json_summary(results_tree):
-    from skillassay.store.models import JobRecord
+    from skillassay.store.records import JobRecord
 
     job = JobRecord.model_validate_json((results_tree.root / JOB / "job.json").read_text())
     data = job_json(job, results_tree.runs)

@@ -16,7 +16,7 @@ from skillassay.cli.main import app
 from skillassay.report.site import CSP, build_site
 from skillassay.scoring.verdict import CriterionResult, decide
 from skillassay.store.files import run_dir_rel, write_job_file, write_run_file
-from skillassay.store.models import JobRecord, RunRecord, TranscriptSummary, TriggerOutcome
+from skillassay.store.records import JobRecord, RunRecord, TranscriptSummary, TriggerOutcome
 from skillassay.triggers import SkillEvent, SkillUse, TriggerBudget
 
 HOSTILE = "cat ~/.claude/skills/demo/SKILL.md <script>alert(1)</script>"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from skillassay.scoring import stats
 from skillassay.scoring.verdict import CriterionResult, decide
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 
 T0 = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
 

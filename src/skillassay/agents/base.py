@@ -9,16 +9,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skillassay.definitions.resources import Resources
-from skillassay.isolation import Mount
+from skillassay.isolation import Mount, Sandbox
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
-from skillassay.usage import ProviderError
 from skillassay.triggers import SkillTarget, TriggerBudget
+from skillassay.usage import ProviderError
 
 SkillMode = Literal["native", "system-prompt"]
 # The agent's own view of how its run ended (the trial decides the run's outcome from it):
@@ -59,7 +59,7 @@ class AgentContext(BaseModel):
     budget: TriggerBudget | None = None
     # the agent phase's live ``skillassay.isolation.Sandbox``: every process the agent starts goes through it (None:
     # started as is, as in unit tests of parsers)
-    sandbox: Any = Field(default=None, exclude=True)
+    sandbox: Sandbox | None = Field(default=None, exclude=True)
 
 
 class AgentResult(BaseModel):

@@ -25,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "check": "skillassay.cli.definitions",
     "rubric": "skillassay.seam.cli.rubric",
     "sandbox": "skillassay.seam.cli.sandbox",
-    "seam-emulator": "skillassay.seam.cli.emulator",
+    "seam-emulator": "skillassay.seam.cli.seam_emulator",
     "model-server": "skillassay.cli.model_server",
     "doctor": "skillassay.cli.doctor",
     "install-agents": "skillassay.cli.doctor",

@@ -186,7 +186,7 @@ def run(
     for m in mount:
         if not m.exists():
             raise typer.BadParameter(f"{m}: no such file or folder", param_hint="--mount")
-    from skillassay.orchestrator.sealing import grant_problem
+    from skillassay.isolation.run_policy import grant_problem
 
     if problem := grant_problem(mount, allow_host, suite=None if resume else path, results=results):
         err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)

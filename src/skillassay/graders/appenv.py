@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from skillassay.isolation import Mount
+from skillassay.isolation import Mount, Sandbox
 from skillassay.untrusted import Refused, read_regular, remove
 
 Side = Literal["pristine", "modified"]
@@ -183,7 +183,7 @@ class AppEnv:
 
 
 # the sandbox an install runs in: (the cache entry it fills, the folder holding the manifest) -> Sandbox
-InstallSeal = Callable[[Path, Path], Any]
+InstallSeal = Callable[[Path, Path], Sandbox]
 
 
 def build(app_dir: Path, side: Side, staging: Path, log: Path, *, seal: InstallSeal | None,

@@ -25,6 +25,7 @@ from skillassay.definitions.models import EvalDefinition, stack_registries
 from skillassay.graders.appenv import AppEnv, Side
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation import IsolationError, Mount, Policy, Sandbox, Seal
+from skillassay.isolation.record import Sealing
 from skillassay.isolation.runtimes import runtimes
 from skillassay.languages import bounds
 from skillassay.secrets import without_secrets
@@ -190,7 +191,7 @@ class ProcessContext:
     # how commands are sealed (skillassay.isolation); by default bubblewrap, the installs of the app's environment
     # reaching the stack's registries
     policy: Policy | None = None
-    sealing: Any = None  # orchestrator.sealing.Sealing: each sandbox's record, when the run keeps them
+    sealing: Sealing | None = None  # each sandbox's record, when the run keeps them
 
     def __post_init__(self) -> None:
         if self.policy is None:
@@ -256,8 +257,8 @@ class ProcessContext:
                                   "change broke it)")
 
     def _build_env(self, side: Side) -> AppEnv:
+        from skillassay.apps.backends.backend import base_env
         from skillassay.graders import appenv
-        from skillassay.apps.backends.base import base_env
 
         root = self.pristine_dir if side == "pristine" else self.modified_dir
         try:
@@ -385,7 +386,8 @@ class CommandOutcome:
 
 
 def run_command(
-    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None, sandbox: Any = None,
+    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
     app: AppEnv | None = None,
 ) -> CommandOutcome:
     """Run a command (a string goes through ``sh -c``) with a timeout; sealed in ``sandbox`` when given.
@@ -426,7 +428,7 @@ def run_command(
 
 
 def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str],
-                sandbox: Any) -> CommandOutcome:
+                sandbox: Sandbox) -> CommandOutcome:
     started = time.monotonic()
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     with tempfile.TemporaryFile() as out:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +23,7 @@ from skillassay.graders.base import (
     measured,
 )
 from skillassay.isolation import Policy
+from skillassay.isolation.record import Sealing
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict, decide
 from skillassay.transcripts import Transcript
@@ -114,7 +114,7 @@ def evaluate(
     judge_config: judge.JudgeConfig | None = None,
     change: ChangeSet | None = None,
     policy: Policy | None = None,
-    sealing: Any = None,
+    sealing: Sealing | None = None,
 ) -> ProcessResult:
     """``change``: the run's ChangeSet from ``pristine_dir`` to ``modified_dir`` (computed here when not
     given). ``policy`` seals the gates and tests, and the installs of the app's environment (by default

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from skillassay.errors import SkillassayError
+
+if TYPE_CHECKING:
+    from skillassay.definitions.models import EvalDefinition
 
 Provider = Literal["anthropic", "openai-responses", "openai-chat"]
 DEFAULT_BASE_URLS = {
@@ -97,12 +100,12 @@ def resolve(model: str | None = None, provider: str | None = None, base_url: str
         raise SkillassayError(f"--judge-{field.replace('_', '-')}: {err['msg']}") from None
 
 
-def judged_criteria(definitions: Iterable[Any]) -> list[tuple[str, str]]:
+def judged_criteria(definitions: Iterable[EvalDefinition]) -> list[tuple[str, str]]:
     """(eval id, criterion id) of every criterion an LLM judge grades."""
     return [(d.id, c.id) for d in definitions for c in d.criteria if c.grader == "llm_judge"]
 
 
-def require(definitions: Iterable[Any], config: JudgeConfig | None) -> None:
+def require(definitions: Iterable[EvalDefinition], config: JudgeConfig | None) -> None:
     """Refuse (exit 2) before anything runs when an eval needs the LLM judge and none is configured: every such
     criterion would otherwise be a harness error, run after run."""
     needed = judged_criteria(definitions)

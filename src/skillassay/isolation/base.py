@@ -16,7 +16,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal
+from typing import IO, ClassVar, Literal, Self
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
@@ -180,7 +180,7 @@ class Sandbox(ABC):
         self.final: SealReport | None = None  # the report, kept when the sandbox closes
 
     # ------------------------------------------------------------------ lifecycle
-    def __enter__(self) -> Sandbox:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -231,8 +231,8 @@ class Sandbox(ABC):
     def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], list[int]]:
         """The host command line that runs ``argv`` sealed, and the descriptors it must inherit."""
 
-    def popen(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: Any = None,
-              stderr: Any = None, stdin: IO | int | None = subprocess.DEVNULL) -> subprocess.Popen:
+    def popen(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO | int | None = None,
+              stderr: IO | int | None = None, stdin: IO | int | None = subprocess.DEVNULL) -> subprocess.Popen:
         """Start ``argv`` sealed, in a new session (its own process group, as every child of the harness).
 
         Raises FileNotFoundError like ``Popen`` when ``argv[0]`` cannot be found, so a missing binary is still an

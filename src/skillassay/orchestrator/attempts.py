@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from skillassay.agents.base import AgentResult
 from skillassay.services.model_proxy import GrantReport
-from skillassay.store.models import Attempt
+from skillassay.store.records import Attempt
 from skillassay.usage import RETRYABLE, ModelUsage, ProviderError
 
 OPERATOR_KINDS = frozenset({"auth_failed", "quota_exceeded"})

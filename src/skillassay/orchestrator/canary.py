@@ -25,15 +25,19 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationError
 
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.orchestrator.grading import GradeOutcome, Layers
-from skillassay.store.models import CanaryCheck
+from skillassay.store.records import CanaryCheck
 from skillassay.workspace.changes import SKIP_DIRS
+
+if TYPE_CHECKING:
+    from skillassay.isolation import Policy
+    from skillassay.services import Service
 
 DEFAULT_RUNS = 3
 RUNS_ENV = "SKILLASSAY_CANARY_RUNS"  # the default of --canary-runs (e.g. 0 in a test suite that checks its own)
@@ -252,8 +256,8 @@ def judge(d: EvalDefinition, got: GradeOutcome, layers: Layers) -> str | None:
     return f"the golden scores {scored}: {_cause(got) or bad[0]}"[:1000]
 
 
-def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Any = None,
-                 emulator: Any = None) -> GradeOutcome:
+def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Policy | None = None,
+                 emulator: Service | None = None) -> GradeOutcome:
     """One golden run, graded as an agent's change would be (the run's policy seals the app and the commands)."""
     from skillassay.graders.agent_controls import load_transcript
     from skillassay.orchestrator.grading import grade
@@ -264,7 +268,8 @@ def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *
                  backend=plan.backend, emulator=emulator, transcript=transcript, policy=policy)
 
 
-def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Any, emulator: Any) -> tuple[float, str | None]:
+def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | None,
+                emulator: Service | None) -> tuple[float, str | None]:
     with tempfile.TemporaryDirectory(prefix=f"skillassay-canary-{d.id}-") as tmp:
         try:
             got = grade_golden(d, plan, Path(tmp), f"canary-{d.id}-{n}", policy=policy, emulator=emulator)
@@ -275,7 +280,8 @@ def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Any, emulat
     return score(got), judge(d, got, plan.layers)
 
 
-def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Any = None, emulator: Any = None) -> CanaryCheck:
+def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None,
+          emulator: Service | None = None) -> CanaryCheck:
     """The eval's canary on this machine: from the cache when it holds ``plan.runs`` passes, else the missing golden
     runs (all of them once the first passes: a golden that passes only sometimes fails the canary too)."""
     if d.trigger is not None:
@@ -363,11 +369,11 @@ def smoke(evals: list[EvalDefinition], *, isolation: str, runs: int = 1) -> list
     host backend), the evals at once; a cached pass costs nothing."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from skillassay.orchestrator.sealing import run_policy
+    from skillassay.isolation.run_policy import run_policy
     from skillassay.services import service_class
 
     plan = CanaryPlan(runs=runs, isolation=isolation)
-    emulator = None
+    emulator: Service | None = None
     if any(e.has_sandbox for e in evals):
         emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
     try:

@@ -20,7 +20,7 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.graders.judge_config import require as require_judge
 from skillassay.orchestrator.grading import GradeOutcome, Layers, check_points, grade
-from skillassay.orchestrator.sealing import run_policy
+from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring.reasons import criterion_reason, short_reason
 from skillassay.scoring.verdict import percent_text
 

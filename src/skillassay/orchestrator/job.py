@@ -34,7 +34,7 @@ from skillassay.graders import judge_config
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
-from skillassay.store.models import CanaryCheck, JobRecord, RunRecord, Variant
+from skillassay.store.records import CanaryCheck, JobRecord, RunRecord, Variant
 from skillassay.usage import load_prices
 from skillassay.workspace.bounded_copy import DEFAULT_MAX_CHANGE
 

@@ -18,10 +18,10 @@ from skillassay.graders.judge_config import require as require_judge
 from skillassay.graders.judge_config import resolve as resolve_judge
 from skillassay.orchestrator import triggering
 from skillassay.orchestrator.grading import grade
-from skillassay.orchestrator.sealing import run_policy
+from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring import GRADING_VERSION
 from skillassay.store.files import job_lock, write_json_atomic
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 from skillassay.transcripts import Transcript
 from skillassay.triggers import detect
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from skillassay.orchestrator.canary import CanaryPlan
 from skillassay.services.model_proxy import ModelGrants, ModelProxyClient
-from skillassay.store.models import CanaryCheck
+from skillassay.store.records import CanaryCheck
 
 if TYPE_CHECKING:
     from skillassay.definitions.models import EvalDefinition

@@ -15,7 +15,7 @@ from skillassay.report.runs import run_reason
 from skillassay.report.tables import fit
 from skillassay.scoring.cost import CostSummary, runs_cost
 from skillassay.scoring.verdict import points_text
-from skillassay.store.models import CanaryCheck, RunRecord
+from skillassay.store.records import CanaryCheck, RunRecord
 
 
 class Spread(BaseModel):

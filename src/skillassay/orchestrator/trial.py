@@ -33,7 +33,9 @@ from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.run_services import RunServices
 from skillassay.outcomes import SCORED, UNSCORED, AgentExit, HarnessFailure
-from skillassay.orchestrator.sealing import REACHED_FOR_SUITE, Sealing, run_agent, run_policy
+from skillassay.isolation.record import REACHED_FOR_SUITE, Sealing
+from skillassay.isolation.run_policy import run_policy
+from skillassay.orchestrator.agent_seal import run_agent
 from skillassay.scoring import decide
 from skillassay.secrets import Redaction, Redactor, merge
 from skillassay.store.files import (
@@ -50,7 +52,7 @@ from skillassay.store.files import (
     write_run_file,
 )
 from skillassay.orchestrator import triggering
-from skillassay.store.models import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
+from skillassay.store.records import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse

@@ -14,7 +14,7 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.scoring.verdict import decide as decide_verdict
-from skillassay.store.models import TriggerOutcome
+from skillassay.store.records import TriggerOutcome
 from skillassay.triggers import SkillTarget, SkillUse, detect, triggered
 
 CRITERION = "trigger_decision"

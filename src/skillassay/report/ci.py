@@ -12,7 +12,7 @@ from skillassay.report.trigger_tables import is_trigger_job, skill_use_of
 from skillassay.scoring.stats import compare, summarize
 from skillassay.scoring.triggers import summarize_triggers, trigger_points
 from skillassay.store.files import write_json_atomic
-from skillassay.store.models import JobRecord, RunRecord
+from skillassay.store.records import JobRecord, RunRecord
 
 
 def _case_name(run: RunRecord) -> str:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from skillassay.scoring.reasons import short_reason
 from skillassay.scoring.verdict import percent_text
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 from skillassay.transcripts import Transcript
 
 MAX_DIFF_BYTES = 300_000

@@ -55,7 +55,7 @@ from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize
 from skillassay.store import db as store_db
 from skillassay.store import exploits as store_exploits
 from skillassay.store import mutants as store_mutants
-from skillassay.store.models import JobRecord, RunRecord
+from skillassay.store.records import JobRecord, RunRecord
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 RUNS_PER_PAGE = 250

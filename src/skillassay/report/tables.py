@@ -14,7 +14,7 @@ from rich.text import Text
 from skillassay.report.runs import failure_reason, is_graded, run_reason, skill_label, variant_label
 from skillassay.scoring.stats import Comparison, Summary
 from skillassay.store.db import JobProgress
-from skillassay.store.models import JobRecord, RunRecord
+from skillassay.store.records import JobRecord, RunRecord
 
 WIDE = 160  # columns when not on a terminal (CI logs, `> file`): rich's default of 80 wraps ids mid-word
 

@@ -35,7 +35,7 @@ class _CriterionScore(Protocol):
 
 
 class ScoredRun(Protocol):
-    """What statistics read from a run (``store.models.RunRecord`` is one): scoring stays below the store and can
+    """What statistics read from a run (``store.records.RunRecord`` is one): scoring stays below the store and can
     be tested with plain objects."""
 
     job_id: str

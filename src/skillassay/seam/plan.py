@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 _FORBID_EXTRA = {"extra": "forbid"}
 
 # ----------------------------------------------------------------------------- the plan's rubric.json
+# the checks a category may name: the rubric's registry (``seam/rubric/checks.py: check``) takes these and no other
 RUBRIC_CHECKS = (
     "api_path_match",
     "files_modified_match",

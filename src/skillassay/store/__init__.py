@@ -18,7 +18,7 @@ from skillassay.store.files import (
     write_job_file,
     write_run_file,
 )
-from skillassay.store.models import JobRecord, Outcome, RunRecord, TranscriptSummary, Variant
+from skillassay.store.records import JobRecord, Outcome, RunRecord, TranscriptSummary, Variant
 
 __all__ = [
     "DB_NAME",

@@ -28,7 +28,7 @@ from skillassay.store.files import (
     write_run_file,
 )
 from skillassay.outcomes import LEGACY, RERUN, SCORED
-from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.store.records import JobRecord, RunRecord, Variant
 
 # 2: outcomes of the taxonomy (skillassay.outcomes); 3: runs.grading_version. An older index is rebuilt from
 # the files (a column it lacks is added first)

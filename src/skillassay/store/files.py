@@ -22,7 +22,7 @@ from pydantic_core import PydanticSerializationError
 from skillassay.errors import SkillassayError
 from skillassay.outcomes import RERUN
 from skillassay.secrets import Hit, Redaction, Redactor, environment_redactor
-from skillassay.store.models import JobRecord, RunRecord, Variant
+from skillassay.store.records import JobRecord, RunRecord, Variant
 from skillassay.untrusted import printable
 
 DB_NAME = "skillassay.db"

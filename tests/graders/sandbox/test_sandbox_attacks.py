@@ -45,7 +45,7 @@ def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, mon
     """PyPI is reached by the sealed install (through the egress proxy, recorded); nothing else is."""
     from skillassay.apps.backends.host import HostBackend
     from skillassay.apps.runplan import InstallSpec, RunPlan
-    from skillassay.orchestrator.sealing import Sealing
+    from skillassay.isolation.record import Sealing
 
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))  # an empty cache: a real install
     src = tmp_path / "src"
@@ -70,7 +70,7 @@ def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, mon
 def test_the_node_install_reaches_npm_through_the_egress_proxy(tmp_path, monkeypatch):
     from skillassay.apps.backends.host import HostBackend
     from skillassay.apps.runplan import InstallSpec, RunPlan
-    from skillassay.orchestrator.sealing import Sealing
+    from skillassay.isolation.record import Sealing
 
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
     src = tmp_path / "src"

@@ -12,7 +12,7 @@ import pytest
 
 from skillassay.seam.behaviour import validate
 from skillassay.apps.backends.host import HostBackend
-from skillassay.seam.behaviour.checks import Checker
+from skillassay.seam.behaviour.endpoint_checks import Checker
 from skillassay.apps.runplan import InstallSpec, RunPlan
 from skillassay.apps.steps import StepFailed, run_step
 

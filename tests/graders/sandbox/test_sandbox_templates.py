@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from skillassay.seam.behaviour.checks import _MISSING, dot_get, render, same_time, time_templates
+from skillassay.seam.behaviour.endpoint_checks import _MISSING, dot_get, render, same_time, time_templates
 from skillassay.seam.behaviour.result import SandboxResult
 
 

@@ -23,7 +23,7 @@ from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from skillassay.errors import InfrastructureError
-from skillassay.apps.backends.base import Backend, base_env, copy_app, wait_healthy
+from skillassay.apps.backends.backend import Backend, base_env, copy_app, wait_healthy
 from skillassay.apps.steps import StepFailed, free_port, run_step
 
 Network = Literal["host", "bridge"]

@@ -15,13 +15,13 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from skillassay import reaper
 from skillassay.apps import deps
-from skillassay.apps.backends.base import Backend, base_env, copy_app, wait_healthy
+from skillassay.apps.backends.backend import Backend, base_env, copy_app, wait_healthy
 from skillassay.apps.steps import StepFailed, kill_group, run_step
 from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbox, Seal
+from skillassay.isolation.record import Sealing
 from skillassay.isolation.runtimes import runtimes
 from skillassay.phases import phase
 
@@ -30,12 +30,12 @@ class HostBackend(Backend):
     name = "host"
 
     def __init__(self, *, health_timeout: float = 60.0, work_root: Path | None = None, policy: Policy | None = None,
-                 sealing: Any = None, **kw):
+                 sealing: Sealing | None = None, **kw):
         super().__init__(**kw)
         self.health_timeout = health_timeout
         self.work_root = work_root
         self.policy = policy or Policy()
-        self.sealing = sealing  # orchestrator.sealing.Sealing: each phase's record, when the run keeps them
+        self.sealing = sealing  # each phase's record, when the run keeps them
         self._boxes: list[Sandbox] = []
         self._run_box: Sandbox | None = None
         self.workdir: Path | None = None

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillassay.definitions.models import EvalDefinition
 from skillassay.orchestrator.run_services import JobServices
 from skillassay.orchestrator.trial import RunSpec
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 
 
 class JobWork(BaseModel):

@@ -10,7 +10,7 @@ from typing import Any
 from skillassay import reaper
 from skillassay.orchestrator.executors.base import Executor, JobWork
 from skillassay.orchestrator.trial import RunSpec, run_trial
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 
 
 class LocalExecutor(Executor):

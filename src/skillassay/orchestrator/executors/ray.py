@@ -47,7 +47,7 @@ from skillassay.orchestrator.executors.base import Executor, JobWork
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.trial import RunSpec, harness_failure, run_trial
 from skillassay.store.files import claim_run_dir, write_run_file
-from skillassay.store.models import RunRecord
+from skillassay.store.records import RunRecord
 
 log = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.orchestrator.mutants.edits import Edit, Mutant
+from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import compare_trees
 
 _TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py)$")
@@ -163,10 +164,9 @@ def _forbidden_command(definition: EvalDefinition, transcript: dict | None) -> d
     return mutated
 
 
-def derive(definition: EvalDefinition) -> tuple[list[Mutant], list[str], object]:
+def derive(definition: EvalDefinition) -> tuple[list[Mutant], list[str], Transcript | None]:
     """The eval's mutants, notes on the classes not derived, and the golden's transcript (for the graders)."""
     from skillassay.definitions.native import transcript_file
-    from skillassay.transcripts import Transcript
 
     assert definition.golden_dir is not None
     golden, pristine = Path(definition.golden_dir), Path(definition.app_dir)

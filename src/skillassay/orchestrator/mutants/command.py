@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from skillassay.definitions import load_suite
+from skillassay.graders.judge_config import JudgeConfig
 from skillassay.orchestrator.mutants.run import run_mutation
 from skillassay.store import mutants as store
 
@@ -27,7 +27,8 @@ def _layer_cell(outcome) -> str:
     return f"{mark} {verdict}{score}"
 
 
-def check_mutants(path: Path, *, jobs: int, results: Path, console: Console, judge_config: Any = None) -> bool:
+def check_mutants(path: Path, *, jobs: int, results: Path, console: Console,
+                  judge_config: JudgeConfig | None = None) -> bool:
     definitions = [d for d in load_suite(path) if d.golden_dir is not None]
     report = run_mutation(definitions, suite=str(path), jobs=jobs, judge_config=judge_config,
                           progress=lambda line: console.print(f"[dim]{line}[/dim]", highlight=False))

@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import copy_ignore
 
 MUTANT_ENV = "SKILLASSAY_MUTANT"
@@ -50,7 +51,7 @@ class Mutant:
     location: str | None
     edits: list[Edit] = field(default_factory=list)
     switches: list[Switch] = field(default_factory=list)  # empty: no schema form (the mutant runs on its own)
-    transcript: dict | None = None  # agent evals: the transcript the process graders read instead of the golden's
+    transcript: Transcript | None = None  # agent evals: the transcript the process graders read instead of the golden's
 
 
 class SchemaConflict(Exception):

@@ -18,14 +18,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from skillassay.definitions.models import EvalDefinition, RunSteps
+from skillassay.graders.judge_config import JudgeConfig
+from skillassay.isolation.run_policy import run_policy
 from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
-from skillassay.orchestrator.sealing import run_policy
+from skillassay.services import Service
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
+from skillassay.transcripts import Transcript
 
 EPS = 1e-6
 
@@ -141,7 +143,7 @@ class _Eval:
     """One eval's mutation work: its mutants, the golden's grades, the schema build."""
 
     def __init__(self, definition: EvalDefinition, mutants: list[Mutant], notes: list[str], tmp: Path,
-                 transcript: Any = None):
+                 transcript: Transcript | None = None):
         self.definition = definition
         self.mutants = mutants
         self.notes = notes
@@ -152,15 +154,16 @@ class _Eval:
         self.waits: dict[str, float] | None = None  # the sandbox's quiet window, from the golden's own timing
         self.in_schema: set[str] = set()
         self.result = EvalMutation(eval_id=definition.id, format=definition.format, not_derived=list(notes))
-        self.judge: Any = None  # the LLM judge settings, for agent evals whose criteria need one
+        self.judge: JudgeConfig | None = None  # the LLM judge settings, for agent evals whose criteria need one
 
     @property
     def seam(self) -> bool:
         return self.definition.format == "plan-json"
 
 
-def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Any,
-           transcript: Any = None, waits: dict[str, float] | None = None, judge: Any = None) -> GradeOutcome:
+def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Service | None,
+           transcript: Transcript | None = None, waits: dict[str, float] | None = None,
+           judge: JudgeConfig | None = None) -> GradeOutcome:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
     try:
         # sealed as `run` seals a run: the eval's registries reachable (a mutant's install is the golden's
@@ -172,7 +175,7 @@ def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, lay
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _prepare(work: _Eval, emulator: Any, schemata: bool = True) -> None:
+def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> None:
     """The golden's grades (and the schema build, warmed by the baseline run)."""
     d = work.definition
     assert d.golden_dir is not None
@@ -212,7 +215,7 @@ def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
     return {"quiet_after": round(min(QUIET_AFTER, max(1.5, 4 * max(firsts))), 2)}
 
 
-def _run_mutant(work: _Eval, mutant: Mutant, emulator: Any) -> MutantResult:
+def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> MutantResult:
     d = work.definition
     cls = CLASSES[mutant.cls]
     t0 = time.monotonic()
@@ -280,7 +283,7 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
 
 def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1,
                  progress: Callable[[str], None] | None = None, schemata: bool = True,
-                 judge_config: Any = None) -> MutationReport:
+                 judge_config: JudgeConfig | None = None) -> MutationReport:
     """Derive and grade every eval's mutants; the report says, per eval and layer, what was caught.
     ``schemata=False``: the sandbox builds and runs each mutant's own source, even where the app has a build step
     (slow; what the schema is checked against)."""
@@ -293,7 +296,7 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
         works = derive_all(definitions, tmp)
         for work in works:
             work.judge = judge_config
-        emulator = None
+        emulator: Service | None = None
         if any(w.seam and w.definition.config is not None for w in works):
             from skillassay.services import service_class
 

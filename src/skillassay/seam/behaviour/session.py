@@ -13,11 +13,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from skillassay.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
 T = TypeVar("T")
 LIVE_ENDPOINT = "https://connect.getseam.com"
@@ -279,7 +282,7 @@ def can_hold_codes(device: Mapping[str, Any]) -> bool:
 class EmulatorSession(SeamSession):
     mode = "emulator"
 
-    def __init__(self, emulator: Any, run_id: str):
+    def __init__(self, emulator: SeamEmulator, run_id: str):
         super().__init__(run_id)
         self.emu = emulator
         self.ws = emulator.create_workspace(name=f"run-{run_id}")

@@ -8,10 +8,13 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
+from skillassay.apps.backends.backend import Backend
+from skillassay.apps.runplan import plan_for
+from skillassay.apps.steps import StepFailed
 from skillassay.definitions.models import (
     EvalDefinition,
     PlanEvalConfig,
@@ -20,10 +23,9 @@ from skillassay.definitions.models import (
     stack_registries,
 )
 from skillassay.errors import InfrastructureError, SkillassayError
-from skillassay.apps.backends.base import Backend
-from skillassay.seam.behaviour.checks import Checker, render, time_templates
+from skillassay.phases import phase
+from skillassay.seam.behaviour.endpoint_checks import Checker, render, time_templates
 from skillassay.seam.behaviour.result import SandboxResult
-from skillassay.apps.runplan import plan_for
 from skillassay.seam.behaviour.session import (
     LIVE_ENDPOINT,
     EmulatorSession,
@@ -31,9 +33,12 @@ from skillassay.seam.behaviour.session import (
     SeamSession,
     WantedSpace,
 )
-from skillassay.apps.steps import StepFailed
-from skillassay.phases import phase
 from skillassay.secrets import redact, redact_tree, secret_values
+
+if TYPE_CHECKING:
+    from skillassay.isolation import Policy
+    from skillassay.isolation.record import Sealing
+    from skillassay.seam.emulator.emulator import SeamEmulator
 
 SeamMode = Literal["emulator", "live"]
 BackendName = Literal["host", "docker"]
@@ -117,12 +122,12 @@ def validate(
     *,
     seam: SeamMode = "emulator",
     backend: BackendName = "host",
-    emulator: Any = None,
+    emulator: SeamEmulator | None = None,
     logs_dir: Path | None = None,
     quiet_after: float | None = QUIET_AFTER,
     fail_grace: float | None = FAIL_GRACE,
-    policy: Any = None,
-    sealing: Any = None,
+    policy: Policy | None = None,
+    sealing: Sealing | None = None,
 ) -> SandboxResult:
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
@@ -168,11 +173,9 @@ def validate(
         t0 = time.monotonic()
         if seam == "emulator":
             if emulator is None:
-                from skillassay.services import service_class
+                from skillassay.seam.emulator.emulator import SeamEmulator
 
-                seam_emulator = service_class("seam")
-
-                emulator = seam_emulator(async_delay=DEFAULT_EMULATOR_DELAY)
+                emulator = SeamEmulator(async_delay=DEFAULT_EMULATOR_DELAY)
                 # docker's bridge network cannot reach 127.0.0.1 on the host
                 host = "0.0.0.0" if backend == "docker" and not _host_network() else "127.0.0.1"
                 emulator.start(host=host, port=0)

@@ -10,13 +10,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillassay.seam.plan import AnswerKey
-from skillassay.seam.rubric.models import Finding
-from skillassay.seam.rubric.project import FnRef, Project, SdkCall
-from skillassay.seam.rubric.sdk_surface import event_types
 from skillassay.languages.base import Module, Route, Value
 from skillassay.languages.callgraph import Reach
 from skillassay.languages.routes import MountedRoute, endpoint_routes, mounted_routes, resolve_name
+from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey
+from skillassay.seam.rubric.models import Finding
+from skillassay.seam.rubric.project import FnRef, Project, SdkCall
+from skillassay.seam.rubric.sdk_surface import event_types
 from skillassay.workspace.changes import ChangeSet
 
 # The call that identifies each integration path (the plan's "lower_level" is access_codes).
@@ -51,11 +51,16 @@ class Context:
 
 
 CheckResult = tuple[float, list[Finding]]
-CHECKS: dict[str, Callable[[Context], CheckResult]] = {}
+CHECKS: dict[str, Callable[[Context], CheckResult]] = {}  # the plan's RUBRIC_CHECKS, each registered below
 
 
-def check(name: str):
-    def deco(fn):
+def check(name: str) -> Callable[[Callable[[Context], CheckResult]], Callable[[Context], CheckResult]]:
+    """Register a check under one of the plan's names (``seam/plan.py: RUBRIC_CHECKS``, what a definition may
+    name): a name the plan does not list is refused here, so the two cannot drift apart."""
+    if name not in RUBRIC_CHECKS:
+        raise ValueError(f"rubric check {name!r} is not one of the plan's RUBRIC_CHECKS (seam/plan.py)")
+
+    def deco(fn: Callable[[Context], CheckResult]) -> Callable[[Context], CheckResult]:
         CHECKS[name] = fn
         return fn
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from skillassay.definitions.models import Endpoint
+from skillassay.definitions.models import Endpoint, SandboxTimeouts, TestEndpoints
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
 
@@ -132,7 +132,7 @@ class Checker:
     """Runs create, update and cancel against a started app and a bootstrapped Seam session."""
 
     def __init__(self, *, client: httpx.Client, base_url: str, seam: SeamSession, device_ids: list[str],
-                 endpoints: Any, variables: dict[str, str], timeouts: Any, update_check: str,
+                 endpoints: TestEndpoints, variables: dict[str, str], timeouts: SandboxTimeouts, update_check: str,
                  quiet_after: float | None, fail_grace: float | None = None):
         self.client = client
         self.base_url = base_url

@@ -1,32 +1,26 @@
-"""How a run is sealed (docs/sealing.md): the policy of its phases, and the agent phase's seal.
+"""A run's policy (docs/sealing.md): what each of its phases reaches, and what a user may grant it.
 
 The network policy is per phase: the agent reaches its model endpoint and the package registries of the fixture's
 stack (through skillassay's allow-listing proxy); the app's install and build reach the registries; the app at run
 time reaches only its own run's Seam endpoint; hidden tests and gates reach nothing. The registries are a stack
-default, overridable per eval (``registries`` in the definition) and extended with ``--allow-host``.
+default, overridable per eval (``registries`` in the definition) and extended with ``--allow-host``; ``--mount``
+and ``--allow-host`` are refused when they would uncover the answers or this machine.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import ipaddress
-import json
 import socket
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import skillassay
-
-from skillassay.agents import arm
-from skillassay.agents.arm import ArmRecord
-from skillassay.definitions.models import STACK_REGISTRIES, EvalDefinition, stack_registries  # noqa: F401 - re-exported
+from skillassay.definitions.models import EvalDefinition, stack_registries
 from skillassay.errors import SkillassayError
-from skillassay.isolation import Endpoint, Mount, Policy, Sandbox, Seal, SealRecord, SealReport, get_isolation
-from skillassay.isolation.audit import AuditReport, PathTouch, transcript_touches
-from skillassay.isolation.runtimes import runtimes
+from skillassay.isolation.base import Mount, Policy
 from skillassay.paths import cache_dir
 
 
@@ -136,7 +130,7 @@ def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
         return []
-    return [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
 def grant_problem(mounts: Sequence[Path], allow_hosts: Iterable[str], *, suite: Path | None,
@@ -156,8 +150,8 @@ def grant_problem(mounts: Sequence[Path], allow_hosts: Iterable[str], *, suite: 
     return mount_problem(mounts, suite=suite, results=results, definitions=definitions)
 
 
-def run_policy(isolation: str, definition: EvalDefinition, results_root: Path, allow_hosts: list[str] = (),
-               mounts: list[Path] = ()) -> Policy:
+def run_policy(isolation: str, definition: EvalDefinition, results_root: Path, allow_hosts: Sequence[str] = (),
+               mounts: Sequence[Path] = ()) -> Policy:
     problem = mount_problem(mounts, suite=None, results=results_root, definitions=[definition]) or \
         allow_host_problem(allow_hosts)
     if problem:  # a job recorded before the check (its --resume): refused here, a harness error of the run
@@ -168,131 +162,3 @@ def run_policy(isolation: str, definition: EvalDefinition, results_root: Path, a
         mounts=[Mount(src=Path(p).resolve(), dest=Path(p).absolute()) for p in mounts],
         protected=protected_roots(definition, results_root),
     )
-
-
-def model_endpoints(ctx: Any) -> list[Endpoint]:
-    """The agent's model endpoint (the job's model proxy), bridged into the sandbox: at the same port on
-    127.0.0.1 inside, wherever the proxy listens (a Ray worker reaches the head's proxy through the bridge)."""
-    endpoint = getattr(ctx, "model_endpoint", None)
-    if endpoint is None:
-        return []
-    return [Endpoint.from_url("model", endpoint.base_url)]
-
-
-def agent_seal(policy: Policy, agent: Any, ctx: Any) -> Seal:
-    """The agent phase: its workspace and private home writable; its CLI, the language runtimes and what the user
-    granted readable; its model endpoint and the registries reachable; the syscall audit on."""
-    endpoints = model_endpoints(ctx)
-    mounts, path = runtimes(venv=True)
-    workspace, home = Path(ctx.workspace), Path(ctx.home)
-    # the folder holding both, when that is all it holds (a trial's attempt folder): the workspace is then not a
-    # mount point inside, so an agent may remove it as it could outside (rm -rf {workspace} is scored, not refused)
-    parent = workspace.parent
-    shared = parent == home.parent and {p.name for p in parent.iterdir()} <= {workspace.name, home.name}
-    return Seal(
-        phase="agent",
-        writable=[parent] if shared else [workspace, home],
-        home=Path(ctx.home),
-        own=[Path(ctx.workspace).parent],  # the run's scratch folder (the workspace's and home's parent)
-        readable=[*agent.mounts(ctx), *mounts, *policy.mounts],
-        path=path,
-        endpoints=endpoints,
-        registries=list(policy.registries),
-        quiet=[*getattr(agent, "probes", []), *_harness_sources()],
-        audit=True,
-    )
-
-
-def _harness_sources() -> list[str]:
-    """skillassay's own sources, when installed from a checkout (the venv's .pth file names them): the runtime
-    looks them up and finds nothing inside the sandbox."""
-    src = Path(__file__).resolve().parents[2]
-    return [str(src), f"{src}/*"] if (src / "skillassay").is_dir() else []
-
-
-# ----------------------------------------------------------------------------- what a run records
-SUITE_LABELS = ("suite", "results")  # reaching for these is the forbidden behaviour below
-REACHED_FOR_SUITE = "reached_for_suite"
-
-
-class Sealing:
-    """What a run's phases recorded: how each was sealed (run.json ``sealing``) and what happened at its boundary
-    (process.json ``sealing``): refused connections, the out-of-bounds paths (syscalls and transcript)."""
-
-    def __init__(self, policy: Policy | None = None):
-        self.policy = policy
-        self.records: dict[str, SealRecord] = {}
-        self.reports: dict[str, SealReport] = {}
-        self.transcript: list[PathTouch] = []
-
-    def add(self, box: Sandbox) -> None:
-        """A closed sandbox's record and report; phases with several sandboxes (gates) are merged."""
-        report = box.final or box.report()
-        phase = box.seal.phase
-        self.records.setdefault(phase, box.record())
-        if phase in self.reports:
-            old = self.reports[phase]
-            old.processes += report.processes
-            old.refused += report.refused
-            for k, v in report.registries_reached.items():
-                old.registries_reached[k] = old.registries_reached.get(k, 0) + v
-            old.audit = old.audit.merge(report.audit)
-        else:
-            self.reports[phase] = report
-
-    def out_of_bounds(self) -> list[PathTouch]:
-        merged = AuditReport()
-        for report in self.reports.values():
-            merged = merged.merge(report.audit)
-        return merged.merge(AuditReport(out_of_bounds=self.transcript)).out_of_bounds
-
-    def reached_suite(self) -> list[str]:
-        return [t.path for t in self.out_of_bounds() if t.protected in SUITE_LABELS]
-
-    def run_json(self) -> dict[str, Any]:
-        isolation = self.policy.isolation if self.policy else "none"
-        return {
-            "isolation": isolation,
-            "sealed": isolation != "none",
-            "registries": list(self.policy.registries) if self.policy else [],
-            "mounts": [str(m.target) for m in self.policy.mounts] if self.policy else [],
-            "phases": {k: json.loads(v.model_dump_json()) for k, v in self.records.items()},
-        }
-
-    def process_json(self) -> dict[str, Any]:
-        return {
-            "isolation": self.policy.isolation if self.policy else "none",
-            "out_of_bounds": [json.loads(t.model_dump_json()) for t in self.out_of_bounds()],
-            "reached_for_suite": self.reached_suite(),
-            "phases": {k: json.loads(v.model_dump_json()) for k, v in self.reports.items()},
-        }
-
-
-def run_agent(agent: Any, ctx: Any, policy: Policy, scratch: Path, sealing: Sealing, *, skill_name: str | None,
-              skill_dir: Path | None, variant: str, mode: str) -> tuple[Any, ArmRecord | None]:
-    """Run the agent in its sandbox; return its result and the arm's record (None for an agent that started no
-    process). What it could see is taken just before its first process starts."""
-    seal = agent_seal(policy, agent, ctx)
-    seen: dict[str, arm.ArmSnapshot] = {}
-    with policy.open(seal, scratch) as box:
-        sealed = get_isolation(policy.isolation).sealed
-
-        def look() -> None:
-            seen["arm"] = arm.snapshot(Path(ctx.workspace), Path(ctx.home), sealed=sealed)
-
-        box.on_first_start = look
-        ctx.sandbox = box
-        if ctx.model_endpoint is not None:  # the proxy as the sandbox reaches it (the same URL for a loopback one)
-            ctx.model_endpoint = ctx.model_endpoint.model_copy(
-                update={"base_url": box.url_inside(ctx.model_endpoint.base_url)})
-        try:
-            result = agent.run(ctx)
-        finally:
-            ctx.sandbox = None
-    sealing.add(box)
-    sealing.transcript = transcript_touches(result.transcript.tool_calls, ctx.workspace, box.bounds())
-    t = result.transcript
-    record = arm.check(seen.get("arm"), skill_name=skill_name, skill_dir=skill_dir, variant=variant, mode=mode,
-                       reported=list(t.skills_available) if t.skills_source else None,
-                       reported_source=t.skills_source)
-    return result, (record if "arm" in seen else None)
