@@ -210,7 +210,7 @@ class RayExecutor(Executor):
         return definition.resources.merged(agent_class(agent).resources)
 
     def _needs(self, work: JobWork, spec: RunSpec) -> Resources:
-        return self._resources(work.definitions[spec.eval_id], spec.agent)
+        return self._resources(work.definitions[spec.eval_id], spec.config.agent)
 
     @staticmethod
     def _alive_nodes(ray) -> list[dict]:
