@@ -1,6 +1,6 @@
 """How runs run: the options the CLI takes, the job keeps (job.json ``options``) and every run records (run.json
-``config``), declared once. ``JobOptions`` (orchestrator/job.py) is a ``RunConfig`` with the job's own options;
-``RunSpec`` is which run, with the job's ``RunConfig``."""
+``config``), declared once. ``JobOptions`` is a ``RunConfig`` with the job's own options; ``RunSpec`` is which run,
+with the job's ``RunConfig``. A new option is added here, once."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.graders.judge_config import JudgeConfig
+from skillassay.orchestrator import canary as canaries
 from skillassay.orchestrator.grading import Layers
 from skillassay.store.files import run_dir_rel
 from skillassay.store.models import Variant
@@ -39,6 +40,46 @@ class RunConfig(BaseModel):
     def run_config(self) -> RunConfig:
         """The run configuration alone (of a ``JobOptions``, say)."""
         return RunConfig.model_validate({name: getattr(self, name) for name in RunConfig.model_fields})
+
+
+class JobOptions(RunConfig):
+    """The job's options: its runs' configuration (``RunConfig``), which evals, how many runs, where they execute,
+    the job's services and its limits."""
+
+    suite: Path = Path("evals")
+    skill: Path | None = None
+    fixtures: list[str] = Field(default_factory=list)
+    api_path: str | None = None
+    runs: int | None = None  # None: 1, or a trigger suite's own runs
+    jobs: int = 1
+    executor: str = "local"  # local or ray (see orchestrator/executors/)
+    ray_address: str | None = None  # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
+    results: Path = Path("results")
+    baseline: bool = False
+    emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
+    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
+    # (and an app) that expects codes at once is caught here rather than on the live service
+    emulator_automation_delay: float = 0.5
+    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the providers),
+    # its price table and the job's spending limit
+    model_upstream: str | None = None
+    pricing: Path | None = None
+    max_cost: float | None = None
+    # where the model proxy listens and what address runs are given (another node's runs need a reachable one; by
+    # default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
+    proxy_host: str = "127.0.0.1"
+    proxy_port: int = 0
+    proxy_public_host: str | None = None
+    # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
+    max_change_size: int | None = None
+    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)
+    canary_runs: int = Field(default_factory=canaries.default_runs, ge=0)
+
+    def stored(self) -> dict[str, Any]:
+        """The options as kept in job.json: environment values are not stored, only their names."""
+        data = self.model_dump(mode="json", exclude={"agent_env"})
+        data["agent_env_keys"] = sorted(self.agent_env)
+        return data
 
 
 class RunSpec(BaseModel):

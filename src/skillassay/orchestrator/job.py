@@ -11,8 +11,6 @@ import secrets
 from collections.abc import Callable
 from contextlib import ExitStack, closing
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -25,7 +23,7 @@ from skillassay.errors import SkillassayError
 from skillassay.graders import judge_config
 from skillassay.orchestrator import canary as canaries
 from skillassay.orchestrator.canary import CanaryPlan
-from skillassay.orchestrator.config import RunConfig
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, JobWork, create_executor
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
@@ -35,46 +33,6 @@ from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.models import CanaryCheck, JobRecord, RunRecord, Variant
 from skillassay.usage import load_prices
 from skillassay.workspace.bounded_copy import DEFAULT_MAX_CHANGE
-
-
-class JobOptions(RunConfig):
-    """The job's options: its runs' configuration (``RunConfig``), which evals, how many runs, where they execute,
-    the job's services and its limits."""
-
-    suite: Path = Path("evals")
-    skill: Path | None = None
-    fixtures: list[str] = Field(default_factory=list)
-    api_path: str | None = None
-    runs: int | None = None  # None: 1, or a trigger suite's own runs
-    jobs: int = 1
-    executor: str = "local"  # local or ray (see orchestrator/executors/)
-    ray_address: str | None = None  # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
-    results: Path = Path("results")
-    baseline: bool = False
-    emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
-    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
-    # (and an app) that expects codes at once is caught here rather than on the live service
-    emulator_automation_delay: float = 0.5
-    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the providers),
-    # its price table and the job's spending limit
-    model_upstream: str | None = None
-    pricing: Path | None = None
-    max_cost: float | None = None
-    # where the model proxy listens and what address runs are given (another node's runs need a reachable one; by
-    # default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
-    proxy_host: str = "127.0.0.1"
-    proxy_port: int = 0
-    proxy_public_host: str | None = None
-    # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
-    max_change_size: int | None = None
-    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)
-    canary_runs: int = Field(default_factory=canaries.default_runs, ge=0)
-
-    def stored(self) -> dict[str, Any]:
-        """The options as kept in job.json: environment values are not stored, only their names."""
-        data = self.model_dump(mode="json", exclude={"agent_env"})
-        data["agent_env_keys"] = sorted(self.agent_env)
-        return data
 
 
 class JobResult(BaseModel):

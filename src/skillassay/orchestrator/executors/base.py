@@ -6,11 +6,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.run_services import JobServices
 from skillassay.orchestrator.trial import RunSpec
 from skillassay.store.models import RunRecord
@@ -32,7 +33,7 @@ class Executor(ABC):
     name: ClassVar[str]
 
     @classmethod
-    def from_options(cls, opts: Any) -> Executor:
+    def from_options(cls, opts: JobOptions) -> Executor:
         """Built from the job's options (``JobOptions``: jobs, ray_address, ...)."""
         return cls()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from typing import Any
 
 from skillassay import reaper
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.executors.base import Executor, JobWork
 from skillassay.orchestrator.trial import RunSpec, run_trial
 from skillassay.store.models import RunRecord
@@ -22,7 +22,7 @@ class LocalExecutor(Executor):
         self.jobs = jobs
 
     @classmethod
-    def from_options(cls, opts: Any) -> LocalExecutor:
+    def from_options(cls, opts: JobOptions) -> LocalExecutor:
         return cls(opts.jobs)
 
     def describe(self) -> str:

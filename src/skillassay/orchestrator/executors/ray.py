@@ -42,6 +42,7 @@ from skillassay import reaper
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.resources import Resources
 from skillassay.errors import SkillassayError
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.executors import ledger, shipping
 from skillassay.orchestrator.executors.base import Executor, JobWork
 from skillassay.orchestrator.model_access import BudgetSpent
@@ -164,7 +165,7 @@ class RayExecutor(Executor):
         self.stats: list[dict[str, Any]] = []  # per finished attempt: timings seen from the driver (benchmarks)
 
     @classmethod
-    def from_options(cls, opts: Any) -> RayExecutor:
+    def from_options(cls, opts: JobOptions) -> RayExecutor:
         return cls(address=opts.ray_address)
 
     def describe(self) -> str:
@@ -271,7 +272,7 @@ class RayExecutor(Executor):
         if not specs:
             return
         ray = self._connect()  # open until close(), at the job's end
-        self._check_fits(ray, list(work.definitions.values()), specs[0].agent)
+        self._check_fits(ray, list(work.definitions.values()), specs[0].config.agent)
         # the ledger's folder on each node, and the key its entries are signed with (see ledger.py)
         session = (f"{work.job_id}-{secrets.token_hex(4)}", secrets.token_hex(16))
         inputs_key, archive = shipping.pack_inputs(list(work.definitions.values()), work.skill)
