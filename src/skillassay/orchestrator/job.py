@@ -154,7 +154,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             raise SkillassayError(problem)
         shash = skill_hash(opts.skill)
         if job is None:
-            planned = plan_runs(evals, opts.runs, opts.baseline)
+            planned = plan_runs(evals, opts.runs or 1, opts.baseline)
             job = JobRecord(job_id=new_job_id(), created_at=datetime.now(UTC), suite=str(opts.suite),
                             agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
                             options=opts.stored(), planned=planned)

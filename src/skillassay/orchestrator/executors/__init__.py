@@ -4,7 +4,6 @@ imported on first use, so Ray is imported only when the Ray executor is asked fo
 
 from __future__ import annotations
 
-
 from skillassay import plugins
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator.config import JobOptions

@@ -44,7 +44,7 @@ from skillassay.definitions.resources import Resources
 from skillassay.errors import SkillassayError
 from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.executors import ledger, shipping
-from skillassay.orchestrator.executors.base import Executor, JobWork
+from skillassay.orchestrator.executors.base import Executor, Finished, JobWork
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.trial import RunSpec, harness_failure, run_trial
 from skillassay.store.files import claim_run_dir, write_run_file
@@ -268,7 +268,7 @@ class RayExecutor(Executor):
                 log.warning("sweeping a node failed: %s", exc)
 
     # ------------------------------------------------------------------------------------------ the job
-    def run(self, work: JobWork, specs: list[RunSpec]) -> Iterator[tuple[RunSpec, RunRecord | BaseException]]:
+    def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
         if not specs:
             return
         ray = self._connect()  # open until close(), at the job's end
