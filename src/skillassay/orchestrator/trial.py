@@ -2,7 +2,8 @@
 
 Everything a run produces lands in its own folder, claimed exclusively, and ``run.json`` is written last and
 atomically: a folder with a ``run.json`` is a finished run, whatever happens to the orchestrator afterwards. How the
-run ended is one of the outcomes of ``skillassay.outcomes``, decided here (``classify``, then the graders' failures).
+run ended is one of the outcomes of ``skillassay.outcomes``, decided by its phases (orchestrator/run_phases.py:
+``classify``, then the graders' failures), which ``execute`` calls in order.
 """
 
 from __future__ import annotations
