@@ -22,8 +22,12 @@ from skillassay.graders.judge_config import JudgeConfig
 from skillassay.orchestrator.config import RunSpec
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.run_phases import (
+    AgentRun,
+    Change,
+    FoundAgent,
     RunContext,
     RunSoFar,
+    Snapshot,
     add_sealing,
     agent_end,
     agent_failures,
@@ -112,21 +116,35 @@ def _run_phases(ctx: RunContext, so_far: RunSoFar) -> None:
         so_far.failures.append(failure)
         return
     so_far.agent = find_agent(ctx)
-    run = so_far.agent_run = run_agent_phase(ctx, so_far.agent.agent)
+    run = _agent_phase(ctx, so_far, so_far.agent)
+    if run is None:
+        return
+    snap = so_far.snapshot = take_snapshot(ctx, run.workspace)
+    change = so_far.change = read_change(ctx, snap)
+    write_change(ctx, change)
+    _grade_phase(ctx, so_far, run, snap, change)
+
+
+def _agent_phase(ctx: RunContext, so_far: RunSoFar, found: FoundAgent) -> AgentRun | None:
+    """The agent's attempts and how they ended; None when there is nothing of the agent's to grade (--resume
+    reruns the run)."""
+    run = so_far.agent_run = run_agent_phase(ctx, found.agent)
     so_far.sealing = run.sealing
     keep_agent_files(ctx, run)
     so_far.use = skill_use(ctx, run.tried.result)
     end = so_far.end = agent_end(run.tried)
     so_far.outcome, so_far.error = end.outcome, end.error
-    if end.outcome in UNSCORED:  # nothing of the agent's to grade; --resume reruns it
+    if end.outcome in UNSCORED:
         so_far.failures.extend(agent_failures(end))
-        return
+        return None
     if (failure := arm_failure(run.arm)) is not None:
         so_far.failures.append(failure)
-        return
-    snap = so_far.snapshot = take_snapshot(ctx, run.workspace)
-    change = so_far.change = read_change(ctx, snap)
-    write_change(ctx, change)
+        return None
+    return run
+
+
+def _grade_phase(ctx: RunContext, so_far: RunSoFar, run: AgentRun, snap: Snapshot, change: Change) -> None:
+    """The change graded (or, for a kind that does not grade it, the run decided), the grades written."""
     if not grades_change(ctx.definition):
         so_far.trigger, so_far.graded = grade_kind(ctx.definition, so_far.use, run.tried.result)
         keep_final_workspace(ctx, snap)
