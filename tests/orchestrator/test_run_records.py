@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 from skillassay.orchestrator import trial
+from skillassay.orchestrator.config import RunConfig
 from skillassay.orchestrator.trial import RunSpec, execute
 from skillassay.store import open as open_store
 from skillassay.store.files import RunAlreadyRecorded, claim_run_dir
@@ -72,7 +73,7 @@ def express(evals_dir: Path):
 
 
 def _spec(job: str = "J1", agent: str = "reference") -> RunSpec:
-    return RunSpec(job_id=job, eval_id="express-ts", run_index=1, agent=agent, layers="rubric")
+    return RunSpec(job_id=job, eval_id="express-ts", run_index=1, config=RunConfig(agent=agent, layers="rubric"))
 
 
 def test_a_graded_run_is_never_overwritten(tmp_path: Path, express) -> None:

@@ -5,13 +5,23 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
+from skillassay.cli.options import (
+    JUDGE_BASE_URL,
+    JUDGE_KEY_ENV,
+    JUDGE_MODEL,
+    JUDGE_PROVIDER,
+    judge_from_options,
+)
 from skillassay.errors import DefinitionError, SkillassayError
+
+if TYPE_CHECKING:
+    from skillassay.orchestrator.job import JobOptions, JobResult
 
 
 def _judge_overrides(model: str | None, provider: str | None, base_url: str | None,
@@ -160,9 +170,19 @@ def run(
 
     Results go to RESULTS/<job>/<eval>/run_<n>/ (diff.patch, transcripts, rubric.json, sandbox.json, app logs,
     run.json) and into RESULTS/skillassay.db. Exit codes: 0 done, 1 --fail-under not met, 2 bad input."""
-    from skillassay.orchestrator.job import JobOptions, run_job
-    from skillassay.orchestrator.summary import summarise, table
+    given = dict(locals())
+    executor = _check_choices(layers, seam, backend, skill_mode, executor, ray_address)
+    _check_sealing(isolation, mount, allow_host, suite=None if resume else path, results=results)
+    _check_agent(agent, None if resume else _env_pairs(agent_env), command, model_upstream)
+    opts = _job_options({**given, "executor": executor})
+    judge = _judge_overrides(judge_model, judge_provider, judge_base_url, judge_key_env)
+    result = _run_the_job(opts, resume, judge, as_json)
+    _print_result(result, results, as_json, fail_under)
 
+
+def _check_choices(layers: str, seam: str, backend: str, skill_mode: str, executor: str | None,
+                   ray_address: str | None) -> str | None:
+    """The options that take one of a few values; the executor (--ray-address means ray)."""
     if layers not in ("rubric", "sandbox", "both"):
         raise typer.BadParameter("expected rubric, sandbox or both", param_hint="--layers")
     if seam not in ("emulator", "live"):
@@ -179,6 +199,12 @@ def run(
         if (executor or "ray") != "ray":
             raise typer.BadParameter("only with --executor ray", param_hint="--ray-address")
         executor = "ray"
+    return executor
+
+
+def _check_sealing(isolation: str, mount: list[Path], allow_host: list[str], suite: Path | None,
+                   results: Path) -> None:
+    """The isolation exists and works here, and what it grants beyond the run is allowed (exit 2 if not)."""
     from skillassay.isolation import available_isolations, get_isolation
 
     if isolation not in available_isolations():
@@ -188,19 +214,20 @@ def run(
             raise typer.BadParameter(f"{m}: no such file or folder", param_hint="--mount")
     from skillassay.isolation.run_policy import grant_problem
 
-    if problem := grant_problem(mount, allow_host, suite=None if resume else path, results=results):
-        err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+    if problem := grant_problem(mount, allow_host, suite=suite, results=results):
+        _refuse(problem)
     sealer = get_isolation(isolation)
-    problem = sealer.problem()
-    if problem:
-        err.print(f"[red]error:[/red] {problem}; or run with --isolation none (nothing sealed)", highlight=False,
-                  soft_wrap=True)
-        raise typer.Exit(2)
+    if problem := sealer.problem():
+        _refuse(f"{problem}; or run with --isolation none (nothing sealed)")
     if not sealer.sealed:
         from skillassay.isolation.none import WARNING
 
         err.print(f"[yellow]warning:[/yellow] {WARNING}", highlight=False, soft_wrap=True)
+
+
+def _check_agent(agent: str, agent_env: dict[str, str] | None, command: str | None,
+                 model_upstream: str | None) -> None:
+    """The agent exists; with ``agent_env`` (a new job, not --resume), it can run here and reach its model."""
     from skillassay.agents import available_agents, get_agent
 
     if agent not in available_agents():
@@ -208,67 +235,107 @@ def run(
 
         raise typer.BadParameter(f"unknown agent {agent!r}{did_you_mean(agent, available_agents())}; available: "
                                  f"{', '.join(available_agents())}", param_hint="--agent")
-    if not resume:
-        from skillassay.orchestrator.model_access import model_preflight
+    if agent_env is None:
+        return
+    from skillassay.orchestrator.model_access import model_preflight
 
-        the_agent = get_agent(agent)
-        problem = the_agent.preflight({**os.environ, **_env_pairs(agent_env)}, command) or model_preflight(
-            the_agent.model_api, agent, _env_pairs(agent_env), model_upstream)
-        if problem:
-            err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2)
-    opts = JobOptions(
-        max_change_size=_byte_size(max_change_size, "--max-change-size"),
-        suite=path, agent=agent, skill=skill, skill_mode=skill_mode, model=model,
-        fixtures=[f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
-        api_path=api_path, layers=layers, runs=runs, jobs=jobs, timeout=timeout, results=results, seam=seam,  # type: ignore[arg-type]
-        backend=backend, baseline=baseline, agent_env=_env_pairs(agent_env), command=command,
-        model_upstream=model_upstream, pricing=pricing, max_cost=max_cost, retries=retries, retry_delay=retry_delay,
-        **({"executor": executor} if executor else {}), **({"ray_address": ray_address} if ray_address else {}),
-        isolation=isolation, allow_hosts=allow_host, mounts=[m.absolute() for m in mount],
-        **({"canary_runs": canary_runs} if canary_runs is not None else {}),
-        judge=None if resume else judge_from_options(judge_model, judge_provider, judge_base_url, judge_key_env),
-    )
-    from skillassay.cli.progress import RunProgress
-    from skillassay.phases import RunKey
-    from skillassay.report.runs import first_line
+    the_agent = get_agent(agent)
+    problem = the_agent.preflight({**os.environ, **agent_env}, command) or model_preflight(
+        the_agent.model_api, agent, agent_env, model_upstream)
+    if problem:
+        _refuse(problem)
 
-    progress: RunProgress | None = None
-    started: list[str] = []
 
-    def on_event(kind, record, exc, job_id=None, run=None, phase=None):
-        if progress is None:
-            return
+def _refuse(problem: str) -> NoReturn:
+    err.print(f"[red]error:[/red] {problem}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+# run's parameters that are not the job's options, and those named or given otherwise than its options
+_NOT_OPTIONS = {"resume", "fail_under", "as_json", "judge_model", "judge_provider", "judge_base_url", "judge_key_env"}
+_PARSED = {"path", "fixtures", "allow_host", "mount", "agent_env", "max_change_size"}
+_IF_GIVEN = {"executor", "ray_address", "canary_runs"}  # left to the job (or, with --resume, to the job's own)
+
+
+def _job_options(given: dict[str, Any]) -> JobOptions:
+    """The job's options from ``run``'s parameters: those named as options pass as they are (a few only when
+    given), the others are parsed or renamed here."""
+    from skillassay.orchestrator.job import JobOptions
+
+    same = {k: v for k, v in given.items()
+            if k not in _NOT_OPTIONS | _PARSED and (v is not None or k not in _IF_GIVEN)}
+    assert set(same) <= set(JobOptions.model_fields), set(same) - set(JobOptions.model_fields)
+    fixtures = given["fixtures"]
+    judge = None if given["resume"] else judge_from_options(
+        given["judge_model"], given["judge_provider"], given["judge_base_url"], given["judge_key_env"])
+    return JobOptions.model_validate({
+        **same,
+        "suite": given["path"],
+        "fixtures": [f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
+        "allow_hosts": given["allow_host"],
+        "mounts": [m.absolute() for m in given["mount"]],
+        "agent_env": _env_pairs(given["agent_env"]),
+        "max_change_size": _byte_size(given["max_change_size"], "--max-change-size"),
+        "judge": judge,
+    })
+
+
+class _Progress:
+    """The progress bar of a job, and what the job told of itself (its id once it is recorded)."""
+
+    def __init__(self, resume: str | None, agent: str, total: int | None, as_json: bool):
+        from skillassay.cli.progress import RunProgress
+
+        self.resume, self.agent, self.as_json = resume, agent, as_json
+        self.started: list[str] = []
+        self.bar = RunProgress(err, agent, total, disable=as_json)
+
+    def on_event(self, kind, record, exc, job_id=None, run=None, phase=None) -> None:
         if kind == "job":  # the bar appears once the job is recorded: a refused job prints only its error
-            started.append(job_id)
-            if not as_json:
-                err.print(f"job {job_id}: {'resuming' if resume else agent}", highlight=False)
-            progress.start("resuming" if resume else agent)
-        elif kind == "phase" and run is not None and run.job_id == (started[0] if started else None):
-            progress.phase(run, phase)
+            self.started.append(job_id)
+            if not self.as_json:
+                err.print(f"job {job_id}: {'resuming' if self.resume else self.agent}", highlight=False)
+            self.bar.start("resuming" if self.resume else self.agent)
+        elif kind == "phase" and run is not None and run.job_id == (self.started[0] if self.started else None):
+            self.bar.phase(run, phase)
         elif kind == "done" and record is not None:
-            score = record.combined if record.combined is not None else (
-                record.verdict.percent if record.verdict else None)
-            key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
-            progress.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
-                                   + (f", {score:g}" if score is not None else ""))
+            self._finished(record)
         elif kind == "error":
-            progress.finished(None, f"[red]{escape(first_line(str(exc), 200))}[/red]")
+            from skillassay.report.runs import first_line
 
+            self.bar.finished(None, f"[red]{escape(first_line(str(exc), 200))}[/red]")
+
+    def _finished(self, record) -> None:
+        from skillassay.phases import RunKey
+
+        score = record.combined if record.combined is not None else (
+            record.verdict.percent if record.verdict else None)
+        key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
+        self.bar.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
+                               + (f", {score:g}" if score is not None else ""))
+
+
+def _planned_runs(opts: JobOptions) -> int:
+    """How many runs a new job plans (for the progress bar)."""
+    from skillassay.definitions import load_suite, select
+
+    evals = select(load_suite(opts.suite, opts.fixtures or None), opts.fixtures or None, opts.api_path)
+    per_eval = opts.runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
+    return len(evals) * per_eval * (2 if opts.baseline else 1)
+
+
+def _run_the_job(opts: JobOptions, resume: str | None, judge: dict[str, str], as_json: bool) -> JobResult:
+    """The job, with its progress bar; bad input is exit 2, Ctrl-C exit 130 (saying how to go on)."""
+    from skillassay.orchestrator.job import run_job
+
+    progress: _Progress | None = None
     try:
-        total = None  # --resume: the job's own suite and missing runs decide (PATH is not read)
-        if not resume:
-            from skillassay.definitions import load_suite, select
-
-            evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
-            per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
-            total = len(evals) * per_eval * (2 if baseline else 1)
-        progress = RunProgress(err, agent, total, disable=as_json)
+        # --resume: the job's own suite and missing runs decide (PATH is not read)
+        progress = _Progress(resume, opts.agent, None if resume else _planned_runs(opts), as_json)
         try:
-            result = run_job(opts, resume=resume, on_event=on_event, judge_overrides=_judge_overrides(
-                judge_model, judge_provider, judge_base_url, judge_key_env))
+            return run_job(opts, resume=resume, on_event=progress.on_event, judge_overrides=judge)
         finally:
-            progress.stop()
+            progress.bar.stop()
     except DefinitionError as exc:
         for p in exc.problems:
             err.print(f"[red]error:[/red] {p}", highlight=False, soft_wrap=True)
@@ -277,14 +344,23 @@ def run(
         err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        if not started and not resume:
-            err.print("[yellow]interrupted[/yellow] before the job started: nothing was recorded")
-            raise typer.Exit(130) from None
-        job_id = started[0] if started else resume
-        where = "" if results == Path("results") else f" --results {results}"
-        err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
-                  f"[bold]skillassay run --resume {job_id}{where}[/bold]")
+        _interrupted(progress.started if progress is not None else [], resume, opts.results)
+
+
+def _interrupted(started: list[str], resume: str | None, results: Path) -> NoReturn:
+    if not started and not resume:
+        err.print("[yellow]interrupted[/yellow] before the job started: nothing was recorded")
         raise typer.Exit(130) from None
+    job_id = started[0] if started else resume
+    where = "" if results == Path("results") else f" --results {results}"
+    err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
+              f"[bold]skillassay run --resume {job_id}{where}[/bold]")
+    raise typer.Exit(130) from None
+
+
+def _print_result(result: JobResult, results: Path, as_json: bool, fail_under: float | None) -> None:
+    """The job's summary (a table, or JSON); exit 1 when an eval falls below --fail-under."""
+    from skillassay.orchestrator.summary import summarise
 
     evals = result.definitions
     agent = result.job.agent  # --resume: the job's, whatever --agent says
@@ -294,35 +370,46 @@ def run(
         return
     summaries = summarise(result.records, evals)
     if as_json:
-        typer.echo(json.dumps({
-            "job_id": result.job.job_id,
-            "results_dir": str(job_dir),
-            "status": result.job.status,
-            "stop_reason": result.job.stop_reason,
-            "warnings": result.job.warnings,
-            "canaries": {k: v.model_dump(mode="json") for k, v in result.job.canaries.items()},
-            "model_usage": result.job.model_usage.model_dump(mode="json") if result.job.model_usage else None,
-            "evals": [s.model_dump(mode="json") for s in summaries],
-            "runs": [json.loads(r.model_dump_json()) for r in result.records],
-        }, indent=2))
+        typer.echo(json.dumps(_summary_json(result, job_dir, summaries), indent=2))
     else:
-        console.print(table(summaries, f"Job {result.job.job_id}: {agent}"
-                                       + (f" with {result.job.skill_path}" if result.job.skill_path else "")
-                                       + f" ({result.job.status})", width=console.width))
-        where = "" if results == Path("results") else f" --results {results}"
-        if result.job.model_usage is not None:
-            console.print(usage_line(result.job.model_usage), highlight=False)
-        for warning in result.job.warnings:
-            err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
-        if result.job.stop_reason:
-            console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
-        console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
-                      f"skillassay report {result.job.job_id}{where} --html report/)")
+        _print_summary(result, summaries, results)
     if fail_under is not None:
         low = [s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)]
         if low:
             err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
             raise typer.Exit(1)
+
+
+def _summary_json(result: JobResult, job_dir: Path, summaries: list) -> dict[str, Any]:
+    return {
+        "job_id": result.job.job_id,
+        "results_dir": str(job_dir),
+        "status": result.job.status,
+        "stop_reason": result.job.stop_reason,
+        "warnings": result.job.warnings,
+        "canaries": {k: v.model_dump(mode="json") for k, v in result.job.canaries.items()},
+        "model_usage": result.job.model_usage.model_dump(mode="json") if result.job.model_usage else None,
+        "evals": [s.model_dump(mode="json") for s in summaries],
+        "runs": [json.loads(r.model_dump_json()) for r in result.records],
+    }
+
+
+def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
+    from skillassay.orchestrator.summary import table
+
+    job_dir = results / result.job.job_id
+    console.print(table(summaries, f"Job {result.job.job_id}: {result.job.agent}"
+                                   + (f" with {result.job.skill_path}" if result.job.skill_path else "")
+                                   + f" ({result.job.status})", width=console.width))
+    where = "" if results == Path("results") else f" --results {results}"
+    if result.job.model_usage is not None:
+        console.print(usage_line(result.job.model_usage), highlight=False)
+    for warning in result.job.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+    if result.job.stop_reason:
+        console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
+    console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
+                  f"skillassay report {result.job.job_id}{where} --html report/)")
 
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:

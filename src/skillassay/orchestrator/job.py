@@ -11,86 +11,28 @@ import secrets
 from collections.abc import Callable
 from contextlib import ExitStack, closing
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
-from skillassay import reaper
+from skillassay import phases, reaper
 from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.trigger import is_trigger_source
-from skillassay import phases
 from skillassay.errors import SkillassayError
+from skillassay.graders import judge_config
 from skillassay.orchestrator import canary as canaries
 from skillassay.orchestrator.canary import CanaryPlan
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, JobWork, create_executor
-from skillassay.orchestrator.grading import Layers
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.run_services import EmulatorRecipe, JobServices
-from skillassay.graders import judge_config
-from skillassay.graders.judge_config import JudgeConfig
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
 from skillassay.store.files import job_lock, run_redactor, scrub_record
 from skillassay.store.records import CanaryCheck, JobRecord, RunRecord, Variant
 from skillassay.usage import load_prices
 from skillassay.workspace.bounded_copy import DEFAULT_MAX_CHANGE
-
-
-class JobOptions(BaseModel):
-    suite: Path = Path("evals")
-    agent: str = "reference"
-    skill: Path | None = None
-    skill_mode: str = "native"
-    model: str | None = None
-    fixtures: list[str] = Field(default_factory=list)
-    api_path: str | None = None
-    layers: Layers = "both"
-    runs: int | None = None  # None: 1, or a trigger suite's own runs
-    jobs: int = 1
-    executor: str = "local"  # local or ray (see orchestrator/executors/)
-    ray_address: str | None = None  # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
-    timeout: float = 600.0
-    results: Path = Path("results")
-    seam: str = "emulator"
-    backend: str = "host"
-    baseline: bool = False
-    agent_env: dict[str, str] = Field(default_factory=dict)
-    command: str | None = None
-    isolation: str = "bubblewrap"  # docs/sealing.md
-    allow_hosts: list[str] = Field(default_factory=list)
-    mounts: list[Path] = Field(default_factory=list)
-    emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
-    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
-    # (and an app) that expects codes at once is caught here rather than on the live service
-    emulator_automation_delay: float = 0.5
-    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the providers),
-    # its price table, the job's spending limit, and retries of runs the provider failed
-    model_upstream: str | None = None
-    pricing: Path | None = None
-    max_cost: float | None = None
-    retries: int = 2
-    retry_delay: float = 10.0
-    # where the model proxy listens and what address runs are given (another node's runs need a reachable one; by
-    # default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
-    proxy_host: str = "127.0.0.1"
-    proxy_port: int = 0
-    proxy_public_host: str | None = None
-    # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
-    max_change_size: int | None = None
-    # the LLM judge of llm_judge criteria (graders/judge_config.py): model, provider, endpoint and the *name*
-    # of the variable holding its key; required when a selected eval has such a criterion
-    judge: JudgeConfig | None = None
-    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)
-    canary_runs: int = Field(default_factory=canaries.default_runs, ge=0)
-
-    def stored(self) -> dict[str, Any]:
-        """The options as kept in job.json: environment values are not stored, only their names."""
-        data = self.model_dump(mode="json", exclude={"agent_env"})
-        data["agent_env_keys"] = sorted(self.agent_env)
-        return data
 
 
 class JobResult(BaseModel):
@@ -212,7 +154,7 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             raise SkillassayError(problem)
         shash = skill_hash(opts.skill)
         if job is None:
-            planned = plan_runs(evals, opts.runs, opts.baseline)
+            planned = plan_runs(evals, opts.runs or 1, opts.baseline)
             job = JobRecord(job_id=new_job_id(), created_at=datetime.now(UTC), suite=str(opts.suite),
                             agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
                             options=opts.stored(), planned=planned)
@@ -281,13 +223,10 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     if on_event:
         on_event("job", None, None, job.job_id)
 
+    config = opts.run_config()
     specs = [
-        RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, agent=opts.agent,
-                skill_dir=opts.skill, skill_hash=shash, skill_mode=opts.skill_mode, model=opts.model,
-                layers=opts.layers, seam=opts.seam, backend=opts.backend, timeout=opts.timeout,
-                agent_env=opts.agent_env, command=opts.command, retries=opts.retries,
-                retry_delay=opts.retry_delay, isolation=opts.isolation, allow_hosts=opts.allow_hosts,
-                mounts=opts.mounts, judge=opts.judge,
+        RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, skill_dir=opts.skill,
+                skill_hash=shash, config=config,
                 max_change_size=opts.max_change_size or by_id[eid].max_change_size or DEFAULT_MAX_CHANGE)
         for eid, idx, variant in todo if eid in by_id
     ]

@@ -4,10 +4,9 @@ imported on first use, so Ray is imported only when the Ray executor is asked fo
 
 from __future__ import annotations
 
-from typing import Any
-
 from skillassay import plugins
 from skillassay.errors import SkillassayError
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.executors.base import Executor, JobWork
 
 GROUP = "skillassay.executors"
@@ -23,7 +22,7 @@ def executor_class(name: str) -> type[Executor]:
     return plugins.load(GROUP, name)
 
 
-def create_executor(name: str, opts: Any) -> Executor:
+def create_executor(name: str, opts: JobOptions) -> Executor:
     return executor_class(name).from_options(opts)
 
 

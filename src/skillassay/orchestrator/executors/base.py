@@ -4,16 +4,20 @@ executor runs them. One file per executor (``local``, ``ray``), found by name (s
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.run_services import JobServices
 from skillassay.orchestrator.trial import RunSpec
 from skillassay.store.records import RunRecord
+
+# the runs as they finish: each with its record, or what stopped it (the job closes it on Ctrl-C)
+Finished = Generator[tuple[RunSpec, RunRecord | BaseException], None, None]
 
 
 class JobWork(BaseModel):
@@ -32,7 +36,7 @@ class Executor(ABC):
     name: ClassVar[str]
 
     @classmethod
-    def from_options(cls, opts: Any) -> Executor:
+    def from_options(cls, opts: JobOptions) -> Executor:
         """Built from the job's options (``JobOptions``: jobs, ray_address, ...)."""
         return cls()
 
@@ -49,7 +53,7 @@ class Executor(ABC):
         """Called when the job ends, whatever happened: release what ``prepare`` or ``run`` opened."""
 
     @abstractmethod
-    def run(self, work: JobWork, specs: list[RunSpec]) -> Iterator[tuple[RunSpec, RunRecord | BaseException]]:
+    def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
         """Execute every run; yield (spec, record) as each finishes, once the run's whole folder (run.json last) is
         under ``work.results_root``; or (spec, exception) for a run that produced nothing (the job reports it).
         Ctrl-C (KeyboardInterrupt, or the consumer closing the generator) ends every run still going, wherever it

@@ -3,12 +3,11 @@ I/O). The job's services (the emulator) live in this process for the job's lengt
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from typing import Any
 
 from skillassay import reaper
-from skillassay.orchestrator.executors.base import Executor, JobWork
+from skillassay.orchestrator.config import JobOptions
+from skillassay.orchestrator.executors.base import Executor, Finished, JobWork
 from skillassay.orchestrator.trial import RunSpec, run_trial
 from skillassay.store.records import RunRecord
 
@@ -22,13 +21,13 @@ class LocalExecutor(Executor):
         self.jobs = jobs
 
     @classmethod
-    def from_options(cls, opts: Any) -> LocalExecutor:
+    def from_options(cls, opts: JobOptions) -> LocalExecutor:
         return cls(opts.jobs)
 
     def describe(self) -> str:
         return f"local, --jobs {self.jobs}"
 
-    def run(self, work: JobWork, specs: list[RunSpec]) -> Iterator[tuple[RunSpec, RunRecord | BaseException]]:
+    def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
         services = work.services.open()
         try:
             def one(spec: RunSpec) -> RunRecord:
@@ -38,7 +37,7 @@ class LocalExecutor(Executor):
         finally:
             services.close()
 
-    def _map(self, fn, items: list[RunSpec]) -> Iterator[tuple[RunSpec, RunRecord | BaseException]]:
+    def _map(self, fn, items: list[RunSpec]) -> Finished:
         if self.jobs == 1:
             # serial: no thread at all, so Ctrl-C lands in the running step directly
             for item in items:
@@ -52,8 +51,8 @@ class LocalExecutor(Executor):
         try:
             for fut in as_completed(futures):
                 item = futures[fut]
-                exc = fut.exception()
-                yield item, (exc if exc is not None else fut.result())
+                failed = fut.exception()
+                yield item, (failed if failed is not None else fut.result())
         except BaseException:
             # Ctrl-C (or the consumer giving up: GeneratorExit) lands here, never in the worker threads, and their
             # agents and apps run in their own process groups, out of the terminal's reach. Kill those groups so the

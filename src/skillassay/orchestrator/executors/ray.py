@@ -42,8 +42,9 @@ from skillassay import reaper
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.resources import Resources
 from skillassay.errors import SkillassayError
+from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.executors import ledger, shipping
-from skillassay.orchestrator.executors.base import Executor, JobWork
+from skillassay.orchestrator.executors.base import Executor, Finished, JobWork
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.trial import RunSpec, harness_failure, run_trial
 from skillassay.store.files import claim_run_dir, write_run_file
@@ -164,7 +165,7 @@ class RayExecutor(Executor):
         self.stats: list[dict[str, Any]] = []  # per finished attempt: timings seen from the driver (benchmarks)
 
     @classmethod
-    def from_options(cls, opts: Any) -> RayExecutor:
+    def from_options(cls, opts: JobOptions) -> RayExecutor:
         return cls(address=opts.ray_address)
 
     def describe(self) -> str:
@@ -210,7 +211,7 @@ class RayExecutor(Executor):
         return definition.resources.merged(agent_class(agent).resources)
 
     def _needs(self, work: JobWork, spec: RunSpec) -> Resources:
-        return self._resources(work.definitions[spec.eval_id], spec.agent)
+        return self._resources(work.definitions[spec.eval_id], spec.config.agent)
 
     @staticmethod
     def _alive_nodes(ray) -> list[dict]:
@@ -267,11 +268,11 @@ class RayExecutor(Executor):
                 log.warning("sweeping a node failed: %s", exc)
 
     # ------------------------------------------------------------------------------------------ the job
-    def run(self, work: JobWork, specs: list[RunSpec]) -> Iterator[tuple[RunSpec, RunRecord | BaseException]]:
+    def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
         if not specs:
             return
         ray = self._connect()  # open until close(), at the job's end
-        self._check_fits(ray, list(work.definitions.values()), specs[0].agent)
+        self._check_fits(ray, list(work.definitions.values()), specs[0].config.agent)
         # the ledger's folder on each node, and the key its entries are signed with (see ledger.py)
         session = (f"{work.job_id}-{secrets.token_hex(4)}", secrets.token_hex(16))
         inputs_key, archive = shipping.pack_inputs(list(work.definitions.values()), work.skill)
