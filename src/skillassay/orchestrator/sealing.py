@@ -22,7 +22,7 @@ import skillassay
 
 from skillassay.agents import arm
 from skillassay.agents.arm import ArmRecord
-from skillassay.definitions.models import STACK_REGISTRIES, EvalDefinition, stack_registries  # noqa: F401 - re-exported
+from skillassay.definitions.models import EvalDefinition, stack_registries  # noqa: F401 - re-exported
 from skillassay.errors import SkillassayError
 from skillassay.isolation import Endpoint, Mount, Policy, Sandbox, Seal, SealRecord, SealReport, get_isolation
 from skillassay.isolation.audit import AuditReport, PathTouch, transcript_touches

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
@@ -186,7 +187,7 @@ def _prepare(work: _Eval, emulator: Any, schemata: bool = True) -> None:
         return
     if schemata and _has_build(d, d.golden_dir):
         folder = work.tmp / "schema"
-        held = schema(d.golden_dir, work.mutants, folder, lambda rel: "python" if rel.endswith(".py") else "js")
+        held = schema(d.golden_dir, work.mutants, folder, lambda rel: stacks.syntax_for(rel).language)
         work.schema_dir, work.in_schema = folder, set(held)
         work.golden["sandbox"] = _grade(_with_mutant(d, ""), folder, work.tmp, rid + "-schema", "sandbox", emulator)
     else:
