@@ -124,8 +124,17 @@ def _runtime_from_files(app_dir: Path) -> str:
     return family
 
 
+def _stack_commands(app_dir: Path) -> RunSteps | None:
+    """The app's stack's own commands (``Stack.commands``), when its stack has them."""
+    stack = stacks.detect(app_dir) if app_dir.is_dir() else None
+    own = stack.commands(app_dir) if stack is not None else None
+    return RunSteps(install=own.install, build=own.build, start=own.start) if own is not None else None
+
+
 def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_port: int | None) -> RunPlan:
     spec: DockerfileSpec | None = load_dockerfile(dockerfile) if dockerfile and dockerfile.exists() else None
+    if spec is None and run is None:
+        run = _stack_commands(app_dir)
     if spec is None and run is None:
         raise SkillassayError(f"{app_dir}: no Dockerfile and no `run` section: nothing says how to start the app")
     install = InstallSpec()

@@ -13,11 +13,11 @@ import functools
 from pathlib import Path
 
 from skillassay import plugins
-from skillassay.stacks.base import SourceSyntax, Stack
+from skillassay.stacks.base import SourceSyntax, Stack, StackCommands
 
 ENTRY_POINT_GROUP = "skillassay.stacks"
 
-__all__ = ["SourceSyntax", "Stack"]  # the interface; the functions below are the registry
+__all__ = ["SourceSyntax", "Stack", "StackCommands"]  # the interface; the functions below are the registry
 
 
 class StackError(plugins.PluginError):
@@ -81,8 +81,10 @@ def family_of_image(image: str) -> str | None:
 
 
 def family_from_files(app_dir: Path) -> str | None:
-    """The runtime family an app's files say, with no Dockerfile to ask (the first family, in detection order, with
-    one of its ``runtime_files``)."""
+    """The runtime family an app's files say, with no Dockerfile to ask: its stack's (``detect``), else the first
+    family, in detection order, with one of its ``runtime_files``."""
+    if (found := detect(app_dir)) is not None:
+        return found.family
     for stack in sorted(families(), key=lambda s: s.order):
         if any((app_dir / f).exists() for f in stack.runtime_files):
             return stack.family

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 SYSTEM = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/")
 
@@ -49,6 +49,17 @@ class SourceSyntax(BaseModel):
 
     def choose(self, cond: str, new: str, old: str) -> str:
         return self.choice.format(cond=cond, new=new, old=old)
+
+
+class StackCommands(BaseModel):
+    """How an app of a stack is installed, built and started when its fixture has no Dockerfile and no ``run``
+    (shell commands, as in ``run``; the install ones folded into the install cache the same way)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    install: list[str] = Field(default_factory=list)
+    build: list[str] = Field(default_factory=list)
+    start: str
 
 
 class Stack(ABC):
@@ -103,6 +114,11 @@ class Stack(ABC):
         processes; folders under the system folders are left out (visible anyway). ``venv``: with the virtual
         environment the harness runs in, where the runtime has one."""
         return [], []
+
+    def commands(self, app: Path) -> StackCommands | None:
+        """Its own install, build and start commands for an app with neither a Dockerfile nor ``run`` (None: the
+        fixture must say; every shipped stack)."""
+        return None
 
     def dependency_bins(self, app_dir: Path) -> list[Path]:
         """Program folders of the app's installed dependencies inside its copy (``node_modules/.bin``)."""
