@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"agents", "apps"},  # apps: installing, building and starting an app, for graders and wings
     {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in
     {"definitions", "workspace", "store", "scoring", "scaffold"},  # scaffold writes definitions (`init`)
-    {"usage"},  # model usage and prices: read by the store, the proxy and the report
+    {"usage", "stacks"},  # model usage and prices; the language stacks (stacks/: one module per stack)
     {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
      "paths", "untrusted", "phases",
      "skillassay"},

@@ -12,6 +12,8 @@ Groups and what an entry point names:
 - ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute;
 - ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands are
   sealed (``--isolation``);
+- ``skillassay.stacks``: a ``stacks.base.Stack`` subclass: a language stack (Express, Flask ...): how its apps are
+  recognised, installed, started and written (docs/languages.md);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
   extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
 
@@ -27,7 +29,7 @@ from typing import Any
 from skillassay.errors import SkillassayError
 
 GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors", "skillassay.isolation")
+          "skillassay.executors", "skillassay.isolation", "skillassay.stacks")
 OWN_DISTRIBUTION = "skillassay"
 
 

@@ -25,9 +25,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from skillassay import stacks
 from skillassay.apps.runplan import InstallSpec
-from skillassay.isolation.reach import RegistryUnreachable, unreachable
 from skillassay.apps.steps import StepFailed, run_step
+from skillassay.isolation.reach import RegistryUnreachable, unreachable
 from skillassay.paths import cache_dir
 from skillassay.untrusted import copy_entry, make_dirs, read_regular
 from skillassay.workspace.changes import SKIP_DIRS
@@ -301,24 +302,19 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
     return entry, hit
 
 
-# Build tools that will not read a node_modules outside the project root. Next.js's Turbopack (the default `next
-# build` since Next 16) refuses the cache's symlink ("files outside of the workspace root are not compiled"), so an
-# app that depends on one of these gets, for its build, a node_modules of hard links to the cached files instead.
-REAL_NODE_MODULES_FOR = ("next",)
-
-
 def needs_real_node_modules(app_dir: Path) -> bool:
-    try:
-        manifest = json.loads((app_dir / "package.json").read_text())
-    except (OSError, ValueError):
-        return False
-    if not isinstance(manifest, dict):
-        return False
-    declared: set[str] = set()
-    for field in ("dependencies", "devDependencies"):
-        if isinstance(manifest.get(field), dict):
-            declared.update(manifest[field])
-    return any(name in declared for name in REAL_NODE_MODULES_FOR)
+    """The app is of a stack whose build tool will not read a node_modules outside the project root
+    (``Stack.refuses_linked_dependencies``). Next.js's Turbopack (the default `next build` since Next 16) refuses the
+    cache's symlink ("files outside of the workspace root are not compiled"), so an app that depends on it gets, for
+    its build, a node_modules of hard links to the cached files instead."""
+    for stack in stacks.all_stacks():
+        if stack.refuses_linked_dependencies and stack.package is not None and stack.belongs(app_dir):
+            try:
+                if stack.declares(app_dir, stack.package, strict=True):
+                    return True
+            except (OSError, ValueError):
+                continue
+    return False
 
 
 def _link_or_copy(src: str, dst: str) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay import stacks
+from skillassay.definitions.dockerfile import DockerfileSpec, load_dockerfile
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.errors import SkillassayError
-from skillassay.definitions.dockerfile import DockerfileSpec, load_dockerfile
 
 
 class InstallSpec(BaseModel):
@@ -30,7 +30,7 @@ class InstallSpec(BaseModel):
 
 
 class RunPlan(BaseModel):
-    runtime: Literal["node", "python"]
+    runtime: str  # the stack family that runs it ("node", "python": stacks/)
     install: InstallSpec = Field(default_factory=InstallSpec)
     build: list[list[str]] = Field(default_factory=list)  # argv lists, run in the app copy
     start: list[str]
@@ -116,16 +116,25 @@ def _start_from(value: list[str] | str) -> list[str]:
     return ["/bin/sh", "-c", value] if isinstance(value, str) else list(value)
 
 
-def _runtime_from_files(app_dir: Path) -> Literal["node", "python"]:
-    if (app_dir / "package.json").exists():
-        return "node"
-    if any((app_dir / f).exists() for f in ("requirements.txt", "pyproject.toml", "app.py", "main.py")):
-        return "python"
-    raise SkillassayError(f"{app_dir}: cannot tell whether this is a node or a python app; add a Dockerfile or `run`")
+def _runtime_from_files(app_dir: Path) -> str:
+    family = stacks.family_from_files(app_dir)
+    if family is None:
+        known = " or a ".join(s.family for s in sorted(stacks.families(), key=lambda s: s.order))
+        raise SkillassayError(f"{app_dir}: cannot tell whether this is a {known} app; add a Dockerfile or `run`")
+    return family
+
+
+def _stack_commands(app_dir: Path) -> RunSteps | None:
+    """The app's stack's own commands (``Stack.commands``), when its stack has them."""
+    stack = stacks.detect(app_dir) if app_dir.is_dir() else None
+    own = stack.commands(app_dir) if stack is not None else None
+    return RunSteps(install=own.install, build=own.build, start=own.start) if own is not None else None
 
 
 def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_port: int | None) -> RunPlan:
     spec: DockerfileSpec | None = load_dockerfile(dockerfile) if dockerfile and dockerfile.exists() else None
+    if spec is None and run is None:
+        run = _stack_commands(app_dir)
     if spec is None and run is None:
         raise SkillassayError(f"{app_dir}: no Dockerfile and no `run` section: nothing says how to start the app")
     install = InstallSpec()

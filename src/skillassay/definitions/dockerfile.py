@@ -13,10 +13,10 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay import stacks
 from skillassay.errors import SkillassayError
 
 IGNORED = {"LABEL", "USER", "HEALTHCHECK", "STOPSIGNAL", "VOLUME", "SHELL", "MAINTAINER", "ONBUILD"}
@@ -46,7 +46,7 @@ class Command(BaseModel):
 
 class DockerfileSpec(BaseModel):
     image: str
-    runtime: Literal["node", "python"]
+    runtime: str  # the stack family whose base image it is ("node", "python": stacks/)
     workdir: str = "/"
     env: dict[str, str] = Field(default_factory=dict)
     runs: list[Command] = Field(default_factory=list)
@@ -187,12 +187,10 @@ def parse_dockerfile(text: str, file: Path | None = None) -> DockerfileSpec:
     if image is None:
         raise DockerfileError(file, 0, "no FROM")
     name = image.split("/")[-1].split(":")[0].split("@")[0].lower()
-    if name in ("node",):
-        runtime: Literal["node", "python"] = "node"
-    elif name in ("python", "pypy"):
-        runtime = "python"
-    else:
-        raise DockerfileError(file, 0, f"base image {image!r}: the process backend knows node and python images only")
+    runtime = stacks.family_of_image(name)
+    if runtime is None:
+        known = " and ".join(s.family for s in sorted(stacks.families(), key=lambda s: s.order))
+        raise DockerfileError(file, 0, f"base image {image!r}: the process backend knows {known} images only")
     return DockerfileSpec(
         image=image, runtime=runtime, workdir=workdir, env=env, runs=runs, expose=expose, cmd=cmd, entrypoint=entrypoint
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillassay import stacks
 from skillassay.definitions.jsonfile import read_json, validate
 from skillassay.definitions.models import (
     AnswerKey,
@@ -28,20 +29,9 @@ PLAN_DEFAULT_THRESHOLD = 0.8
 
 
 def detect_stack(app_dir: Path) -> tuple[str, str]:
-    """(stack, language) from the app's manifests: what a person would look at first."""
-    if (app_dir / "package.json").is_file():
-        language = "typescript" if (app_dir / "tsconfig.json").is_file() else "javascript"
-        manifest = (app_dir / "package.json").read_text(encoding="utf-8", errors="replace")
-        # Next.js first: a Next.js app may also depend on express (a custom server)
-        framework = "nextjs" if '"next"' in manifest else "express" if '"express"' in manifest else "node"
-        return f"{language}-{framework}", language
-    for name in ("requirements.txt", "pyproject.toml"):
-        manifest = app_dir / name
-        if manifest.is_file():
-            text = manifest.read_text(encoding="utf-8", errors="replace").lower()
-            framework = "fastapi" if "fastapi" in text else "flask" if "flask" in text else "python"
-            return (f"python-{framework}" if framework != "python" else "python"), "python"
-    return "unknown", "python"
+    """(stack, language) from the app's manifests: what a person would look at first (``stacks.detect``)."""
+    stack = stacks.detect(app_dir)
+    return (stack.stack_id(app_dir), stack.language(app_dir)) if stack is not None else ("unknown", "python")
 
 
 def suite_dir_of(fixture_dir: Path) -> Path:

@@ -12,10 +12,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillassay.definitions.agent_eval import (MAX_PROMPT_CHARS, ChangeSize, Criterion, ForbiddenBehaviour,
-                                               QualityGate)
-from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
+from skillassay import stacks
+from skillassay.definitions.agent_eval import (
+    MAX_PROMPT_CHARS,
+    ChangeSize,
+    Criterion,
+    ForbiddenBehaviour,
+    QualityGate,
+)
 from skillassay.definitions.resources import Resources
+from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.triggers import TriggerBudget
 
 # The plan's three Seam integration paths, and the calls that identify each.
@@ -166,7 +172,7 @@ class EvalDefinition(BaseModel):
     prompt: str
     api_path: str | None = None
     stack: str  # e.g. "typescript-express", "typescript-nextjs", "python-flask", "python-fastapi", "python"
-    language: Literal["typescript", "javascript", "python"]
+    language: str  # "typescript", "javascript", "python": one of its stack's ``definition_languages`` (stacks/)
     app_port: int | None = None
     dockerfile: Path | None = None
     golden_dir: Path | None = None
@@ -196,16 +202,9 @@ class EvalDefinition(BaseModel):
         return self.config is not None
 
 
-# The package registries of each language's stack: what the agent and the app's installs may reach through
-# skillassay's egress proxy, unless the definition names its own (``registries``). docs/sealing.md.
-STACK_REGISTRIES: dict[str, list[str]] = {
-    "python": ["pypi.org", "files.pythonhosted.org"],
-    "typescript": ["registry.npmjs.org"],
-    "javascript": ["registry.npmjs.org"],
-}
-
-
 def stack_registries(definition: EvalDefinition) -> list[str]:
+    """What the agent and the app's installs may reach through skillassay's egress proxy: the definition's own
+    list (``registries``), else the package registries of its stack's runtime (``stacks``). docs/sealing.md."""
     if definition.registries is not None:
         return list(definition.registries)
-    return list(STACK_REGISTRIES.get(definition.language, []))
+    return stacks.registries(definition.language)

@@ -12,14 +12,13 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay import stacks
 from skillassay.errors import SkillassayError
 from skillassay.languages import parser_for
-
-Language = Literal["typescript", "python"]
+from skillassay.stacks import Stack
 
 # folders never copied from the user's app, nor read for routes
 _SKIP_DIRS = {"node_modules", "dist", "build", ".next", "__pycache__", ".venv", "venv", ".git", ".pytest_cache",
@@ -29,8 +28,6 @@ _MAX_FILES = 5000  # read for routes and ports; a larger tree is a monorepo: poi
 # words that make a route family look like the thing Seam access follows (a stay, a booking, a lease...)
 _LIFECYCLE_WORDS = ("reservation", "booking", "stay", "lease", "visit", "appointment", "rental", "tenancy",
                     "membership", "checkin", "guest")
-
-_DEFAULT_PORTS = {"express": 3000, "next": 3000, "node": 3000, "flask": 5000, "fastapi": 8000, "python": 8000}
 
 
 class DetectedRoute(BaseModel):
@@ -44,7 +41,8 @@ class DetectedRoute(BaseModel):
 class Detection(BaseModel):
     """What ``init --app`` read from an application, each value with where it came from."""
 
-    language: Language
+    stack: str  # the stack's name (stacks/): express | nextjs | node | flask | fastapi | python
+    language: str  # typescript | python
     framework: str  # express | next | node | flask | fastapi | python
     manifest: str  # package.json | requirements.txt | pyproject.toml
     port: int
@@ -66,25 +64,17 @@ def _files(app: Path) -> list[Path]:
     return out
 
 
-def _stack(app: Path) -> tuple[Language, str, str]:
-    pkg = app / "package.json"
-    if pkg.is_file():
-        try:
-            data = json.loads(pkg.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise SkillassayError(f"{pkg}: not valid JSON ({exc})") from exc
-        deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
-        framework = "next" if "next" in deps else "express" if "express" in deps else "node"
-        return "typescript", framework, "package.json"
-    for manifest in ("requirements.txt", "pyproject.toml"):
-        path = app / manifest
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace").lower()
-            framework = ("fastapi" if re.search(r"\bfastapi\b", text)
-                         else "flask" if re.search(r"\bflask\b", text) else "python")
-            return "python", framework, manifest
-    raise SkillassayError(f"{app}: no package.json, requirements.txt or pyproject.toml: "
-                          "which stack is this? (skillassay scaffolds Node/TypeScript and Python apps)")
+def _stack(app: Path) -> Stack:
+    try:
+        found = stacks.detect(app, strict=True)
+    except ValueError as exc:
+        raise SkillassayError(f"{app / 'package.json'}: not valid JSON ({exc})") from exc
+    if found is None:
+        manifests = list(dict.fromkeys(m for s in stacks.all_stacks() for m in s.manifests))
+        named = ", ".join(manifests[:-1]) + " or " + manifests[-1] if len(manifests) > 1 else manifests[0]
+        raise SkillassayError(f"{app}: no {named}: which stack is this? (skillassay scaffolds the apps of the "
+                              f"stacks {', '.join(s.name for s in stacks.all_stacks())})")
+    return found
 
 
 _PORT_PATTERNS = [
@@ -96,7 +86,7 @@ _PORT_PATTERNS = [
 ]
 
 
-def _port(app: Path, files: list[Path], framework: str) -> tuple[int, str]:
+def _port(app: Path, files: list[Path], stack: Stack) -> tuple[int, str]:
     candidates = ([app / "Dockerfile"] if (app / "Dockerfile").is_file() else []) + [
         f for f in files if f.suffix in {".ts", ".js", ".mjs", ".py"} or f.name in {"package.json", "Procfile"}
     ]
@@ -108,7 +98,7 @@ def _port(app: Path, files: list[Path], framework: str) -> tuple[int, str]:
                 rel = path.relative_to(app).as_posix()
                 line = text.count("\n", 0, found.start(1)) + 1
                 return int(found.group(1)), f"{rel}:{line}"
-    return _DEFAULT_PORTS[framework], f"the {framework} default"
+    return stack.default_port, f"the {stack.init_name} default"
 
 
 def _routes(app: Path, files: list[Path]) -> list[DetectedRoute]:
@@ -179,48 +169,20 @@ def _lifecycle(routes: list[DetectedRoute]) -> dict[str, DetectedRoute]:
 def detect(app: Path) -> Detection:
     if not app.is_dir():
         raise SkillassayError(f"--app {app}: no such folder")
-    language, framework, manifest = _stack(app)
+    stack = _stack(app)
+    manifest = stack.manifest(app) or stack.manifests[0]
     files = _files(app)
-    port, port_source = _port(app, files, framework)
+    port, port_source = _port(app, files, stack)
     routes = _routes(app, files)
-    return Detection(language=language, framework=framework, manifest=manifest, port=port, port_source=port_source,
+    return Detection(stack=stack.name, language=stack.init_language, framework=stack.init_name, manifest=manifest,
+                     port=port, port_source=port_source,
                      routes=routes, lifecycle=_lifecycle(routes), has_dockerfile=(app / "Dockerfile").is_file())
 
 
 # -- writing the eval -------------------------------------------------------------------------------------------
 
-_DOCKERFILES = {
-    "typescript": """\
-FROM node:20-slim
-WORKDIR /app
-COPY package*.json ./
-RUN npm ci
-COPY . .
-{build}EXPOSE {port}
-CMD ["npm", "start"]
-""",
-    "python": """\
-FROM python:3.12-slim
-WORKDIR /app
-COPY {manifest} ./
-RUN pip install {install}
-COPY . .
-EXPOSE {port}
-CMD {cmd}
-""",
-}
-
-
 def _dockerfile(app: Path, d: Detection) -> str:
-    if d.language == "typescript":
-        scripts = (json.loads((app / "package.json").read_text(encoding="utf-8")).get("scripts") or {})
-        build = "RUN npm run build\n" if "build" in scripts else ""
-        return _DOCKERFILES["typescript"].format(build=build, port=d.port)
-    install = "-r requirements.txt" if d.manifest == "requirements.txt" else "."
-    entry = next((n for n in ("app.py", "main.py", "server.py", "wsgi.py") if (app / n).is_file()), "app.py")
-    cmd = (json.dumps(["uvicorn", f"{entry[:-3]}:app", "--host", "0.0.0.0", "--port", str(d.port)])
-           if d.framework == "fastapi" else json.dumps(["python", entry]))
-    return _DOCKERFILES["python"].format(manifest=d.manifest, install=install, port=d.port, cmd=cmd)
+    return stacks.by_name(d.stack).dockerfile(app, d.manifest, d.port)
 
 
 def _endpoint_path(route: DetectedRoute | None, with_id: bool) -> str:

@@ -16,17 +16,18 @@ be derived).
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition
-from skillassay.seam.rubric.checks import PATH_SIGNATURES, canonical_path, handler_refs
-from skillassay.seam.rubric.grade import endpoints_of
-from skillassay.seam.rubric.project import Project, SdkCall, camel
 from skillassay.languages.callgraph import FnRef, Reach
 from skillassay.languages.routes import endpoint_routes, mounted_routes
 from skillassay.orchestrator.mutants.edits import OLD, Edit, Mutant, Switch, ternary
+from skillassay.seam.rubric.checks import PATH_SIGNATURES, canonical_path, handler_refs
+from skillassay.seam.rubric.grade import endpoints_of
+from skillassay.seam.rubric.project import Project, SdkCall, camel
+from skillassay.stacks import SourceSyntax
 from skillassay.workspace.changes import compare_trees
 
 # The call each path's wrong-path mutant makes instead of its signature call.
@@ -111,8 +112,12 @@ class Golden:
     def text(self, rel: str, span: tuple[int, int]) -> str:
         return self.source(rel)[span[0]:span[1]].decode("utf-8")
 
+    def syntax(self, rel: str) -> SourceSyntax:
+        """How ``rel`` is written (its stack's comments and literals: ``stacks.syntax_for``)."""
+        return stacks.syntax_for(rel)
+
     def language(self, rel: str) -> str:
-        return "python" if rel.endswith(".py") else "javascript"
+        return self.syntax(rel).language
 
     def typed(self, rel: str) -> bool:
         return rel.endswith((".ts", ".tsx", ".mts", ".cts"))
@@ -147,8 +152,8 @@ def read_golden(definition: EvalDefinition) -> Golden:
 
 
 # ----------------------------------------------------------------------------- edits of one call
-def _comment_lines(text: str, indent: str, language: str) -> str:
-    mark = "# " if language == "python" else "// "
+def _comment_lines(text: str, indent: str, syntax: SourceSyntax) -> str:
+    mark = syntax.comment
     lines = text.split("\n")
     out = [mark + lines[0]] + [indent + mark + line[len(indent):] if line.startswith(indent) else indent + mark +
                                line.lstrip() for line in lines[1:]]
@@ -219,17 +224,17 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
     edits: list[Edit] = []
     if how == "commented_out":
         if statement:
-            new = _comment_lines(text, indent, language)
+            new = _comment_lines(text, indent, g.syntax(rel))
             edits.append(Edit(rel, span[0], span[1], new))
         else:
             at = g.line_start(rel, call.stmt[0] if call.stmt else span[0])
             stmt_indent = g.indent_at(rel, call.stmt[0]) if call.stmt else indent
-            edits.append(Edit(rel, at, at, stmt_indent + _comment_lines(call_text, stmt_indent, language) + "\n"))
+            edits.append(Edit(rel, at, at, stmt_indent + _comment_lines(call_text, stmt_indent, g.syntax(rel)) + "\n"))
             edits.append(Edit(rel, span[0], span[1], _none(g, rel)))
     elif how == "in_string":
-        literal = repr(text) if language == "python" else json.dumps(text)
+        literal = g.syntax(rel).quote(text)
         if statement:
-            edits.append(Edit(rel, span[0], span[1], literal + ("" if language == "python" else ";")))
+            edits.append(Edit(rel, span[0], span[1], literal + g.syntax(rel).statement_end))
         else:
             typed = " as any" if g.typed(rel) else ""
             edits.append(Edit(rel, span[0], span[1], f"({literal}{typed})" if typed else literal))
@@ -276,7 +281,7 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
         from skillassay.orchestrator.mutants.edits import apply
 
         if _needs_pass(apply(g.source(rel), edits)):
-            edits = [Edit(rel, span[0], span[1], _comment_lines(text, indent, language) + f"\n{indent}pass")]
+            edits = [Edit(rel, span[0], span[1], _comment_lines(text, indent, g.syntax(rel)) + f"\n{indent}pass")]
     switch = Switch(rel, call.span[0], call.span[1], ternary(language, "None" if language == "python" else "undefined"))
     return edits, [switch]
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from skillassay import reaper
+from skillassay import reaper, stacks
 from skillassay.apps import deps
 from skillassay.apps.backends.backend import Backend, base_env, copy_app, wait_healthy
 from skillassay.apps.steps import StepFailed, kill_group, run_step
@@ -24,6 +24,7 @@ from skillassay.isolation import Endpoint, IsolationError, Mount, Policy, Sandbo
 from skillassay.isolation.record import Sealing
 from skillassay.isolation.runtimes import runtimes
 from skillassay.phases import phase
+from skillassay.stacks import Stack
 
 
 class HostBackend(Backend):
@@ -46,6 +47,11 @@ class HostBackend(Backend):
         self._out = None
         self._err = None
 
+    @property
+    def _stack(self) -> Stack:
+        """The stack family running the app (``stacks.family``): its dependency folders and install cache."""
+        return stacks.family(self.plan.runtime)
+
     # ------------------------------------------------------------------ env
     def _tool_env(self) -> dict[str, str]:
         env = base_env()
@@ -64,8 +70,8 @@ class HostBackend(Backend):
         front: list[str] = []
         if self.venv is not None:
             front.append(str(self.venv / "bin"))
-        if self.app_dir is not None and self.plan.runtime == "node":
-            front.append(str(self.app_dir / "node_modules" / ".bin"))
+        if self.app_dir is not None:
+            front += [str(p) for p in self._stack.dependency_bins(self.app_dir)]
         return front
 
     # ------------------------------------------------------------------ sealing
@@ -115,7 +121,7 @@ class HostBackend(Backend):
         log = self.logs_dir / "install.log"
         self.logs["install"] = log
         spec = self.plan.install
-        if self.plan.runtime == "node":
+        if self._stack.installer == "node_modules":
             if spec.npm_argv:
                 self.facts["install_cache_hit"] = deps.ensure_node_modules(
                     self.app_dir, spec.npm_argv, self._tool_env(), log, self.install_timeout, seal=self._install_box
@@ -147,7 +153,7 @@ class HostBackend(Backend):
             else:
                 readable: list[Path | Mount] = list(self._deps())
                 shown_at: tuple[Path, Path] | None = None  # (node_modules, the cache entry) while mounted in place
-                if self.plan.runtime == "node" and deps.needs_real_node_modules(self.app_dir):
+                if self._stack.installer == "node_modules" and deps.needs_real_node_modules(self.app_dir):
                     # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder is
                     # mounted read-only at <app>/node_modules (a real folder to the build, unwritable); unsealed,
                     # node_modules becomes hard links to the cached files

@@ -15,6 +15,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillassay import stacks
+from skillassay.stacks import SourceSyntax
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import copy_ignore
 
@@ -58,17 +60,20 @@ class SchemaConflict(Exception):
     """Two switches overlap without one holding the other."""
 
 
+def _syntax(language: str) -> SourceSyntax:
+    """The syntax of a parsed language (``Module.language``), or of the files named by the extension ``language``
+    ("js"); anything else is read as the parsers read it (``stacks.syntax_for``)."""
+    return stacks.syntax_of(language) or stacks.syntax_for(f"source.{language}")
+
+
 def condition(language: str, mutant: str) -> str:
-    if language == "python":
-        return f'__import__("os").environ.get("{MUTANT_ENV}") == "{mutant}"'
-    return f'process.env.{MUTANT_ENV} === "{mutant}"'
+    """True in the app when ``mutant`` is the active one (in the stack's own syntax: ``SourceSyntax.env_test``)."""
+    return _syntax(language).env_is(MUTANT_ENV, mutant)
 
 
 def ternary(language: str, new: str) -> str:
     """The usual switch form: ``new`` when the mutant is on, the original text otherwise."""
-    if language == "python":
-        return f"({new} if {COND} else ({OLD}))"
-    return f"({COND} ? ({new}) : ({OLD}))"
+    return _syntax(language).choose(COND, new, OLD)
 
 
 def apply(source: bytes, edits: list[Edit]) -> bytes:

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
+from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.run_policy import run_policy
@@ -189,7 +190,7 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
         return
     if schemata and _has_build(d, d.golden_dir):
         folder = work.tmp / "schema"
-        held = schema(d.golden_dir, work.mutants, folder, lambda rel: "python" if rel.endswith(".py") else "js")
+        held = schema(d.golden_dir, work.mutants, folder, lambda rel: stacks.syntax_for(rel).language)
         work.schema_dir, work.in_schema = folder, set(held)
         work.golden["sandbox"] = _grade(_with_mutant(d, ""), folder, work.tmp, rid + "-schema", "sandbox", emulator)
     else:

@@ -15,17 +15,23 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillassay.seam.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
+from skillassay import stacks
 from skillassay.languages import parser_for
 from skillassay.languages.base import Call, Function, Module, Value
 from skillassay.languages.callgraph import TOP, CallGraph, FnRef, Reach
+from skillassay.seam.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
 
 # How many variables / builder functions a value is followed through.
 MAX_VALUE_DEPTH = 6
 # Source files parsed per app at most (bundles and vendored trees beyond this are not the agent's edit).
 MAX_FILES = 5000
 
-_LANG_LABEL = {"python": "Python", "javascript": "JavaScript"}
+
+
+def _family_label(sdk_family: str) -> str:
+    """"Python", "JavaScript": the label of the first stack language whose code calls that SDK family."""
+    return next((x.label for s in stacks.all_stacks() for x in s.syntaxes if x.sdk_family == sdk_family),
+                sdk_family)
 
 
 def camel(name: str) -> str:
@@ -423,7 +429,7 @@ class Project:
     def _surface_problems(module: Module, name: str, written: tuple[str, ...]) -> list[str]:
         language = module.sdk_style
         surface = language_surface(language)
-        label = module.sdk_label or f"{_LANG_LABEL.get(language, language)} SDK ({surface['package']} {surface['version']})"
+        label = module.sdk_label or f"{_family_label(language)} SDK ({surface['package']} {surface['version']})"
         entry = surface["methods"].get(name)
         if entry is None:
             return [f"`{'.'.join(written)}` is not a method of the {label}"]

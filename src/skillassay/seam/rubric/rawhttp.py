@@ -18,13 +18,13 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from skillassay import stacks
 from skillassay.languages.base import Call, Module, Value
 
 MAX_WRAPPERS = 3  # wrapper(path) -> helper(path) -> client: how many functions a path may be passed through
 
-PY_LIBS = {"requests", "httpx", "aiohttp", "urllib", "urllib3", "http"}  # first segment of the import source
-JS_LIBS = {"axios", "got", "ky", "undici", "node-fetch", "cross-fetch", "isomorphic-fetch", "http", "https",
-           "node:http", "node:https", "superagent"}
+# the HTTP client libraries (first segment of the import source) are the stacks' (``SourceSyntax.http_clients``),
+# by the SDK family a module's code calls
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options"}
 _CLIENT_FACTORIES = {"Session", "Client", "AsyncClient", "ClientSession", "PoolManager", "create", "extend",
                      "HTTPSConnection", "HTTPConnection", "Agent", "Pool"}
@@ -133,7 +133,7 @@ class RawHttp:
             return "fetch"
         if head in ("globalThis", "window", "global") and len(chain) > 1 and chain[1] == "fetch":
             return "fetch"
-        libs = PY_LIBS if module.sdk_style == "python" or module.language == "python" else JS_LIBS
+        libs = stacks.http_clients(module.sdk_style)
         source = module.imports.get(head)
         if source is not None:
             lib = _lib_of(source)
@@ -169,7 +169,7 @@ class RawHttp:
         if len(chain) == 1:
             source = module.imports.get(last, "")
             lib = _lib_of(source)
-            if lib not in PY_LIBS:
+            if lib not in stacks.http_clients(module.sdk_style):
                 return None
             origin = lib
         else:
@@ -206,7 +206,7 @@ class RawHttp:
         args = call.args
         if len(chain) == 1 or (len(chain) == 2 and chain[0] in ("globalThis", "window", "global")):
             origin = "fetch" if last == "fetch" and (last not in module.imports or
-                                                    _lib_of(module.imports[last]) in JS_LIBS) else None
+                                                    _lib_of(module.imports[last]) in stacks.http_clients(module.sdk_style)) else None
             if origin is None:
                 source = module.imports.get(last)
                 lib = _lib_of(source) if source else None

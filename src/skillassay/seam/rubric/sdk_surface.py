@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillassay import stacks
+
 DATA_FILE = Path(__file__).parent / "data" / "sdk_surface.json"
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -34,8 +36,10 @@ def load_surface() -> dict[str, Any]:
 
 
 def language_surface(language: str) -> dict[str, Any]:
-    """The surface for ``python`` or ``javascript`` (TypeScript uses the JavaScript SDK)."""
-    key = "python" if language == "python" else "javascript"
+    """The surface for ``python`` or ``javascript`` (TypeScript uses the JavaScript SDK): the SDK family a stack
+    language calls (``SourceSyntax.sdk_family``), the JavaScript SDK's for any other."""
+    syntax = stacks.syntax_of(language)
+    key = syntax.sdk_family if syntax is not None else "javascript"
     return load_surface()[key]
 
 

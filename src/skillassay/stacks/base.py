@@ -1,0 +1,140 @@
+"""What a language stack is to skillassay: the ``Stack`` interface every stack module implements.
+
+A stack is one framework on one runtime (Express on Node, Flask on Python). It says how to recognise an app of its
+kind from the app's files, which runtime runs it (the family: the install cache, the registries, the runtime mounts,
+the Dockerfile base images), how its source files are written (comments, string literals, the HTTP client libraries
+and the SDK naming the Seam wing's rubric reads) and what ``init`` writes for it. The runtime families are base
+classes here (``stacks/node.py``, ``stacks/python.py``): a framework of a known family is one small subclass; see
+docs/languages.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SYSTEM = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/")
+
+
+class SourceSyntax(BaseModel):
+    """How source files of one parsed language (``languages.base.Module.language``) are written."""
+
+    model_config = ConfigDict(frozen=True)
+
+    language: str  # "python", "javascript" (TypeScript too): what the parser names its modules' language
+    extensions: tuple[str, ...]  # the files written in it, lower-case, with the dot
+    comment: str  # a line comment's mark with its space: "# ", "// "
+    literal: Literal["repr", "json"]  # how a string literal is written: Python's repr, or a JSON string
+    statement_end: str = ""  # what ends a statement written alone ("" or ";")
+    http_clients: frozenset[str] = frozenset()  # HTTP client libraries (first segment of an import source)
+    sdk_family: Literal["python", "javascript"]  # which Seam SDK its code calls (snake_case or camelCase methods)
+    label: str  # "Python", "JavaScript": in messages
+    # the mutants' run-time switch: an expression true when the environment variable {name} is {value}, and a
+    # conditional expression choosing {new} when {cond} holds, else {old}
+    env_test: str
+    choice: str
+
+    def quote(self, text: str) -> str:
+        """``text`` as a string literal of this language."""
+        return repr(text) if self.literal == "repr" else json.dumps(text)
+
+    def env_is(self, name: str, value: str) -> str:
+        return self.env_test.format(name=name, value=value)
+
+    def choose(self, cond: str, new: str, old: str) -> str:
+        return self.choice.format(cond=cond, new=new, old=old)
+
+
+class StackCommands(BaseModel):
+    """How an app of a stack is installed, built and started when its fixture has no Dockerfile and no ``run``
+    (shell commands, as in ``run``; the install ones folded into the install cache the same way)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    install: list[str] = Field(default_factory=list)
+    build: list[str] = Field(default_factory=list)
+    start: str
+
+
+class Stack(ABC):
+    """One stack. Instances carry no state: skillassay makes one per registered stack."""
+
+    name: ClassVar[str]  # its entry point's name: "express", "nextjs", "flask"
+    family: ClassVar[str]  # the runtime: "node", "python" (``RunPlan.runtime``, the install cache it uses)
+    order: ClassVar[int]  # detection order, lowest first: a framework before the bare runtime of its family
+    package: ClassVar[str | None] = None  # the dependency whose declaration says this framework (None: any app)
+    init_name: ClassVar[str]  # the framework as ``init`` reports it ("next", "express", "python")
+    init_language: ClassVar[str]  # the language as ``init`` reports it ("typescript", "python")
+    default_port: ClassVar[int]  # where its apps listen unless they say otherwise (``init``)
+    # family facts
+    definition_languages: ClassVar[tuple[str, ...]]  # the definitions' ``language`` values its apps have
+    manifests: ClassVar[tuple[str, ...]]  # files whose presence makes an app one of this family, first match wins
+    runtime_files: ClassVar[tuple[str, ...]]  # files that say the runtime when nothing else does (no Dockerfile)
+    images: ClassVar[tuple[str, ...]]  # Dockerfile base images (name without registry or tag) that run it
+    registries: ClassVar[tuple[str, ...]]  # what its installs may reach through the egress proxy
+    syntaxes: ClassVar[tuple[SourceSyntax, ...]]  # the source languages its files are written in
+    installer: ClassVar[Literal["node_modules", "venv"]]  # the install cache filling its dependencies (apps/deps)
+    refuses_linked_dependencies: ClassVar[bool] = False  # its build will not read dependencies through a link
+    mount_order: ClassVar[int] = 50  # where its runtime comes among the sealed processes' mounts and PATH
+
+    # ------------------------------------------------------------------ detection
+    def belongs(self, app: Path) -> bool:
+        """The app is of this stack's family (one of its manifests is there)."""
+        return any((app / m).is_file() for m in self.manifests)
+
+    @abstractmethod
+    def declares(self, app: Path, package: str, strict: bool) -> bool:
+        """The app's manifest declares ``package``; ``strict``: as a dependency (``init``), else anywhere in the
+        manifest's text (the definition loader)."""
+
+    def detect(self, app: Path, strict: bool = False) -> bool:
+        return self.belongs(app) and (self.package is None or self.declares(app, self.package, strict))
+
+    @abstractmethod
+    def language(self, app: Path) -> str:
+        """The definition's ``language`` for an app of this stack ("typescript", "javascript", "python")."""
+
+    @abstractmethod
+    def stack_id(self, app: Path) -> str:
+        """The definition's ``stack`` ("typescript-express", "python-flask", "python")."""
+
+    def manifest(self, app: Path) -> str | None:
+        """The manifest ``init`` reads (the first of ``manifests`` present)."""
+        return next((m for m in self.manifests if (app / m).is_file()), None)
+
+    # ------------------------------------------------------------------ running
+    def runtime_paths(self, venv: bool) -> tuple[list[Path], list[str]]:
+        """(folders to show read-only, bin folders for PATH) of this family's runtime on this machine, for sealed
+        processes; folders under the system folders are left out (visible anyway). ``venv``: with the virtual
+        environment the harness runs in, where the runtime has one."""
+        return [], []
+
+    def commands(self, app: Path) -> StackCommands | None:
+        """Its own install, build and start commands for an app with neither a Dockerfile nor ``run`` (None: the
+        fixture must say; every shipped stack)."""
+        return None
+
+    def dependency_bins(self, app_dir: Path) -> list[Path]:
+        """Program folders of the app's installed dependencies inside its copy (``node_modules/.bin``)."""
+        return []
+
+    # ------------------------------------------------------------------ init
+    @abstractmethod
+    def dockerfile(self, app: Path, manifest: str, port: int) -> str:
+        """The Dockerfile ``init`` writes for an app of this stack."""
+
+
+def system_path(path: Path) -> bool:
+    return any(str(path).startswith(p) for p in SYSTEM)
+
+
+def which_real(program: str) -> Path | None:
+    """``program`` on PATH with its links resolved, or None."""
+    found = shutil.which(program)
+    return Path(os.path.realpath(found)) if found else None

@@ -1,0 +1,77 @@
+"""The Node family: apps with a ``package.json``, installed by npm into a cached ``node_modules``, written in
+JavaScript or TypeScript. Its frameworks (``express.py``, ``nextjs.py``) subclass ``NodeStack``; ``NodeStack``
+itself is a Node app of no known framework."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+from skillassay.stacks.base import SourceSyntax, Stack, system_path, which_real
+
+JAVASCRIPT = SourceSyntax(
+    language="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"),
+    comment="// ", literal="json", statement_end=";",
+    http_clients=frozenset({"axios", "got", "ky", "undici", "node-fetch", "cross-fetch", "isomorphic-fetch", "http",
+                            "https", "node:http", "node:https", "superagent"}),
+    sdk_family="javascript", label="JavaScript",
+    env_test='process.env.{name} === "{value}"', choice="({cond} ? ({new}) : ({old}))",
+)
+
+_DOCKERFILE = """\
+FROM node:20-slim
+WORKDIR /app
+COPY package*.json ./
+RUN npm ci
+COPY . .
+{build}EXPOSE {port}
+CMD ["npm", "start"]
+"""
+
+
+class NodeStack(Stack):
+    name = "node"
+    family = "node"
+    order = 19
+    init_name = "node"
+    init_language = "typescript"
+    default_port = 3000
+    definition_languages: ClassVar[tuple[str, ...]] = ("typescript", "javascript")
+    manifests: ClassVar[tuple[str, ...]] = ("package.json",)
+    runtime_files: ClassVar[tuple[str, ...]] = ("package.json",)
+    images: ClassVar[tuple[str, ...]] = ("node",)
+    registries: ClassVar[tuple[str, ...]] = ("registry.npmjs.org",)
+    syntaxes: ClassVar[tuple[SourceSyntax, ...]] = (JAVASCRIPT,)
+    installer = "node_modules"
+    mount_order = 1
+
+    def declares(self, app: Path, package: str, strict: bool) -> bool:
+        pkg = app / "package.json"
+        if not strict:
+            return f'"{package}"' in pkg.read_text(encoding="utf-8", errors="replace")
+        data = json.loads(pkg.read_text(encoding="utf-8"))  # ValueError: ``init`` says the file is not JSON
+        if not isinstance(data, dict):
+            return False
+        return any(isinstance(data.get(f), dict) and package in data[f] for f in ("dependencies", "devDependencies"))
+
+    def language(self, app: Path) -> str:
+        return "typescript" if (app / "tsconfig.json").is_file() else "javascript"
+
+    def stack_id(self, app: Path) -> str:
+        return f"{self.language(app)}-{self.name}"
+
+    def runtime_paths(self, venv: bool) -> tuple[list[Path], list[str]]:
+        real = which_real("node")
+        if real is None or system_path(real):
+            return [], []
+        prefix = real.parent.parent  # <prefix>/bin/node
+        return [prefix], [str(prefix / "bin")]
+
+    def dependency_bins(self, app_dir: Path) -> list[Path]:
+        return [app_dir / "node_modules" / ".bin"]
+
+    def dockerfile(self, app: Path, manifest: str, port: int) -> str:
+        scripts = json.loads((app / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+        build = "RUN npm run build\n" if "build" in scripts else ""
+        return _DOCKERFILE.format(build=build, port=port)
