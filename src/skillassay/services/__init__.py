@@ -3,9 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 GROUP = "skillassay.services"
+
+
+class Service(Protocol):
+    """What the harness asks of a started emulator; its wing's graders reach the rest of it."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    def stop(self) -> None: ...
 
 
 def service_class(name: str) -> Any:
