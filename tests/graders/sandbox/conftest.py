@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillassay.definitions.models import EvalDefinition, PlanEvalConfig
+from skillassay.definitions.models import EvalDefinition
+from skillassay.seam.config import PlanEvalConfig
 
 HERE = Path(__file__).resolve().parent
 TINYAPP = HERE / "tinyapp"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.definitions import load_fixture
+from skillassay.seam.loader import load_fixture
 from skillassay.seam.behaviour import validate
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"

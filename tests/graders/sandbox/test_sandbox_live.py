@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skillassay.definitions import load_fixture
+from skillassay.seam.loader import load_fixture
 from skillassay.errors import SkillassayError
 from skillassay.seam.behaviour import validate
 

@@ -154,12 +154,11 @@ def definition_here(definition: EvalDefinition, inputs: Path) -> EvalDefinition:
             if path.is_relative_to(suite):
                 moved[name] = suite_here / path.relative_to(suite)
         return definition.model_copy(update=moved)
-    if definition.format == "plan-json":
-        from skillassay.definitions.loader import load_fixture
+    if definition.format != "native":  # a wing's format loads its own again
+        from skillassay.definitions.formats import format_named
 
-        rubric = definition.rubric_file
-        return load_fixture(suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
-                            rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None)
+        return format_named(definition.format).moved(
+            definition, lambda path: suite_here / Path(path).resolve().relative_to(suite))
     from skillassay.definitions.native import load_native
 
     return load_native(suite_here / Path(definition.source).resolve().relative_to(suite), suite_here)

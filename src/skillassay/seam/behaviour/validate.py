@@ -12,18 +12,14 @@ from typing import Any, Literal
 
 import httpx
 
-from skillassay.definitions.models import (
-    EvalDefinition,
-    PlanEvalConfig,
-    SandboxTimeouts,
-    SeamSetup,
-    stack_registries,
-)
-from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.apps.backends.base import Backend
+from skillassay.apps.runplan import plan_for
+from skillassay.apps.steps import StepFailed
+from skillassay.definitions.models import EvalDefinition, stack_registries
+from skillassay.errors import InfrastructureError, SkillassayError
+from skillassay.phases import phase
 from skillassay.seam.behaviour.checks import Checker, render, time_templates
 from skillassay.seam.behaviour.result import SandboxResult
-from skillassay.apps.runplan import plan_for
 from skillassay.seam.behaviour.session import (
     LIVE_ENDPOINT,
     EmulatorSession,
@@ -31,8 +27,7 @@ from skillassay.seam.behaviour.session import (
     SeamSession,
     WantedSpace,
 )
-from skillassay.apps.steps import StepFailed
-from skillassay.phases import phase
+from skillassay.seam.config import PlanEvalConfig, SandboxTimeouts, SeamSetup
 from skillassay.secrets import redact, redact_tree, secret_values
 
 SeamMode = Literal["emulator", "live"]
