@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"cli", "__main__"},
     {"orchestrator"},
     {"report"},
+    {"kinds"},  # kinds of eval (kinds.base, the extension point): native agent evals, trigger suites; the Seam kind is the wing's
     {"graders"},
     {"agents", "apps"},  # apps: installing, building and starting an app, for graders and wings
     {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in

@@ -12,6 +12,7 @@ Groups and what an entry point names:
 - ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute;
 - ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands are
   sealed (``--isolation``);
+- ``skillassay.kinds``: a ``kinds.base.EvalKind`` subclass: a kind of eval (how its runs are made and graded);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
   extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
 
@@ -27,7 +28,7 @@ from typing import Any
 from skillassay.errors import SkillassayError
 
 GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors", "skillassay.isolation")
+          "skillassay.executors", "skillassay.isolation", "skillassay.kinds")
 OWN_DISTRIBUTION = "skillassay"
 
 

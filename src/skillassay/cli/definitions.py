@@ -38,7 +38,7 @@ def list_evals(
     and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
     from skillassay.definitions.models import API_PATHS
-    from skillassay.definitions.trigger import is_trigger_source, load_triggers
+    from skillassay.kinds.trigger.definitions import is_trigger_source, load_triggers
 
     if api_path and api_path not in (*API_PATHS, "lower_level"):
         err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")

@@ -2,7 +2,7 @@
 
 A suite folder holds the plan's fixtures (``fixtures/<name>/eval_config.json``, graded with the suite's
 ``rubric.json``), native agent-eval definitions (``agent-evals/<id>.toml``) and trigger suites
-(``trigger-evals/<id>.toml``, see ``definitions.trigger``). A path may also name one fixture folder, one native
+(``trigger-evals/<id>.toml``, see ``kinds.trigger.definitions``). A path may also name one fixture folder, one native
 definition file, one trigger suite or the ``trigger-evals`` folder.
 
 Trigger suites are checked and listed with the rest, but run only when the path names them: a folder's evals and
@@ -13,7 +13,9 @@ trigger suites a path names).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
+from skillassay import plugins
 from skillassay.definitions.loader import CONFIG_FILE
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError, Problem
@@ -65,15 +67,24 @@ def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
     return found
 
 
+def _trigger_kind() -> TriggerSource:
+    """The trigger kind (``skillassay.kinds.trigger``), reached through its entry point: it reads its suites."""
+    return plugins.load("skillassay.kinds", "trigger")()
+
+
+class TriggerSource(Protocol):
+    def problems(self, source: Path, suite_dir: Path) -> list[Problem]: ...
+
+    def prompts(self, source: Path, suite_dir: Path) -> list[EvalDefinition]: ...
+
+
 def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
     """The definition (None when it cannot load) and every problem with it, errors and warnings: the one validation
     path. ``check`` prints the problems; ``load_one`` (so ``run``, ``regrade``, ``list``) refuses on any error."""
     from skillassay.definitions import validation
 
     if kind == "trigger":  # a suite of prompts, not one eval: only its problems here (load_suite expands it)
-        from skillassay.definitions.trigger import inspect_trigger
-
-        return None, inspect_trigger(source, suite_dir)[1]
+        return None, _trigger_kind().problems(source, suite_dir)
     if kind == "native":
         return validation.inspect_native(source, suite_dir)
     return validation.inspect_plan(source)
@@ -112,9 +123,7 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
     for kind, source, suite_dir in sources:
         try:
             if kind == "trigger":
-                from skillassay.definitions.trigger import load_trigger
-
-                evals.extend(load_trigger(source, suite_dir).prompts)
+                evals.extend(_trigger_kind().prompts(source, suite_dir))
             else:
                 evals.append(load_one(kind, source, suite_dir))
         except DefinitionError as exc:
