@@ -18,6 +18,7 @@ Groups and what an entry point names:
   ``importlib.metadata``;
 - ``skillassay.definitions``: a ``definitions.formats.DefinitionFormat``: a file format of eval definitions, its
   loader and its lint (``definitions/suite.py``, ``definitions/validation.py``);
+- ``skillassay.kinds``: a ``kinds.base.EvalKind`` subclass: a kind of eval (how its runs are made and graded);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
   extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
 
@@ -35,7 +36,8 @@ from typing import Any
 from skillassay.errors import SkillassayError
 
 GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors", "skillassay.isolation", "skillassay.commands", "skillassay.definitions")
+          "skillassay.executors", "skillassay.isolation", "skillassay.kinds", "skillassay.commands",
+          "skillassay.definitions")
 OWN_DISTRIBUTION = "skillassay"
 
 

@@ -44,7 +44,7 @@ def list_evals(
     and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
     from skillassay.definitions.formats import api_path_aliases, api_paths
-    from skillassay.definitions.trigger import is_trigger_source, load_triggers
+    from skillassay.kinds.trigger.definitions import is_trigger_source, load_triggers
 
     known = api_paths()
     if api_path and api_path not in (*known, *api_path_aliases()):

@@ -247,7 +247,7 @@ def run(
         elif kind == "phase" and run is not None and run.job_id == (started[0] if started else None):
             progress.phase(run, phase)
         elif kind == "done" and record is not None:
-            score = record.combined if record.combined is not None else (
+            score = record.figure("combined") if record.figure("combined") is not None else (
                 record.verdict.percent if record.verdict else None)
             key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
             progress.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
@@ -327,8 +327,8 @@ def run(
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
     """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
-    from skillassay.report.trigger_tables import trigger_summary_tables
-    from skillassay.scoring.triggers import summarize_triggers, trigger_points
+    from skillassay.kinds.trigger.tables import trigger_summary_tables
+    from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
 
     summary = summarize_triggers(trigger_points(result.records))
     if as_json:

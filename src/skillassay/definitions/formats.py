@@ -1,12 +1,11 @@
 """File formats of eval definitions that a wing brings (the Seam wing: the plan's fixture folders), found through
 the ``skillassay.definitions`` entry points. The native and trigger formats are the harness's own
-(``definitions/suite.py``); a wing's format says which paths are its definitions, loads and lints one, and loads it
-again from a suite moved to another machine (``orchestrator/executors/shipping.py``)."""
+(``definitions/suite.py``); a wing's format says which paths are its definitions, and loads and lints one. How its
+evals run and are graded is its kind's (``kinds/base.py``: ``EvalKind``, which also loads one again on a worker)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,10 +34,6 @@ class DefinitionFormat(ABC):
     @abstractmethod
     def inspect(self, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
         """The definition (None when it cannot load) and every problem with it, errors and warnings."""
-
-    @abstractmethod
-    def moved(self, definition: EvalDefinition, here: Callable[[Path], Path]) -> EvalDefinition:
-        """``definition`` loaded again from its suite's copy: ``here`` maps a path of the suite to the copy's."""
 
     def source_id(self, source: Path) -> str:
         """The eval id ``source`` loads as."""

@@ -1,7 +1,7 @@
 """Finding every eval under a path, whatever format each is written in.
 
 A suite folder holds native agent-eval definitions (``agent-evals/<id>.toml``), trigger suites
-(``trigger-evals/<id>.toml``, see ``definitions.trigger``) and the definitions of each wing's format
+(``trigger-evals/<id>.toml``, see ``kinds.trigger.definitions``) and the definitions of each wing's format
 (``definitions/formats.py``; the Seam wing's: the plan's fixtures, ``fixtures/<name>/eval_config.json``). A path
 may also name one native definition file, one trigger suite, the ``trigger-evals`` folder or one definition of a
 wing's format.
@@ -14,7 +14,9 @@ trigger suites a path names).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
+from skillassay import plugins
 from skillassay.definitions.formats import formats
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError, Problem
@@ -65,15 +67,24 @@ def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
     return found
 
 
+def _trigger_kind() -> TriggerSource:
+    """The trigger kind (``skillassay.kinds.trigger``), reached through its entry point: it reads its suites."""
+    return plugins.load("skillassay.kinds", "trigger")()
+
+
+class TriggerSource(Protocol):
+    def problems(self, source: Path, suite_dir: Path) -> list[Problem]: ...
+
+    def prompts(self, source: Path, suite_dir: Path) -> list[EvalDefinition]: ...
+
+
 def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
     """The definition (None when it cannot load) and every problem with it, errors and warnings: the one validation
     path. ``check`` prints the problems; ``load_one`` (so ``run``, ``regrade``, ``list``) refuses on any error."""
     from skillassay.definitions import validation
 
     if kind == "trigger":  # a suite of prompts, not one eval: only its problems here (load_suite expands it)
-        from skillassay.definitions.trigger import inspect_trigger
-
-        return None, inspect_trigger(source, suite_dir)[1]
+        return None, _trigger_kind().problems(source, suite_dir)
     if kind == "native":
         return validation.inspect_native(source, suite_dir)
     from skillassay.definitions.formats import format_named
@@ -118,9 +129,7 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
     for kind, source, suite_dir in sources:
         try:
             if kind == "trigger":
-                from skillassay.definitions.trigger import load_trigger
-
-                evals.extend(load_trigger(source, suite_dir).prompts)
+                evals.extend(_trigger_kind().prompts(source, suite_dir))
             else:
                 evals.append(load_one(kind, source, suite_dir))
         except DefinitionError as exc:

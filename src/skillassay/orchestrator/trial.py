@@ -49,7 +49,7 @@ from skillassay.store.files import (
     write_json_atomic,
     write_run_file,
 )
-from skillassay.orchestrator import triggering
+from skillassay.kinds.trigger import decision as triggering
 from skillassay.store.models import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome, Variant
 from skillassay.usage import ModelUsage
 from skillassay.transcripts import Transcript
@@ -377,11 +377,7 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         started_at=started,
         finished_at=datetime.now(UTC),
         timings=timings,
-        rubric_total=graded.rubric_total,
-        sandbox_total=graded.sandbox_total,
-        combined=graded.combined,
-        api_path=graded.api_path,
-        api_path_correct=graded.api_path_correct,
+        grades=graded.grades,
         criteria=graded.criteria,
         verdict=graded.verdict,
         transcript=_summary(transcript, _skill_name(spec, skill_here), use),
@@ -390,7 +386,6 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
         skill_use=use,
         trigger=trigger_outcome,
         files_changed=files_changed,
-        emulator_spec_version=graded.emulator_spec_version,
         config=run_config(spec, definition_source or definition.source) | ({"notes": notes} if notes else {}),
         machine=machine_info(),
         sealing=sealing.run_json(),

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,7 +10,7 @@ from skillassay.definitions.formats import DefinitionFormat
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import Problem
 from skillassay.seam.config import API_PATHS
-from skillassay.seam.loader import CONFIG_FILE, FORMAT, load_fixture
+from skillassay.seam.loader import CONFIG_FILE, FORMAT
 
 FIXTURES_DIR = "fixtures"
 
@@ -40,10 +39,6 @@ class PlanFormat(DefinitionFormat):
         from skillassay.seam.lint import inspect_plan
 
         return inspect_plan(source)
-
-    def moved(self, definition: EvalDefinition, here: Callable[[Path], Path]) -> EvalDefinition:
-        rubric = definition.rubric_file
-        return load_fixture(here(definition.fixture_dir), rubric_file=here(rubric) if rubric else None)
 
 
 PLAN_FORMAT = PlanFormat()

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.definitions.models import EvalDefinition, RunSteps
-from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
+from skillassay.kinds import kind_of
+from skillassay.seam.kind import check_points
+from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
 from skillassay.orchestrator.sealing import run_policy
@@ -43,7 +45,7 @@ def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expe
     for (condition, layer), expect in cls.unless.items():
         if conditions.get(condition) and layer in out:
             out[layer] = expect
-    if definition.format == "plan-json" and config is None:
+    if kind_of(definition).layers and config is None:
         out.pop("sandbox", None)
     return out
 
@@ -102,10 +104,9 @@ def _process_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
 
 
 def _score(out: GradeOutcome, layer: str) -> float | None:
-    if layer == "rubric":
-        return out.rubric_total
-    if layer == "sandbox":
-        return out.sandbox_total
+    if layer != "process":  # a grading layer of the eval's kind: its total (``<layer>_total``)
+        total = out.grades.get(f"{layer}_total")
+        return float(total) if isinstance(total, int | float) else None
     if out.verdict is None:
         return None
     # a forbidden behaviour fails the eval outright: it counts below any score
@@ -156,7 +157,7 @@ class _Eval:
 
     @property
     def seam(self) -> bool:
-        return self.definition.format == "plan-json"
+        return bool(kind_of(self.definition).layers)
 
 
 def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Any,
@@ -264,10 +265,13 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
         if d.golden_dir is None:
             continue
         try:
-            if d.format == "plan-json" and d.answer_key is not None:
+            kind = kind_of(d)
+            if not kind.mutant_checks(d):
+                continue
+            if kind.layers:
                 mutants, notes, _golden = seam.derive(d)
                 works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp))))
-            elif d.format == "native":
+            else:
                 mutants, notes, transcript = agent.derive(d)
                 works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp)),
                                    transcript))
