@@ -38,7 +38,6 @@ LEANING: dict[tuple[str, str], str] = {}
 WING = "skillassay.seam"
 # Modules of the harness that still name the Seam wing, each with where it goes (issue 25); a new one fails the test.
 STILL_REACHING: dict[str, str] = {
-    "skillassay.definitions.models": "EvalDefinition's answer_key, rubric and config: the Seam kind's payload",
     "skillassay.orchestrator.mutants.run": "the Seam mutant classes: the Seam kind",
 }
 

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay.definitions.dockerfile import DockerfileSpec, load_dockerfile
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.errors import SkillassayError
-from skillassay.definitions.dockerfile import DockerfileSpec, load_dockerfile
 
 
 class InstallSpec(BaseModel):
@@ -172,10 +172,9 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
 
 
 def plan_for(definition: EvalDefinition, app_dir: Path) -> RunPlan:
-    config = definition.config
     return make_plan(
         app_dir,
         definition.dockerfile or (definition.fixture_dir / "Dockerfile"),
-        config.run if config else None,
-        definition.app_port if definition.app_port is not None else (config.app_port if config else None),
+        definition.run_steps,
+        definition.app_port,
     )

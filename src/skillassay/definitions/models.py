@@ -1,8 +1,8 @@
 """The one definition model every eval loads into, whatever file format it was written in.
 
 Each format's loader maps its files onto ``EvalDefinition``: the native and trigger formats here, the plan's JSON
-files in the Seam wing (``seam/definition.py``; ``rubric.json``, ``answer_key.json`` and ``eval_config.json``
-modelled as written in ``seam/plan.py`` and ``seam/config.py``).
+files in the Seam wing (``seam/loader.py``, onto its subclass ``SeamEval``, which carries ``rubric.json``,
+``answer_key.json`` and ``eval_config.json`` as written: ``seam/plan.py``, ``seam/config.py``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay.definitions.agent_eval import Criterion, ForbiddenBehaviour, QualityGate
-from skillassay.definitions.app import RunSteps  # noqa: F401 (re-exported)
+from skillassay.definitions.app import RunSteps
 from skillassay.definitions.resources import Resources
-from skillassay.seam.config import PlanEvalConfig
-from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.triggers import TriggerBudget
 
 
@@ -88,11 +86,9 @@ class EvalDefinition(BaseModel):
     dockerfile: Path | None = None
     golden_dir: Path | None = None
     controls: list[Control] = Field(default_factory=list)
-    # layer inputs
-    answer_key: AnswerKey | None = None
-    rubric: Rubric | None = None
+    # a file of the suite that grading reads beside the fixture (the Seam wing's: rubric.json); a wing's own
+    # inputs are fields of its subclass (seam/eval.py: SeamEval)
     rubric_file: Path | None = None
-    config: PlanEvalConfig | None = None
     # agent-eval fields (native definitions; plan evals get defaults)
     pass_threshold: float = 0.8
     expected_behaviour: list[str] = Field(default_factory=list)
@@ -110,7 +106,13 @@ class EvalDefinition(BaseModel):
 
     @property
     def has_sandbox(self) -> bool:
-        return self.config is not None
+        """Whether grading runs the app against an emulated service (a wing's definitions may)."""
+        return False
+
+    @property
+    def run_steps(self) -> RunSteps | None:
+        """Install, build and start commands that override the Dockerfile's (a wing's definitions may have them)."""
+        return None
 
 
 # The package registries of each language's stack: what the agent and the app's installs may reach through

@@ -7,10 +7,10 @@ from typing import Literal
 
 from skillassay.definitions.jsonfile import read_json, validate
 from skillassay.definitions.loader import GOLDEN_DIR, detect_stack, load_controls, suite_dir_of
-from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.resources import Resources
 from skillassay.errors import DefinitionError, Problem
 from skillassay.seam.config import PlanEvalConfig
+from skillassay.seam.eval import SeamEval
 from skillassay.seam.plan import AnswerKey, Rubric, exact
 
 FORMAT: Literal["plan-json"] = "plan-json"
@@ -32,7 +32,7 @@ def load_fixture(
     *,
     rubric_file: Path | None = None,
     problems: list[Problem] | None = None,
-) -> EvalDefinition:
+) -> SeamEval:
     """Load one fixture folder of the plan's format. Raises DefinitionError listing every problem found
     (or, when ``problems`` is given, appends to it and raises only if loading could not produce a model)."""
     own = problems is None
@@ -64,7 +64,7 @@ def load_fixture(
     if config is None or (own and len(problems) > start):
         raise DefinitionError(problems[start:])
     stack, language = detect_stack(app_dir) if app_dir.is_dir() else ("unknown", "python")
-    return EvalDefinition(
+    return SeamEval(
         id=fixture_dir.name,
         title=config.title or f"{fixture_dir.name}: {config.expected_api_path.replace('_', ' ')}",
         status=config.status,

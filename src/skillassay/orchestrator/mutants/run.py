@@ -40,7 +40,7 @@ def _failures(out: GradeOutcome | None) -> list[str]:
 def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expect]:
     """What each layer of this eval must do with a mutant of this class (``classes.py``, with its exceptions)."""
     out = dict(cls.expect)
-    config = definition.config
+    config = getattr(definition, "config", None)  # the plan's eval_config.json (a plan eval's only)
     conditions = {"presence_update": bool(config and config.sandbox_update_check == "presence")}
     for (condition, layer), expect in cls.unless.items():
         if conditions.get(condition) and layer in out:

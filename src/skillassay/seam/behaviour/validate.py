@@ -28,6 +28,7 @@ from skillassay.seam.behaviour.session import (
     WantedSpace,
 )
 from skillassay.seam.config import PlanEvalConfig, SandboxTimeouts, SeamSetup
+from skillassay.seam.eval import SeamEval
 from skillassay.secrets import redact, redact_tree, secret_values
 
 SeamMode = Literal["emulator", "live"]
@@ -131,7 +132,7 @@ def validate(
     everything the app does wrong is a score with a reason.
     """
     run_id = _safe_run_id(run_id)
-    config = definition.config
+    config = definition.config if isinstance(definition, SeamEval) else None
     if config is None:
         raise SkillassayError(f"{definition.source}: no eval_config.json, so no sandbox checks are defined")
     modified_dir = Path(modified_dir).resolve()
