@@ -286,8 +286,8 @@ def test_access_grants_path(make_app):
 def test_library_rejects_unknown_check_and_path(make_app):
     import pytest
 
-    from skillassay.seam.plan import Rubric, RubricCategory
     from skillassay.errors import SkillassayError
+    from skillassay.seam.plan import Rubric, RubricCategory
 
     app = make_app(PRISTINE, {})
     bad = Rubric(categories=[RubricCategory(name="x", weight=100, check="regex_match")])

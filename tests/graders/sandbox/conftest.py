@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillassay.seam.eval import SeamEval
 from skillassay.seam.config import PlanEvalConfig
+from skillassay.seam.eval import SeamEval
 
 HERE = Path(__file__).resolve().parent
 TINYAPP = HERE / "tinyapp"
