@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from skillassay.definitions.models import AnswerKey, Rubric
+from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.seam.rubric import grade
 
 REPO = Path(__file__).resolve().parent.parent

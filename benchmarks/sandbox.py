@@ -22,9 +22,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from skillassay.definitions import load_fixture  # noqa: E402
 from skillassay.seam.behaviour import validate  # noqa: E402
 from skillassay.seam.emulator.emulator import SeamEmulator  # noqa: E402
+from skillassay.seam.loader import load_fixture  # noqa: E402
 
 COLUMNS = ("seam_bootstrap", "copy", "install", "build", "start", "create", "update", "cancel", "total")
 TARGETS = {

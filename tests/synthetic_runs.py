@@ -134,8 +134,8 @@ def make_job(
             started_at=started,
             finished_at=started + timedelta(seconds=95),
             timings={"agent": 80.0, "rubric": 1.0, "sandbox": 14.0},
-            rubric_total=round(verdict.score * 100, 2),
-            sandbox_total=100.0 if verdict.passed else 70.0,
+            grades={"rubric_total": round(verdict.score * 100, 2),
+                    "sandbox_total": 100.0 if verdict.passed else 70.0},
             criteria=crit,
             verdict=verdict,
             transcript=TranscriptSummary(
@@ -155,11 +155,11 @@ def make_job(
             (d / "transcript.json").write_text(fake_transcript(e, i).model_dump_json(indent=2), encoding="utf-8")
             write_json_atomic(
                 d / "rubric.json",
-                {"total": rec.rubric_total, "categories": {c.id: {"score": c.fraction} for c in crit}},
+                {"total": rec.grades["rubric_total"], "categories": {c.id: {"score": c.fraction} for c in crit}},
             )
             write_json_atomic(
                 d / "sandbox.json",
-                {"total": rec.sandbox_total, "checks": {"build": 10, "create": 30, "update": 30, "cancel": 30},
+                {"total": rec.grades["sandbox_total"], "checks": {"build": 10, "create": 30, "update": 30, "cancel": 30},
                  "evidence": ["GET /health 200", "POST /reservations 201"]},
             )
             write_json_atomic(d / "process.json", {"criteria": [], "evidence": {"skill_invoked": v == "skill"}})

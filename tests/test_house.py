@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"cli", "__main__"},
     {"orchestrator"},
     {"report"},
+    {"kinds"},  # kinds of eval (kinds.base, the extension point): native agent evals, trigger suites; the Seam kind is the wing's
     {"graders"},
     {"agents", "apps"},  # apps: installing, building and starting an app, for graders and wings
     {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in
@@ -32,11 +33,12 @@ LAYERS: list[set[str]] = [
 ]
 
 # Edges the picture does not allow, kept on purpose; each says why. A new one fails the test.
-LEANING: dict[tuple[str, str], str] = {
-    # the generic harness still reaching into the Seam wing by name: each goes behind a plug-in (issue 25)
-    ("cli", "seam"): "cli/main.py runs `rubric` through the wing's fast path",
-    ("definitions", "seam"): "the plan's formats and the definition linter's Seam checks",
-    ("orchestrator", "seam"): "grading and run services call the Seam layers by name",
+LEANING: dict[tuple[str, str], str] = {}
+
+WING = "skillassay.seam"
+# Modules of the harness that still name the Seam wing, each with where it goes (issue 25); a new one fails the test.
+STILL_REACHING: dict[str, str] = {
+    "skillassay.orchestrator.mutants.run": "the Seam mutant classes: the Seam kind",
 }
 
 # Import cycles known and being broken (none now); a cycle that is gone must be taken off this list.
@@ -149,7 +151,7 @@ def _path(graph: dict[str, dict[str, int]], cycle: set[str]) -> str:
 
 def test_the_walker_sees_every_kind_of_import(tmp_path):
     graph = import_graph()
-    assert "skillassay.seam.cli.rubric" in graph["skillassay.cli.main"] or "skillassay.seam.cli.fast" in graph["skillassay.cli.main"]
+    assert "skillassay.cli.usage" in graph["skillassay.cli.main"]  # inside a function
     assert "skillassay.languages.pyparse" in graph["skillassay.languages.python"]  # from package import module
     assert "skillassay.seam.rubric.grade" in graph["skillassay.seam.rubric"]  # package __init__ re-exports
     assert cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [{"a", "b", "c"}]
@@ -178,7 +180,7 @@ def test_no_part_leans_on_a_part_above_it():
         for target, line in edges.items():
             a, b = part_of(module), part_of(target)
             la, lb = level_of(a), level_of(b)
-            if la is not None and lb is not None and lb < la:
+            if la is not None and lb is not None and lb < la and b != "seam":
                 wrong.setdefault((a, b), []).append(f"{module}:{line} imports {target}")
     unexpected = {k: v for k, v in wrong.items() if k not in LEANING}
     assert not unexpected, "imports against the layering:\n" + "\n".join(
@@ -202,3 +204,18 @@ def test_no_two_modules_of_one_name_in_a_layer():
     twins = {name: sorted(found) for (_, name), found in by_name.items() if len(found) > 1}
     assert not twins, "modules of one name in one layer (rename them to what each is):\n" + "\n".join(
         f"{name}: {', '.join(found)}" for name, found in sorted(twins.items()))
+
+
+def test_only_the_wing_imports_the_wing():
+    """The generic harness reaches a wing only through entry points (``skillassay.plugins``): no module outside
+    ``skillassay.seam`` imports it, at any depth, deferred or not."""
+    graph = import_graph()
+    inside = lambda m: m == WING or m.startswith(WING + ".")
+    reaching = {m: sorted(t for t in edges if inside(t)) for m, edges in graph.items() if not inside(m)}
+    reaching = {m: ts for m, ts in reaching.items() if ts}
+    offenders = sorted(f"{m}:{graph[m][ts[0]]} imports {', '.join(ts)}" for m, ts in reaching.items()
+                       if m not in STILL_REACHING)
+    stale = sorted(m for m in STILL_REACHING if m not in reaching)
+    said = offenders + ([f"no longer reaching: take {stale} off STILL_REACHING"] if stale else [])
+    assert not said, ("only the Seam wing may import skillassay.seam (the harness reaches it through entry "
+                      "points): " + "; ".join(said))

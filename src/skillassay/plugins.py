@@ -14,6 +14,13 @@ Groups and what an entry point names:
   sealed (``--isolation``);
 - ``skillassay.stacks``: a ``stacks.base.Stack`` subclass: a language stack (Express, Flask ...): how its apps are
   recognised, installed, started and written (docs/languages.md);
+- ``skillassay.commands``: a module exporting ``commands``, a ``typer.Typer`` holding the command of that name
+  (``cli/main.py`` lists them after its own); ``skillassay.commands.fast``: ``(argv) -> int | None``, the same
+  command run without typer for plain arguments (None: let typer handle them), found by ``quick`` without
+  ``importlib.metadata``;
+- ``skillassay.definitions``: a ``definitions.formats.DefinitionFormat``: a file format of eval definitions, its
+  loader and its lint (``definitions/suite.py``, ``definitions/validation.py``);
+- ``skillassay.kinds``: a ``kinds.base.EvalKind`` subclass: a kind of eval (how its runs are made and graded);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
   extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
 
@@ -24,12 +31,15 @@ package (that entry point is ignored and listed by ``conflicts``); between two o
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from typing import Any
 
 from skillassay.errors import SkillassayError
 
 GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors", "skillassay.isolation", "skillassay.stacks")
+          "skillassay.executors", "skillassay.isolation", "skillassay.stacks", "skillassay.kinds",
+          "skillassay.commands", "skillassay.definitions")
 OWN_DISTRIBUTION = "skillassay"
 
 
@@ -88,7 +98,7 @@ def load(group: str, name: str) -> Any:
         raise PluginError(f"no {group.rsplit('.', 1)[-1][:-1]} {name!r}; available: {', '.join(names(group))}")
     try:
         return ep.load()
-    except Exception as exc:  # noqa: BLE001 - a broken plugin is named, not a traceback
+    except Exception as exc:
         raise PluginError(f"{group} {name!r} ({ep.value}) cannot be loaded: {type(exc).__name__}: {exc}") from exc
 
 
@@ -96,3 +106,53 @@ def refresh() -> None:
     """Forget what was scanned and loaded (after installing a package into the running environment)."""
     _scan.cache_clear()
     load.cache_clear()
+
+
+def quick(group: str) -> dict[str, str]:
+    """``name -> "module:attr"`` of ``group``, read straight from the ``entry_points.txt`` of the distributions on
+    ``sys.path``: ``importlib.metadata`` costs about 0.2 s to import and scan, more than the whole of a fast command
+    (``skillassay rubric``). skillassay's own names win, as in ``names``; between others, the first found wins."""
+    header = f"[{group}]"
+    own: dict[str, str] = {}
+    others: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            folders = [n for n in os.listdir(entry or ".") if n.endswith(".dist-info")]
+        except OSError:
+            continue
+        for folder in folders:
+            try:
+                with open(os.path.join(entry or ".", folder, "entry_points.txt"), encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if header not in text:
+                continue
+            into = own if folder.split("-", 1)[0].lower() == OWN_DISTRIBUTION else others
+            for name, value in _section(text, header):
+                into.setdefault(name, value)
+    return {**others, **own}
+
+
+def _section(text: str, header: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    inside = False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            inside = line == header
+        elif inside and "=" in line and not line.startswith(("#", ";")):
+            name, _, value = line.partition("=")
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def load_quick(value: str) -> Any:
+    """The object a ``quick`` value names (``module:attr`` or ``module``), imported now."""
+    import importlib
+
+    module, _, attr = value.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else []:
+        found = getattr(found, part)
+    return found

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 from skillassay.definitions.check import check_path
-from skillassay.definitions.trigger import NO_FIXTURE, json_schema, load_trigger
+from skillassay.kinds.trigger.definitions import NO_FIXTURE, json_schema, load_trigger
 from skillassay.errors import DefinitionError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,7 +154,7 @@ def test_check_and_list_through_the_cli(suite):
 def test_committed_schema_matches_the_model_and_accepts_the_shipped_suite():
     committed = json.loads((REPO / "docs" / "schema" / "trigger-eval.schema.json").read_text())
     assert committed == json.loads(json.dumps(json_schema())), (
-        "docs/schema/trigger-eval.schema.json is stale: regenerate it (see skillassay.definitions.trigger)"
+        "docs/schema/trigger-eval.schema.json is stale: regenerate it (see skillassay.kinds.trigger.definitions)"
     )
     data = tomllib.loads(SHIPPED.read_text())
     jsonschema.validate(data, committed)

@@ -106,7 +106,7 @@ def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evide
         assert failure["stage"] == "canary"
         assert failure["message"].startswith("the golden scores sandbox 0: build: start failed")
         assert "exit code 3" in failure["message"] and r["error"] == f"canary: {failure['message']}"
-        assert r["sandbox_total"] is None and r["transcript"]["turns"] is None  # never graded, the agent never ran
+        assert r["grades"].get("sandbox_total") is None and r["transcript"]["turns"] is None  # never graded, the agent never ran
     check = job["canaries"]["tiny"]
     assert check["status"] == "failed" and check["scores"] == [0.0]  # the first run failed: not asked again
     assert "this machine cannot measure tiny: the golden scores sandbox 0" in " ".join(output.split())
@@ -116,7 +116,7 @@ def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evide
     job, output = _run(suite, results, "--agent", "reference")
     [r] = _records(results, job)
     assert r["outcome"] == "harness_error" and r["harness_failures"][0]["stage"] == "canary"
-    assert r["canary"]["source"] == "reference" and r["sandbox_total"] == 0
+    assert r["canary"]["source"] == "reference" and r["grades"]["sandbox_total"] == 0
     assert "this machine cannot measure tiny" in " ".join(output.split())
 
 
@@ -126,7 +126,7 @@ def test_a_passing_golden_leaves_the_agents_failure_its_own_and_a_cached_pass_ru
     job, output = _run(suite, results, "--agent", "noop", "--canary-runs", "2")
     [r] = _records(results, job)
     # the negative control: the golden scores 100 here, so the agent's empty change is the agent's failure
-    assert r["outcome"] == "completed" and r["sandbox_total"] == 10 and r["verdict"]["passed"] is False
+    assert r["outcome"] == "completed" and r["grades"]["sandbox_total"] == 10 and r["verdict"]["passed"] is False
     assert r["canary"]["status"] == "passed" and r["canary"]["scores"] == [100.0, 100.0]
     assert not r["canary"]["cached"] and job["canaries"]["tiny"]["noise"] == 0
     assert "cannot measure" not in output and "grader noise" in " ".join(output.split())

@@ -74,8 +74,8 @@ def test_claude_code_with_the_skill_installed_natively_scores_100(server, tmp_pa
                 "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
     [run] = out["runs"]
     assert run["outcome"] == "completed", run.get("error")
-    assert run["sandbox_total"] == 100
-    assert run["rubric_total"] == 100 and run["combined"] == 100
+    assert run["grades"]["sandbox_total"] == 100
+    assert run["grades"]["rubric_total"] == 100 and run["grades"]["combined"] == 100
     assert run["verdict"]["passed"] is True
     assert run["transcript"]["skill_loaded"] and run["transcript"]["skill_invoked"]
     assert run["agent_version"] == pinned_node_version("@anthropic-ai/claude-code")  # the pinned CLI, not any on PATH
@@ -96,8 +96,8 @@ def test_a_script_that_takes_the_wrong_path_scores_lower(server, tmp_path: Path,
                 "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
     [run] = out["runs"]
     assert run["outcome"] == "completed"
-    assert run["api_path_correct"] is False and run["api_path"] == "access_codes"
-    assert run["rubric_total"] <= 40 and run["combined"] < 80
+    assert run["grades"]["api_path_correct"] is False and run["grades"]["api_path"] == "access_codes"
+    assert run["grades"]["rubric_total"] <= 40 and run["grades"]["combined"] < 80
     assert run["verdict"]["passed"] is False
 
 
@@ -113,8 +113,8 @@ def test_hung_agent_is_killed_at_the_timeout(server, tmp_path: Path, evals_dir: 
     assert run["files_changed"] == 0
     # scored like any run (a timeout is the agent's failure), on both layers, and the empty change fails
     assert run["verdict"]["unjudged"] == []
-    assert run["sandbox_total"] is not None and run["rubric_total"] is not None
-    assert run["verdict"]["passed"] is False and run["combined"] < 80
+    assert run["grades"]["sandbox_total"] is not None and run["grades"]["rubric_total"] is not None
+    assert run["verdict"]["passed"] is False and run["grades"]["combined"] < 80
 
 
 def test_codex_run_completes_end_to_end(server, tmp_path: Path, evals_dir: Path) -> None:
@@ -136,6 +136,6 @@ def test_codex_run_completes_end_to_end(server, tmp_path: Path, evals_dir: Path)
                 "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
     [run] = out["runs"]
     assert run["outcome"] == "completed", run.get("error")
-    assert run["rubric_total"] == 100
+    assert run["grades"]["rubric_total"] == 100
     transcript = json.loads((tmp_path / run["run_dir"] / "transcript.json").read_text())
     assert sum(1 for c in transcript["tool_calls"] if c["kind"] == "shell") == len(files)

@@ -236,10 +236,10 @@ def test_a_correct_rewrite_marked_down_is_not_as_expected(tmp_path):
     """judge_layers: `equal` means exactly the golden's score."""
     from skillassay.orchestrator.grading import GradeOutcome
 
-    golden = {"rubric": GradeOutcome(rubric_total=100.0)}
-    lower = judge_layers({"rubric": "equal"}, golden, {"rubric": GradeOutcome(rubric_total=80.0)})
+    golden = {"rubric": GradeOutcome(grades={"rubric_total": 100.0})}
+    lower = judge_layers({"rubric": "equal"}, golden, {"rubric": GradeOutcome(grades={"rubric_total": 80.0})})
     assert lower["rubric"].caught and not lower["rubric"].ok
-    same = judge_layers({"rubric": "equal"}, golden, {"rubric": GradeOutcome(rubric_total=100.0)})
+    same = judge_layers({"rubric": "equal"}, golden, {"rubric": GradeOutcome(grades={"rubric_total": 100.0})})
     assert same["rubric"].ok
 
 

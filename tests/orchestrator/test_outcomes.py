@@ -49,7 +49,7 @@ def test_an_agent_that_destroys_its_workspace_is_scored(tmp_path: Path, evals_di
     changes = json.loads((tmp_path / run["run_dir"] / "changes.json").read_text())
     assert {f["status"] for f in changes["files"]} == {"deleted"}
     assert "src/index.ts" in {f["path"] for f in changes["files"]}
-    assert run["verdict"] is not None and run["verdict"]["passed"] is False and run["rubric_total"] < 50
+    assert run["verdict"] is not None and run["verdict"]["passed"] is False and run["grades"]["rubric_total"] < 50
     assert out["evals"][0]["graded"] == 1
     assert open_store(tmp_path).missing_runs(out["job_id"]) == []  # --resume does not re-roll it
 

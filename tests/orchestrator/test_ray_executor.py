@@ -80,7 +80,7 @@ def _job(tmp: Path, runner: RayExecutor | None, **options):
 
 
 def _scores(records) -> dict:
-    return {(r.eval_id, r.variant, r.run_index): (r.outcome, r.rubric_total, r.sandbox_total, r.combined,
+    return {(r.eval_id, r.variant, r.run_index): (r.outcome, r.figure("rubric_total"), r.figure("sandbox_total"), r.figure("combined"),
                                                    r.verdict.score if r.verdict else None,
                                                    r.verdict.passed if r.verdict else None,
                                                    [(c.id, c.fraction) for c in r.criteria])
@@ -114,7 +114,7 @@ def test_reference_runs_spread_over_both_nodes_and_score_as_locally(cluster, tmp
     expected = _scores(local.records)
     for key, got in _scores(distributed.records).items():
         assert got == expected[key], key
-    assert all(r.combined == 100 or (r.verdict and r.verdict.passed) for r in distributed.records)
+    assert all(r.figure("combined") == 100 or (r.verdict and r.verdict.passed) for r in distributed.records)
     # the run folder came back whole: graded files, the kept workspace, the app's logs
     run_dir = tmp_path / "ray" / next(r.run_dir for r in distributed.records if r.eval_id == "flask-py")
     for name in ("run.json", "diff.patch", "rubric.json", "sandbox.json", "transcript.json", "workspace"):

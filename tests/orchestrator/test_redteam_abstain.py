@@ -75,7 +75,7 @@ def test_a_file_the_rubric_cannot_parse_scores_zero_with_the_reason(tmp_path: Pa
     with (modified / rel).open("a") as fh:
         fh.write(tail)
     out = grade(definition, modified, tmp_path / "run", "r1", layers="rubric")
-    assert out.failures == [] and out.rubric_total == 0.0
+    assert out.failures == [] and out.grades["rubric_total"] == 0.0
     evidence = {c["evidence"][0]["message"] for c in out.rubric["categories"].values()}
     assert len(evidence) == 1 and evidence.pop().startswith(f"unmeasurable because of the change: {rel}: ")
     assert out.verdict is not None and out.verdict.passed is False

@@ -38,8 +38,8 @@ def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path,
     assert summary["eval_id"] == "flask-py" and summary["rubric"]["mean"] == 100
     assert summary["api_path_correct"] == 1
     [run] = out["runs"]
-    assert run["outcome"] == "completed" and run["rubric_total"] == 100
-    assert run["api_path"] == "reservation_automations" and run["api_path_correct"] is True
+    assert run["outcome"] == "completed" and run["grades"]["rubric_total"] == 100
+    assert run["grades"]["api_path"] == "reservation_automations" and run["grades"]["api_path_correct"] is True
     run_dir = tmp_path / run["run_dir"]
     assert run_dir.as_posix().endswith(f"{out['job_id']}/flask-py/run_1")
     for name in ("run.json", "diff.patch", "transcript.json", "rubric.json", "changes.json"):
@@ -50,7 +50,7 @@ def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path,
     # unjudged sandbox criteria score zero and are listed: a rubric-only run cannot pass the combined threshold
     assert set(stored["verdict"]["unjudged"]) == {"sandbox_build", "sandbox_create", "sandbox_update", "sandbox_cancel"}
     assert stored["verdict"]["passed"] is False
-    assert open_store(tmp_path).runs(job_id=out["job_id"])[0].rubric_total == 100
+    assert open_store(tmp_path).runs(job_id=out["job_id"])[0].figure("rubric_total") == 100
 
 
 def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, evals_dir: Path) -> None:
@@ -62,7 +62,7 @@ def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, eva
     data = json.loads(result.stdout)
     [run] = data["runs"]
     assert run["outcome"] == "completed" and run["empty_diff"] is True and run["files_changed"] == 0
-    assert run["rubric_total"] < 50 and run["verdict"]["passed"] is False
+    assert run["grades"]["rubric_total"] < 50 and run["verdict"]["passed"] is False
 
 
 def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> None:
@@ -178,6 +178,6 @@ def test_harness_errors_are_not_scored(tmp_path: Path, evals_dir: Path) -> None:
     assert code == 0
     [run] = out["runs"]
     assert run["outcome"] == "harness_error" and "nonexistent" in run["error"]
-    assert run["rubric_total"] is None and run["sandbox_total"] is None and run["verdict"] is None
+    assert run["grades"].get("rubric_total") is None and run["grades"].get("sandbox_total") is None and run["verdict"] is None
     [summary] = out["evals"]
     assert summary["graded"] == 0 and summary["rubric"] is None and summary["errors"]

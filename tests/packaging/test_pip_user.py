@@ -86,7 +86,7 @@ def test_init_check_run_report_from_the_wheel(installed):
         assert r["outcome"] == "completed", (r["eval_id"], r.get("error"))
         assert r["verdict"]["passed"], r["eval_id"]
         if r["eval_id"] in evals:  # Seam evals: both layers on the embedded emulator
-            assert r["rubric_total"] == 100 and r["sandbox_total"] == 100, r["eval_id"]
+            assert r["grades"]["rubric_total"] == 100 and r["grades"]["sandbox_total"] == 100, r["eval_id"]
 
     job = out["job_id"]
     proc = _sh([bin_, "report", job, "--results", "results", "--html", "site"], cwd=home, env=env)

@@ -39,8 +39,8 @@ def _golden_that_did_not_install() -> list[CriterionResult]:
 def _tree(root: Path):
     job, runs = make_job(root, job_id=JOB, evals=("flask-py", "express-ts"), runs=1, artifacts=False)
     crit = _golden_that_did_not_install()
-    failed = runs[0].model_copy(update={"criteria": crit, "verdict": decide(crit), "rubric_total": 100.0,
-                                        "sandbox_total": 0.0, "combined": 40.0})
+    failed = runs[0].model_copy(update={"criteria": crit, "verdict": decide(crit), "grades": {"rubric_total": 100.0,
+                                        "sandbox_total": 0.0, "combined": 40.0}})
     unscored = runs[1].model_copy(update={"outcome": "harness_error", "error": "grading failed",
                                           "harness_failures": [HarnessFailure(
                                               stage="sandbox", message="registry.npmjs.org: unreachable\nmore")]})
@@ -117,7 +117,7 @@ def test_a_controls_mismatch_names_the_check_of_its_layer() -> None:
             CriterionResult(id="sandbox_build", weight=6, fraction=1.0, grader="sandbox:build", evidence=["ok"]),
             CriterionResult(id="sandbox_cancel", weight=18, fraction=0.0, grader="sandbox:cancel",
                             evidence=["access code still on the device after the cancel"])]
-    got = GradeOutcome(criteria=crit, verdict=decide(crit), sandbox_total=70.0, rubric_total=50.0)
+    got = GradeOutcome(criteria=crit, verdict=decide(crit), grades={"sandbox_total": 70.0, "rubric_total": 50.0})
     bad = compare(ControlExpectation(description="golden", sandbox_total=100), got)
     assert bad == ["sandbox total: expected 100, got 70.0"]
     assert _why(bad, got) == "sandbox_cancel: access code still on the device after the cancel"

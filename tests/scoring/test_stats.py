@@ -118,7 +118,7 @@ def test_runs_without_verdict_score_zero_and_fail():
     r = run("a", 1, 1.0).model_copy(update={"verdict": None, "criteria": [], "outcome": "agent_error"})
     (p,) = stats.to_points([r])
     assert p.score == 0.0 and not p.passed
-    r2 = r.model_copy(update={"combined": 70.0})
+    r2 = r.model_copy(update={"grades": {"combined": 70.0}})
     assert stats.to_points([r2])[0].score == pytest.approx(0.7)
     assert stats.summarize([]).overall is None
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from skillassay.scoring.triggers import (
+from skillassay.kinds.trigger.scoring import (
     TriggerPoint,
     UsePoint,
     compare_triggers,

@@ -181,10 +181,9 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
 
 
 def plan_for(definition: EvalDefinition, app_dir: Path) -> RunPlan:
-    config = definition.config
     return make_plan(
         app_dir,
         definition.dockerfile or (definition.fixture_dir / "Dockerfile"),
-        config.run if config else None,
-        definition.app_port if definition.app_port is not None else (config.app_port if config else None),
+        definition.run_steps,
+        definition.app_port,
     )

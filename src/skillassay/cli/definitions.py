@@ -9,7 +9,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
+from skillassay.cli.options import (
+    JUDGE_BASE_URL,
+    JUDGE_KEY_ENV,
+    JUDGE_MODEL,
+    JUDGE_PROVIDER,
+    judge_from_options,
+)
 from skillassay.errors import DefinitionError, SkillassayError
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
@@ -37,11 +43,12 @@ def list_evals(
     """List every eval under PATH with its API path, stack and app port, and every trigger suite with its skill
     and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
-    from skillassay.definitions.models import API_PATHS
-    from skillassay.definitions.trigger import is_trigger_source, load_triggers
+    from skillassay.definitions.formats import api_path_aliases, api_paths
+    from skillassay.kinds.trigger.definitions import is_trigger_source, load_triggers
 
-    if api_path and api_path not in (*API_PATHS, "lower_level"):
-        err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(API_PATHS)}")
+    known = api_paths()
+    if api_path and api_path not in (*known, *api_path_aliases()):
+        err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(known)}")
         raise typer.Exit(2)
     only_triggers = is_trigger_source(path)
     try:

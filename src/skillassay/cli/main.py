@@ -1,19 +1,22 @@
 """The ``skillassay`` command line.
 
-Every command is listed here, with the module that defines it; that module is imported only when its command runs
-(or when ``--help`` lists the commands), so one command never pays for another's imports. A command module exports
-``commands``, a ``typer.Typer`` holding its commands; it never imports this module.
+Every command of the harness is listed here, with the module that defines it; a wing's commands (the Seam wing:
+``rubric``, ``sandbox``, ``seam-emulator``) come from the ``skillassay.commands`` entry points and are listed after
+``check``, by name. A command's module is imported only when its command runs (or when ``--help`` lists the
+commands), so one command never pays for another's imports. A command module exports ``commands``, a
+``typer.Typer`` holding its commands; it never imports this module.
 
-``skillassay rubric`` runs in CI loops and shell pipelines once per graded app, so it skips typer altogether when its
-arguments are plain (``seam/cli/fast.py``); anything else (``--help``, a mistake) goes through typer as every command does.
+A command that runs in CI loops and shell pipelines (``skillassay rubric``, once per graded app) may register a
+typer-free path for plain arguments (``skillassay.commands.fast``, read without ``importlib.metadata``); anything
+else (``--help``, a mistake) goes through typer as every command does.
 """
 
 from __future__ import annotations
 
 import sys
 
-# command -> the module exporting it, in the order ``--help`` lists them
-COMMANDS: dict[str, str] = {
+# command -> the module exporting it, in the order ``--help`` lists them (the wings' commands after WINGS_AFTER)
+OWN_COMMANDS: dict[str, str] = {
     "run": "skillassay.cli.run",
     "regrade": "skillassay.cli.run",
     "runs": "skillassay.cli.results",
@@ -23,15 +26,30 @@ COMMANDS: dict[str, str] = {
     "init": "skillassay.cli.init",
     "list": "skillassay.cli.definitions",
     "check": "skillassay.cli.definitions",
-    "rubric": "skillassay.seam.cli.rubric",
-    "sandbox": "skillassay.seam.cli.sandbox",
-    "seam-emulator": "skillassay.seam.cli.seam_emulator",
     "model-server": "skillassay.cli.model_server",
     "doctor": "skillassay.cli.doctor",
     "install-agents": "skillassay.cli.doctor",
 }
 
+WINGS_AFTER = "check"
+COMMANDS_GROUP = "skillassay.commands"
+FAST_GROUP = "skillassay.commands.fast"
+
 HELP = "Measure how well AI coding agents, and the skills given to them, change real codebases."
+
+
+def commands() -> dict[str, str]:
+    """Every command -> its module: the harness's own and the wings' (entry points), in ``--help`` order."""
+    from skillassay import plugins
+
+    wings = {name: value.partition(":")[0] for name, value in sorted(plugins.quick(COMMANDS_GROUP).items())
+             if name not in OWN_COMMANDS}
+    out: dict[str, str] = {}
+    for name, module in OWN_COMMANDS.items():
+        out[name] = module
+        if name == WINGS_AFTER:
+            out.update(wings)
+    return out
 
 
 def _build_app():
@@ -41,22 +59,23 @@ def _build_app():
     from typer.core import TyperGroup
 
     class LazyGroup(TyperGroup):
-        """Commands come from ``COMMANDS``; a command's module is imported when the command is looked up."""
+        """Commands come from ``commands()``; a command's module is imported when the command is looked up."""
 
         def list_commands(self, ctx):
-            return list(COMMANDS)
+            return list(every)
 
         def get_command(self, ctx, cmd_name):
             found = self.commands.get(cmd_name)
-            if found is not None or cmd_name not in COMMANDS:
+            if found is not None or cmd_name not in every:
                 return found
-            module = importlib.import_module(COMMANDS[cmd_name])
+            module = importlib.import_module(every[cmd_name])
             group = typer.main.get_group(module.commands)
             for name, command in group.commands.items():
-                if name in COMMANDS:
+                if name in every:
                     self.commands.setdefault(name, _tidy_help(command))
             return self.commands.get(cmd_name)
 
+    every = commands()
     _flags_without_type()
 
     app = typer.Typer(
@@ -129,10 +148,25 @@ def get_app():
     return _app
 
 
-def __getattr__(name: str):  # PEP 562: ``app`` is built (importing typer) on first use
+def __getattr__(name: str):  # PEP 562: ``app`` is built (importing typer) on first use; ``COMMANDS`` read then
     if name == "app":
         return get_app()
+    if name == "COMMANDS":
+        return commands()
     raise AttributeError(name)
+
+
+def _fast(args: list[str]) -> int | None:
+    """A wing's typer-free path for ``args`` (None: none, or the arguments are not plain)."""
+    if not args or args[0] in OWN_COMMANDS or args[0].startswith("-"):
+        return None
+    from skillassay import plugins
+
+    value = plugins.quick(FAST_GROUP).get(args[0])
+    if value is None:
+        return None
+    code: int | None = plugins.load_quick(value)(args[1:])
+    return code
 
 
 def _run_app(args: list[str]) -> int:
@@ -166,12 +200,9 @@ def main(argv: list[str] | None = None) -> None:
     from skillassay.errors import DefinitionError, SkillassayError
 
     try:
-        if args[:1] == ["rubric"]:
-            from skillassay.seam.cli.fast import rubric
-
-            code = rubric(args[1:])
-            if code is not None:
-                sys.exit(code)
+        fast = _fast(args)
+        if fast is not None:
+            sys.exit(fast)
         code = _run_app(args)
         if code:
             sys.exit(code)

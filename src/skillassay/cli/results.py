@@ -155,7 +155,7 @@ def compare_cmd(
     differ by more than --max-unscored-gap: an arm whose failures went unscored would look better than it is.
 
     Exit codes: 0 compared; 1 --fail-if-worse and B is worse; 2 bad input; 3 no verdict."""
-    from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
+    from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
     from skillassay.scoring.cost import runs_cost
     from skillassay.scoring.stats import compare, refusal_of
 
@@ -241,7 +241,7 @@ def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool,
     elif refusal is not None:
         pass  # the reason is printed as the `no verdict:` line
     else:
-        from skillassay.report.trigger_tables import trigger_comparison_tables
+        from skillassay.kinds.trigger.tables import trigger_comparison_tables
 
         con = _console()
         for t in trigger_comparison_tables(tcmp, a, b):
@@ -269,7 +269,7 @@ def report_cmd(
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
-    from skillassay.report.trigger_tables import is_trigger_job, skill_use_of, trigger_job_tables
+    from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of, trigger_job_tables
     from skillassay.scoring.stats import summarize
 
     jobs = jobs or []

@@ -308,7 +308,7 @@ class _Progress:
     def _finished(self, record) -> None:
         from skillassay.phases import RunKey
 
-        score = record.combined if record.combined is not None else (
+        score = record.figure("combined") if record.figure("combined") is not None else (
             record.verdict.percent if record.verdict else None)
         key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
         self.bar.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
@@ -414,8 +414,8 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
     """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
-    from skillassay.report.trigger_tables import trigger_summary_tables
-    from skillassay.scoring.triggers import summarize_triggers, trigger_points
+    from skillassay.kinds.trigger.tables import trigger_summary_tables
+    from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
 
     summary = summarize_triggers(trigger_points(result.records))
     if as_json:

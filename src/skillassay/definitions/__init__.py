@@ -1,7 +1,7 @@
 """Eval definitions: one model (EvalDefinition), loaders per file format, and the definition linter.
 
-The names below are imported on first use, so a light module of this package (``definitions.plan``, which the
-rubric reads) does not drag in the loaders and pydantic.
+The names below are imported on first use, so a light module of this package (``definitions.jsonfile``, which the
+Seam wing's fast rubric command reads) does not drag in the loaders and pydantic.
 """
 
 from __future__ import annotations
@@ -10,16 +10,12 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "load_fixture": "skillassay.definitions.loader",
-    "AnswerKey": "skillassay.seam.plan",
-    "Rubric": "skillassay.seam.plan",
     "EvalDefinition": "skillassay.definitions.models",
-    "PlanEvalConfig": "skillassay.definitions.models",
     "load_suite": "skillassay.definitions.suite",
     "select": "skillassay.definitions.suite",
 }
 
-__all__ = ["AnswerKey", "EvalDefinition", "PlanEvalConfig", "Rubric", "load_fixture", "load_suite", "select"]
+__all__ = ["EvalDefinition", "load_suite", "select"]
 
 
 def __getattr__(name: str) -> Any:

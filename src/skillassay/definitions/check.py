@@ -1,5 +1,5 @@
 """``skillassay check``: every problem with the definitions under a path, each naming the file, the field and what
-was expected. The checks themselves are ``skillassay.definitions.validation``, the same that ``run`` passes every
+was expected. The checks themselves are ``skillassay.definitions.validation`` and each format's own, the same that ``run`` passes every
 definition through (``suite.load_one``), so ``check`` and ``run`` cannot disagree."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillassay.definitions.suite import definition_sources, inspect_one
-from skillassay.definitions.validation import defined_functions, rubric_problems  # noqa: F401  (re-exported)
 from skillassay.errors import DefinitionError, Problem
 
 

@@ -8,6 +8,7 @@ traceback), never a crash of the parser or of the validation after it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -82,15 +83,13 @@ def read_json(path: Path, problems: list[Problem]) -> Any | None:
     return None if too_deep(path, data, problems) else data
 
 
-def validate(model: type[M], data: Any, path: Path, problems: list[Problem]) -> M | None:
-    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass of ``seam/plan.py``); each
-    pydantic error becomes a problem at its pointer. A plan dataclass that already has its exact shape is read
-    without importing pydantic (the rubric command starts fast that way)."""
-    import dataclasses
-
-    if dataclasses.is_dataclass(model):
-        from skillassay.seam.plan import exact
-
+def validate(model: type[M], data: Any, path: Path, problems: list[Problem],
+             exact: Callable[[type[M], Any], M | None] | None = None) -> M | None:
+    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass pydantic reads); each pydantic error
+    becomes a problem at its pointer. ``exact``: a reader that answers the model for input that already has its
+    exact shape, without importing pydantic (the Seam wing's ``plan.exact``: its rubric command starts fast that
+    way), and None for anything else, which pydantic then judges."""
+    if exact is not None:
         found = exact(model, data)
         if found is not None:
             return found

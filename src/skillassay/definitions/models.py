@@ -1,14 +1,14 @@
 """The one definition model every eval loads into, whatever file format it was written in.
 
-The plan's JSON files (``rubric.json``, ``eval_config.json``, ``answer_key.json``) are modelled as written
-(``PlanEvalConfig`` here; ``AnswerKey`` and ``Rubric`` in ``seam/plan.py``); loaders map them, and the
-native format, onto ``EvalDefinition``.
+Each format's loader maps its files onto ``EvalDefinition``: the native and trigger formats here, the plan's JSON
+files in the Seam wing (``seam/loader.py``, onto its subclass ``SeamEval``, which carries ``rubric.json``,
+``answer_key.json`` and ``eval_config.json`` as written: ``seam/plan.py``, ``seam/config.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,97 +20,14 @@ from skillassay.definitions.agent_eval import (
     ForbiddenBehaviour,
     QualityGate,
 )
+from skillassay.definitions.app import RunSteps
 from skillassay.definitions.resources import Resources
 from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.triggers import TriggerBudget
 
-# The plan's three Seam integration paths, and the calls that identify each.
-API_PATHS = ("reservation_automations", "access_grants", "access_codes")
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-# ----------------------------------------------------------------------------- the plan's eval_config.json
-class Endpoint(_Strict):
-    method: str
-    path: str
-    payload: dict[str, Any] | None = None
-    response_id_path: str | None = None
-    headers: dict[str, str] | None = None
-
-
-class TestEndpoints(_Strict):
-    __test__ = False  # not a pytest class
-    create: Endpoint
-    update: Endpoint
-    cancel: Endpoint
-
-
-class SeamSpace(_Strict):
-    """A space the validator creates before the app starts, with ``devices`` sandbox locks attached."""
-
-    space_key: str
-    name: str | None = None
-    devices: int = 1
-
-
-class SeamSetup(_Strict):
-    """What the validator provides in Seam, and how the app learns of it. Declared, never guessed.
-
-    ``env`` maps variable names the app reads to values; values may use ``{{DEVICE_ID}}``,
-    ``{{DEVICE_IDS}}`` (comma separated), ``{{SPACE_ID}}``, ``{{SPACE_KEY}}``, ``{{CUSTOMER_KEY}}``.
-    With no ``spaces``, one space is derived from the create payload: space key = the unit id.
-    """
-
-    spaces: list[SeamSpace] | None = None
-    customer_key: str | None = None  # default: the property id of the create payload
-    unit_id_field: str | None = None  # create-payload field holding the unit id (default: unitId / unit_id)
-    property_id_field: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    # which Seam object a reservation's code hangs on: the device of the space (default)
-    check_device: Literal["space", "env"] = "space"
-
-
-class RunSteps(_Strict):
-    """Explicit install/build/start commands; overrides what the Dockerfile says."""
-
-    install: list[str] | None = None
-    build: list[str] | None = None
-    start: list[str] | str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    health_path: str = "/health"
-
-
-class SandboxTimeouts(_Strict):
-    """Seconds; each must be positive (a negative limit would end every wait at once)."""
-
-    health: float = Field(60.0, gt=0)
-    create: float = Field(60.0, gt=0)
-    update: float = Field(30.0, gt=0)
-    cancel: float = Field(30.0, gt=0)
-
-
-class PlanEvalConfig(_Strict):
-    fixture: str
-    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
-    expected_api_path: str
-    seam_env_var: str = "SEAM_API_KEY"
-    app_port: int | None = Field(None, ge=1, le=65535)
-    test_endpoints: TestEndpoints
-    sandbox_update_check: Literal["strict", "presence"] = "strict"
-    # Extensions (optional; the plan's files work without them)
-    title: str | None = None
-    status: Literal["experimental", "stable"] = "stable"
-    pass_threshold: float | None = Field(None, ge=0, le=1, description="a share, e.g. 0.8")
-    seam: SeamSetup | None = None
-    run: RunSteps | None = None
-    timeouts: SandboxTimeouts | None = None
-    resources: Resources | None = None  # what one run needs where it executes (the Ray executor reserves it)
-    # hosts the agent and the app's install reach through the egress proxy, instead of the stack's (docs/sealing.md)
-    registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = None
-    max_change_size: ChangeSize | None = None
 
 
 # ----------------------------------------------------------------------------- negative controls
@@ -177,11 +94,9 @@ class EvalDefinition(BaseModel):
     dockerfile: Path | None = None
     golden_dir: Path | None = None
     controls: list[Control] = Field(default_factory=list)
-    # layer inputs
-    answer_key: AnswerKey | None = None
-    rubric: Rubric | None = None
+    # a file of the suite that grading reads beside the fixture (the Seam wing's: rubric.json); a wing's own
+    # inputs are fields of its subclass (seam/eval.py: SeamEval)
     rubric_file: Path | None = None
-    config: PlanEvalConfig | None = None
     # agent-eval fields (native definitions; plan evals get defaults)
     pass_threshold: float = 0.8
     expected_behaviour: list[str] = Field(default_factory=list)
@@ -199,7 +114,13 @@ class EvalDefinition(BaseModel):
 
     @property
     def has_sandbox(self) -> bool:
-        return self.config is not None
+        """Whether grading runs the app against an emulated service (a wing's definitions may)."""
+        return False
+
+    @property
+    def run_steps(self) -> RunSteps | None:
+        """Install, build and start commands that override the Dockerfile's (a wing's definitions may have them)."""
+        return None
 
 
 def stack_registries(definition: EvalDefinition) -> list[str]:

@@ -1,9 +1,10 @@
 """Finding every eval under a path, whatever format each is written in.
 
-A suite folder holds the plan's fixtures (``fixtures/<name>/eval_config.json``, graded with the suite's
-``rubric.json``), native agent-eval definitions (``agent-evals/<id>.toml``) and trigger suites
-(``trigger-evals/<id>.toml``, see ``definitions.trigger``). A path may also name one fixture folder, one native
-definition file, one trigger suite or the ``trigger-evals`` folder.
+A suite folder holds native agent-eval definitions (``agent-evals/<id>.toml``), trigger suites
+(``trigger-evals/<id>.toml``, see ``kinds.trigger.definitions``) and the definitions of each wing's format
+(``definitions/formats.py``; the Seam wing's: the plan's fixtures, ``fixtures/<name>/eval_config.json``). A path
+may also name one native definition file, one trigger suite, the ``trigger-evals`` folder or one definition of a
+wing's format.
 
 Trigger suites are checked and listed with the rest, but run only when the path names them: a folder's evals and
 its trigger suites measure different things (``load_suite`` gives the evals of a suite folder, or the prompts of the
@@ -13,8 +14,10 @@ trigger suites a path names).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
-from skillassay.definitions.loader import CONFIG_FILE
+from skillassay import plugins
+from skillassay.definitions.formats import formats
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError, Problem
 
@@ -24,33 +27,31 @@ TRIGGER_DIR = "trigger-evals"
 
 
 def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
-    """(kind, source, suite_dir) for every definition under ``path``; kind is "plan-json", "native" or
-    "trigger"."""
+    """(kind, source, suite_dir) for every definition under ``path``; kind is "native", "trigger" or the name of a
+    wing's format ("plan-json")."""
     path = Path(path)
     if path.is_file() and path.suffix == NATIVE_SUFFIX and path.resolve().parent.name == TRIGGER_DIR:
         return [("trigger", path, path.resolve().parent.parent)]
     if path.is_dir() and path.resolve().name == TRIGGER_DIR:
-        found = [("trigger", f, path.resolve().parent) for f in sorted(path.glob(f"*{NATIVE_SUFFIX}"))]
-        if not found:
+        suites = [("trigger", f, path.resolve().parent) for f in sorted(path.glob(f"*{NATIVE_SUFFIX}"))]
+        if not suites:
             raise DefinitionError([Problem(path, "", f"no trigger suites (<id>{NATIVE_SUFFIX}) in this folder")])
-        return found
-    if path.is_file():
-        if path.suffix == NATIVE_SUFFIX:
-            return [("native", path, path.resolve().parent.parent)]
-        if path.name == CONFIG_FILE:
-            return [("plan-json", path.parent, path.resolve().parent.parent.parent)]
-        raise DefinitionError([Problem(path, "", "not a definition: expected a suite folder, a fixture folder, "
-                                                 f"an {CONFIG_FILE} or a {NATIVE_SUFFIX} definition")])
-    if not path.is_dir():
+        return suites
+    if path.is_file() and path.suffix == NATIVE_SUFFIX:
+        return [("native", path, path.resolve().parent.parent)]
+    if not path.exists():
         raise DefinitionError([Problem(path, "", "no such file or folder")])
-    if (path / CONFIG_FILE).is_file() or (path / "app").is_dir():
-        return [("plan-json", path, path.resolve().parent.parent)]
-    found: list[tuple[str, Path, Path]] = []
-    fixtures = path / "fixtures"
-    if fixtures.is_dir():
-        for fx in sorted(p for p in fixtures.iterdir() if p.is_dir()):
-            if (fx / CONFIG_FILE).is_file():
-                found.append(("plan-json", fx, path))
+    wings = formats()
+    for form in wings:
+        named = form.named(path)
+        if named is not None:
+            return [(form.name, *named)]
+    if path.is_file():
+        names = "".join(f"{form.named_as}, " for form in wings)
+        raise DefinitionError([Problem(path, "", f"not a definition: expected a suite folder, {names.rstrip(', ')} "
+                                                 f"or a {NATIVE_SUFFIX} definition")])
+    found: list[tuple[str, Path, Path]] = [(form.name, source, path) for form in wings
+                                           for source in form.in_suite(path)]
     native = path / NATIVE_DIR
     if native.is_dir():
         for f in sorted(native.glob(f"*{NATIVE_SUFFIX}")):
@@ -60,9 +61,21 @@ def definition_sources(path: Path) -> list[tuple[str, Path, Path]]:
         for f in sorted(trigger.glob(f"*{NATIVE_SUFFIX}")):
             found.append(("trigger", f, path))
     if not found:
-        raise DefinitionError([Problem(path, "", f"no evals found: expected fixtures/<name>/{CONFIG_FILE} or "
+        where = "".join(f"{form.where} or " for form in wings)
+        raise DefinitionError([Problem(path, "", f"no evals found: expected {where}"
                                                  f"{NATIVE_DIR}/<id>{NATIVE_SUFFIX} below this folder")])
     return found
+
+
+def _trigger_kind() -> TriggerSource:
+    """The trigger kind (``skillassay.kinds.trigger``), reached through its entry point: it reads its suites."""
+    return plugins.load("skillassay.kinds", "trigger")()
+
+
+class TriggerSource(Protocol):
+    def problems(self, source: Path, suite_dir: Path) -> list[Problem]: ...
+
+    def prompts(self, source: Path, suite_dir: Path) -> list[EvalDefinition]: ...
 
 
 def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
@@ -71,12 +84,12 @@ def inspect_one(kind: str, source: Path, suite_dir: Path) -> tuple[EvalDefinitio
     from skillassay.definitions import validation
 
     if kind == "trigger":  # a suite of prompts, not one eval: only its problems here (load_suite expands it)
-        from skillassay.definitions.trigger import inspect_trigger
-
-        return None, inspect_trigger(source, suite_dir)[1]
+        return None, _trigger_kind().problems(source, suite_dir)
     if kind == "native":
         return validation.inspect_native(source, suite_dir)
-    return validation.inspect_plan(source)
+    from skillassay.definitions.formats import format_named
+
+    return format_named(kind).inspect(source, suite_dir)
 
 
 def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
@@ -90,7 +103,11 @@ def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
 def source_id(kind: str, source: Path) -> str:
     """The eval id a source will load as: the fixture folder's name, or the definition file's stem (a trigger
     suite's: the prefix of its prompts' ids)."""
-    return source.stem if kind in ("native", "trigger") else source.name
+    if kind in ("native", "trigger"):
+        return source.stem
+    from skillassay.definitions.formats import format_named
+
+    return format_named(kind).source_id(source)
 
 
 def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]:
@@ -112,9 +129,7 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
     for kind, source, suite_dir in sources:
         try:
             if kind == "trigger":
-                from skillassay.definitions.trigger import load_trigger
-
-                evals.extend(load_trigger(source, suite_dir).prompts)
+                evals.extend(_trigger_kind().prompts(source, suite_dir))
             else:
                 evals.append(load_one(kind, source, suite_dir))
         except DefinitionError as exc:
@@ -144,5 +159,8 @@ def select(evals: list[EvalDefinition], ids: list[str] | None = None, api_path: 
                                            f"known: {', '.join(sorted(known))}")])
         chosen = [e for e in chosen if e.id in ids]
     if api_path:
-        chosen = [e for e in chosen if e.api_path == api_path or (api_path == "lower_level" and e.api_path == "access_codes")]
+        from skillassay.definitions.formats import api_path_aliases
+
+        meant = api_path_aliases().get(api_path)
+        chosen = [e for e in chosen if e.api_path == api_path or (meant is not None and e.api_path == meant)]
     return chosen

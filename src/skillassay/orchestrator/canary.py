@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
+from skillassay.kinds import kind_of
 from skillassay.orchestrator.grading import GradeOutcome, Layers
 from skillassay.store.records import CanaryCheck
 from skillassay.workspace.changes import SKIP_DIRS
@@ -102,11 +103,7 @@ def _digest(roots: list[Path], base: Path) -> str:
 def fixture_hash(d: EvalDefinition) -> str:
     """sha256 over every file the eval's grading reads: the fixture folder (app, golden, config, controls), the
     rubric, the definition file and its folder's hidden tests."""
-    roots = [Path(d.fixture_dir), Path(d.source)]
-    if d.rubric_file is not None:
-        roots.append(Path(d.rubric_file))
-    if d.format == "native":
-        roots.append(Path(d.source).parent / d.id)  # hidden tests beside the definition (<id>/hidden_tests)
+    roots = [Path(d.fixture_dir), Path(d.source), *kind_of(d).hashed_inputs(d)]
     return _digest([r.resolve() for r in roots if r.exists()], Path(d.suite_dir).resolve())
 
 
@@ -184,40 +181,18 @@ def forget(key: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the golden
-def _layers(d: EvalDefinition, layers: Layers) -> tuple[bool, bool]:
-    """(rubric, sandbox): the layers the job uses that this eval has."""
-    rubric = layers in ("rubric", "both") and d.answer_key is not None and d.rubric is not None
-    sandbox = layers in ("sandbox", "both") and d.config is not None
-    return rubric, sandbox
-
-
 def expectation(d: EvalDefinition, layers: Layers) -> ControlExpectation:
     """What the golden must get: the same as ``check --controls`` asks of it."""
-    if d.format == "native":
-        own = Path(d.golden_dir or "").parent / "test_golden.expected.json"
-        if d.golden_dir is not None and own.is_file():
-            return ControlExpectation.model_validate_json(own.read_text(encoding="utf-8"))
-        return ControlExpectation(description="the reference solution", verdict="pass", disqualified=False)
-    rubric, sandbox = _layers(d, layers)
-    return ControlExpectation(description="the reference solution scores full marks",
-                              rubric_total_min=100 if rubric else None, sandbox_total=100 if sandbox else None)
+    return kind_of(d).golden_expectation(d, layers)
 
 
 def without_judge(d: EvalDefinition) -> EvalDefinition:
     return d.model_copy(update={"criteria": [c for c in d.criteria if c.grader != LLM_JUDGE]})
 
 
-def score(got: GradeOutcome) -> float:
-    """The golden's score, 0-100, as the job's figures show it: the combined score, else the one layer run, else
-    the verdict's (agent evals)."""
-    for value in (got.combined, got.sandbox_total, got.rubric_total):
-        if value is not None:
-            return round(value, 2)
-    return round(got.verdict.score * 100, 2) if got.verdict is not None else 0.0
-
-
-def _points(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def score(d: EvalDefinition, got: GradeOutcome) -> float:
+    """The golden's score, 0-100, as the job's figures show it (the eval's kind's)."""
+    return kind_of(d).score(got)
 
 
 def _cause(got: GradeOutcome) -> str | None:
@@ -246,24 +221,17 @@ def judge(d: EvalDefinition, got: GradeOutcome, layers: Layers) -> str | None:
     bad = compare(expectation(d, layers), got) + got.errors
     if not bad:
         return None
-    rubric, sandbox = _layers(d, layers)
-    if d.format == "native":
-        scored = f"{score(got):g}% ({got.verdict.label if got.verdict else 'no verdict'})"
-    else:
-        parts = ([f"rubric {_points(got.rubric_total)}"] if rubric else []) + (
-            [f"sandbox {_points(got.sandbox_total)}"] if sandbox else [])
-        scored = ", ".join(parts) or "nothing"
+    scored = kind_of(d).describe_score(d, got, layers)
     return f"the golden scores {scored}: {_cause(got) or bad[0]}"[:1000]
 
 
 def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Policy | None = None,
                  emulator: Service | None = None) -> GradeOutcome:
     """One golden run, graded as an agent's change would be (the run's policy seals the app and the commands)."""
-    from skillassay.graders.agent_controls import load_transcript
     from skillassay.orchestrator.grading import grade
 
     assert d.golden_dir is not None
-    transcript = load_transcript(Path(d.golden_dir)) if d.format == "native" else None
+    transcript = kind_of(d).golden_transcript(d)
     return grade(without_judge(d), Path(d.golden_dir), work, run_id, layers=plan.layers, seam=plan.seam,
                  backend=plan.backend, emulator=emulator, transcript=transcript, policy=policy)
 
@@ -277,15 +245,16 @@ def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | No
             raise  # the definition's fault: the run says invalid_definition
         except Exception as exc:  # noqa: BLE001 - the harness failed: the machine cannot measure the eval either
             return 0.0, f"the harness failed grading the golden: {type(exc).__name__}: {exc}"
-    return score(got), judge(d, got, plan.layers)
+    return score(d, got), judge(d, got, plan.layers)
 
 
 def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None,
           emulator: Service | None = None) -> CanaryCheck:
     """The eval's canary on this machine: from the cache when it holds ``plan.runs`` passes, else the missing golden
     runs (all of them once the first passes: a golden that passes only sometimes fails the canary too)."""
-    if d.trigger is not None:
-        return CanaryCheck(eval_id=d.id, status="skipped", reason="a trigger prompt has no golden")
+    no_golden = kind_of(d).canary_skip(d)
+    if no_golden is not None:
+        return CanaryCheck(eval_id=d.id, status="skipped", reason=no_golden)
     if d.golden_dir is None or not Path(d.golden_dir).is_dir():
         return CanaryCheck(eval_id=d.id, status="skipped", reason="no golden solution (test_golden/) to check")
     key = cache_key(d, plan)
@@ -320,10 +289,10 @@ def reference_check(d: EvalDefinition, plan: CanaryPlan, got: GradeOutcome) -> C
     key = cache_key(d, plan)
     why = judge(d, got, plan.layers)
     if why is None:
-        record_pass(d, plan, key, [score(got)])
-        return CanaryCheck(eval_id=d.id, status="passed", key=key, scores=[score(got)], source="reference")
+        record_pass(d, plan, key, [score(d, got)])
+        return CanaryCheck(eval_id=d.id, status="passed", key=key, scores=[score(d, got)], source="reference")
     forget(key)
-    return CanaryCheck(eval_id=d.id, status="failed", key=key, scores=[score(got)], reason=why, source="reference")
+    return CanaryCheck(eval_id=d.id, status="failed", key=key, scores=[score(d, got)], reason=why, source="reference")
 
 
 def merge(checks: list[CanaryCheck]) -> CanaryCheck | None:
@@ -356,10 +325,10 @@ def smoke_evals(evals: list[EvalDefinition]) -> list[EvalDefinition]:
     """One Python and one Node eval with a golden, the cheapest stack first (Flask, Express: no build step)."""
     chosen: list[EvalDefinition] = []
     for language, stacks in SMOKE_STACKS:
-        fits = [e for e in evals if e.golden_dir is not None and e.trigger is None
+        fits = [e for e in evals if e.golden_dir is not None and kind_of(e).canary_skip(e) is None
                 and (e.language == language or (language == "typescript" and e.language == "javascript"))]
         fits.sort(key=lambda e: (stacks.index(e.stack) if e.stack in stacks else len(stacks),
-                                 e.format != "plan-json", len(e.id), e.id))
+                                 kind_of(e).smoke_order, len(e.id), e.id))
         chosen.extend(fits[:1])
     return chosen
 

@@ -18,7 +18,9 @@ from skillassay import phases, reaper
 from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
-from skillassay.definitions.trigger import is_trigger_source
+from skillassay.kinds import kind_of
+from skillassay.kinds.trigger.definitions import is_trigger_source
+from skillassay import phases
 from skillassay.errors import SkillassayError
 from skillassay.graders import judge_config
 from skillassay.orchestrator import canary as canaries
@@ -188,7 +190,7 @@ CANARY_OFF = ("--canary-runs 0: no golden canary ran, so a failure this machine 
 
 def _canary_plan(opts: JobOptions, evals: list[EvalDefinition]) -> tuple[CanaryPlan | None, str | None]:
     """The job's canary (none for trigger suites: they have no golden), and the warning kept when it is turned off."""
-    if not evals or all(e.trigger is not None for e in evals):
+    if not evals or all(kind_of(e).canary_skip(e) is not None for e in evals):
         return None, None
     if opts.canary_runs == 0:
         return None, CANARY_OFF

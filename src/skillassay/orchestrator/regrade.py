@@ -16,7 +16,7 @@ from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
 from skillassay.graders.judge_config import require as require_judge
 from skillassay.graders.judge_config import resolve as resolve_judge
-from skillassay.orchestrator import triggering
+from skillassay.kinds import kind_of
 from skillassay.orchestrator.grading import grade
 from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring import GRADING_VERSION
@@ -54,7 +54,9 @@ def _record_change(before: RunRecord, after: RunRecord, changes: list[ScoreChang
 
 def _fields(r: RunRecord) -> dict[str, float | str | None]:
     out: dict[str, float | str | None] = {
-        "rubric": r.rubric_total, "sandbox": r.sandbox_total, "combined": r.combined,
+        # the kind's figures: the Seam kind's rubric, sandbox and combined scores
+        **{k.removesuffix("_total"): float(v) for k, v in r.grades.items()
+           if isinstance(v, int | float) and not isinstance(v, bool)},
         "verdict": None if r.verdict is None else ("pass" if r.verdict.passed else "fail"),
         "score": None if r.verdict is None else round(r.verdict.score * 100, 2),
         "skill used": None if r.skill_use is None else ("yes" if r.skill_use.used else "no"),
@@ -83,13 +85,12 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
         require_judge([evals[i] for i in {r.eval_id for r in runs if r.scored} if i in evals], judge_config)
         layers = job.options.get("layers", "both")
         emulator = None
-        needs = layers != "rubric" and any(evals.get(r.eval_id) and evals[r.eval_id].has_sandbox for r in runs)
+        needs = sorted({s for r in runs if (d := evals.get(r.eval_id)) is not None
+                        for s in kind_of(d).services(d, layers)})
         if needs and job.options.get("seam", "emulator") == "emulator":
             from skillassay.services import service_class
 
-            seam_emulator = service_class("seam")
-
-            emulator = seam_emulator(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
+            emulator = service_class(needs[0])(async_delay=emulator_delay, automation_delay=0.5).start(host="127.0.0.1", port=0)
         changes: list[ScoreChange] = []
         skipped: list[str] = []
         done = 0
@@ -110,13 +111,15 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                 # skill use read again with the current definition (skillassay.triggers)
                 use = detect(transcript, r.skill_use.target) if transcript and r.skill_use and r.skill_use.target \
                     else r.skill_use
-                if d.trigger is not None:
+                if not kind_of(d).grades_change(d):  # decided from the transcript (a trigger prompt)
                     if use is None:
                         skipped.append(f"{r.run_dir}: no record of where the skill was installed")
                         continue
                     stopped = r.trigger.stopped if r.trigger else None
-                    outcome, criteria, verdict = triggering.decide(d, use, stopped)
-                    new = r.model_copy(update={"criteria": criteria, "verdict": verdict, "trigger": outcome,
+                    decided = grade(d, ws, run_dir, f"regrade-{r.job_id}-{r.eval_id}-{r.run_index}",
+                                    skill_use=use, stopped=stopped)
+                    new = r.model_copy(update={"criteria": decided.criteria, "verdict": decided.verdict,
+                                               "trigger": decided.trigger,
                                                "skill_use": use, "regraded_at": datetime.now(UTC),
                                                "grading_version": GRADING_VERSION})
                     done += _record_change(r, new, changes)
@@ -137,8 +140,7 @@ def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, e
                                    + "; ".join(str(f) for f in g.failures)[:500])
                     continue
                 new = r.model_copy(update={
-                    "rubric_total": g.rubric_total, "sandbox_total": g.sandbox_total, "combined": g.combined,
-                    "api_path_correct": g.api_path_correct, "criteria": g.criteria, "verdict": g.verdict,
+                    "grades": g.grades, "criteria": g.criteria, "verdict": g.verdict,
                     "regraded_at": datetime.now(UTC), "skill_use": use, "grading_version": GRADING_VERSION,
                 })
                 if r.empty_diff and new.verdict is not None:

@@ -27,7 +27,7 @@ from skillassay.agents.reference import NAME as REFERENCE
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation import Policy
-from skillassay.orchestrator import triggering
+from skillassay.kinds.trigger import decision as triggering
 from skillassay.orchestrator.attempts import AttemptsOutcome, RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.canary import reference_check
 from skillassay.orchestrator.config import RunSpec
@@ -477,8 +477,7 @@ def build_record(ctx: RunContext, so_far: RunSoFar) -> RunRecord:
         agent_exit=so_far.end.exit if so_far.end is not None else None,
         empty_diff=so_far.change is not None and so_far.change.empty_diff and so_far.outcome in SCORED,
         started_at=ctx.started, finished_at=datetime.now(UTC), timings=ctx.clock.timings,
-        rubric_total=graded.rubric_total, sandbox_total=graded.sandbox_total, combined=graded.combined,
-        api_path=graded.api_path, api_path_correct=graded.api_path_correct,
+        grades=graded.grades,
         criteria=graded.criteria, verdict=graded.verdict,
         transcript=_summary(result.transcript if result else Transcript(agent=spec.config.agent),
                             skill_name(spec, ctx.skill_dir), so_far.use),
@@ -486,7 +485,6 @@ def build_record(ctx: RunContext, so_far: RunSoFar) -> RunRecord:
         attempts=run.tried.attempts if run is not None else [],
         skill_use=so_far.use, trigger=so_far.trigger,
         files_changed=so_far.change.files_changed if so_far.change is not None else 0,
-        emulator_spec_version=graded.emulator_spec_version,
         config=spec.recorded(ctx.definition_source) | ({"notes": notes} if notes else {}),
         machine=machine_info(), sealing=so_far.sealing.run_json(),
         arm=json.loads(run.arm.model_dump_json()) if run is not None and run.arm is not None else None,

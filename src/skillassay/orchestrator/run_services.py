@@ -25,12 +25,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from skillassay.orchestrator.canary import CanaryPlan
+from skillassay.services import Service
 from skillassay.services.model_proxy import ModelGrants, ModelProxyClient
 from skillassay.store.records import CanaryCheck
 
 if TYPE_CHECKING:
     from skillassay.definitions.models import EvalDefinition
-    from skillassay.seam.emulator.emulator import SeamEmulator
+
+# the service the plan's sandbox layer talks to (the ``skillassay.services`` entry point of the Seam wing)
+EMULATOR_SERVICE = "seam"
 
 
 class EmulatorRecipe(BaseModel):
@@ -61,13 +64,13 @@ class RunServices:
     def __init__(self, recipe: JobServices):
         self.recipe = recipe
         self._lock = threading.Lock()
-        self._emulator: SeamEmulator | None = None
+        self._emulator: Service | None = None
         self._closed = False
         self._canaries: dict[str, CanaryCheck] = {}
         self._canary_locks: dict[str, threading.Lock] = {}
 
-    def emulator(self) -> SeamEmulator | None:
-        """This place's Seam emulator (started on the first call), or None when the job uses none."""
+    def emulator(self) -> Service | None:
+        """This place's emulator (started on the first call), or None when the job uses none."""
         spec = self.recipe.emulator
         if spec is None:
             return None
@@ -78,9 +81,9 @@ class RunServices:
                 from skillassay.services import service_class
 
                 # loopback: the app under test and the grader run on this same machine
-                self._emulator = service_class("seam")(async_delay=spec.async_delay,
-                                                       automation_delay=spec.automation_delay
-                                                       ).start(host="127.0.0.1", port=0)
+                self._emulator = service_class(EMULATOR_SERVICE)(async_delay=spec.async_delay,
+                                                                 automation_delay=spec.automation_delay
+                                                                 ).start(host="127.0.0.1", port=0)
             return self._emulator
 
     def canary(self, definition: EvalDefinition, policy: Any = None) -> CanaryCheck | None:

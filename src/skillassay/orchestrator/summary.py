@@ -91,7 +91,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         # a run the provider or the harness failed says nothing about the agent: it is left out of every figure
         runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
-        api = [r.api_path_correct for r in runs if r.api_path_correct is not None]
+        api = [a for r in runs if isinstance(a := r.grades.get("api_path_correct"), bool)]
         unjudged = sorted({u for v in verdicts for u in v.unjudged})
         forbidden = sorted({f for v in verdicts for f in v.forbidden_observed})
         out.append(EvalSummary(
@@ -103,9 +103,9 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             errors=errors,
             reasons=reasons,
             graded=len(runs),
-            rubric=spread([r.rubric_total for r in runs]),
-            sandbox=spread([r.sandbox_total for r in runs]),
-            combined=spread([r.combined for r in runs]),
+            rubric=spread([r.figure("rubric_total") for r in runs]),
+            sandbox=spread([r.figure("sandbox_total") for r in runs]),
+            combined=spread([r.figure("combined") for r in runs]),
             score=spread([v.score * 100 for v in verdicts]),
             passed=sum(1 for v in verdicts if v.passed),
             pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4) if verdicts else None,

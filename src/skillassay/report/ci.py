@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.report.runs import failure_reason, is_graded
-from skillassay.report.trigger_tables import is_trigger_job, skill_use_of
+from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of
 from skillassay.scoring.stats import compare, summarize
-from skillassay.scoring.triggers import summarize_triggers, trigger_points
+from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
 from skillassay.store.files import write_json_atomic
 from skillassay.store.records import JobRecord, RunRecord
 
@@ -102,9 +102,9 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
                 "verdict": v.label if v else None,
                 "reason": failure_reason(r),
                 "error": r.error,
-                "rubric_total": r.rubric_total if is_graded(r) else None,
-                "sandbox_total": r.sandbox_total if is_graded(r) else None,
-                "combined": r.combined if is_graded(r) else None,
+                "rubric_total": r.figure("rubric_total") if is_graded(r) else None,
+                "sandbox_total": r.figure("sandbox_total") if is_graded(r) else None,
+                "combined": r.figure("combined") if is_graded(r) else None,
                 "run_dir": r.run_dir,
             }
         )

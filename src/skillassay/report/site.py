@@ -39,7 +39,7 @@ from skillassay.report.runs import (
     skill_label,
     variant_label,
 )
-from skillassay.report.trigger_tables import compare_trigger_runs, is_trigger_job, skill_use_of
+from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.cost import runs_cost
 from skillassay.scoring.stats import (
@@ -51,7 +51,7 @@ from skillassay.scoring.stats import (
     summarize,
     to_points,
 )
-from skillassay.scoring.triggers import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
+from skillassay.kinds.trigger.scoring import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
 from skillassay.store import exploits as store_exploits
 from skillassay.store import mutants as store_mutants
@@ -208,7 +208,7 @@ def _load_definitions(
         for kind, source, suite_dir in sources:
             try:
                 if kind == "trigger":  # a trigger suite: its prompts, one definition each
-                    from skillassay.definitions.trigger import load_trigger
+                    from skillassay.kinds.trigger.definitions import load_trigger
 
                     defs.extend(load_trigger(source, suite_dir).prompts)
                 else:

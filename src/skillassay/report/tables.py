@@ -114,7 +114,7 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None,
         else:
             verdict = "[green]pass[/]" if v.passed else f"[red]{v.label}[/]"
         scores = (
-            [_num(r.rubric_total), _num(r.sandbox_total), _num(r.combined), _pct(v.score if v else None)]
+            [_num(r.figure("rubric_total")), _num(r.figure("sandbox_total")), _num(r.figure("combined")), _pct(v.score if v else None)]
             if graded else ["–"] * 4
         )
         t.add_row(

@@ -43,9 +43,11 @@ class ScoredRun(Protocol):
     run_index: int
     outcome: str
     grading_version: int
-    combined: float | None
     verdict: _Verdict | None
     criteria: Sequence[_CriterionScore]
+
+    def figure(self, name: str) -> float | None: ...  # one of the eval kind's own figures (``grades``)
+
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20261129
@@ -72,8 +74,9 @@ class Point:
 def run_score(run: ScoredRun) -> float:
     if run.verdict is not None:
         return run.verdict.score
-    if run.combined is not None:  # a Seam-layers-only run: the plan's combined score, 0-100
-        return run.combined / 100.0
+    combined = run.figure("combined")
+    if combined is not None:  # a Seam-layers-only run: the plan's combined score, 0-100
+        return combined / 100.0
     return 0.0
 
 

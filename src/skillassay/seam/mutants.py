@@ -24,6 +24,7 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.languages.callgraph import FnRef, Reach
 from skillassay.languages.routes import endpoint_routes, mounted_routes
 from skillassay.orchestrator.mutants.edits import OLD, Edit, Mutant, Switch, ternary
+from skillassay.seam.eval import SeamEval, seam_eval
 from skillassay.seam.rubric.checks import PATH_SIGNATURES, canonical_path, handler_refs
 from skillassay.seam.rubric.grade import endpoints_of
 from skillassay.seam.rubric.project import Project, SdkCall, camel
@@ -97,7 +98,7 @@ async function {TS_HELPER}(path{t(": string")}, body{t(": unknown")}){t(": Promi
 class Golden:
     """The golden, read once: the project, the source of each file, what each phase's endpoint reaches."""
 
-    definition: EvalDefinition
+    definition: SeamEval
     project: Project
     root: Path
     phase_reach: dict[str, Reach] = field(default_factory=dict)
@@ -132,7 +133,8 @@ class Golden:
         return self.source(rel).rfind(b"\n", 0, offset) + 1
 
 
-def read_golden(definition: EvalDefinition) -> Golden:
+def read_golden(any_definition: EvalDefinition) -> Golden:
+    definition = seam_eval(any_definition)
     assert definition.golden_dir is not None
     change = compare_trees(definition.app_dir, definition.golden_dir)
     key = definition.answer_key

@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
+from skillassay.outcomes import LEGACY, RERUN, SCORED
 from skillassay.store.files import (
     DB_NAME,
-    clean,
     Unreadable,
+    clean,
     iter_job_files,
     iter_run_files,
     load_record,
@@ -97,6 +98,10 @@ ON CONFLICT (job_id) DO UPDATE SET
 """
 
 
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _run_row(run: RunRecord) -> dict:
     return {
         "job_id": run.job_id,
@@ -109,9 +114,8 @@ def _run_row(run: RunRecord) -> dict:
         "outcome": LEGACY.get(run.outcome, run.outcome),
         "passed": None if run.verdict is None else int(run.verdict.passed),
         "score": None if run.verdict is None else run.verdict.score,
-        "rubric_total": run.rubric_total,
-        "sandbox_total": run.sandbox_total,
-        "combined": run.combined,
+        # the kind's figures the index keeps a column for (None for kinds without them)
+        **{name: _number(run.grades.get(name)) for name in ("rubric_total", "sandbox_total", "combined")},
         "grading_version": run.grading_version,
         "started_at": run.started_at.isoformat(),
         "finished_at": run.finished_at.isoformat(),

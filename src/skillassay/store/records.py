@@ -12,14 +12,19 @@ from skillassay.outcomes import LEGACY, AgentExit, HarnessFailure, Outcome, is_s
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.secrets import Redaction
-from skillassay.usage import ModelUsage
 from skillassay.triggers import SkillUse, TriggerBudget
+from skillassay.usage import ModelUsage
 from skillassay.workspace.bounded_copy import SizeReport
 
 # How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
 Variant = Literal["skill", "baseline"]
-# 2: the outcome taxonomy (outcomes.py); 3: grading_version. Older files are read as version 3 (``_upgrade``)
-RUN_SCHEMA_VERSION = 3
+# 2: the outcome taxonomy (outcomes.py); 3: grading_version; 4: the eval kind's figures in ``grades``. Older files
+# are read as version 4 (``_upgrade``)
+RUN_SCHEMA_VERSION = 4
+# the figures an eval kind records of a run (``RunRecord.grades``): JSON scalars by name
+GradeValue = float | int | str | bool | None
+# what version 3 kept at the top level and version 4 keeps in ``grades`` (the Seam kind's figures)
+FLAT_GRADES = ("rubric_total", "sandbox_total", "combined", "api_path", "api_path_correct", "emulator_spec_version")
 GRADING_VERSION_OF_OLD_RUNS = 1  # what a run written before run.json held a grading version was graded with
 
 
@@ -107,12 +112,9 @@ class RunRecord(BaseModel):
     started_at: datetime
     finished_at: datetime
     timings: dict[str, float] = Field(default_factory=dict)  # seconds: workspace, agent, rubric, sandbox, ...
-    # Seam plan layers (None when the layer was not run)
-    rubric_total: float | None = None
-    sandbox_total: float | None = None
-    combined: float | None = None
-    api_path: str | None = None  # the path the rubric saw the agent choose
-    api_path_correct: bool | None = None
+    # the eval kind's own figures (skillassay.kinds: the Seam kind's rubric_total, sandbox_total, combined,
+    # api_path, api_path_correct, emulator_spec_version; a figure absent: its layer was not run)
+    grades: dict[str, GradeValue] = Field(default_factory=dict)
     # agent-eval criteria and verdict (every eval has one; the Seam suite's criteria are its rubric categories and
     # sandbox checks, weighted 40/60)
     criteria: list[CriterionResult] = Field(default_factory=list)
@@ -127,7 +129,6 @@ class RunRecord(BaseModel):
     skill_use: SkillUse | None = None
     trigger: TriggerOutcome | None = None  # trigger-suite runs only
     files_changed: int = 0
-    emulator_spec_version: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)  # the full configuration of the run
     machine: dict[str, Any] = Field(default_factory=dict)  # cpu count, memory, platform, python, node
     regraded_at: datetime | None = None  # set by `skillassay regrade`; the agent's work is the original's
@@ -151,11 +152,17 @@ class RunRecord(BaseModel):
     def scored(self) -> bool:
         return is_scored(self.outcome)
 
+    def figure(self, name: str) -> float | None:
+        """The kind's figure ``name`` (``grades``) as a number; None when the run has none."""
+        value = self.grades.get(name)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
         """Older results keep loading: outcome names before the taxonomy map onto it (outcomes.LEGACY); a
-        record from before grading versions was graded with version 1. A record made in code gets the current
+        record from before grading versions was graded with version 1; one from before ``grades`` kept the
+        Seam figures at the top level (``FLAT_GRADES``). A record made in code gets the current
         schema and grading version by default: only a stored one carries an older ``schema_version``."""
         if not isinstance(data, dict):
             return data
@@ -170,6 +177,9 @@ class RunRecord(BaseModel):
             data["outcome"] = LEGACY[data["outcome"]]
         if isinstance(schema, int) and schema < 3:
             data.setdefault("grading_version", GRADING_VERSION_OF_OLD_RUNS)
+        if isinstance(schema, int) and schema < 4:
+            flat = {k: data.pop(k) for k in FLAT_GRADES if k in data}
+            data["grades"] = {**{k: v for k, v in flat.items() if v is not None}, **(data.get("grades") or {})}
         return data
 
 

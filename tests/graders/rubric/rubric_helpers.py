@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from skillassay.definitions.models import AnswerKey, Rubric, RubricCategory
+from skillassay.seam.plan import AnswerKey, Rubric, RubricCategory
 from skillassay.seam.rubric import grade
 
 REPO = Path(__file__).resolve().parents[3]

@@ -11,7 +11,7 @@ from textwrap import dedent
 import pytest
 from rubric_helpers import ENDPOINTS, RA_KEY_PY, App, scores
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 
 # A Flask app whose handlers name no phase: the old fallback credited a Seam call anywhere in the changed files.
 ROUTES = dedent("""

@@ -11,7 +11,7 @@ from textwrap import dedent
 import pytest
 from rubric_helpers import ENDPOINTS, App, scores
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 
 INDEX = dedent("""
     import express from 'express';

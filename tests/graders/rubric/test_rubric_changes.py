@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rubric_helpers import write_tree
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 from skillassay.workspace.changes import compare_trees
 
 

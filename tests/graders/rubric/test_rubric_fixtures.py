@@ -12,7 +12,8 @@ import pytest
 from pydantic import TypeAdapter
 from rubric_helpers import REPO
 
-from skillassay.definitions.models import AnswerKey, ControlExpectation, Rubric
+from skillassay.definitions.models import ControlExpectation
+from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.seam.rubric import grade
 
 EVALS = REPO / "evals"

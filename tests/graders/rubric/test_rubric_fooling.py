@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rubric_helpers import RA_KEY, RA_KEY_PY, scores
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 
 TS_KEY = AnswerKey(
     expected_calls={"create": ["customers.push_data"]},

@@ -7,7 +7,7 @@ import json
 
 from rubric_helpers import RA_KEY_PY, scores
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 
 PRISTINE = {
     "requirements.txt": "flask==3.1.3\n",
@@ -286,8 +286,8 @@ def test_access_grants_path(make_app):
 def test_library_rejects_unknown_check_and_path(make_app):
     import pytest
 
-    from skillassay.definitions.models import Rubric, RubricCategory
     from skillassay.errors import SkillassayError
+    from skillassay.seam.plan import Rubric, RubricCategory
 
     app = make_app(PRISTINE, {})
     bad = Rubric(categories=[RubricCategory(name="x", weight=100, check="regex_match")])

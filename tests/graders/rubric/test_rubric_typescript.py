@@ -7,7 +7,7 @@ import json
 
 from rubric_helpers import RA_KEY, scores
 
-from skillassay.definitions.models import AnswerKey
+from skillassay.seam.plan import AnswerKey
 
 PRISTINE = {
     "package.json": '{"name": "pms", "dependencies": {"express": "4.21.2"}}\n',

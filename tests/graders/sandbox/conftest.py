@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from skillassay.definitions.models import EvalDefinition, PlanEvalConfig
+from skillassay.seam.config import PlanEvalConfig
+from skillassay.seam.eval import SeamEval
 
 HERE = Path(__file__).resolve().parent
 TINYAPP = HERE / "tinyapp"
@@ -53,15 +54,15 @@ def tiny_config(mode: str = "good", **extra: Any) -> dict[str, Any]:
     return config
 
 
-def make_fixture(root: Path, config: dict[str, Any], dockerfile: str = TINY_DOCKERFILE) -> EvalDefinition:
-    """A fixture folder in ``root`` (Dockerfile, eval_config.json, app/) and its EvalDefinition."""
+def make_fixture(root: Path, config: dict[str, Any], dockerfile: str = TINY_DOCKERFILE) -> SeamEval:
+    """A fixture folder in ``root`` (Dockerfile, eval_config.json, app/) and its SeamEval."""
     fixture = root / "tiny"
     app = fixture / "app"
     shutil.copytree(TINYAPP, app, ignore=shutil.ignore_patterns("__pycache__"))
     (fixture / "Dockerfile").write_text(dockerfile)
     (fixture / "eval_config.json").write_text(json.dumps(config, indent=2))
     cfg = PlanEvalConfig.model_validate(config)
-    return EvalDefinition(
+    return SeamEval(
         id="tiny", title="tiny", format="plan-json", source=fixture / "eval_config.json", suite_dir=root,
         fixture_dir=fixture, app_dir=app, prompt="test", stack="python", language="python",
         app_port=cfg.app_port, dockerfile=fixture / "Dockerfile", config=cfg,
@@ -79,7 +80,7 @@ def emulator():
 
 @pytest.fixture
 def tiny(tmp_path):
-    def build(mode: str = "good", **extra: Any) -> EvalDefinition:
+    def build(mode: str = "good", **extra: Any) -> SeamEval:
         return make_fixture(Path(tempfile.mkdtemp(dir=tmp_path)), tiny_config(mode, **extra))
 
     return build

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.definitions import load_fixture
 from skillassay.seam.behaviour import validate
+from skillassay.seam.loader import load_fixture
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 

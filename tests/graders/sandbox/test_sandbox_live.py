@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skillassay.definitions import load_fixture
 from skillassay.errors import SkillassayError
 from skillassay.seam.behaviour import validate
+from skillassay.seam.loader import load_fixture
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 

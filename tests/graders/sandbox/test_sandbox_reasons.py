@@ -192,7 +192,7 @@ def test_run_page_evidence_names_codes_spaces_times_and_the_apps_requests(tiny, 
     """What the run page's criteria table shows for the sandbox (seam_criteria): not blank."""
     import json
 
-    from skillassay.orchestrator.grading import seam_criteria
+    from skillassay.seam.kind import seam_criteria
 
     d = tiny("good")
     r = _run(d, emulator, tmp_path, "page1")

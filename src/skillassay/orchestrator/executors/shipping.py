@@ -22,6 +22,7 @@ from pathlib import Path
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
+from skillassay.kinds import kind_of
 from skillassay.store.files import RUN_FILE, write_json_atomic
 from skillassay.workspace.changes import SKIP_DIRS  # installed, cached, version control: never travels
 
@@ -48,12 +49,7 @@ def eval_paths(definition: EvalDefinition) -> list[Path]:
     """What of the suite one eval reads, relative to its suite folder."""
     suite = definition.suite_dir.resolve()
     wanted = [definition.fixture_dir] if Path(definition.fixture_dir).is_dir() else []  # a trigger may have none
-    if definition.format == "plan-json":
-        wanted.append(definition.rubric_file or suite / "rubric.json")
-    elif definition.format == "trigger":  # the suite's file: its prompts
-        wanted.append(definition.source)
-    else:  # the definition's folder: the file itself and its hidden tests beside it
-        wanted.append(definition.source.parent)
+    wanted.extend(kind_of(definition).suite_files(definition))
     rels = []
     for p in wanted:
         p = Path(p).resolve()
@@ -145,24 +141,7 @@ def definition_here(definition: EvalDefinition, inputs: Path) -> EvalDefinition:
     """The definition, loaded again from this machine's copy of its suite (every path in it then points here)."""
     suite_here = inputs / "suites" / suite_key(definition)
     suite = definition.suite_dir.resolve()
-    if definition.format == "trigger":
-        # one prompt of a suite: nothing to reload (the suite names its skill, which travels as the job's skill);
-        # its files are moved to this machine's copy
-        moved = {}
-        for name in ("source", "suite_dir", "fixture_dir", "app_dir"):
-            path = Path(getattr(definition, name)).resolve()
-            if path.is_relative_to(suite):
-                moved[name] = suite_here / path.relative_to(suite)
-        return definition.model_copy(update=moved)
-    if definition.format == "plan-json":
-        from skillassay.definitions.loader import load_fixture
-
-        rubric = definition.rubric_file
-        return load_fixture(suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
-                            rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None)
-    from skillassay.definitions.native import load_native
-
-    return load_native(suite_here / Path(definition.source).resolve().relative_to(suite), suite_here)
+    return kind_of(definition).reload(definition, suite, suite_here)
 
 
 def skill_here(skill: Path | None, inputs: Path) -> Path | None:

@@ -23,7 +23,9 @@ from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.run_policy import run_policy
-from skillassay.orchestrator.grading import GradeOutcome, check_points, grade
+from skillassay.kinds import kind_of
+from skillassay.seam.kind import check_points
+from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
 from skillassay.services import Service
@@ -41,12 +43,12 @@ def _failures(out: GradeOutcome | None) -> list[str]:
 def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expect]:
     """What each layer of this eval must do with a mutant of this class (``classes.py``, with its exceptions)."""
     out = dict(cls.expect)
-    config = definition.config
+    config = getattr(definition, "config", None)  # the plan's eval_config.json (a plan eval's only)
     conditions = {"presence_update": bool(config and config.sandbox_update_check == "presence")}
     for (condition, layer), expect in cls.unless.items():
         if conditions.get(condition) and layer in out:
             out[layer] = expect
-    if definition.format == "plan-json" and config is None:
+    if kind_of(definition).layers and config is None:
         out.pop("sandbox", None)
     return out
 
@@ -105,10 +107,9 @@ def _process_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
 
 
 def _score(out: GradeOutcome, layer: str) -> float | None:
-    if layer == "rubric":
-        return out.rubric_total
-    if layer == "sandbox":
-        return out.sandbox_total
+    if layer != "process":  # a grading layer of the eval's kind: its total (``<layer>_total``)
+        total = out.grades.get(f"{layer}_total")
+        return float(total) if isinstance(total, int | float) else None
     if out.verdict is None:
         return None
     # a forbidden behaviour fails the eval outright: it counts below any score
@@ -159,7 +160,7 @@ class _Eval:
 
     @property
     def seam(self) -> bool:
-        return self.definition.format == "plan-json"
+        return bool(kind_of(self.definition).layers)
 
 
 def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Service | None,
@@ -268,10 +269,13 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
         if d.golden_dir is None:
             continue
         try:
-            if d.format == "plan-json" and d.answer_key is not None:
+            kind = kind_of(d)
+            if not kind.mutant_checks(d):
+                continue
+            if kind.layers:
                 mutants, notes, _golden = seam.derive(d)
                 works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp))))
-            elif d.format == "native":
+            else:
                 mutants, notes, transcript = agent.derive(d)
                 works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp)),
                                    transcript))

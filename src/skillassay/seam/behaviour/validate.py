@@ -15,13 +15,7 @@ import httpx
 from skillassay.apps.backends.backend import Backend
 from skillassay.apps.runplan import plan_for
 from skillassay.apps.steps import StepFailed
-from skillassay.definitions.models import (
-    EvalDefinition,
-    PlanEvalConfig,
-    SandboxTimeouts,
-    SeamSetup,
-    stack_registries,
-)
+from skillassay.definitions.models import EvalDefinition, stack_registries
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.phases import phase
 from skillassay.seam.behaviour.endpoint_checks import Checker, render, time_templates
@@ -33,6 +27,8 @@ from skillassay.seam.behaviour.session import (
     SeamSession,
     WantedSpace,
 )
+from skillassay.seam.config import PlanEvalConfig, SandboxTimeouts, SeamSetup
+from skillassay.seam.eval import SeamEval
 from skillassay.secrets import redact, redact_tree, secret_values
 
 if TYPE_CHECKING:
@@ -141,7 +137,7 @@ def validate(
     everything the app does wrong is a score with a reason.
     """
     run_id = _safe_run_id(run_id)
-    config = definition.config
+    config = definition.config if isinstance(definition, SeamEval) else None
     if config is None:
         raise SkillassayError(f"{definition.source}: no eval_config.json, so no sandbox checks are defined")
     modified_dir = Path(modified_dir).resolve()

@@ -90,8 +90,8 @@ def _config(path: Path, problems: list) -> tuple[str | None, dict]:
 def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file: Path | None, plain: bool) -> int:
     """Grade and print the result as JSON (exit 0), or print every problem with the input (exit 2)."""
     from skillassay.definitions.jsonfile import read_json, validate
-    from skillassay.seam.plan import AnswerKey, Rubric
     from skillassay.errors import DefinitionError, Problem, SkillassayError
+    from skillassay.seam.plan import AnswerKey, Rubric, exact
     from skillassay.seam.rubric import CHECKS, PATH_SIGNATURES, grade
     from skillassay.seam.rubric.checks import canonical_path
 
@@ -102,12 +102,12 @@ def grade_rubric(pristine: Path, modified: Path, fixture_dir: Path, rubric_file:
         problems: list[Problem] = []
         key_path = fixture_dir / "answer_key.json"
         key_data = read_json(key_path, problems)
-        answer_key = validate(AnswerKey, key_data, key_path, problems) if key_data is not None else None
+        answer_key = validate(AnswerKey, key_data, key_path, problems, exact) if key_data is not None else None
         config_path = fixture_dir / "eval_config.json"
         api_path, endpoints = _config(config_path, problems)
         rubric_path = rubric_file or fixture_dir.resolve().parent.parent / "rubric.json"
         rubric_data = read_json(rubric_path, problems)
-        rubric = validate(Rubric, rubric_data, rubric_path, problems) if rubric_data is not None else None
+        rubric = validate(Rubric, rubric_data, rubric_path, problems, exact) if rubric_data is not None else None
         problems += [
             Problem(rubric_path, f"/categories/{i}/check",
                     f"unknown check {c.check!r} (category {c.name!r}); known: {', '.join(sorted(CHECKS))}")

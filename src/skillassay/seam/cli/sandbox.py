@@ -47,10 +47,10 @@ def sandbox(
     Prints JSON. Exit 0 when the validation ran (whatever the score), 2 when it could not run (no Docker engine,
     no SEAM_API_KEY for --seam live, a bad fixture).
     """
-    from skillassay.definitions import load_fixture
-    from skillassay.seam.behaviour import validate
     from skillassay.definitions.models import stack_registries
     from skillassay.isolation import Policy
+    from skillassay.seam.behaviour import validate
+    from skillassay.seam.loader import load_fixture
 
     if seam not in ("emulator", "live"):
         raise typer.BadParameter("use emulator or live", param_hint="--seam")

@@ -99,7 +99,7 @@ SCHEMA_PATH = "docs/schema/trigger-eval.schema.json"
 
 def json_schema() -> dict[str, Any]:
     """The JSON schema of ``TriggerSuiteFile`` (committed as docs/schema/trigger-eval.schema.json; a test keeps the
-    two in step; regenerate with ``python -c "import json; from skillassay.definitions.trigger import json_schema;
+    two in step; regenerate with ``python -c "import json; from skillassay.kinds.trigger.definitions import json_schema;
     print(json.dumps(json_schema(), indent=2))" > docs/schema/trigger-eval.schema.json``)."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from skillassay.scoring.triggers import (
+from skillassay.kinds.trigger.scoring import (
     MetricDelta,
     SkillUseSplit,
     TriggerComparison,

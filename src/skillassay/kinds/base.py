@@ -1,0 +1,235 @@
+"""The extension point for kinds of eval: what a kind tells the harness, and what the harness hands it.
+
+An eval kind (the plan's Seam evals, native agent evals, trigger suites, another package's) is an ``EvalKind``
+subclass registered under the entry-point group ``skillassay.kinds`` (``pyproject.toml``); ``kind_of`` finds the
+one whose ``format`` a definition has. The harness asks the kind, never the format: what the workspace is made
+from, the agent's budget, whether the change is graded, the run services it needs, how a run is graded, how the
+golden is judged and how its figures read. This file declares the interface; each kind is its own package.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
+
+from skillassay import plugins
+from skillassay.definitions.models import ControlExpectation, EvalDefinition
+from skillassay.graders.judge_config import JudgeConfig
+from skillassay.isolation.base import Policy, Sandbox
+from skillassay.outcomes import HarnessFailure
+from skillassay.scoring.verdict import CriterionResult, Verdict
+from skillassay.store.records import GradeValue, TriggerOutcome
+from skillassay.transcripts import Transcript
+from skillassay.triggers import SkillUse, TriggerBudget
+from skillassay.workspace.changes import ChangeSet
+
+GROUP = "skillassay.kinds"
+Layers = Literal["rubric", "sandbox", "both"]
+
+
+class SealingRecorder(Protocol):
+    """Where the graders' sandboxes are recorded for the run (``orchestrator.sealing.Sealing``)."""
+
+    def add(self, box: Sandbox) -> None: ...
+
+
+class Emulator(Protocol):
+    """A running emulator of an external service the app talks to (``skillassay.services``)."""
+
+    @property
+    def spec_version(self) -> str: ...
+
+
+class GradeRequest(BaseModel):
+    """What a run hands to its kind's grading: the finished workspace and everything the graders may use."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    definition: EvalDefinition
+    modified_dir: Path  # the agent's workspace (or a golden, a control, a mutant)
+    run_dir: Path  # the run's folder: graders' logs and reports go here
+    run_id: str
+    layers: Layers = "both"
+    seam: str = "emulator"  # where the app's external service is: the emulator, or a real sandbox
+    backend: str = "host"
+    emulator: SkipValidation[Emulator | None] = None
+    transcript: Transcript | None = None
+    judge_config: JudgeConfig | None = None
+    change: ChangeSet | None = None  # fixture app -> modified_dir; computed by the kind when None (a regrade)
+    policy: Policy | None = None  # seals the app and the graders' commands
+    sealing: SkipValidation[SealingRecorder | None] = None  # each sandbox a grader opens is added here
+    skill_use: SkillUse | None = None  # the skill under test, read from the transcript
+    stopped: str | None = None  # why the harness ended the agent early (a trigger decision made), if it did
+    sandbox_waits: dict[str, float] = Field(default_factory=dict)  # the sandbox's early-stop settings
+
+
+class GradeOutcome(BaseModel):
+    """What grading returns, whatever the kind: criteria, verdict, failures, and the kind's own figures."""
+
+    rubric: dict[str, Any] | None = None  # the rubric layer's JSON (plan keys + evidence): rubric.json
+    sandbox: dict[str, Any] | None = None  # the sandbox layer's JSON (plan keys + evidence): sandbox.json
+    process: dict[str, Any] | None = None  # agent-eval graders' JSON: process.json
+    # the kind's own figures, stored in run.json ``grades`` (the Seam kind: rubric_total, sandbox_total, combined,
+    # api_path, api_path_correct, emulator_spec_version)
+    grades: dict[str, GradeValue] = Field(default_factory=dict)
+    trigger: TriggerOutcome | None = None  # a trigger run's decision
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    forbidden_observed: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    # what the harness failed to do (a grader, detector, gate runner or judge call): any one makes the run a
+    # harness_error; never zero points, never an unflagged forbidden behaviour
+    failures: list[HarnessFailure] = Field(default_factory=list)
+
+    @property
+    def errors(self) -> list[str]:
+        return [str(f) for f in self.failures]
+
+
+def failure(stage: str, exc: BaseException) -> HarnessFailure:
+    """A grader's exception as the harness's failure (the run is a harness error, never zero points)."""
+    return HarnessFailure(stage=stage, message=f"{type(exc).__name__}: {exc}",
+                          traceback="".join(traceback.format_exception(exc))[-8000:])
+
+
+class ControlOutcome(BaseModel):
+    """A golden or negative control graded and compared with what is expected of it (``check --controls``)."""
+
+    eval_id: str
+    control: str
+    matches: bool
+    expected: str
+    actual: str
+    mismatches: list[str] = Field(default_factory=list)
+
+
+class ControlCase(BaseModel):
+    """A folder to grade as if an agent had left it, and what it must get."""
+
+    name: str
+    folder: Path
+    expected: ControlExpectation
+
+
+class EvalKind(ABC):
+    """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format`` (``EvalDefinition.format``)."""
+
+    name: ClassVar[str]
+    format: ClassVar[str]
+    # the grading layers the kind's evals have beside the process graders (each total is ``grades["<layer>_total"]``)
+    layers: ClassVar[tuple[str, ...]] = ()
+    smoke_order: ClassVar[int] = 1  # the canary's smoke test picks a kind of a lower order first (cheaper)
+
+    def suite_files(self, definition: EvalDefinition) -> list[Path]:
+        """What of its suite folder an eval reads beyond its fixture (sent to the workers that run it)."""
+        return [Path(definition.source).parent]  # the definition's folder
+
+    @abstractmethod
+    def reload(self, definition: EvalDefinition, suite: Path, suite_here: Path) -> EvalDefinition:
+        """The definition loaded again from a copy of its suite folder ``suite`` at ``suite_here`` (a worker's),
+        so every path in it points there."""
+
+    def app_dir(self, definition: EvalDefinition, base: Path) -> Path:
+        """The folder the run's workspace is copied from (``base``: the attempt's scratch folder)."""
+        return Path(definition.app_dir)
+
+    def agent_budget(self, definition: EvalDefinition) -> TriggerBudget | None:
+        """The turns or tool calls after which the harness may stop the agent (None: only the timeout)."""
+        return None
+
+    def grades_change(self, definition: EvalDefinition) -> bool:
+        """Whether the run is graded on the agent's change (so an empty change fails it)."""
+        return True
+
+    def services(self, definition: EvalDefinition, layers: Layers) -> set[str]:
+        """The run services (``skillassay.services`` names) grading needs, e.g. {"seam"} for the emulator."""
+        return set()
+
+    def canary_skip(self, definition: EvalDefinition) -> str | None:
+        """Why the kind's evals have no golden for the canary to grade (None: they may have one)."""
+        return None
+
+    def hashed_inputs(self, definition: EvalDefinition) -> list[Path]:
+        """Files beyond the fixture and the definition that grading reads (the canary's cache key)."""
+        return [Path(definition.rubric_file)] if definition.rubric_file is not None else []
+
+    def golden_transcript(self, definition: EvalDefinition) -> Transcript | None:
+        """The transcript a golden is graded with (None: grading reads none)."""
+        return None
+
+    def golden_expectation(self, definition: EvalDefinition, layers: Layers) -> ControlExpectation:
+        """What the golden must get, in the canary and ``check --controls``."""
+        return ControlExpectation(description="the reference solution", verdict="pass", disqualified=False)
+
+    def score(self, outcome: GradeOutcome) -> float:
+        """The outcome's score, 0-100, as the job's figures show it."""
+        return round(outcome.verdict.score * 100, 2) if outcome.verdict is not None else 0.0
+
+    def describe_score(self, definition: EvalDefinition, outcome: GradeOutcome, layers: Layers) -> str:
+        """The score as people read it in one line ("82% (fail)", "rubric 100, sandbox 70")."""
+        return f"{self.score(outcome):g}% ({outcome.verdict.label if outcome.verdict else 'no verdict'})"
+
+    def compare_control(self, expected: ControlExpectation, outcome: GradeOutcome) -> list[str]:
+        """What the kind's own figures miss of a control's expectation (the generic parts are checked by the
+        caller)."""
+        return []
+
+    def figures(self, outcome: GradeOutcome) -> list[str]:
+        """The kind's own figures of an outcome, for people ("rubric 100", "sandbox 70")."""
+        return []
+
+    def control_cases(self, definition: EvalDefinition, layers: Layers) -> list[ControlCase]:
+        """The golden and controls ``check --controls`` grades and compares (``own_controls`` None)."""
+        return []
+
+    def own_controls(self, definition: EvalDefinition, judge_config: JudgeConfig | None
+                     ) -> list[ControlOutcome] | None:
+        """The kind's own ``check --controls`` of ``definition`` (None: grade ``control_cases`` generically)."""
+        return None
+
+    def mutant_checks(self, definition: EvalDefinition) -> bool:
+        """Whether ``check --mutants`` has mutant classes for this kind."""
+        return False
+
+    @abstractmethod
+    def grade(self, request: GradeRequest) -> GradeOutcome:
+        """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure of
+        the harness is recorded in the outcome's ``failures``."""
+
+
+@functools.cache
+def _by_format() -> dict[str, EvalKind]:
+    out: dict[str, EvalKind] = {}
+    for name in plugins.names(GROUP):
+        kind = load_kind(name)
+        out.setdefault(kind.format, kind)
+    return out
+
+
+@functools.cache
+def load_kind(name: str) -> EvalKind:
+    """The kind registered as ``name`` (an instance). Raises PluginError."""
+    cls = plugins.load(GROUP, name)
+    if not (isinstance(cls, type) and issubclass(cls, EvalKind)):
+        raise plugins.PluginError(f"{GROUP} {name!r} is not an EvalKind subclass: {cls!r}")
+    return cls()
+
+
+def kind_of(definition: EvalDefinition) -> EvalKind:
+    """The kind that grades ``definition``: the registered one whose ``format`` it has."""
+    got = _by_format().get(definition.format)
+    if got is None:
+        raise plugins.PluginError(f"no eval kind for format {definition.format!r}; registered: "
+                                  f"{', '.join(plugins.names(GROUP))}")
+    return got
+
+
+def refresh() -> None:
+    """Forget the kinds found (after registering one in the running environment)."""
+    _by_format.cache_clear()
+    load_kind.cache_clear()

@@ -1,0 +1,59 @@
+"""The trigger kind: an ordinary run without graders; its decision is read from the transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillassay.definitions.models import EvalDefinition
+from skillassay.errors import Problem
+from skillassay.kinds.base import EvalKind, GradeOutcome, GradeRequest
+from skillassay.kinds.trigger import decision
+from skillassay.triggers import TriggerBudget
+
+
+class TriggerKind(EvalKind):
+    name = "trigger"
+    format = "trigger"
+
+    def problems(self, source: Path, suite_dir: Path) -> list[Problem]:
+        """Every problem of a trigger suite file (``definitions.inspect_trigger``)."""
+        from skillassay.kinds.trigger.definitions import inspect_trigger
+
+        return inspect_trigger(source, suite_dir)[1]
+
+    def prompts(self, source: Path, suite_dir: Path) -> list[EvalDefinition]:
+        """The suite's prompts, each an eval of this kind."""
+        from skillassay.kinds.trigger.definitions import load_trigger
+
+        return list(load_trigger(source, suite_dir).prompts)
+
+    def suite_files(self, definition: EvalDefinition) -> list[Path]:
+        return [Path(definition.source)]  # the suite's file: its prompts
+
+    def reload(self, definition: EvalDefinition, suite: Path, suite_here: Path) -> EvalDefinition:
+        """One prompt of a suite: nothing to reload (the suite names its skill, which travels as the job's
+        skill); its files are moved to the copy."""
+        moved = {}
+        for name in ("source", "suite_dir", "fixture_dir", "app_dir"):
+            path = Path(getattr(definition, name)).resolve()
+            if path.is_relative_to(suite):
+                moved[name] = suite_here / path.relative_to(suite)
+        return definition.model_copy(update=moved)
+
+    def app_dir(self, definition: EvalDefinition, base: Path) -> Path:
+        return decision.app_dir(definition, base)
+
+    def agent_budget(self, definition: EvalDefinition) -> TriggerBudget | None:
+        return definition.trigger.budget if definition.trigger is not None else None
+
+    def grades_change(self, definition: EvalDefinition) -> bool:
+        return False  # its decision is read from the transcript; an empty change is no failure
+
+    def canary_skip(self, definition: EvalDefinition) -> str | None:
+        return "a trigger prompt has no golden"
+
+    def grade(self, request: GradeRequest) -> GradeOutcome:
+        """The decision (``decision.decide``): the transcript's skill use against the prompt's expectation. The
+        workspace is left as it is (the run keeps it when asked)."""
+        outcome, criteria, verdict = decision.decide(request.definition, request.skill_use, request.stopped)
+        return GradeOutcome(trigger=outcome, criteria=criteria, verdict=verdict)

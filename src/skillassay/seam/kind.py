@@ -1,0 +1,274 @@
+"""The plan's Seam evals as an eval kind: the rubric layer (syntax trees) and the sandbox layer (the app against
+the Seam emulator), turned into weighted criteria (the plan's combined score: rubric 40, sandbox 60) and a verdict.
+
+Its figures (``SeamGrades``) are the run's ``grades`` in run.json."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from skillassay.definitions.models import ControlExpectation, EvalDefinition
+from skillassay.errors import DefinitionError
+from skillassay.kinds.base import ControlCase, EvalKind, GradeOutcome, GradeRequest, Layers, failure
+from skillassay.outcomes import HarnessFailure
+from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
+from skillassay.store.records import GradeValue
+from skillassay.workspace.changes import ChangeSet, compare_trees
+
+SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
+MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of it
+
+
+class SeamGrades(BaseModel):
+    """The Seam kind's figures of one run (None: the layer was not run)."""
+
+    rubric_total: float | None = None
+    sandbox_total: float | None = None
+    combined: float | None = None
+    api_path: str | None = None  # the path the rubric saw the agent choose
+    api_path_correct: bool | None = None
+    emulator_spec_version: str | None = None
+
+    @classmethod
+    def of(cls, grades: dict[str, GradeValue]) -> SeamGrades:
+        return cls.model_validate({k: v for k, v in grades.items() if k in cls.model_fields})
+
+    def payload(self) -> dict[str, GradeValue]:
+        return self.model_dump()
+
+
+def _rubric(definition: EvalDefinition, modified_dir: Path, change: ChangeSet):  # type: ignore[no-untyped-def]
+    """The rubric layer within the parsers' bounds (``graders.base.measured``): a change it cannot read (a file
+    too deep, too large, out of memory), when the pristine app grades, scores every category 0 with the reason; a
+    failure on the pristine app too is the harness's (raised)."""
+    from skillassay.graders.base import Unmeasured, measured
+    from skillassay.seam.rubric import grade as grade_rubric
+    from skillassay.seam.rubric.grade import endpoints_of
+    from skillassay.seam.rubric.models import CategoryResult, Finding, RubricResult
+
+    assert definition.answer_key is not None and definition.rubric is not None
+    answer_key, rubric = definition.answer_key, definition.rubric
+
+    def on(app: Path, seen: ChangeSet | None) -> RubricResult:
+        return grade_rubric(definition.app_dir, app, answer_key, rubric, definition.api_path or "", change=seen,
+                            endpoints=endpoints_of(definition.config))
+
+    got = measured(lambda: on(modified_dir, change), lambda: on(definition.app_dir, None), [Path(modified_dir)])
+    if not isinstance(got, Unmeasured):
+        return got
+    zero = [Finding(ok=False, message=got.evidence)]
+    return RubricResult(total=0.0, changed_files=change.written, categories={
+        c.name: CategoryResult(score=0.0, weighted=0.0, check=c.check, evidence=zero) for c in rubric.categories})
+
+
+def check_points(sandbox: dict | None) -> dict[str, float]:
+    """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with
+    points)."""
+    out: dict[str, float] = {}
+    for name, value in ((sandbox or {}).get("checks") or {}).items():
+        out[name] = float(value["points"] if isinstance(value, dict) else value)
+    return out
+
+
+def _rubric_criteria(definition: EvalDefinition, rubric: dict | None) -> list[CriterionResult]:
+    out: list[CriterionResult] = []
+    cats = (rubric or {}).get("categories", {})
+    for cat in definition.rubric.categories if definition.rubric else []:
+        got = cats.get(cat.name)
+        evidence = [f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
+                    + (f" ({f['location']})" if f.get("location") else "")
+                    for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
+        out.append(CriterionResult(
+            id=cat.name, weight=round(RUBRIC_SHARE * cat.weight, 6), grader=f"rubric:{cat.check}",
+            fraction=None if got is None else float(got["score"]),
+            description=f"rubric category ({cat.weight:g} of 100)",
+            evidence=evidence if got is not None else ["rubric layer not run"],
+        ))
+    return out
+
+
+def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
+    """The Seam suite as weighted criteria, so one verdict rule serves every eval: each rubric category weighs
+    0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run
+    leaves its criteria unjudged."""
+    out = _rubric_criteria(definition, rubric)
+    checks = check_points(sandbox) if sandbox is not None else {}
+    if sandbox is not None:
+        from skillassay.seam.behaviour.result import check_evidence
+    details = (sandbox or {}).get("checks") or {}
+    if definition.config is not None:
+        for name, points in SANDBOX_POINTS.items():
+            got = checks.get(name)
+            detail = details.get(name) if isinstance(details.get(name), dict) else {}
+            evidence = check_evidence(detail) if detail else []
+            if got is None:
+                evidence = ["sandbox layer not run"]
+            out.append(CriterionResult(
+                id=f"sandbox_{name}", weight=round(SANDBOX_SHARE * points, 6), grader=f"sandbox:{name}",
+                fraction=None if got is None else float(got) / points,
+                description=f"sandbox check ({points} of 100)",
+                evidence=evidence,
+            ))
+    return out
+
+
+def layers_run(d: EvalDefinition, layers: Layers) -> tuple[bool, bool]:
+    """Whether the rubric and the sandbox layer grade ``d`` under ``layers``."""
+    rubric = layers in ("rubric", "both") and d.answer_key is not None and d.rubric is not None
+    sandbox = layers in ("sandbox", "both") and d.config is not None
+    return rubric, sandbox
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+class SeamKind(EvalKind):
+    name = "seam"
+    format = "plan-json"
+    layers = ("rubric", "sandbox")
+    smoke_order = 0  # no build step to wait for in the plan's fixtures first
+
+    def suite_files(self, definition: EvalDefinition) -> list[Path]:
+        return [Path(definition.rubric_file or definition.suite_dir.resolve() / "rubric.json")]
+
+    def reload(self, definition: EvalDefinition, suite: Path, suite_here: Path) -> EvalDefinition:
+        from skillassay.seam.loader import load_fixture
+
+        rubric = definition.rubric_file
+        return load_fixture(suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
+                            rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None)
+
+    def services(self, definition: EvalDefinition, layers: Layers) -> set[str]:
+        return {"seam"} if layers != "rubric" and definition.has_sandbox else set()
+
+    def golden_expectation(self, definition: EvalDefinition, layers: Layers) -> ControlExpectation:
+        rubric, sandbox = layers_run(definition, layers)
+        return ControlExpectation(description="the reference solution scores full marks",
+                                  rubric_total_min=100 if rubric else None, sandbox_total=100 if sandbox else None)
+
+    def score(self, outcome: GradeOutcome) -> float:
+        """The combined score, else the one layer run, else the verdict's."""
+        g = SeamGrades.of(outcome.grades)
+        for value in (g.combined, g.sandbox_total, g.rubric_total):
+            if value is not None:
+                return round(value, 2)
+        return super().score(outcome)
+
+    def describe_score(self, definition: EvalDefinition, outcome: GradeOutcome, layers: Layers) -> str:
+        rubric, sandbox = layers_run(definition, layers)
+        g = SeamGrades.of(outcome.grades)
+        parts = ([f"rubric {_points(g.rubric_total)}"] if rubric else []) + (
+            [f"sandbox {_points(g.sandbox_total)}"] if sandbox else [])
+        return ", ".join(parts) or "nothing"
+
+    def compare_control(self, expected: ControlExpectation, outcome: GradeOutcome) -> list[str]:
+        return compare_layers(expected, outcome)
+
+    def figures(self, outcome: GradeOutcome) -> list[str]:
+        g = SeamGrades.of(outcome.grades)
+        return ([f"rubric {g.rubric_total:g}"] if g.rubric_total is not None else []) + (
+            [f"sandbox {g.sandbox_total:g}"] if g.sandbox_total is not None else [])
+
+    def control_cases(self, definition: EvalDefinition, layers: Layers) -> list[ControlCase]:
+        """The golden scores 100 on both layers, the pristine app 10 on the sandbox (it builds, does nothing
+        else), and each control what its ``<name>.expected.json`` says."""
+        d = definition
+        cases: list[ControlCase] = []
+        want_sandbox = layers in ("sandbox", "both") and d.config is not None
+        if d.golden_dir is not None:
+            cases.append(ControlCase(name="golden", folder=d.golden_dir, expected=ControlExpectation(
+                description="the reference solution scores full marks",
+                rubric_total_min=100 if layers != "sandbox" else None,
+                sandbox_total=100 if want_sandbox else None)))
+        if want_sandbox:
+            cases.append(ControlCase(name="pristine", folder=d.app_dir, expected=ControlExpectation(
+                description="the untouched app builds and starts, and does nothing else", sandbox_total=10)))
+        for c in d.controls:
+            exp = c.expected
+            if not want_sandbox:
+                exp = exp.model_copy(update={"sandbox_checks": {}, "sandbox_total": None})
+            if layers == "sandbox":
+                exp = exp.model_copy(update={"rubric_categories": {}, "rubric_total_max": None,
+                                             "rubric_total_min": None})
+            cases.append(ControlCase(name=c.name, folder=c.dir, expected=exp))
+        return cases
+
+    def mutant_checks(self, definition: EvalDefinition) -> bool:
+        return definition.answer_key is not None
+
+    def grade(self, request: GradeRequest) -> GradeOutcome:
+        d = request.definition
+        change = request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
+        out = GradeOutcome()
+        g = SeamGrades()
+        if request.layers in ("rubric", "both") and d.answer_key and d.rubric:
+            t = time.monotonic()
+            try:
+                res = _rubric(d, request.modified_dir, change)
+                out.rubric = res.to_json()
+                g.rubric_total = float(res.total)
+                api = out.rubric.get("categories", {}).get("api_path_selection")
+                if api is not None:
+                    g.api_path_correct = float(api["score"]) >= 1.0
+                g.api_path = ",".join(res.paths_taken) or None
+            except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run, nor score it
+                out.failures.append(failure("rubric", exc))
+            out.timings["rubric"] = round(time.monotonic() - t, 3)
+        if request.layers in ("sandbox", "both") and d.config is not None:
+            self._sandbox(request, out, g)
+        g.combined = combined_score(g.rubric_total, g.sandbox_total)
+        out.grades = g.payload()
+        out.criteria = seam_criteria(d, out.rubric, out.sandbox)
+        out.verdict = decide(out.criteria, [], d.pass_threshold)
+        return out
+
+    def _sandbox(self, request: GradeRequest, out: GradeOutcome, g: SeamGrades) -> None:
+        from skillassay.seam.behaviour import validate
+
+        t = time.monotonic()
+        try:
+            res = validate(request.modified_dir, request.definition, request.run_id, seam=request.seam,
+                           backend=request.backend, emulator=request.emulator, logs_dir=request.run_dir,
+                           policy=request.policy, sealing=request.sealing, **request.sandbox_waits)
+            out.sandbox = res.model_dump(mode="json")
+            g.sandbox_total = float(res.total)
+            g.emulator_spec_version = res.emulator_spec_version or getattr(request.emulator, "spec_version", None)
+            if res.error:  # the validator could not do its job: not the agent's fault
+                out.failures.append(HarnessFailure(stage="sandbox", message=res.error))
+        except DefinitionError:
+            raise  # the definition's fault: the run is invalid_definition
+        except Exception as exc:  # noqa: BLE001
+            out.failures.append(failure("sandbox", exc))
+        out.timings["sandbox"] = round(time.monotonic() - t, 3)
+
+
+TOLERANCE = 0.011  # category scores are rounded to two decimals
+
+
+def compare_layers(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
+    """What the rubric and sandbox figures miss of a control's expectation."""
+    bad: list[str] = []
+    cats = (got.rubric or {}).get("categories", {})
+    for name, score in expected.rubric_categories.items():
+        actual = cats.get(name, {}).get("score")
+        if actual is None or abs(float(actual) - score) > TOLERANCE:
+            bad.append(f"rubric {name}: expected {score}, got {actual}")
+    g = SeamGrades.of(got.grades)
+    total = g.rubric_total
+    if expected.rubric_total_max is not None and (total is None or total > expected.rubric_total_max + 1e-9):
+        bad.append(f"rubric total: expected at most {expected.rubric_total_max}, got {total}")
+    if expected.rubric_total_min is not None and (total is None or total < expected.rubric_total_min - 1e-9):
+        bad.append(f"rubric total: expected at least {expected.rubric_total_min}, got {total}")
+    checks = check_points(got.sandbox)
+    for name, points in expected.sandbox_checks.items():
+        actual = checks.get(name)
+        if actual is None or abs(float(actual) - points) > 1e-9:
+            bad.append(f"sandbox {name}: expected {points:g}, got {actual}")
+    if expected.sandbox_total is not None and (g.sandbox_total is None
+                                               or abs(g.sandbox_total - expected.sandbox_total) > 1e-9):
+        bad.append(f"sandbox total: expected {expected.sandbox_total:g}, got {g.sandbox_total}")
+    return bad
