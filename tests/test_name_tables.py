@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.definitions.models import API_PATHS
+from skillassay.seam.config import API_PATHS
 from skillassay.orchestrator.mutants.classes import AGENT_CLASSES, SEAM_CLASSES
 from skillassay.seam.plan import RUBRIC_CHECKS
 from skillassay.seam.rubric import checks

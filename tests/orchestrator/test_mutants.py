@@ -24,7 +24,6 @@ from skillassay.definitions import load_suite
 from skillassay.seam.plan import Rubric, RubricCategory
 from skillassay.seam.rubric import grade
 from skillassay.seam.rubric.grade import endpoints_of
-from skillassay.languages import parser_for
 from skillassay.seam import mutants as seam_mutants
 from skillassay.orchestrator.mutants.classes import CLASSES, SEAM_CLASSES
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, Switch, materialise, schema, ternary

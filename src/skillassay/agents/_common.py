@@ -4,7 +4,6 @@ folder, keeping secrets out of stored files. (Finding a CLI and its environment:
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import time
@@ -14,7 +13,6 @@ from pathlib import Path
 
 from skillassay import reaper
 from skillassay.agents.stream import StreamWatch, read_jsonl_numbered
-from skillassay.errors import SkillassayError
 from skillassay.isolation import Mount
 from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values

@@ -14,15 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillassay import stacks
 from skillassay.definitions.agent_eval import (
-    MAX_PROMPT_CHARS,
-    ChangeSize,
     Criterion,
     ForbiddenBehaviour,
     QualityGate,
 )
 from skillassay.definitions.app import RunSteps
 from skillassay.definitions.resources import Resources
-from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey, Rubric, RubricCategory  # noqa: F401 (re-exported)
 from skillassay.triggers import TriggerBudget
 
 

@@ -20,7 +20,6 @@ from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
 from skillassay.kinds import kind_of
 from skillassay.kinds.trigger.definitions import is_trigger_source
-from skillassay import phases
 from skillassay.errors import SkillassayError
 from skillassay.graders import judge_config
 from skillassay.orchestrator import canary as canaries

@@ -20,9 +20,8 @@ from skillassay.definitions.validation import (
 from skillassay.errors import DefinitionError, Problem
 from skillassay.seam.config import API_PATHS
 from skillassay.seam.loader import ANSWER_KEY_FILE, CONFIG_FILE, RUBRIC_FILE, load_fixture, load_rubric
-from skillassay.seam.plan import RUBRIC_CHECKS
+from skillassay.seam.plan import PATH_ALIASES, RUBRIC_CHECKS
 
-PATH_ALIASES = {"lower_level": "access_codes"}
 HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
 UNIT_FIELDS = ("unitId", "unit_id")  # what the sandbox looks for in the create payload without `seam`
 

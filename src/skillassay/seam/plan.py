@@ -21,6 +21,7 @@ _FORBID_EXTRA = {"extra": "forbid"}
 
 # ----------------------------------------------------------------------------- the plan's rubric.json
 # the checks a category may name: the rubric's registry (``seam/rubric/checks.py: check``) takes these and no other
+PATH_ALIASES = {"lower_level": "access_codes"}  # the plan's older name of the access-codes path
 RUBRIC_CHECKS = (
     "api_path_match",
     "files_modified_match",

@@ -28,7 +28,6 @@ from skillassay.store.files import (
     write_job_file,
     write_run_file,
 )
-from skillassay.outcomes import LEGACY, RERUN, SCORED
 from skillassay.store.records import JobRecord, RunRecord, Variant
 
 # 2: outcomes of the taxonomy (skillassay.outcomes); 3: runs.grading_version. An older index is rebuilt from

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from parts import needs
 from rubric_helpers import REPO
 

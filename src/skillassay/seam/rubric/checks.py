@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from skillassay.languages.base import Module, Route, Value
 from skillassay.languages.callgraph import Reach
 from skillassay.languages.routes import MountedRoute, endpoint_routes, mounted_routes, resolve_name
-from skillassay.seam.plan import RUBRIC_CHECKS, AnswerKey
+from skillassay.seam.plan import PATH_ALIASES, RUBRIC_CHECKS, AnswerKey
 from skillassay.seam.rubric.models import Finding
 from skillassay.seam.rubric.project import FnRef, Project, SdkCall
 from skillassay.seam.rubric.sdk_surface import event_types
@@ -25,7 +25,6 @@ PATH_SIGNATURES = {
     "access_grants": "access_grants.create",
     "access_codes": "access_codes.create",
 }
-PATH_ALIASES = {"lower_level": "access_codes"}
 
 
 def canonical_path(name: str) -> str | None:
