@@ -25,7 +25,7 @@ from skillassay.isolation import Endpoint, Seal, get_isolation
 
 
 class _Ok(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()

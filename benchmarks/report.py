@@ -21,7 +21,7 @@ from skillassay.report.site import build_site
 
 # the synthetic results builder is test data: it lives beside the tests, not in the package
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from synthetic_runs import make_job  # noqa: E402
+from synthetic_runs import make_job
 
 TARGET_SECONDS = 10.0
 TARGET_PAGE_BYTES = 1_000_000

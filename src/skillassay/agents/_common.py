@@ -3,18 +3,18 @@ folder, keeping secrets out of stored files. (Finding a CLI and its environment:
 
 from __future__ import annotations
 
+import contextlib
 import json
-import re
 import shutil
 import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from skillassay import reaper
 from skillassay.agents.stream import StreamWatch, read_jsonl_numbered
-from skillassay.errors import SkillassayError
 from skillassay.isolation import Mount
 from skillassay.reaper import group_alive, group_members, kill_group  # noqa: F401 - group_members re-exported
 from skillassay.secrets import redact, secret_values
@@ -105,7 +105,7 @@ class OutputSink:
         self._file = None
         self._thread = None
 
-    def __enter__(self) -> OutputSink:
+    def __enter__(self) -> Self:
         import threading
 
         self._file = self.path.open("wb", buffering=0)
@@ -158,10 +158,8 @@ class OutputSink:
             return
         self._thread.join(wait)
         if self._thread.is_alive():
-            try:
+            with contextlib.suppress(OSError):
                 self._ours.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self._thread.join(2)
         self._thread = None
         self._ours.close()

@@ -17,8 +17,8 @@ from skillassay.definitions.resources import Resources
 from skillassay.isolation import Mount
 from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
-from skillassay.usage import ProviderError
 from skillassay.triggers import SkillTarget, TriggerBudget
+from skillassay.usage import ProviderError
 
 SkillMode = Literal["native", "system-prompt"]
 # The agent's own view of how its run ended (the trial decides the run's outcome from it):

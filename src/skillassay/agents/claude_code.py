@@ -12,7 +12,7 @@ import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillassay.agents._common import OFFLINE_ENV, relative_path, skill_prompt_block
 from skillassay.agents.installed import MAX_RETRIES, CliAgent, agent_env
@@ -46,10 +46,10 @@ class ClaudeCodeAgent(CliAgent):
     binary_name = "claude"
     package = "@anthropic-ai/claude-code"
     bin_env = "SKILLASSAY_CLAUDE_BIN"
-    config_dirs = {"CLAUDE_CONFIG_DIR": ".claude"}
+    config_dirs: ClassVar[dict[str, str]] = {"CLAUDE_CONFIG_DIR": ".claude"}
     skills_dir = ".claude/skills"
     switches = OFFLINE_ENV
-    probes = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
+    probes: ClassVar[list[str]] = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
               "*/CLAUDE.md", "*/CLAUDE.local.md", "*/AGENTS.md", "*/.claude", "*/.claude/*", "*/.mcp.json"]
     # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a status
     # alone does not

@@ -35,8 +35,8 @@ from skillassay.agents._common import Skill, install_skill, load_skill, package_
 from skillassay.agents.base import Agent, AgentContext, AgentResult, ErrorKind
 from skillassay.agents.stream import StreamWatch, trigger_stop
 from skillassay.isolation import Mount
-from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.paths import cache_dir
+from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillTarget
 from skillassay.usage import RETRYABLE, ProviderError, classify

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from skillassay.asgi import ThreadedServer, bind
 from skillassay.errors import InfrastructureError
@@ -145,7 +145,7 @@ class SeamEmulator:
         self._dispatcher.stop()
         self._seam_app.close()
 
-    def __enter__(self) -> SeamEmulator:
+    def __enter__(self) -> Self:
         return self.start() if self._server is None else self
 
     def __exit__(self, *exc: object) -> None:

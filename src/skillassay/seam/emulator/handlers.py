@@ -46,10 +46,10 @@ def _page(ctx: Ctx, items: list[dict], params: dict, default_limit: int = 500) -
     if cursor:
         try:
             offset = int(base64.urlsafe_b64decode(cursor.encode()).decode().removeprefix("offset:"))
-        except ValueError:
+        except ValueError as exc:
             raise invalid_input(
                 "Invalid page_cursor", {"_errors": [], "page_cursor": {"_errors": ["Invalid"]}}
-            )
+            ) from exc
     page = items[offset : offset + limit]
     has_next = offset + limit < len(items)
     next_cursor = base64.urlsafe_b64encode(f"offset:{offset + limit}".encode()).decode() if has_next else None

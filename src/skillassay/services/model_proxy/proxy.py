@@ -117,8 +117,7 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
         else:
             base = env.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS[api]
         base = base.rstrip("/")
-        if base.endswith("/v1"):  # OPENAI_BASE_URL is given with /v1 by custom; the proxy adds the path itself
-            base = base[:-3]
+        base = base.removesuffix("/v1")
         if not base.startswith(("http://", "https://")):
             raise SkillassayError(f"model upstream {base!r}: expected an http:// or https:// URL")
         key, header = None, "authorization"
