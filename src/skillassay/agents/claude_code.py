@@ -147,6 +147,7 @@ def parse_stream_json(
     after the CLI started), where known. A model turn is one assistant message (its records share ``message.id``)."""
     t = Transcript(agent=NAME)
     turns: dict[str, int] = {}  # assistant message id -> 1-based model turn
+    call: ToolCall | None
     if prompt:
         t.messages.append(Message(role="user", text=prompt))
     calls: dict[str, ToolCall] = {}
@@ -183,7 +184,8 @@ def parse_stream_json(
                         t.messages.append(Message(role="assistant", text=block["text"]))
                 elif block.get("type") == "tool_use":
                     name = str(block.get("name") or "")
-                    tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    raw_input = block.get("input")
+                    tool_input: dict = raw_input if isinstance(raw_input, dict) else {}
                     call = ToolCall(
                         id=str(block.get("id") or f"call{len(calls)}"),
                         name=name,

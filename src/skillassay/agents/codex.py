@@ -205,7 +205,7 @@ def _codex_usage(raw: dict) -> Usage:
 
 
 # session-file calls, by the kind of --json item they become
-_SESSION_CALLS = {
+_SESSION_CALLS: dict[tuple[str | None, str | None], str] = {
     ("function_call", "exec_command"): "shell",
     ("function_call", "shell"): "shell",
     ("local_shell_call", None): "shell",
@@ -225,7 +225,8 @@ def assign_turns(t: Transcript, session: Iterable[dict]) -> None:
     usage: list[Usage] = []
     seen: set[str] = set()
     for rec in session:
-        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        raw = rec.get("payload")
+        payload: dict = raw if isinstance(raw, dict) else {}
         kind = rec.get("type")
         if kind == "response_item":
             ptype = payload.get("type")

@@ -114,7 +114,7 @@ class SeamEmulator:
         For the harness only: an app must never see it."""
         return self._admin_token
 
-    def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> SeamEmulator:
+    def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> Self:
         """Serve on a background thread; returns once the socket accepts connections."""
         self._scheduler.start()
         self._dispatcher.start()

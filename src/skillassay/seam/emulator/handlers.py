@@ -359,6 +359,7 @@ def user_identities_delete(ctx: Ctx, params: dict) -> dict:
 @route("/access_grants/create")
 def access_grants_create(ctx: Ctx, params: dict) -> dict:
     ws, engine = ctx.ws, ctx.engine
+    ui: dict | None
     if params.get("user_identity_id"):
         ui = _user_identity(ws, {"user_identity_id": params["user_identity_id"]})
     else:
