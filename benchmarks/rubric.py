@@ -54,7 +54,9 @@ export async function createReservation(r: any) {
   return r;
 }
 export async function updateReservation(r: any) {
-  await seam.customers.pushData({ customer_key: r.p, user_identities: [], reservations: [{ reservation_key: r.id }] });
+  await seam.customers.pushData({
+    customer_key: r.p, user_identities: [], reservations: [{ reservation_key: r.id }],
+  });
   return r;
 }
 export async function cancelReservation(id: string) {

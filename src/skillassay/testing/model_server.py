@@ -8,7 +8,8 @@ answer. Several scripts are served at once, each under its own URL prefix ``/s/<
 In-process use::
 
     with ModelServer([script]) as server:
-        upstream = server.base_url(script.id)   # http://127.0.0.1:PORT/s/<id>: `run --model-upstream`, or a ModelProxy's
+        # http://127.0.0.1:PORT/s/<id>: `run --model-upstream`, or a ModelProxy's
+        upstream = server.base_url(script.id)
         ...
         server.requests(script.id)  # every request body received, in order
 
