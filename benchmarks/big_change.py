@@ -71,7 +71,7 @@ def stored(root: Path) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--fixture", default="cancellation-support")
     ap.add_argument("--cases", default="text,binary,many,sparse,history")

@@ -48,7 +48,7 @@ def _time(start, runs: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--cli", type=int, default=0, help="also time N scripted Claude Code sessions per mode")
     args = parser.parse_args()
