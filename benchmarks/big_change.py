@@ -38,7 +38,8 @@ def random_text(path, n):
             f.write(os.urandom(500_000).hex())
 if mode == "text":
     random_text("huge.txt", mb)
-    subprocess.run(git + ["add", "-A"], check=True); subprocess.run(git + ["commit", "-qm", "big"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "big"], check=True)
 elif mode == "binary":
     with open("huge.bin", "wb") as f:
         for _ in range(mb):
@@ -53,7 +54,8 @@ elif mode == "sparse":
         f.truncate(mb * 50 * 1_000_000)
 elif mode == "history":
     random_text("gone.txt", mb)
-    subprocess.run(git + ["add", "-A"], check=True); subprocess.run(git + ["commit", "-qm", "big"], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "big"], check=True)
     subprocess.run(git + ["rm", "-q", "gone.txt"], check=True)
     subprocess.run(git + ["commit", "-qm", "gone"], check=True)
 elif mode == "flood":
@@ -69,7 +71,7 @@ def stored(root: Path) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--mb", type=int, default=200)
     ap.add_argument("--fixture", default="cancellation-support")
     ap.add_argument("--cases", default="text,binary,many,sparse,history")

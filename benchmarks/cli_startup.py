@@ -62,7 +62,7 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=21, help="paired rounds (default 21)")
     ap.add_argument("--fixture", default="express-ts", help="fixture under evals/fixtures (default express-ts)")
     args = ap.parse_args()

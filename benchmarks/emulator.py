@@ -168,7 +168,7 @@ def _abuse(base_url: str, api_key: str, stop: threading.Event, connections: int 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--requests", type=int, default=2000, help="requests per scenario (bounded)")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--reservations", type=int, default=100, help="distinct reservation keys pushed")

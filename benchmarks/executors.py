@@ -68,7 +68,7 @@ def scheduling(ray, n: int) -> list[float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=1, help="alternate local and Ray this many times")

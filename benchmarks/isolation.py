@@ -25,7 +25,7 @@ from skillassay.isolation import Endpoint, Seal, get_isolation
 
 
 class _Ok(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -48,7 +48,7 @@ def _time(start, runs: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--cli", type=int, default=0, help="also time N scripted Claude Code sessions per mode")
     args = parser.parse_args()

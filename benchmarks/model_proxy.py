@@ -35,7 +35,7 @@ def timed(url: str, headers: dict, stream: bool) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--text-kb", type=int, default=20, help="size of the streamed answer's text")
     args = parser.parse_args()

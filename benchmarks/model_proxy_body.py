@@ -48,7 +48,7 @@ def offer(port: int, token: str, size: int) -> tuple[int, bytes]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--gib", type=float, default=1.5)
     args = parser.parse_args()
     with ModelServer() as server, ModelProxy(upstreams_from_env({}, server.base_url("none"))) as proxy:

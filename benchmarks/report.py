@@ -21,14 +21,14 @@ from skillassay.report.site import build_site
 
 # the synthetic results builder is test data: it lives beside the tests, not in the package
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from synthetic_runs import make_job  # noqa: E402
+from synthetic_runs import make_job
 
 TARGET_SECONDS = 10.0
 TARGET_PAGE_BYTES = 1_000_000
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=2000, help="total runs to store (default 2000)")
     ap.add_argument("--keep", type=Path, help="write results/ and site/ here and keep them")
     args = ap.parse_args()

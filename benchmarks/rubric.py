@@ -13,6 +13,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from pydantic import TypeAdapter
@@ -53,7 +54,9 @@ export async function createReservation(r: any) {
   return r;
 }
 export async function updateReservation(r: any) {
-  await seam.customers.pushData({ customer_key: r.p, user_identities: [], reservations: [{ reservation_key: r.id }] });
+  await seam.customers.pushData({
+    customer_key: r.p, user_identities: [], reservations: [{ reservation_key: r.id }],
+  });
   return r;
 }
 export async function cancelReservation(id: string) {
@@ -99,11 +102,11 @@ def main() -> None:
             continue
         key = TypeAdapter(AnswerKey).validate_json((fixture / "answer_key.json").read_text())
         api = json.loads((fixture / "eval_config.json").read_text())["expected_api_path"]
-        targets = [fixture / "test_golden"] + sorted(p for p in (fixture / "test_controls").glob("*") if p.is_dir())
+        targets = [fixture / "test_golden", *sorted(p for p in (fixture / "test_controls").glob("*") if p.is_dir())]
         for target in targets:
             if not target.is_dir():
                 continue
-            seconds = timed(lambda: grade(fixture / "app", target, key, RUBRIC, api))
+            seconds = timed(partial(grade, fixture / "app", target, key, RUBRIC, api))
             print(f"  {fixture.name}/{target.relative_to(fixture)}: {seconds * 1000:.1f} ms")
     print("synthetic TypeScript workspaces (median of 5):")
     for copy in (True, False):
@@ -112,7 +115,7 @@ def main() -> None:
             root = Path(tempfile.mkdtemp(prefix="skillassay-bench-"))
             try:
                 pristine, modified = synthetic(root, files, changed, copy)
-                seconds = timed(lambda: grade(pristine, modified, KEY, RUBRIC, "reservation_automations"))
+                seconds = timed(partial(grade, pristine, modified, KEY, RUBRIC, "reservation_automations"))
                 print(f"  {files} files, {changed} changed, {how}: {seconds * 1000:.1f} ms")
             finally:
                 shutil.rmtree(root)
@@ -127,7 +130,7 @@ def main() -> None:
             )
             big = modified / "src" / "services" / "reservationService.ts"
             big.write_text(SERVICE + body)
-            seconds = timed(lambda: grade(pristine, modified, KEY, RUBRIC, "reservation_automations"))
+            seconds = timed(partial(grade, pristine, modified, KEY, RUBRIC, "reservation_automations"))
             lines = len(big.read_text().splitlines())
             print(f"  {lines} lines, {functions} functions: {seconds * 1000:.1f} ms")
         finally:

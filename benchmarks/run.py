@@ -28,7 +28,7 @@ def job(results: Path, fixtures: list[str], runs: int, jobs: int) -> tuple[float
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--fixtures", default="express-ts,flask-py")
     args = ap.parse_args()

@@ -30,8 +30,8 @@ COLUMNS = ("seam_bootstrap", "copy", "install", "build", "start", "create", "upd
 TARGETS = {
     "express-ts": 10.0,
     "flask-py": 6.0,
-    **{name: 10.0 for name in ("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts")},
-    **{name: 4.0 for name in ("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py")},
+    **dict.fromkeys(("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts"), 10.0),
+    **dict.fromkeys(("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py"), 4.0),
 }
 
 

@@ -12,7 +12,7 @@ import time
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--iterations", type=int, default=2000)
     args = ap.parse_args()
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
 
-from parts import IN_CI
+from parts import IN_CI  # noqa: E402 - beside this file, after the paths it needs
 
 # Hypothesis's timing checks measure the machine, not the code: on 2 loaded cores (the suite's own apps building
 # beside it) input generation can take over a second and fail a test that asserts nothing about time
@@ -30,7 +30,7 @@ def evals_dir() -> Path:
 
 
 class _Counting(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self.server.hits += 1
         self.send_response(200)
         self.send_header("Content-Length", "7")

@@ -11,6 +11,7 @@ import subprocess
 import urllib.parse
 import zlib
 from pathlib import Path
+import contextlib
 
 
 def encodings(secret: str) -> dict[bytes, str]:
@@ -33,10 +34,8 @@ def _git_objects(git_dir: Path) -> bytes:
                          capture_output=True).stdout
     for path in (git_dir / "objects").rglob("*"):
         if path.is_file() and len(path.parent.name) == 2:
-            try:
+            with contextlib.suppress(zlib.error):
                 out += zlib.decompress(path.read_bytes())
-            except zlib.error:
-                pass
     return out
 
 

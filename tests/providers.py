@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
 class StubProvider:
@@ -17,7 +18,7 @@ class StubProvider:
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 provider.paths.append(self.path)
                 if self.path == "/v1/messages/count_tokens":
@@ -30,7 +31,7 @@ class StubProvider:
                     self._send(200, {"id": "msg_1", "type": "message", "model": "claude-opus-5-5",
                                      "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}})
 
-            do_GET = do_POST  # noqa: N815
+            do_GET = do_POST
 
             def _send(self, status, body):
                 data = json.dumps(body).encode()
@@ -47,7 +48,7 @@ class StubProvider:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def __enter__(self) -> StubProvider:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

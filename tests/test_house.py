@@ -146,7 +146,7 @@ def _path(graph: dict[str, dict[str, int]], cycle: set[str]) -> str:
         nxt = min(t for t in graph[node] if t in cycle)
         out.append(f"{node} (line {graph[node][nxt]})")
         node = nxt
-    return " -> ".join(out + [node])
+    return " -> ".join([*out, node])
 
 
 def test_the_walker_sees_every_kind_of_import(tmp_path):

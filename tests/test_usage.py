@@ -25,14 +25,14 @@ def test_shipped_prices_match_dated_ids_and_aliases_but_never_guess():
 def test_a_bad_price_file_names_the_file_and_field(tmp_path, text):
     f = tmp_path / "mine.toml"
     f.write_text(text)
-    with pytest.raises(SkillassayError, match="mine.toml") as exc:
+    with pytest.raises(SkillassayError, match=r"mine.toml") as exc:
         load_prices(f)
     if "TOML" not in str(exc.value):
         assert "/models/x/" in str(exc.value)
 
 
 def test_a_missing_price_file_is_a_clear_error(tmp_path):
-    with pytest.raises(SkillassayError, match="--pricing .*nope.toml"):
+    with pytest.raises(SkillassayError, match=r"--pricing .*nope.toml"):
         load_prices(tmp_path / "nope.toml")
 
 

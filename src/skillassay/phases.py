@@ -6,6 +6,7 @@ runs of this process; none on a Ray worker, whose progress is the job's count. A
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -51,7 +52,5 @@ def phase(name: str) -> None:
     if key is None:
         return
     for fn in _listeners.copy():  # another thread may add or remove one meanwhile
-        try:
+        with contextlib.suppress(Exception):  # a display's fault is never the run's
             fn(key, name)
-        except Exception:  # noqa: BLE001, S110 - a display's fault is never the run's
-            pass

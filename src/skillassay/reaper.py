@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 _lock = threading.Lock()
@@ -161,10 +161,8 @@ def unregister(pgid: int) -> None:
 
 
 def _quietly(watch: Callable[[str, int], None], event: str, pgid: int) -> None:
-    try:
+    with suppress(OSError, KeyboardInterrupt):
         watch(event, pgid)
-    except (OSError, KeyboardInterrupt):
-        pass
 
 
 def registered() -> set[int]:
@@ -194,7 +192,7 @@ def check() -> None:
 def stopping() -> Iterator[None]:
     """For the block (an executor killing its runs and waiting for its threads), new groups are refused and
     ``tracked`` blocks raise KeyboardInterrupt on the way out, so the threads return promptly."""
-    global _stopping
+    global _stopping  # noqa: PLW0603 - a count the reaper's threads read under _lock
     with _lock:
         _stopping += 1
     try:
@@ -216,10 +214,8 @@ def tracked(proc: subprocess.Popen, grace: float = 2.0) -> Iterator[int]:
     finally:
         if proc.poll() is None or group_alive(pgid):
             kill_group(pgid, grace)
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         # only once the group is gone: if the kill above is interrupted (a second Ctrl-C), kill_all still sees it
         unregister(pgid)
     check()

@@ -346,7 +346,7 @@ class Redactor:
 
 
 def _record(path: str, where: str, action: str, hits: list[Hit]) -> Redaction:
-    return Redaction(path=path, where=where, action=action,  # type: ignore[arg-type]
+    return Redaction(path=path, where=where, action=action,
                      forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits}), count=len(hits))
 
 

@@ -210,7 +210,7 @@ def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
         how, path, evidence = found
         turn = turn_of(transcript, call)
         event = SkillEvent(
-            how=how,  # type: ignore[arg-type]
+            how=how,
             tool=call.name,
             call_id=call.id,
             call_index=index,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -22,8 +23,8 @@ class ToyAgent(CliAgent):
     binary_name = "toy"
     package = "@example/toy-cli"
     bin_env = "SKILLASSAY_TOY_BIN"
-    config_dirs = {"TOY_HOME": ".toy"}
-    switches = {"TOY_TELEMETRY": "off"}
+    config_dirs: ClassVar[dict[str, str]] = {"TOY_HOME": ".toy"}
+    switches: ClassVar[dict[str, str]] = {"TOY_TELEMETRY": "off"}
     error_patterns = ((r"model is busy", "overloaded"), (r"out of turns", "max_turns"))
 
     def command(self, ctx, prompt, skill, notes):

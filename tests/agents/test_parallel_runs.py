@@ -40,7 +40,7 @@ def test_parallel_claude_and_codex_runs(tmp_path, make_ctx, proxied):
         endpoints = [proxied(server, script.id) for _, _, script in runs]
 
         def run(n: int):
-            agent, ws, script = runs[n]
+            agent, ws, _script = runs[n]
             ctx = make_ctx(
                 workspace=ws,
                 output_dir=tmp_path / f"out{n}",
@@ -53,7 +53,7 @@ def test_parallel_claude_and_codex_runs(tmp_path, make_ctx, proxied):
         with ThreadPoolExecutor(3) as pool:
             results = list(pool.map(run, range(3)))
 
-    for n, ((_, ws, _), result) in enumerate(zip(runs, results)):
+    for n, ((_, ws, _), result) in enumerate(zip(runs, results, strict=False)):
         assert result.status == "completed", result.error
         assert (ws / "out.txt").read_text() == f"run {n}\n"
         assert result.transcript.final_message == f"finished {n}"

@@ -55,7 +55,7 @@ def test_exact_rubrics_agree_with_pydantic(data):
     _agree(Rubric, data)
 
 
-@pytest.mark.parametrize("path", sorted(EVALS.glob("fixtures/*/answer_key.json")) + [EVALS / "rubric.json"],
+@pytest.mark.parametrize("path", [*sorted(EVALS.glob("fixtures/*/answer_key.json")), EVALS / "rubric.json"],
                          ids=lambda p: p.parent.name)
 def test_shipped_files_are_read_without_pydantic(path: Path):
     cls = Rubric if path.name == "rubric.json" else AnswerKey

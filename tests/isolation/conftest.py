@@ -30,7 +30,7 @@ def strace():
 
 
 class _Named(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         body = self.server.name.encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))

@@ -120,7 +120,7 @@ def test_network_only_its_endpoints(bubblewrap, run_dirs, listener):
     model, seam = listener("model"), listener("other-run-emulator")
     seal = agent_seal(d, endpoints=[Endpoint(name="model", port=model)], audit=True)
     with bubblewrap.open(seal, d["scratch"]) as box:
-        code, out = run(box, f"""
+        _code, out = run(box, f"""
             curl -s -m 5 http://127.0.0.1:{model}/; echo
             curl -s -m 5 http://127.0.0.1:{seam}/ || echo refused-other
             curl -s -m 5 http://localhost:{model}/; echo
@@ -135,7 +135,7 @@ def test_registries_through_the_egress_proxy_only(bubblewrap, run_dirs):
     """An allowed registry is reached; another registry (not on this phase's list) is refused and recorded."""
     d = run_dirs
     with bubblewrap.open(agent_seal(d, registries=["pypi.org"], audit=False), d["scratch"]) as box:
-        code, out = run(box, """
+        _code, out = run(box, """
             curl -s -m 20 -o /dev/null -w '%{http_code}\\n' https://pypi.org/simple/pip/
             curl -s -m 20 -o /dev/null -w '%{http_code}\\n' https://registry.npmjs.org/left-pad || echo refused
             curl -s -m 5 --noproxy '*' https://pypi.org/simple/pip/ || echo no-direct-route

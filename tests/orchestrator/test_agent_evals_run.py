@@ -46,7 +46,7 @@ def test_command_agent_that_copies_the_solution_without_running_tests_is_disqual
     fx = evals_dir / "fixtures" / "order-service"
     agent = writer_command(changed_files(fx / "app", fx / "test_golden"),
                            then_print="Added cancellation with tests. All tests pass.")
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
+    _code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
                       "--fixtures", "cancellation-support", "--results", str(tmp_path), "--json"])
     run = _one(out)
     assert run["outcome"] == "completed"
@@ -85,7 +85,7 @@ def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_di
     # an agent that does the work only when the skill is installed (the command agent gets no skill, so the
     # stand-in reads the skill folder's presence from an environment variable the test sets per variant)
     agent = writer_command(changed_files(fx / "app", fx / "test_golden"), only_with_skill=True)
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
+    _code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
                       "--skill", str(SKILL), "--baseline", "--runs", "2", "--fixtures", "flask-py",
                       "--layers", "rubric", "--results", str(tmp_path), "--json"])
     variants = sorted((r["variant"], r["run_index"]) for r in out["runs"])

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from skillassay import reaper
+import contextlib
 
 SKILLASSAY = [sys.executable, "-m", "skillassay"]
 
@@ -37,9 +38,8 @@ def _agents(mark: str) -> list[int]:
         except OSError:
             continue
         # the agent itself: its sandbox's bwrap, the forwarder and strace name it too, in their own command lines
-        if mark.encode() in argv and argv[0] == sys.executable.encode():
-            if not _gone(int(entry.name)):
-                found.append(int(entry.name))
+        if mark.encode() in argv and argv[0] == sys.executable.encode() and not _gone(int(entry.name)):
+            found.append(int(entry.name))
     return found
 
 
@@ -133,7 +133,5 @@ def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> 
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         for pid in pids:  # never leave a sleeping agent behind, whatever failed
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass

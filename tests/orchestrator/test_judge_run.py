@@ -89,15 +89,15 @@ def test_run_grades_with_the_judge_it_is_given(server, suite: Path, tmp_path: Pa
 
 def test_a_failing_judge_is_a_harness_error_and_resume_reruns_it(server, suite: Path, tmp_path: Path) -> None:
     down = _judge(server, "judge-down", error=500)
-    code, out = _run(str(suite), "--agent", "reference", "--results", str(tmp_path / "r"), "--json",
-                     "--judge-model", "claude-judge", "--judge-base-url", down)
+    _code, out = _run(str(suite), "--agent", "reference", "--results", str(tmp_path / "r"), "--json",
+                      "--judge-model", "claude-judge", "--judge-base-url", down)
     [run] = out["runs"]
     assert run["outcome"] == "harness_error"
     assert [f["stage"] for f in run["harness_failures"]] == ["grader:judged_design"]
     assert "HTTP 500" in run["error"]
     assert out["evals"][0]["graded"] == 0 and out["evals"][0]["score"] is None  # never a zero for the agent
     up = _judge(server, "judge-up", score=1.0)
-    code, again = _run("--resume", out["job_id"], "--results", str(tmp_path / "r"), "--json",
+    _code, again = _run("--resume", out["job_id"], "--results", str(tmp_path / "r"), "--json",
                        "--judge-base-url", up)
     [run] = again["runs"]
     assert run["outcome"] == "completed" and _criterion(run)["fraction"] == 1.0
@@ -114,7 +114,7 @@ def test_an_eval_needing_a_judge_is_refused_without_one(suite: Path, tmp_path: P
 
 def test_regrade_uses_the_judge_given_or_the_jobs(server, suite: Path, tmp_path: Path) -> None:
     results = tmp_path / "r"
-    code, out = _run(str(suite), "--agent", "reference", "--results", str(results), "--json",
+    _code, out = _run(str(suite), "--agent", "reference", "--results", str(results), "--json",
                      "--judge-model", "claude-judge", "--judge-base-url", _judge(server, "judge-first", score=0.9))
     job = out["job_id"]
     # no judge option: the job's own judge (same script, same answer): nothing changes

@@ -137,7 +137,7 @@ def test_a_run_the_provider_failed_is_tried_again_from_scratch(server, client, t
 def test_retries_run_out_into_a_provider_error_that_resume_reruns(server, client, tmp_path, evals_dir):
     (script,) = parse_scripts({"id": "down", "turns": [{"error": 500}]})
     server.add_script(script)
-    code, out = run(evals_dir, tmp_path, client, 1, server.base_url("down"), "--retries", "1")
+    _code, out = run(evals_dir, tmp_path, client, 1, server.base_url("down"), "--retries", "1")
     [r] = out["runs"]
     # not scored, not counted
     assert r["outcome"] == "provider_error" and "provider error after 2 attempt(s)" in r["error"]
@@ -264,7 +264,7 @@ def test_backoff_is_exponential_capped_and_jittered():
                                       _report(ProviderError(kind="rate_limited", http_status=429))),
                            RetryPolicy(retries=3, base_delay=1, max_delay=100), sleep=slept.append, rng=rng)
     assert len(outcome.attempts) == 4 and outcome.status == "provider_error"
-    assert len(slept) == 3 and all(lo <= s <= hi for s, (lo, hi) in zip(slept, [(0.5, 1), (1, 2), (2, 4)]))
+    assert len(slept) == 3 and all(lo <= s <= hi for s, (lo, hi) in zip(slept, [(0.5, 1), (1, 2), (2, 4)], strict=False))
     # the job's budget ends retries early
     outcome = run_attempts(lambda n: (_result("provider_error", "rate_limited"),
                                       _report(ProviderError(kind="rate_limited", http_status=429))),

@@ -119,7 +119,7 @@ def test_schema_nests_switches_and_keeps_helpers_once(tmp_path):
     written = (tmp_path / "s" / "m.py").read_text()
     assert written.count("def helper") == 1
     namespace: dict = {}
-    exec(compile(written, "m.py", "exec"), namespace)  # noqa: S102 - the test's own tiny module
+    exec(compile(written, "m.py", "exec"), namespace)
     namespace["g"] = lambda *args: args
     for mutant, expected in (("", (1, 5)), ("a", None), ("b", (1, 0)), ("c", 1)):
         os.environ[MUTANT_ENV] = mutant

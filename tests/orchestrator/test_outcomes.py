@@ -56,7 +56,7 @@ def test_an_agent_that_destroys_its_workspace_is_scored(tmp_path: Path, evals_di
 
 def test_an_agent_that_deletes_its_git_history_is_scored_on_its_files(tmp_path: Path, evals_dir: Path) -> None:
     script = "rm -rf {workspace}/.git && echo '// touched' >> {workspace}/src/index.ts"
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", _command(script), "--fixtures", "express-ts",
+    _code, out = _run([str(evals_dir), "--agent", "command", "--command", _command(script), "--fixtures", "express-ts",
                       "--layers", "rubric", "--results", str(tmp_path), "--json"])
     run = _one(out)
     assert run["outcome"] == "completed" and run["files_changed"] == 1, run["error"]
@@ -69,7 +69,7 @@ def test_an_agent_that_deletes_its_git_history_is_scored_on_its_files(tmp_path: 
 ], ids=["non-zero exit", "killed by a signal"])
 def test_an_agent_that_fails_after_changing_files_is_an_agent_error(tmp_path: Path, evals_dir: Path, script: str,
                                                                     exit_code: int | None, signal: int | None):
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", _command(script), "--fixtures", "express-ts",
+    _code, out = _run([str(evals_dir), "--agent", "command", "--command", _command(script), "--fixtures", "express-ts",
                       "--layers", "rubric", "--results", str(tmp_path), "--json"])
     run = _one(out)
     assert run["outcome"] == "agent_error"
@@ -90,8 +90,8 @@ def test_a_crashing_detector_makes_a_harness_error_that_resume_reruns(tmp_path: 
         raise RuntimeError("detector bug")
 
     monkeypatch.setitem(engine.DETECTORS, "test_tampering", crash)
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "cancellation-support",
-                      "--results", str(tmp_path), "--json"])
+    _code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "cancellation-support",
+                       "--results", str(tmp_path), "--json"])
     run = _one(out)
     assert run["outcome"] == "harness_error"
     assert [f["stage"] for f in run["harness_failures"]] == ["detector:tampers_with_tests"]
@@ -103,7 +103,7 @@ def test_a_crashing_detector_makes_a_harness_error_that_resume_reruns(tmp_path: 
     assert "1 harness error (1 not scored: left out of every figure)" in result.output
 
     monkeypatch.undo()
-    code, again = _run(["--resume", out["job_id"], "--results", str(tmp_path), "--json"])
+    _code, again = _run(["--resume", out["job_id"], "--results", str(tmp_path), "--json"])
     run = _one(again)
     assert run["outcome"] == "completed" and run["verdict"]["passed"] is True
     superseded = list((tmp_path / out["job_id"] / "cancellation-support" / ".superseded").glob("run_1-*"))

@@ -6,6 +6,7 @@ job. (Ray binds to the machine's primary address: every node stays on this machi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -37,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "examples" / "skills" / "seam-lock-access"
 SKILLASSAY = [sys.executable, "-m", "skillassay"]
 sys.path.insert(0, str(Path(__file__).parent))
-from test_e2e_agents import changed_files, claude_script
+from test_e2e_agents import changed_files, claude_script  # noqa: E402 - a sibling module, found through sys.path
 
 
 @pytest.fixture(scope="module")
@@ -260,10 +261,8 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         for pid in agents:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
 
     hold.unlink()
     # resumed on the executor the job was started with (Ray: RAY_ADDRESS names the cluster)

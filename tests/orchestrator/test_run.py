@@ -54,7 +54,7 @@ def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path,
 
 
 def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "express-ts", "--layers", "rubric",
+    code, _out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "express-ts", "--layers", "rubric",
                       "--results", str(tmp_path), "--json", "--fail-under", "50"])
     assert code == 1
     result = runner.invoke(app, ["run", str(evals_dir), "--agent", "noop", "--fixtures", "express-ts",

@@ -168,5 +168,6 @@ def test_parallel_run_pages_match_serial(results_tree, tmp_path, monkeypatch):
     res = build_site(results_tree.root, parallel, definitions=[])
     a, b = pages(serial), pages(parallel)
     assert res.pages == len(b) == len(a)
-    strip = lambda t: re.sub(r"Built .*? UTC", "", t)
+    def strip(t):
+        return re.sub(r"Built .*? UTC", "", t)
     assert {k: strip(v) for k, v in a.items()} == {k: strip(v) for k, v in b.items()}

@@ -95,7 +95,7 @@ def test_trigger_pages_compare_and_skill_use(tmp_path):
     a = (out / "jobs" / "job-a" / "index.html").read_text()
     assert "Does the agent pick the skill up?" in a and "Confusion per category" in a
     # version a: TP 3 (explicit 2, contextual 1), FN 3, FP 2, TN 0 -> recall 50%, precision 60%
-    row = re.search(r"<th>all prompts</th>(.*?)</tr>", a, re.S).group(1)
+    row = re.search(r"<th>all prompts</th>(.*?)</tr>", a, re.DOTALL).group(1)
     assert re.findall(r'<td class="n">(\d+)</td>', row) == ["4", "8", "3", "2", "3", "0"]
     assert "<b>50.0%</b>" in row and "<b>60.0%</b>" in row
     assert "missed: <b>demo.implicit</b>" in a and "false trigger: <b>demo.negative</b>" in a

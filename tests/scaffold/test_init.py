@@ -103,7 +103,7 @@ def test_express_inline_handlers_name_the_service_functions(tmp_path):
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
-    with pytest.raises(SkillassayError, match="no package.json, requirements.txt or pyproject.toml"):
+    with pytest.raises(SkillassayError, match=r"no package.json, requirements.txt or pyproject.toml"):
         detect(tmp_path / "x")
 
 
@@ -145,10 +145,10 @@ def test_starter_suite_is_complete_and_refuses_a_full_folder(tmp_path):
     assert not list((tmp_path / "s").rglob("node_modules"))
     res = runner.invoke(cli, ["check", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output
-    with pytest.raises(SkillassayError, match="not empty"):
+    with pytest.raises(SkillassayError, match=r"not empty"):
         write_starter(tmp_path / "s")
 
 
 def test_scaffold_refuses_a_bad_name(flask_app, tmp_path):
-    with pytest.raises(SkillassayError, match="--name"):
+    with pytest.raises(SkillassayError, match=r"--name"):
         scaffold_app(flask_app, tmp_path / "suite", "Bad Name!")

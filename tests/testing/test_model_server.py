@@ -93,10 +93,10 @@ def test_turns_are_counted_from_the_history_and_retries_repeat(server):
         # turn 1 holds only OpenAI actions plus text: the Anthropic reply keeps the text and ends the turn
         assert [e for e, _ in first].count("content_block_start") == 1
         assert first[-2][1]["delta"]["stop_reason"] == "end_turn"
-        two = after_one + [{"role": "assistant", "content": "Patching."}, {"role": "user", "content": "more"}]
+        two = [*after_one, {"role": "assistant", "content": "Patching."}, {"role": "user", "content": "more"}]
         failed = client.post(url, json=anthropic_body(two))
         assert failed.status_code == 500 and failed.json()["type"] == "error"
-        three = two + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}]
+        three = [*two, {"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}]
         final = sse(client.post(url, json=anthropic_body(three)))
         assert final[2][1]["delta"]["text"] == "Done."  # the script ran out: its final text
     assert [r.turn for r in server.requests("one")] == [1, 1, 2, 3]

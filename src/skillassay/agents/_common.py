@@ -3,13 +3,16 @@ folder, keeping secrets out of stored files. (Finding a CLI and its environment:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, Self
 
 from skillassay import reaper
 from skillassay.agents.stream import StreamWatch, read_jsonl_numbered
@@ -100,12 +103,10 @@ class OutputSink:
         self.child, self._ours = socket.socketpair()
         self._ours.shutdown(socket.SHUT_WR)
         self.dropped = 0
-        self._file = None
-        self._thread = None
+        self._file: BinaryIO | None = None
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> OutputSink:
-        import threading
-
+    def __enter__(self) -> Self:
         self._file = self.path.open("wb", buffering=0)
         self._thread = threading.Thread(target=self._pump, name="skillassay-output", daemon=True)
         self._thread.start()
@@ -123,6 +124,8 @@ class OutputSink:
     def _pump(self) -> None:
         from collections import deque
 
+        file = self._file
+        assert file is not None, "the pump starts once the file is open"
         written = total = held = 0
         kept: deque[bytes] = deque()
         try:
@@ -130,7 +133,7 @@ class OutputSink:
                 total += len(data)
                 if written < self.head:
                     part = data[: self.head - written]
-                    self._file.write(part)
+                    file.write(part)
                     written += len(part)
                     data = data[len(part):]
                 if data:
@@ -144,8 +147,8 @@ class OutputSink:
             tail = b"".join(kept)[-self.tail:]
             self.dropped = total - written - len(tail)
             if self.dropped:
-                self._file.write(f"\n[skillassay: {self.dropped} bytes of output left out here]\n".encode())
-            self._file.write(tail)
+                file.write(f"\n[skillassay: {self.dropped} bytes of output left out here]\n".encode())
+            file.write(tail)
 
     def finish(self, wait: float = 5.0) -> None:
         """Wait for the stream's end (every process holding it has exited); stop waiting after ``wait`` seconds (a
@@ -156,14 +159,13 @@ class OutputSink:
             return
         self._thread.join(wait)
         if self._thread.is_alive():
-            try:
+            with contextlib.suppress(OSError):
                 self._ours.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self._thread.join(2)
         self._thread = None
         self._ours.close()
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
 
 @dataclass
@@ -209,8 +211,8 @@ def run_process(
                     cwd=cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=out.child,
-                    stderr=err.child,
+                    stdout=out.child.fileno(),
+                    stderr=err.child.fileno(),
                     start_new_session=True,
                 )
         except OSError as exc:

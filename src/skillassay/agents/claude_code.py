@@ -12,7 +12,7 @@ import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillassay.agents._common import OFFLINE_ENV, relative_path, skill_prompt_block
 from skillassay.agents.installed import MAX_RETRIES, CliAgent, agent_env
@@ -46,10 +46,10 @@ class ClaudeCodeAgent(CliAgent):
     binary_name = "claude"
     package = "@anthropic-ai/claude-code"
     bin_env = "SKILLASSAY_CLAUDE_BIN"
-    config_dirs = {"CLAUDE_CONFIG_DIR": ".claude"}
+    config_dirs: ClassVar[dict[str, str]] = {"CLAUDE_CONFIG_DIR": ".claude"}
     skills_dir = ".claude/skills"
     switches = OFFLINE_ENV
-    probes = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
+    probes: ClassVar[list[str]] = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
               "*/CLAUDE.md", "*/CLAUDE.local.md", "*/AGENTS.md", "*/.claude", "*/.claude/*", "*/.mcp.json"]
     # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a status
     # alone does not
@@ -147,6 +147,7 @@ def parse_stream_json(
     after the CLI started), where known. A model turn is one assistant message (its records share ``message.id``)."""
     t = Transcript(agent=NAME)
     turns: dict[str, int] = {}  # assistant message id -> 1-based model turn
+    call: ToolCall | None
     if prompt:
         t.messages.append(Message(role="user", text=prompt))
     calls: dict[str, ToolCall] = {}
@@ -183,7 +184,8 @@ def parse_stream_json(
                         t.messages.append(Message(role="assistant", text=block["text"]))
                 elif block.get("type") == "tool_use":
                     name = str(block.get("name") or "")
-                    tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    raw_input = block.get("input")
+                    tool_input: dict = raw_input if isinstance(raw_input, dict) else {}
                     call = ToolCall(
                         id=str(block.get("id") or f"call{len(calls)}"),
                         name=name,

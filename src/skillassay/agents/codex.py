@@ -21,6 +21,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from skillassay.agents._common import Scrubber, read_jsonl, relative_path
 from skillassay.agents.installed import MAX_RETRIES, CliAgent
@@ -48,9 +49,9 @@ class CodexAgent(CliAgent):
     binary_name = "codex"
     package = "@openai/codex"
     bin_env = "SKILLASSAY_CODEX_BIN"
-    config_dirs = {"CODEX_HOME": ".codex"}
+    config_dirs: ClassVar[dict[str, str]] = {"CODEX_HOME": ".codex"}
     skills_dir = ".codex/skills"
-    probes = ["/etc/codex", "/etc/codex/*", "/etc/_rjem_malloc.conf", "/etc/rpi-issue", "*/AGENTS.md",
+    probes: ClassVar[list[str]] = ["/etc/codex", "/etc/codex/*", "/etc/_rjem_malloc.conf", "/etc/rpi-issue", "*/AGENTS.md",
               "*/AGENTS.override.md", "*/.codex", "*/.codex/*", "*/.codex-plugin/*", "*/.claude-plugin/*",
               "*/.cursor-plugin/*", "*/.agents", "*/.agents/*"]
     # Codex reports a failed turn in words ("exceeded retry limit, last status: 429 Too Many Requests",
@@ -98,7 +99,7 @@ class CodexAgent(CliAgent):
             argv += ["--model", ctx.model]
         if skill is not None:
             argv += ["-c", f"developer_instructions={_toml(skill.text)}"]
-        return argv + ["--", prompt]
+        return [*argv, "--", prompt]
 
     def model_env(self, ctx, endpoint):
         return {API_KEY_ENV: endpoint.token}
@@ -204,7 +205,7 @@ def _codex_usage(raw: dict) -> Usage:
 
 
 # session-file calls, by the kind of --json item they become
-_SESSION_CALLS = {
+_SESSION_CALLS: dict[tuple[str | None, str | None], str] = {
     ("function_call", "exec_command"): "shell",
     ("function_call", "shell"): "shell",
     ("local_shell_call", None): "shell",
@@ -224,7 +225,8 @@ def assign_turns(t: Transcript, session: Iterable[dict]) -> None:
     usage: list[Usage] = []
     seen: set[str] = set()
     for rec in session:
-        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        raw = rec.get("payload")
+        payload: dict = raw if isinstance(raw, dict) else {}
         kind = rec.get("type")
         if kind == "response_item":
             ptype = payload.get("type")

@@ -35,8 +35,8 @@ from skillassay.agents._common import Skill, install_skill, load_skill, package_
 from skillassay.agents.base import Agent, AgentContext, AgentResult, ErrorKind
 from skillassay.agents.stream import StreamWatch, trigger_stop
 from skillassay.isolation import Mount
-from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.paths import cache_dir
+from skillassay.services.model_proxy import ModelEndpoint
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillTarget
 from skillassay.usage import RETRYABLE, ProviderError, classify
@@ -63,7 +63,7 @@ MAX_RETRIES = "SKILLASSAY_MAX_RETRIES"
 
 
 
-def agent_env(home: Path, extra: Mapping[str, str] = (), host: Mapping[str, str] | None = None) -> dict[str, str]:
+def agent_env(home: Path, extra: Mapping[str, str] | None = None, host: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment every agent starts from: PATH and the locale of the host, a private home, and ``extra``
     without provider keys or routing variables."""
     host = os.environ if host is None else host
@@ -76,7 +76,7 @@ def agent_env(home: Path, extra: Mapping[str, str] = (), host: Mapping[str, str]
         XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
     )
-    env.update({k: v for k, v in dict(extra).items() if k not in PROVIDER_KEY_NAMES and k not in ROUTING_NAMES})
+    env.update({k: v for k, v in dict(extra or {}).items() if k not in PROVIDER_KEY_NAMES and k not in ROUTING_NAMES})
     return env
 
 

@@ -24,6 +24,7 @@ from typing import Literal, Protocol
 from skillassay.outcomes import LEGACY, OUTCOMES, RERUN, is_scored, label
 from skillassay.scoring import GRADING_VERSION
 
+
 class _Verdict(Protocol):
     score: float
     passed: bool
@@ -206,7 +207,7 @@ def clustered_bootstrap_ci(
     drawn = _indices(rng, e, e * resamples)
     picks = _indices(rng, resamples, e * resamples)
     stats = [
-        sum(pools[g][p] for g, p in zip(drawn[i : i + e], picks[i : i + e])) / e for i in range(0, e * resamples, e)
+        sum(pools[g][p] for g, p in zip(drawn[i : i + e], picks[i : i + e], strict=True)) / e for i in range(0, e * resamples, e)
     ]
     return _interval(stats, level)
 

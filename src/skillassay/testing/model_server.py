@@ -8,7 +8,8 @@ answer. Several scripts are served at once, each under its own URL prefix ``/s/<
 In-process use::
 
     with ModelServer([script]) as server:
-        upstream = server.base_url(script.id)   # http://127.0.0.1:PORT/s/<id>: `run --model-upstream`, or a ModelProxy's
+        # http://127.0.0.1:PORT/s/<id>: `run --model-upstream`, or a ModelProxy's
+        upstream = server.base_url(script.id)
         ...
         server.requests(script.id)  # every request body received, in order
 
@@ -116,7 +117,7 @@ class ModelServer:
         return [r for r in self.requests(script_id) if r.api and not r.side_call]
 
     # -- lifecycle -------------------------------------------------------------------------------------------
-    def start(self) -> ModelServer:
+    def start(self) -> Self:
         self._server = ThreadedServer(self._app(), bind(self.host, self._requested_port),
                                       name="skillassay-model-server", what="the model server", join_timeout=5,
                                       lifespan="off", timeout_graceful_shutdown=1).start()
@@ -478,14 +479,14 @@ def _openai_response(turn: Turn, usage: ScriptUsage, model: str, seed: str) -> d
                 }
             )
         elif isinstance(action, ExecAction):
-            arguments = {"cmd": action.cmd} | ({"workdir": action.workdir} if action.workdir else {})
+            exec_arguments = {"cmd": action.cmd} | ({"workdir": action.workdir} if action.workdir else {})
             output.append(
                 {
                     "type": "function_call",
                     "id": _ident("fc_", seed, n),
                     "call_id": call_id,
                     "name": "exec_command",
-                    "arguments": json.dumps(arguments),
+                    "arguments": json.dumps(exec_arguments),
                     "status": "completed",
                 }
             )
@@ -671,12 +672,12 @@ def _stream_error_events(api: str, error_type: str, model: str) -> Iterable[tupl
     """A stream that starts (HTTP 200) and then fails: how providers report overload or errors mid-answer."""
     message = f"scripted {error_type} during the answer"
     if api == "anthropic":
-        start = {"id": "msg_stream_error", "type": "message", "role": "assistant", "model": model, "content": [],
+        start: dict[str, Any] = {"id": "msg_stream_error", "type": "message", "role": "assistant", "model": model, "content": [],
                  "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
         yield "message_start", {"type": "message_start", "message": start}
         yield "error", {"type": "error", "error": {"type": error_type, "message": message}}
     else:
-        pending = {"id": "resp_stream_error", "object": "response", "status": "in_progress", "model": model,
+        pending: dict[str, Any] = {"id": "resp_stream_error", "object": "response", "status": "in_progress", "model": model,
                    "output": [], "usage": None}
         yield "response.created", {"type": "response.created", "sequence_number": 0, "response": pending}
         failed = {**pending, "status": "failed", "error": {"code": error_type, "message": message}}

@@ -98,7 +98,7 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
         before = _lstat(pristine / rel)
         was_file = before is not None and stat.S_ISREG(before.st_mode)
         is_changed = stat.S_ISREG(info.st_mode) and not (
-            was_file and same_file(str(pristine / rel), str(workspace / rel), before, info))
+            was_file and before is not None and same_file(str(pristine / rel), str(workspace / rel), before, info))
         if before is None or is_changed:
             counted += 1
             if counted > max_entries:

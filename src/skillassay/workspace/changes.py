@@ -238,6 +238,8 @@ class ChangeSet:
             head.append(f"deleted file mode {'120000' if f.symlink else '100644'}\n")
         old_name = "/dev/null" if f.status == "added" else quote_path(f"a/{rel}")
         new_name = "/dev/null" if f.status == "deleted" else quote_path(f"b/{rel}")
+        old: str | None
+        new: str | None
         if f.symlink:
             old = "" if f.status == "added" else self._link_text(rel, "pristine")
             new = "" if f.status == "deleted" else self._link_text(rel, "modified")

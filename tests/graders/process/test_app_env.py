@@ -137,7 +137,7 @@ def test_a_harness_module_the_environment_lacks_is_a_harness_error(tmp_path: Pat
     d = _definition(tmp_path, hidden)
     ctx = ProcessContext(definition=d, pristine_dir=write_tree(tmp_path / "p", APP),
                          modified_dir=write_tree(tmp_path / "m", WITH_SUB), transcript=None, work_dir=tmp_path / "w")
-    with pytest.raises(HarnessFault, match="freezegun_not_installed_xyz.*neither the app nor its environment"):
+    with pytest.raises(HarnessFault, match=r"freezegun_not_installed_xyz.*neither the app nor its environment"):
         hidden_tests.grade(d.criteria[1], ctx)
 
 
@@ -200,7 +200,7 @@ def test_manifests_are_read_without_following_links(tmp_path: Path) -> None:
     assert set(found.files) == {"requirements.txt", "reqs/base.txt", "constraints.txt", "package.json"}
     (app / "requirements.txt").unlink()
     (app / "requirements.txt").symlink_to("/etc/passwd")
-    with pytest.raises(appenv.ManifestError, match="symbolic link"):
+    with pytest.raises(appenv.ManifestError, match=r"symbolic link"):
         appenv.read_manifest(app)
     ctx = _ctx(tmp_path / "c", APP, {**WITH_SUB, "requirements.txt": "x"})
     (ctx.modified_dir / "requirements.txt").unlink()

@@ -49,5 +49,5 @@ def test_a_registry_the_machine_cannot_reach_is_the_harnesss(tmp_path: Path, mon
         s.bind(("127.0.0.1", 0))
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{s.getsockname()[1]}")
     monkeypatch.delenv("https_proxy", raising=False)
-    with pytest.raises(RegistryUnreachable, match="cannot reach the registry pypi.org:443"):
+    with pytest.raises(RegistryUnreachable, match=r"cannot reach the registry pypi.org:443"):
         ctx.app_env("modified")  # the pristine app's is cached: without the probe, the agent's fault

@@ -46,10 +46,10 @@ Path("blob.bin").write_bytes(b"\0\1\2BIN" + b"\0".join(v.encode() for v in value
 os.symlink("/nonexistent/" + values[0].replace("/", "_"), "link")  # a link's target
 git = ["git", "-c", "user.name=leak", "-c", "user.email=leak@example.invalid", "-c", "commit.gpgsign=false"]
 Path("committed.txt").write_text("\n".join(values) + "\n")
-subprocess.run(git + ["add", "-A"], check=True)
-subprocess.run(git + ["commit", "-q", "-m", "leak " + " ".join(values)], check=True)
+subprocess.run([*git, "add", "-A"], check=True)
+subprocess.run([*git, "commit", "-q", "-m", "leak " + " ".join(values)], check=True)
 os.remove("committed.txt")  # only in the history now
-subprocess.run(git + ["commit", "-q", "-am", "remove it"], check=True)
-subprocess.run(git + ["branch", "b-" + values[0].replace("/", "_")[:40]], check=False)
+subprocess.run([*git, "commit", "-q", "-am", "remove it"], check=True)
+subprocess.run([*git, "branch", "b-" + values[0].replace("/", "_")[:40]], check=False)
 print("leaked:", " ".join(values))  # into the transcript and the logs
 print("again, in base64:", " ".join(base64.b64encode(v.encode()).decode() for v in values), file=sys.stderr)

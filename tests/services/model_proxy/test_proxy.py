@@ -349,9 +349,10 @@ def test_a_run_has_a_bounded_number_of_requests_under_way(proxy_for, server):
 
 
 def _rss() -> int:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
     raise AssertionError("no VmRSS")
 
 

@@ -30,9 +30,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     def visit(node: str, path: list[str]) -> None:
         for dep in sorted(graph.get(node, ())):
             if dep in path:
-                found.append(path[path.index(dep):] + [dep])
+                found.append([*path[path.index(dep):], dep])
             elif dep in graph:
-                visit(dep, path + [dep])
+                visit(dep, [*path, dep])
 
     for start in sorted(graph):
         if start != "__init__":

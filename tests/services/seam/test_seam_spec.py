@@ -54,7 +54,7 @@ def test_validation_uses_draft4_with_nullable(spec):
     }
     assert route.validate(ok) == []
     errors = route.validate({"requested_access_methods": [{"mode": "laser"}]})
-    message, tree = format_validation_errors(errors)
+    _message, tree = format_validation_errors(errors)
     assert tree["requested_access_methods"]["0"]["mode"]["_errors"]
     errors = spec.route("/access_codes/create").validate({})
     _, tree = format_validation_errors(errors)
@@ -160,5 +160,5 @@ def test_the_wheel_ships_the_spec(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     (wheel,) = tmp_path.glob("skillassay-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        name = f"skillassay/services/seam/data/seam-openapi-{PINNED_TYPES_VERSION}.json.gz"
+        name = f"skillassay/seam/emulator/data/seam-openapi-{PINNED_TYPES_VERSION}.json.gz"
         assert zf.read(name) == spec_module.shipped_spec_path().read_bytes()

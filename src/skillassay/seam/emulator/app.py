@@ -103,8 +103,8 @@ class SeamApp:
                 response.headers["connection"] = "close"  # the client is too slow to wait for further
         except Exception:  # an emulator bug: answer like Seam's 500 and keep serving
             log.exception("seam emulator failed on %s %s", request.method, request.url.path)
-            err = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
-            response = _json(err.body(request_id), 500, request_id)
+            internal = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
+            response = _json(internal.body(request_id), 500, request_id)
         await response(scope, receive, send)
 
     # -- the Seam API ------------------------------------------------------------------------------

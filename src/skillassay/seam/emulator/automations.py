@@ -12,7 +12,7 @@ import itertools
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -171,7 +171,7 @@ class Engine:
 
     # -- action attempts --------------------------------------------------------------------------------
     def action_attempt(self, ws: Workspace, action_type: str) -> dict:
-        attempt = {
+        attempt: dict[str, Any] = {
             "action_attempt_id": new_id(),
             "action_type": action_type,
             "status": "pending",
@@ -504,7 +504,7 @@ class Engine:
         customer_key: str | None = None,
         pushed: bool = False,
     ) -> dict:
-        space = {
+        space: dict[str, Any] = {
             "space_id": new_id(),
             "workspace_id": ws.workspace_id,
             "name": name,
@@ -523,7 +523,7 @@ class Engine:
         return space
 
     def set_space_devices(
-        self, ws: Workspace, space: dict, add: list[str] = (), remove: list[str] = ()
+        self, ws: Workspace, space: dict, add: Sequence[str] = (), remove: Sequence[str] = ()
     ) -> None:
         ids = [d for d in space["_device_ids"] if d not in set(remove)]
         for device_id in add:
@@ -562,7 +562,7 @@ class Engine:
         phone: str | None,
         customer_key: str | None = None,
     ) -> dict:
-        ui = {
+        ui: dict[str, Any] = {
             "user_identity_id": new_id(),
             "user_identity_key": key,
             "email_address": email,

@@ -43,10 +43,7 @@ class ConditionError(ValueError):
 
 def _matches(record: Any, where: dict[str, Any], links: Any) -> bool:
     for key, expected in where.items():
-        if key in _LINK_FIELDS and key not in record:
-            actual = (links or {}).get(key)
-        else:
-            actual = record.get(key)
+        actual = (links or {}).get(key) if key in _LINK_FIELDS and key not in record else record.get(key)
         if isinstance(expected, list):
             if actual not in expected:
                 return False

@@ -11,7 +11,7 @@ Bodies are typed (pydantic, strict): a wrong type is a 400 ``invalid_input`` nam
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -153,7 +153,7 @@ class ControlRoutes:
         except KeyError:
             raise _no_workspace(workspace_id) from None
 
-    async def _wait(self, spec: Wait) -> Mapping[str, Any]:
+    async def _wait(self, spec: Wait) -> dict[str, Any]:
         self._snapshot(spec.workspace_id)
         try:
             predicate = compile_condition(spec.condition)

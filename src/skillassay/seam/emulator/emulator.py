@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from skillassay.asgi import ThreadedServer, bind
 from skillassay.errors import InfrastructureError
@@ -114,7 +114,7 @@ class SeamEmulator:
         For the harness only: an app must never see it."""
         return self._admin_token
 
-    def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> SeamEmulator:
+    def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> Self:
         """Serve on a background thread; returns once the socket accepts connections."""
         self._scheduler.start()
         self._dispatcher.start()
@@ -145,7 +145,7 @@ class SeamEmulator:
         self._dispatcher.stop()
         self._seam_app.close()
 
-    def __enter__(self) -> SeamEmulator:
+    def __enter__(self) -> Self:
         return self.start() if self._server is None else self
 
     def __exit__(self, *exc: object) -> None:

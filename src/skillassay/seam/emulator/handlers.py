@@ -46,10 +46,10 @@ def _page(ctx: Ctx, items: list[dict], params: dict, default_limit: int = 500) -
     if cursor:
         try:
             offset = int(base64.urlsafe_b64decode(cursor.encode()).decode().removeprefix("offset:"))
-        except ValueError:
+        except ValueError as exc:
             raise invalid_input(
                 "Invalid page_cursor", {"_errors": [], "page_cursor": {"_errors": ["Invalid"]}}
-            )
+            ) from exc
     page = items[offset : offset + limit]
     has_next = offset + limit < len(items)
     next_cursor = base64.urlsafe_b64encode(f"offset:{offset + limit}".encode()).decode() if has_next else None
@@ -359,6 +359,7 @@ def user_identities_delete(ctx: Ctx, params: dict) -> dict:
 @route("/access_grants/create")
 def access_grants_create(ctx: Ctx, params: dict) -> dict:
     ws, engine = ctx.ws, ctx.engine
+    ui: dict | None
     if params.get("user_identity_id"):
         ui = _user_identity(ws, {"user_identity_id": params["user_identity_id"]})
     else:

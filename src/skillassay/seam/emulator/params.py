@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from jsonschema.exceptions import ValidationError
 
@@ -127,7 +127,7 @@ def _message(error: ValidationError) -> tuple[list[Any], str]:
     if v == "maxLength":
         return path, f"String must contain at most {error.validator_value} character(s)"
     if v == "enum":
-        expected = " | ".join(repr(x) for x in error.validator_value)
+        expected = " | ".join(repr(x) for x in cast("list[Any]", error.validator_value))
         return path, f"Invalid enum value. Expected {expected}, received {error.instance!r}"
     if v == "pattern":
         return path, "Invalid"

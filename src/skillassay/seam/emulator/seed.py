@@ -40,7 +40,7 @@ def _connected_account(ws: Workspace, provider: str, email: str) -> dict[str, An
 def _lock(
     ws: Workspace, account: dict, device_type: str, maker: str, model: str, name: str, index: int
 ) -> dict[str, Any]:
-    manufacturer = device_type.split("_")[0]
+    manufacturer = device_type.split("_", maxsplit=1)[0]
     serial = f"{manufacturer[:2].upper()}{index:04d}{ws.workspace_id[:6].upper()}"
     properties: dict[str, Any] = {
         "name": name,

@@ -143,7 +143,8 @@ class Meter:
             self._error(error_text(data))
 
     def _openai(self, kind: str | None, data: dict) -> None:
-        response = data.get("response") if isinstance(data.get("response"), dict) else {}
+        raw = data.get("response")
+        response: dict = raw if isinstance(raw, dict) else {}
         if response.get("model"):
             self.model = response["model"]
         if kind in ("response.completed", "response.incomplete", "response.failed"):

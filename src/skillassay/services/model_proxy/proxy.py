@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import httpx
@@ -117,8 +117,7 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
         else:
             base = env.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS[api]
         base = base.rstrip("/")
-        if base.endswith("/v1"):  # OPENAI_BASE_URL is given with /v1 by custom; the proxy adds the path itself
-            base = base[:-3]
+        base = base.removesuffix("/v1")
         if not base.startswith(("http://", "https://")):
             raise SkillassayError(f"model upstream {base!r}: expected an http:// or https:// URL")
         key, header = None, "authorization"
@@ -130,7 +129,7 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
         if api == "openai":
             extra = {h: env[v] for h, v in (("openai-organization", "OPENAI_ORG_ID"), ("openai-project",
                                                                                     "OPENAI_PROJECT_ID")) if env.get(v)}
-        out[api] = Upstream(api=api, base_url=base, key=key, key_header=header, extra=extra)  # type: ignore[arg-type]
+        out[api] = Upstream(api=api, base_url=base, key=key, key_header=header, extra=extra)
     return out
 
 
@@ -163,6 +162,7 @@ def _route(method: str, path: str, headers: Mapping[str, str], raw_path: bytes |
 
 def _error(api: Api | None, status: int, message: str, kind: str = "api_error") -> JSONResponse:
     """An error in the shape the agent's SDK expects from its provider."""
+    body: dict[str, Any]
     if api == "openai":
         body = {"error": {"message": message, "type": kind, "code": kind}}
     else:
