@@ -10,7 +10,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from skillassay.cli.options import JUDGE_BASE_URL, JUDGE_KEY_ENV, JUDGE_MODEL, JUDGE_PROVIDER, judge_from_options
+from skillassay.cli.options import (
+    JUDGE_BASE_URL,
+    JUDGE_KEY_ENV,
+    JUDGE_MODEL,
+    JUDGE_PROVIDER,
+    judge_from_options,
+)
 from skillassay.errors import DefinitionError, SkillassayError
 
 
@@ -259,9 +265,10 @@ def run(
         total = None  # --resume: the job's own suite and missing runs decide (PATH is not read)
         if not resume:
             from skillassay.definitions import load_suite, select
+            from skillassay.kinds import kind_of
 
             evals = select(load_suite(path, opts.fixtures or None), opts.fixtures or None, api_path)
-            per_eval = runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
+            per_eval = runs or (kind_of(evals[0]).default_runs(evals[0]) if evals else 1)
             total = len(evals) * per_eval * (2 if baseline else 1)
         progress = RunProgress(err, agent, total, disable=as_json)
         try:
@@ -327,8 +334,8 @@ def run(
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
     """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
-    from skillassay.kinds.trigger.tables import trigger_summary_tables
     from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
+    from skillassay.kinds.trigger.tables import trigger_summary_tables
 
     summary = summarize_triggers(trigger_points(result.records))
     if as_json:

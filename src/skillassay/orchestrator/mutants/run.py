@@ -22,11 +22,11 @@ from typing import Any
 
 from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.kinds import kind_of
-from skillassay.seam.kind import check_points
 from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
 from skillassay.orchestrator.sealing import run_policy
+from skillassay.seam.kind import check_points
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 
 EPS = 1e-6
