@@ -19,6 +19,7 @@ from skillassay import store
 from skillassay.cli.main import app
 from skillassay.scoring import GRADING_VERSION
 from skillassay.store.files import read_run_file, write_run_file
+from skillassay.store.records import RUN_SCHEMA_VERSION
 
 runner = CliRunner()
 EVALS = ("e1", "e2", "e3")
@@ -121,7 +122,7 @@ def test_results_without_a_grading_version_read_as_version_1_and_compare_will_no
     assert data["no_verdict"]["kind"] == "grading_version"
     # within one arm too: OLD with one run regraded to the current version, against itself
     rec = read_run_file(tmp_path / "OLD" / "e1" / "run_1" / "run.json")
-    assert rec.schema_version == 3  # read through the upgrade
+    assert rec.schema_version == RUN_SCHEMA_VERSION  # read through the upgrade (the current schema)
     with store.open(tmp_path) as st:
         st.save_run(rec.model_copy(update={"grading_version": GRADING_VERSION}))
     r = cli("compare", "OLD", "OLD", "--results", str(tmp_path))

@@ -188,9 +188,7 @@ def compare_cmd(
                                "skill_use": {"a": use_a.to_dict() if use_a else None,
                                              "b": use_b.to_dict() if use_b else None}}, indent=2))
     else:
-        from skillassay.report.tables import comparison_tables
-
-        from skillassay.report.tables import cost_table
+        from skillassay.report.tables import comparison_tables, cost_table
 
         con = _console()
         if cmp.refusal is None:  # refused: the deltas are not shown, only why (--json still has the figures)
@@ -267,9 +265,9 @@ def report_cmd(
     ),
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
+    from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of, trigger_job_tables
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
-    from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of, trigger_job_tables
     from skillassay.scoring.stats import summarize
 
     jobs = jobs or []

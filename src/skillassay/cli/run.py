@@ -318,9 +318,10 @@ class _Progress:
 def _planned_runs(opts: JobOptions) -> int:
     """How many runs a new job plans (for the progress bar)."""
     from skillassay.definitions import load_suite, select
+    from skillassay.kinds import kind_of
 
     evals = select(load_suite(opts.suite, opts.fixtures or None), opts.fixtures or None, opts.api_path)
-    per_eval = opts.runs or (evals[0].trigger.runs if evals and evals[0].trigger else 1)
+    per_eval = opts.runs or (kind_of(evals[0]).default_runs(evals[0]) if evals else 1)
     return len(evals) * per_eval * (2 if opts.baseline else 1)
 
 
@@ -414,8 +415,8 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
     """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
-    from skillassay.kinds.trigger.tables import trigger_summary_tables
     from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
+    from skillassay.kinds.trigger.tables import trigger_summary_tables
 
     summary = summarize_triggers(trigger_points(result.records))
     if as_json:

@@ -100,6 +100,13 @@ def load_one(kind: str, source: Path, suite_dir: Path) -> EvalDefinition:
     return definition
 
 
+def load_source(kind: str, source: Path, suite_dir: Path) -> list[EvalDefinition]:
+    """The evals one source holds: one, or a trigger suite's prompts (one definition each)."""
+    if kind == "trigger":
+        return _trigger_kind().prompts(source, suite_dir)
+    return [load_one(kind, source, suite_dir)]
+
+
 def source_id(kind: str, source: Path) -> str:
     """The eval id a source will load as: the fixture folder's name, or the definition file's stem (a trigger
     suite's: the prefix of its prompts' ids)."""
@@ -128,10 +135,7 @@ def load_suite(path: Path, ids: list[str] | None = None) -> list[EvalDefinition]
         sources = [s for s in sources if source_id(s[0], s[1]) in prefixes] or sources
     for kind, source, suite_dir in sources:
         try:
-            if kind == "trigger":
-                evals.extend(_trigger_kind().prompts(source, suite_dir))
-            else:
-                evals.append(load_one(kind, source, suite_dir))
+            evals.extend(load_source(kind, source, suite_dir))
         except DefinitionError as exc:
             problems.extend(exc.problems)
     if problems:

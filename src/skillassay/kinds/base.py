@@ -134,9 +134,17 @@ class EvalKind(ABC):
         """The definition loaded again from a copy of its suite folder ``suite`` at ``suite_here`` (a worker's),
         so every path in it points there."""
 
+    def shown_files(self, definition: EvalDefinition) -> list[Path]:
+        """The definition's files the report's site shows beside its source."""
+        return []
+
     def app_dir(self, definition: EvalDefinition, base: Path) -> Path:
         """The folder the run's workspace is copied from (``base``: the attempt's scratch folder)."""
         return Path(definition.app_dir)
+
+    def default_runs(self, definition: EvalDefinition) -> int:
+        """Runs of the eval a job makes when not told (``--runs``)."""
+        return 1
 
     def agent_budget(self, definition: EvalDefinition) -> TriggerBudget | None:
         """The turns or tool calls after which the harness may stop the agent (None: only the timeout)."""

@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from skillassay.report.runs import failure_reason, is_graded
-from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of
-from skillassay.scoring.stats import compare, summarize
 from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
+from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of
+from skillassay.report.runs import failure_reason, is_graded
+from skillassay.scoring.stats import compare, summarize
 from skillassay.store.files import write_json_atomic
 from skillassay.store.records import JobRecord, RunRecord
 

@@ -28,6 +28,9 @@ from pygments.lexers import DiffLexer
 from skillassay import __version__
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
+from skillassay.kinds import kind_of
+from skillassay.kinds.trigger.scoring import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
+from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -39,7 +42,6 @@ from skillassay.report.runs import (
     skill_label,
     variant_label,
 )
-from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.cost import runs_cost
 from skillassay.scoring.stats import (
@@ -51,7 +53,6 @@ from skillassay.scoring.stats import (
     summarize,
     to_points,
 )
-from skillassay.kinds.trigger.scoring import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
 from skillassay.store import db as store_db
 from skillassay.store import exploits as store_exploits
 from skillassay.store import mutants as store_mutants
@@ -194,7 +195,7 @@ def _load_definitions(
     """The suite's definitions, one by one: a broken definition is named on the page, the others still shown."""
     if definitions is not None:
         return definitions, None
-    from skillassay.definitions.suite import definition_sources, load_one
+    from skillassay.definitions.suite import definition_sources, load_source
 
     candidates = [suite] if suite else [Path(j.suite) for j in reversed(jobs)] + [Path("evals")]
     for c in candidates:
@@ -207,12 +208,7 @@ def _load_definitions(
         defs, problems = [], []
         for kind, source, suite_dir in sources:
             try:
-                if kind == "trigger":  # a trigger suite: its prompts, one definition each
-                    from skillassay.kinds.trigger.definitions import load_trigger
-
-                    defs.extend(load_trigger(source, suite_dir).prompts)
-                else:
-                    defs.append(load_one(kind, source, suite_dir))
+                defs.extend(load_source(kind, source, suite_dir))  # a trigger suite: its prompts
             except SkillassayError as exc:
                 problems.append(str(exc))
         note = None
@@ -227,11 +223,7 @@ def _copy_sources(defs: list[EvalDefinition], out: Path) -> dict[str, list[tuple
     except that anything a browser might execute gets ``.txt`` appended."""
     links: dict[str, list[tuple[str, str]]] = {}
     for d in defs:
-        files = [d.source]
-        if d.format == "plan-json":
-            files += [d.fixture_dir / "answer_key.json"]
-            if d.rubric_file:
-                files.append(d.rubric_file)
+        files = [Path(d.source), *kind_of(d).shown_files(d)]
         found = []
         for f in files:
             f = Path(f)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Literal, cast
 
 from pydantic import BaseModel
 
@@ -142,6 +143,10 @@ class SeamKind(EvalKind):
         return load_fixture(suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
                             rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None)
 
+    def shown_files(self, definition: EvalDefinition) -> list[Path]:
+        return [definition.fixture_dir / "answer_key.json",
+                *([Path(definition.rubric_file)] if definition.rubric_file else [])]
+
     def services(self, definition: EvalDefinition, layers: Layers) -> set[str]:
         return {"seam"} if layers != "rubric" and definition.has_sandbox else set()
 
@@ -231,8 +236,9 @@ class SeamKind(EvalKind):
 
         t = time.monotonic()
         try:
-            res = validate(request.modified_dir, request.definition, request.run_id, seam=request.seam,
-                           backend=request.backend, emulator=request.emulator, logs_dir=request.run_dir,
+            res = validate(request.modified_dir, request.definition, request.run_id,
+                           seam=cast(Literal["emulator", "live"], request.seam),
+                           backend=cast(Literal["host", "docker"], request.backend), emulator=request.emulator, logs_dir=request.run_dir,
                            policy=request.policy, sealing=request.sealing, **request.sandbox_waits)
             out.sandbox = res.model_dump(mode="json")
             g.sandbox_total = float(res.total)

@@ -43,6 +43,9 @@ class TriggerKind(EvalKind):
     def app_dir(self, definition: EvalDefinition, base: Path) -> Path:
         return decision.app_dir(definition, base)
 
+    def default_runs(self, definition: EvalDefinition) -> int:
+        return definition.trigger.runs if definition.trigger is not None else 1  # the suite's runs per prompt
+
     def agent_budget(self, definition: EvalDefinition) -> TriggerBudget | None:
         return definition.trigger.budget if definition.trigger is not None else None
 

@@ -24,10 +24,10 @@ from skillassay.definitions.models import EvalDefinition, RunSteps
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.run_policy import run_policy
 from skillassay.kinds import kind_of
-from skillassay.seam.kind import check_points
 from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
+from skillassay.seam.kind import check_points
 from skillassay.services import Service
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 from skillassay.transcripts import Transcript
