@@ -18,9 +18,9 @@ from skillassay.definitions import load_suite
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.graders.judge_config import require as require_judge
+from skillassay.isolation.run_policy import run_policy
 from skillassay.kinds.base import GROUP, ControlOutcome, EvalKind, kind_of, load_kind
 from skillassay.orchestrator.grading import GradeOutcome, Layers, grade
-from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring.reasons import criterion_reason, short_reason
 from skillassay.scoring.verdict import percent_text
 

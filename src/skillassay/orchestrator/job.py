@@ -18,10 +18,10 @@ from skillassay import phases, reaper
 from skillassay import store as result_store
 from skillassay.definitions import load_suite, select
 from skillassay.definitions.models import EvalDefinition
-from skillassay.kinds import kind_of
-from skillassay.kinds.trigger.definitions import is_trigger_source
 from skillassay.errors import SkillassayError
 from skillassay.graders import judge_config
+from skillassay.kinds import kind_of
+from skillassay.kinds.trigger.definitions import is_trigger_source
 from skillassay.orchestrator import canary as canaries
 from skillassay.orchestrator.canary import CanaryPlan
 from skillassay.orchestrator.config import JobOptions

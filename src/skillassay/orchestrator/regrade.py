@@ -16,9 +16,9 @@ from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
 from skillassay.graders.judge_config import require as require_judge
 from skillassay.graders.judge_config import resolve as resolve_judge
+from skillassay.isolation.run_policy import run_policy
 from skillassay.kinds import kind_of
 from skillassay.orchestrator.grading import grade
-from skillassay.isolation.run_policy import run_policy
 from skillassay.scoring import GRADING_VERSION
 from skillassay.store.files import job_lock, write_json_atomic
 from skillassay.store.records import RunRecord

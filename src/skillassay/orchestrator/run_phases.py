@@ -27,7 +27,11 @@ from skillassay.agents.reference import NAME as REFERENCE
 from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation import Policy
+from skillassay.isolation.record import REACHED_FOR_SUITE, Sealing
+from skillassay.isolation.run_policy import run_policy
+from skillassay.kinds import kind_of
 from skillassay.kinds.trigger import decision as triggering
+from skillassay.orchestrator.agent_seal import run_agent
 from skillassay.orchestrator.attempts import AttemptsOutcome, RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.canary import reference_check
 from skillassay.orchestrator.config import RunSpec
@@ -35,9 +39,6 @@ from skillassay.orchestrator.environment import machine_info
 from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.run_services import RunServices
-from skillassay.isolation.record import REACHED_FOR_SUITE, Sealing
-from skillassay.isolation.run_policy import run_policy
-from skillassay.orchestrator.agent_seal import run_agent
 from skillassay.outcomes import SCORED, AgentExit, HarnessFailure
 from skillassay.scoring import decide
 from skillassay.services.model_proxy import GrantReport, ModelGrants
@@ -357,7 +358,8 @@ def grade_change(ctx: RunContext, snap: Snapshot, change: Change, run: AgentRun)
     """The graders, whatever the agent's end: a timed-out or crashed agent may have left a working change behind."""
     cfg, services = ctx.spec.config, ctx.services
     emulator = None
-    if services is not None and cfg.seam == "emulator" and cfg.layers != "rubric" and ctx.definition.has_sandbox:
+    wanted = kind_of(ctx.definition).services(ctx.definition, cfg.layers)
+    if services is not None and cfg.seam == "emulator" and "seam" in wanted:
         emulator = services.emulator()
     phases.phase("grading")
     return grade(ctx.definition, snap.workspace.path, ctx.run_dir, ctx.run_id, layers=cfg.layers, seam=cfg.seam,
@@ -400,24 +402,25 @@ def keep_final_workspace(ctx: RunContext, snap: Snapshot) -> None:
 
 def app_dir(definition: EvalDefinition, scratch: Path) -> Path:
     """The folder an attempt's workspace is copied from."""
-    return triggering.app_dir(definition, scratch)
+    return kind_of(definition).app_dir(definition, scratch)
 
 
 def agent_budget(definition: EvalDefinition) -> TriggerBudget | None:
     """The tool calls the agent is given before its run is decided (a trigger prompt's), None: unbounded."""
-    return definition.trigger.budget if definition.trigger else None
+    return kind_of(definition).agent_budget(definition)
 
 
 def grades_change(definition: EvalDefinition) -> bool:
     """Whether the run is graded on its change (a trigger run is not: its decision is read from the transcript)."""
-    return definition.trigger is None
+    return kind_of(definition).grades_change(definition)
 
 
-def grade_kind(definition: EvalDefinition, use: SkillUse | None, result: AgentResult
-               ) -> tuple[TriggerOutcome, GradeOutcome]:
-    """A run not graded on its change: its trigger decision, its one criterion and its verdict."""
-    outcome, criteria, verdict = triggering.decide(definition, use, result.stopped)
-    return outcome, GradeOutcome(criteria=criteria, verdict=verdict)
+def grade_kind(ctx: RunContext, snap: Snapshot, use: SkillUse | None, result: AgentResult
+               ) -> tuple[TriggerOutcome | None, GradeOutcome]:
+    """A run its kind does not grade on its change: the kind's decision, read from what the agent did."""
+    graded = grade(ctx.definition, snap.workspace.path, ctx.run_dir, ctx.run_id, transcript=result.transcript,
+                   skill_use=use, stopped=result.stopped)
+    return graded.trigger, graded
 
 
 # --- record ----------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from skillassay import phases
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.graders.judge_config import JudgeConfig
+from skillassay.isolation.record import Sealing
 from skillassay.orchestrator.config import RunSpec
 from skillassay.orchestrator.model_access import BudgetSpent
 from skillassay.orchestrator.run_phases import (
@@ -55,7 +56,6 @@ from skillassay.orchestrator.run_phases import (
     write_grades,
 )
 from skillassay.orchestrator.run_services import RunServices
-from skillassay.isolation.record import Sealing
 from skillassay.outcomes import UNSCORED, HarnessFailure
 from skillassay.secrets import Redaction, Redactor, merge
 from skillassay.store.files import (
@@ -146,7 +146,7 @@ def _agent_phase(ctx: RunContext, so_far: RunSoFar, found: FoundAgent) -> AgentR
 def _grade_phase(ctx: RunContext, so_far: RunSoFar, run: AgentRun, snap: Snapshot, change: Change) -> None:
     """The change graded (or, for a kind that does not grade it, the run decided), the grades written."""
     if not grades_change(ctx.definition):
-        so_far.trigger, so_far.graded = grade_kind(ctx.definition, so_far.use, run.tried.result)
+        so_far.trigger, so_far.graded = grade_kind(ctx, snap, so_far.use, run.tried.result)
         keep_final_workspace(ctx, snap)
         return
     graded = so_far.graded = grade_change(ctx, snap, change, run)
