@@ -20,10 +20,12 @@ from skillassay.seam.rubric.rawhttp import RawHttp
 TOY_STACK = '''
 """Apps served by Python's http.server, recognised by their serve.toml; they call Seam with toyhttp."""
 
+import dataclasses
+
 from skillassay.stacks.base import StackCommands
 from skillassay.stacks.python import PYTHON, PythonStack
 
-TOY_PYTHON = PYTHON.model_copy(update={"http_clients": PYTHON.http_clients | {"toyhttp"}})
+TOY_PYTHON = dataclasses.replace(PYTHON, http_clients=PYTHON.http_clients | {"toyhttp"})
 
 
 class ToyServeStack(PythonStack):

@@ -17,15 +17,15 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass, field
 
 SYSTEM = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/")
 
 
-class SourceSyntax(BaseModel):
-    """How source files of one parsed language (``languages.base.Module.language``) are written."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class SourceSyntax:
+    """How source files of one parsed language (``languages.base.Module.language``) are written. A plain frozen
+    dataclass: the rubric reads it, and the rubric runs without pydantic (``skillassay rubric``'s fast path)."""
 
     language: str  # "python", "javascript" (TypeScript too): what the parser names its modules' language
     extensions: tuple[str, ...]  # the files written in it, lower-case, with the dot
@@ -51,14 +51,13 @@ class SourceSyntax(BaseModel):
         return self.choice.format(cond=cond, new=new, old=old)
 
 
-class StackCommands(BaseModel):
+@dataclass(kw_only=True)
+class StackCommands:
     """How an app of a stack is installed, built and started when its fixture has no Dockerfile and no ``run``
     (shell commands, as in ``run``; the install ones folded into the install cache the same way)."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    install: list[str] = Field(default_factory=list)
-    build: list[str] = Field(default_factory=list)
+    install: list[str] = field(default_factory=list)
+    build: list[str] = field(default_factory=list)
     start: str
 
 
