@@ -119,7 +119,7 @@ _PARAM = re.compile(r"^(:\w+\??|<[^>]+>|\{[^}]+\}|\[[^\]]+\]|\*\w*)$")
 
 
 def _segments(path: str) -> list[str]:
-    return [p for p in path.split("?")[0].split("/") if p]
+    return [p for p in path.split("?", maxsplit=1)[0].split("/") if p]
 
 
 def path_matches(route_path: str, url_path: str) -> bool:

@@ -281,7 +281,7 @@ class _Outliner:
         node = _inner(node)
         line = node.start_point[0] + 1
         kind = node.type
-        if kind == "template_string" and _string(node) is None or kind == "binary_expression":
+        if (kind == "template_string" and _string(node) is None) or kind == "binary_expression":
             parts = self._template(node)
             if parts is not None:
                 return Value("template", line, items=parts)

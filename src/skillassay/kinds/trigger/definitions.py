@@ -88,7 +88,7 @@ class TriggerSuite(BaseModel):
     prompts: list[EvalDefinition]
 
     def categories(self) -> dict[str, int]:
-        counts = {c: 0 for c in TRIGGER_CATEGORIES}
+        counts = dict.fromkeys(TRIGGER_CATEGORIES, 0)
         for p in self.prompts:
             counts[p.trigger.category] += 1  # type: ignore[union-attr]
         return counts

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
+from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 
 TIME_TOLERANCE = timedelta(seconds=60)  # an app may round or re-format the times; a minute is still "the same"
 GONE_STATUSES = {"removing", "removed", "deleted"}

@@ -84,7 +84,7 @@ class RawRequest:
 
 
 def _lib_of(source: str) -> str:
-    return source.split(".")[0].split("/")[0] if not source.startswith("@") else source
+    return source.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0] if not source.startswith("@") else source
 
 
 def _unwrap_body(value: Value | None) -> Value | None:
@@ -304,7 +304,7 @@ class RawHttp:
             return [[("query", keys)]]
         if value.kind == "call" and value.chain:
             last = value.chain[-1]
-            if last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin" or (
+            if (last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin") or (
                     value.chain[:1] == ("new",) and value.chain[-1] == "URL" and len(value.args) >= 2):
                 base, path = (value.args[0], value.args[1]) if last == "urljoin" else (value.args[1], value.args[0])
                 return self._parts((Value("template", items=[base, Value("str", text="/"), path]), module, scope),
