@@ -252,6 +252,7 @@ class Checker:
                     check.fail(f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
                                f"{self.timeouts.create:.0f} s")
                 if id_note:
+                    assert check.reason is not None  # set by fail() above
                     check.reason += f"; {id_note}"
                 return
             self._remember(found)
