@@ -18,6 +18,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from typing import cast
+
 from skillassay import stacks
 from skillassay.languages.base import Call, Module, Value
 
@@ -171,7 +173,7 @@ class RawHttp:
             lib = _lib_of(source)
             if lib not in stacks.http_clients(module.sdk_style):
                 return None
-            origin = lib
+            origin: str | None = lib
         else:
             origin = self._origin(module, call.scope, receiver)
             if origin is None:
@@ -188,7 +190,7 @@ class RawHttp:
         if last == "Request" and origin == "urllib":
             url = args[0] if args else kw.get("url")
             data = kw.get("data") or (args[1] if len(args) > 1 else None)
-            method = _method_text(kw.get("method")) or ("POST" if data is not None else "GET")
+            method: str | None = _method_text(kw.get("method")) or ("POST" if data is not None else "GET")
             return ClientCall("urllib.request.Request", method, url, _unwrap_body(data))
         if last == "request":
             method = _method_text(args[0] if args else kw.get("method"))
@@ -217,6 +219,7 @@ class RawHttp:
                     if bound is None:
                         return None
                     origin = bound
+            assert origin is not None  # fetch, a known client library, or a bound origin
             return self._js_generic(origin, last if origin != "fetch" else "fetch", args, call, module)
         origin = self._origin(module, call.scope, receiver)
         if origin is None:
@@ -326,9 +329,9 @@ class RawHttp:
     @staticmethod
     def _route_in(parts: list[tuple[str, object]]) -> tuple[str | None, list[str]]:
         """The Seam route a URL spells (its path's end), and the parameter names of a literal query string."""
-        text = "".join(p[1] if p[0] == "text" else _HOLE for p in parts)  # type: ignore[operator]
+        text = "".join(cast(str, p[1]) if p[0] == "text" else _HOLE for p in parts)
         path, _, query = text.partition("?")
-        given = [k for p in parts if p[0] == "query" for k in p[1]]  # type: ignore[union-attr]
+        given = [k for p in parts if p[0] == "query" for k in cast("list[str]", p[1])]
         path = path.split("#")[0]
         host = re.match(r"^[a-z]+://([^/]*)", path)
         if host and _HOLE not in host.group(1):
@@ -371,6 +374,7 @@ class RawHttp:
         its path), with ``env`` binding the wrappers' parameters to the arguments of that call."""
         url_ctx = (client.url, module, call.scope)
         if client.base is not None:
+            assert client.url is not None  # calls without a URL are not lifted
             url_ctx = (Value("template", items=[client.base, client.url]), module, call.scope)
         found: list[RawRequest] = []
         holes: list[tuple[Module, int, str]] = []
