@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-
 from typing import cast
 
 from skillassay import stacks
