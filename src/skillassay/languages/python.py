@@ -98,8 +98,8 @@ class _Outliner(ast.NodeVisitor):
     # ------------------------------------------------------------------ positions and dead code
     def span(self, node: ast.AST) -> Span | None:
         try:
-            start = self._line_starts[node.lineno - 1] + node.col_offset
-            end = self._line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[operator]
+            start = self._line_starts[node.lineno - 1] + node.col_offset  # type: ignore[attr-defined]  # no position: caught
+            end = self._line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]  # as above
         except (AttributeError, IndexError, TypeError):
             return None
         return start, end
@@ -218,9 +218,9 @@ class _Outliner(ast.NodeVisitor):
             args = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
             pieces = fmt.split("%s")
             parts = [Value("str", node.lineno, text=pieces[0])]
-            for i, piece in enumerate(pieces[1:]):
+            for i, chunk in enumerate(pieces[1:]):
                 parts.append(self.value(args[i]) if i < len(args) else Value("other"))
-                parts.append(Value("str", node.lineno, text=piece))
+                parts.append(Value("str", node.lineno, text=chunk))
             return parts
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
                 and (fmt := _str(node.func.value)) is not None:
@@ -312,7 +312,7 @@ class _Outliner(ast.NodeVisitor):
         target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
         target.append((text, line))
 
-    def _enter(self, name: str | None, node: ast.AST) -> int:
+    def _enter(self, name: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
         qual = ".".join(self.classes + [name]) if name else "<anonymous>"
         fn = Function(name=name, qualname=qual, start_line=node.lineno, end_line=node.end_lineno or node.lineno,
                       parent=self.scope, cls=self.class_body[-1] if name else None, dead=self.dead > 0,
@@ -426,7 +426,7 @@ class _Outliner(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self._bind(target.id, value)
             kind = _chain(value_node.func)[-1:] if isinstance(value_node, ast.Call) else ()
-            if kind and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
+            if kind and isinstance(value_node, ast.Call) and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
                 for kw in value_node.keywords:
                     if kw.arg == _ROUTER_PREFIX_ARG[kind[0]] and (prefix := _str(kw.value)) is not None:
                         self.prefixes[target.id] = prefix.rstrip("/")
@@ -478,7 +478,7 @@ class _Outliner(ast.NodeVisitor):
     def visit_Dict(self, node: ast.Dict) -> None:
         self.generic_visit(node)
         for key in node.keys:
-            if (text := _str(key)) is not None:
+            if key is not None and (text := _str(key)) is not None:
                 self._decision(text, key.lineno)
 
     # ------------------------------------------------------------------ calls and routes
@@ -525,8 +525,8 @@ class _Outliner(ast.NodeVisitor):
                 self._add_route(chain, method, path, node.lineno, [self.value(handler)] if handler else [])
         if chain[-1] in ("include_router", "register_blueprint") and len(chain) == 2 and node.args:
             child = _chain(node.args[0])
-            arg = "prefix" if chain[-1] == "include_router" else "url_prefix"
-            given = next((k.value for k in node.keywords if k.arg == arg), None)
+            prefix_kw = "prefix" if chain[-1] == "include_router" else "url_prefix"
+            given = next((k.value for k in node.keywords if k.arg == prefix_kw), None)
             prefix = _str(given) if given is not None else ""
             if child and prefix is not None:
                 self.module.mounts.append(Mount(
