@@ -387,9 +387,9 @@ class CallGraph:
         classes = self._classes_at(module, scope, (head,))
         if classes:
             return self._walk(classes, chain[1:], depth)
-        target = self._module_of(module, (head,))
-        if target is not None:
-            return self._walk([target], chain[1:], depth)
+        target_module = self._module_of(module, (head,))
+        if target_module is not None:
+            return self._walk([target_module], chain[1:], depth)
         imported = self._imported_binding(module, head, depth)
         if imported is not None:
             return self._walk(imported, chain[1:], depth)
