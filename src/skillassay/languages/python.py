@@ -23,10 +23,10 @@ def _chain(node: ast.AST) -> tuple[str, ...]:
         return (node.id,)
     if isinstance(node, ast.Attribute):
         inner = _chain(node.value)
-        return inner + (node.attr,) if inner else ()
+        return (*inner, node.attr) if inner else ()
     if isinstance(node, ast.Call):
         inner = _chain(node.func)
-        return inner[:-1] + (inner[-1] + "()",) if inner else ()
+        return (*inner[:-1], inner[-1] + "()") if inner else ()
     if isinstance(node, ast.Await):
         return _chain(node.value)
     if isinstance(node, ast.Subscript):
@@ -185,7 +185,7 @@ class _Outliner(ast.NodeVisitor):
         (self.visit if truth is not True else self.visit_dead)(node.orelse)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        stop = False if isinstance(node.op, ast.And) else True  # `False and x`, `True or x`: x never runs
+        stop = not isinstance(node.op, ast.And)  # `False and x`, `True or x`: x never runs
         ended = False
         for value in node.values:
             (self.visit_dead if ended else self.visit)(value)
@@ -250,7 +250,7 @@ class _Outliner(ast.NodeVisitor):
             return Value("template", line, items=parts)
         if isinstance(node, ast.Dict):
             out = Value("object", line)
-            for key, val in zip(node.keys, node.values):
+            for key, val in zip(node.keys, node.values, strict=False):
                 if key is None:
                     out.spreads.append(self.value(val))
                 elif (name := _str(key)) is not None:
@@ -313,7 +313,7 @@ class _Outliner(ast.NodeVisitor):
         target.append((text, line))
 
     def _enter(self, name: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
-        qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+        qual = ".".join([*self.classes, name]) if name else "<anonymous>"
         fn = Function(name=name, qualname=qual, start_line=node.lineno, end_line=node.end_lineno or node.lineno,
                       parent=self.scope, cls=self.class_body[-1] if name else None, dead=self.dead > 0,
                       span=self.span(node))
@@ -339,7 +339,7 @@ class _Outliner(ast.NodeVisitor):
         for deco in node.decorator_list:
             self._route_decorator(deco, index)
         outer, self.scope = self.scope, index
-        saved, self.classes = self.classes, self.classes + [node.name]
+        saved, self.classes = self.classes, [*self.classes, node.name]
         self.class_body.append(None)
         self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
         self.class_body.pop()
@@ -362,7 +362,7 @@ class _Outliner(ast.NodeVisitor):
             self.visit(deco)
         for base in node.bases:
             self.visit(base)
-        qual = ".".join(self.classes + [node.name])
+        qual = ".".join([*self.classes, node.name])
         info = ClassInfo(qual, node.lineno, bases=[c for b in node.bases if (c := _chain(b))], span=self.span(node))
         if self.dead == 0:
             self.module.classes.setdefault(qual, info)
@@ -406,7 +406,7 @@ class _Outliner(ast.NodeVisitor):
             self.module.imports[local] = source
             if parts is not None and alias.name != "*":
                 # `from a import b`: b is the module a/b, or a name defined in a
-                refs = [ImportRef("/".join(parts + [alias.name]), None, fuzzy)]
+                refs = [ImportRef("/".join([*parts, alias.name]), None, fuzzy)]
                 if parts:
                     refs.append(ImportRef("/".join(parts), alias.name, fuzzy))
                 self.module.import_refs[local] = refs
@@ -462,7 +462,7 @@ class _Outliner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         self.generic_visit(node)
         operands = [node.left, *node.comparators]
-        for op, right in zip(node.ops, node.comparators):
+        for op, right in zip(node.ops, node.comparators, strict=False):
             if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
                 for elt in right.elts:
                     if (text := _str(elt)) is not None:

@@ -128,7 +128,7 @@ def path_matches(route_path: str, url_path: str) -> bool:
     segment matches any parameter segment)."""
     route, url = _segments(route_path), _segments(url_path)
     for i, seg in enumerate(route):
-        catch_all = seg.startswith(("[...", "[[...")) or seg in ("*", "(.*)") or seg.startswith("*")
+        catch_all = seg.startswith(("[...", "[[...", "*")) or seg in ("*", "(.*)")
         if catch_all:
             return True
         if i >= len(url):

@@ -198,7 +198,7 @@ def next_route_path(path: str) -> tuple[str, str] | None:
     app = _route_root(segments, "app")
     if base == "route" and app is not None:
         folders = segments[app + 1 : -1]
-        if any(f.startswith("_") or f.startswith("(.") or f.startswith("(..") for f in folders):
+        if any(f.startswith(("_", "(.", "(..")) for f in folders):
             return None  # private folders, intercepting routes: not URL routes
         parts = [f for f in folders if not (f.startswith("(") and f.endswith(")")) and not f.startswith("@")]
         return "app", "/" + "/".join(parts)
@@ -221,7 +221,7 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
     if kind == "member_expression":
         obj, prop = node.child_by_field_name("object"), node.child_by_field_name("property")
         inner = _chain(obj) if obj is not None else ()
-        return inner + (_text(prop),) if inner and prop is not None else ()
+        return (*inner, _text(prop)) if inner and prop is not None else ()
     if kind == "subscript_expression":
         obj = node.child_by_field_name("object")
         inner = _chain(obj) if obj is not None else ()
@@ -230,7 +230,7 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
     if kind == "call_expression":
         fn = node.child_by_field_name("function")
         inner = _chain(fn) if fn is not None else ()
-        return inner[:-1] + (inner[-1] + "()",) if inner else ()
+        return (*inner[:-1], inner[-1] + "()") if inner else ()
     return ()
 
 
@@ -503,7 +503,7 @@ class _Outliner:
     def _class(self, node: ts.Node) -> None:
         name_node = node.child_by_field_name("name")
         name = _text(name_node) if name_node is not None else self._function_name(node) or "<class>"
-        qual = ".".join(self.classes + [name])
+        qual = ".".join([*self.classes, name])
         info = ClassInfo(qual, node.start_point[0] + 1, span=_span(node))
         for heritage in (c for c in node.named_children if c.type == "class_heritage"):
             for clause in heritage.named_children:
@@ -550,7 +550,7 @@ class _Outliner:
 
     def _function(self, node: ts.Node) -> None:
         name = self._function_name(node)
-        qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+        qual = ".".join([*self.classes, name]) if name else "<anonymous>"
         cls = self._method_class(node)
         fn = Function(name=name, qualname=qual, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
                       parent=self.scope, cls=cls, dead=self.dead > 0, span=_span(node),
@@ -568,7 +568,7 @@ class _Outliner:
         outer, self.scope = self.scope, index
         saved = self.classes
         if name:
-            self.classes = self.classes + [name]
+            self.classes = [*self.classes, name]
         for prop in properties:  # constructor(private readonly seam: SeamService): this.seam = seam
             self._bind(f"this.{prop}", Value("ref", fn.start_line, chain=(prop,)))
         for child in node.named_children:
@@ -648,12 +648,12 @@ class _Outliner:
             base = _chain(value_node)
             for child in target.named_children:
                 if child.type == "shorthand_property_identifier_pattern":
-                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=base + (_text(child),) if base else ()))
+                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=(*base, _text(child)) if base else ()))
                 elif child.type == "pair_pattern":
                     key, val = child.child_by_field_name("key"), child.child_by_field_name("value")
                     if key is not None and val is not None and val.type == "identifier":
                         self._bind(_text(val), Value("ref", node.start_point[0] + 1,
-                                                     chain=base + (_text(key),) if base else ()))
+                                                     chain=(*base, _text(key)) if base else ()))
 
     def _assignment(self, node: ts.Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -747,7 +747,7 @@ class _Outliner:
                     base = _chain(value)
                     for prop in target.named_children:
                         if prop.type == "shorthand_property_identifier_pattern" and _text(prop) in _NEXT_METHODS:
-                            out.append((_text(prop), Value("ref", line, chain=base + (_text(prop),) if base else ())))
+                            out.append((_text(prop), Value("ref", line, chain=(*base, _text(prop)) if base else ())))
         else:
             clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
             source = _string(stmt.child_by_field_name("source"))

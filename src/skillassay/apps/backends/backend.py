@@ -34,7 +34,7 @@ def base_env() -> dict[str, str]:
     # the app must reach the emulator on loopback directly, never through a proxy
     for name in ("NO_PROXY", "no_proxy"):
         parts = [p for p in env.get(name, "").split(",") if p]
-        env[name] = ",".join(dict.fromkeys(parts + ["127.0.0.1", "localhost"]))
+        env[name] = ",".join(dict.fromkeys([*parts, "127.0.0.1", "localhost"]))
     return env
 
 

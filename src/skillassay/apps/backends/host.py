@@ -132,7 +132,7 @@ class HostBackend(Backend):
                 )
         else:
             # always a venv, so `python`/`pip` in the start and build commands are this app's own
-            runs_pip = any("pip" in " ".join(argv) for argv in self.plan.build + [self.plan.start])
+            runs_pip = any("pip" in " ".join(argv) for argv in [*self.plan.build, self.plan.start])
             self.venv, hit = deps.ensure_venv(self.app_dir, spec, self._tool_env(), log, self.install_timeout,
                                               with_pip=runs_pip, seal=self._install_box)
             self.facts["install_cache_hit"] = hit

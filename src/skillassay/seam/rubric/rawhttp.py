@@ -130,7 +130,7 @@ class RawHttp:
         if not chain or depth > 5:
             return None
         head = chain[0].removesuffix("()")
-        if head in ("fetch",) and len(chain) == 1:
+        if head == "fetch" and len(chain) == 1:
             return "fetch"
         if head in ("globalThis", "window", "global") and len(chain) > 1 and chain[1] == "fetch":
             return "fetch"
@@ -179,7 +179,7 @@ class RawHttp:
                 return None
         kw = call.kwargs
         args = call.args
-        if last in ("urlopen",):  # urlopen(url_or_request, data=...)
+        if last == "urlopen":  # urlopen(url_or_request, data=...)
             target = args[0] if args else kw.get("url")
             if target is not None and target.kind == "call" and target.chain[-1:] == ("Request",):
                 return None  # counted at the Request(...) call
@@ -211,7 +211,7 @@ class RawHttp:
             if origin is None:
                 source = module.imports.get(last)
                 lib = _lib_of(source) if source else None
-                if lib in ("axios", "got", "ky", "undici") or source in ("undici",):
+                if lib in ("axios", "got", "ky", "undici") or source == "undici":
                     origin = lib
                 else:
                     bound = self._origin(module, call.scope, (last,))
@@ -340,9 +340,7 @@ class RawHttp:
         if not _could_be_seam(path):
             return None, []  # no Seam namespace in the path: the spec need not even be loaded
         routes = seam_routes()
-        candidates = [r for r in routes if path.endswith(r) or path.endswith(r + "/")
-                      or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1
-                                                            or path[-len(r)] in (_HOLE, "/")))]
+        candidates = [r for r in routes if path.endswith((r, r + "/")) or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1 or path[-len(r)] in (_HOLE, "/")))]
         if not candidates:
             return None, []
         route = max(candidates, key=len)
@@ -407,7 +405,7 @@ class RawHttp:
                     Value("object", caller_call.line, keys=extra, spreads=list(caller_call.kw_spreads)),
                     caller_module, caller_call.scope)
             found.extend(self._lift(module, call, client, caller_module, caller_call, new_env,
-                                    via + [fn.qualname], depth + 1))
+                                    [*via, fn.qualname], depth + 1))
         return found
 
     def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):
