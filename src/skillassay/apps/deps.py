@@ -66,7 +66,7 @@ _node_version: str | None = None
 
 
 def node_version() -> str:
-    global _node_version
+    global _node_version  # noqa: PLW0603 - read once per process
     if _node_version is None:
         try:
             _node_version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()

@@ -549,9 +549,9 @@ class CallGraph:
             return True
         if fn.name is None:
             return fn.parent is None or self.referenced(FnRef(ref.module, fn.parent))
-        if fn.cls:
-            if fn.name in _CONSTRUCTORS or fn.name.startswith("__") or self._external_bases(_Class(ref.module, fn.cls)):
-                return True
+        if fn.cls and (fn.name in _CONSTRUCTORS or fn.name.startswith("__")
+                       or self._external_bases(_Class(ref.module, fn.cls))):
+            return True
         return ref in self._referenced_set()
 
     def _referenced_set(self) -> set[FnRef]:

@@ -31,7 +31,7 @@ def find_module(modules: dict[str, Module], ref: ImportRef) -> Module | None:
     or ``routers/reservations/__init__.py``), or for an alias any module whose stem ends with it."""
     exact = [m for m in modules.values() if _stem(m.path) == ref.stem]
     if exact:
-        return sorted(exact, key=lambda m: m.path)[0]
+        return min(exact, key=lambda m: m.path)
     if ref.fuzzy:
         ends = sorted((m for m in modules.values() if _stem(m.path).endswith("/" + ref.stem)), key=lambda m: m.path)
         return ends[0] if ends else None

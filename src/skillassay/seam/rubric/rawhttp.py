@@ -240,7 +240,7 @@ class RawHttp:
                 return None
             options = first if first is not None and first.kind == "object" else second
             url = first if first is not None and first.kind != "object" else _option(options, "path")
-            method = _method_text(_option(options, "method")) or ("GET" if name == "get" else "GET")
+            method = _method_text(_option(options, "method")) or "GET"
             return ClientCall(f"{origin.removeprefix('node:')}.{name}", method, url,
                               self.project.written_body(module, call))
         if origin == "axios":
