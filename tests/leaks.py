@@ -5,13 +5,13 @@ them). Written independently of ``skillassay.secrets`` so the tests do not check
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import sqlite3
 import subprocess
 import urllib.parse
 import zlib
 from pathlib import Path
-import contextlib
 
 
 def encodings(secret: str) -> dict[bytes, str]:

@@ -210,7 +210,9 @@ def test_only_the_wing_imports_the_wing():
     """The generic harness reaches a wing only through entry points (``skillassay.plugins``): no module outside
     ``skillassay.seam`` imports it, at any depth, deferred or not."""
     graph = import_graph()
-    inside = lambda m: m == WING or m.startswith(WING + ".")
+    def inside(m: str) -> bool:
+        return m == WING or m.startswith(WING + ".")
+
     reaching = {m: sorted(t for t in edges if inside(t)) for m, edges in graph.items() if not inside(m)}
     reaching = {m: ts for m, ts in reaching.items() if ts}
     offenders = sorted(f"{m}:{graph[m][ts[0]]} imports {', '.join(ts)}" for m, ts in reaching.items()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.seam.config import API_PATHS
 from skillassay.orchestrator.mutants.classes import AGENT_CLASSES, SEAM_CLASSES
+from skillassay.seam.config import API_PATHS
 from skillassay.seam.plan import RUBRIC_CHECKS
 from skillassay.seam.rubric import checks
 

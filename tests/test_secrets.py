@@ -3,18 +3,26 @@ merely mentions Seam is left alone."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import base64
 import html
 import json
 import os
 import urllib.parse
+from pathlib import Path
 
 import pytest
 
-from skillassay.secrets import (MARK, Redactor, Secret, collect, redact, redact_tree, secret_name, secret_values,
-                                without_secrets)
+from skillassay.secrets import (
+    MARK,
+    Redactor,
+    Secret,
+    collect,
+    redact,
+    redact_tree,
+    secret_name,
+    secret_values,
+    without_secrets,
+)
 
 
 def test_values_of_secret_variables_are_redacted() -> None:
@@ -126,8 +134,9 @@ def test_names_links_and_folders_are_renamed_and_no_recorded_path_holds_the_valu
 
 
 def test_a_record_is_scrubbed_and_stays_valid(tmp_path: Path) -> None:
-    from skillassay.store.files import scrub_record
     from synthetic_runs import make_job
+
+    from skillassay.store.files import scrub_record
 
     _, runs = make_job(tmp_path, runs=1, evals=("e",), artifacts=False)
     run = runs[0].model_copy(update={"error": f"boom with {SECRET} and {base64.b64encode(SECRET.encode()).decode()}"})
@@ -137,8 +146,8 @@ def test_a_record_is_scrubbed_and_stays_valid(tmp_path: Path) -> None:
 
 
 def test_the_app_and_the_graders_commands_get_no_secret(monkeypatch) -> None:
-    from skillassay.graders.base import command_env
     from skillassay.apps.backends.backend import base_env
+    from skillassay.graders.base import command_env
 
     monkeypatch.setenv("HTTPS_PROXY", "http://me:proxy-pass-1@proxy.invalid:3128")
     monkeypatch.setenv("PIP_INDEX_URL", "https://me:index-pass-2@pypi.invalid/simple")

@@ -79,9 +79,9 @@ def test_a_command_cannot_write_into_its_clis_transcript(server, proxied, make_c
 
 def test_output_is_kept_bounded_head_and_tail(tmp_path):
     """A process printing without end: the harness keeps its start and its end, never all of it."""
-    from skillassay.agents._common import OutputSink
-
     import subprocess
+
+    from skillassay.agents._common import OutputSink
 
     log = tmp_path / "out.log"
     with OutputSink(log, head=100_000, tail=50_000) as sink:

@@ -13,8 +13,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from skillassay.seam.cli import fast
 from skillassay.cli.main import COMMANDS, app
+from skillassay.seam.cli import fast
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "evals" / "fixtures" / "express-ts"

@@ -11,11 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from synthetic_runs import make_job
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.orchestrator.summary import Spread
-from synthetic_runs import make_job
 
 runner = CliRunner()
 SKILLASSAY = [sys.executable, "-m", "skillassay"]

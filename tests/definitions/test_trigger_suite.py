@@ -3,18 +3,18 @@ committed schema, and the shipped suite."""
 
 import json
 import textwrap
+import tomllib
 from pathlib import Path
 
 import jsonschema
 import pytest
-import tomllib
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 from skillassay.definitions.check import check_path
-from skillassay.kinds.trigger.definitions import NO_FIXTURE, json_schema, load_trigger
 from skillassay.errors import DefinitionError
+from skillassay.kinds.trigger.definitions import NO_FIXTURE, json_schema, load_trigger
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "evals" / "trigger-evals" / "seam-lock-access.toml"

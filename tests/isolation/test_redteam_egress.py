@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -11,7 +12,6 @@ import pytest
 from parts import needs
 
 from skillassay.isolation.egress import EgressProxy
-import contextlib
 
 
 def _local_address() -> str | None:

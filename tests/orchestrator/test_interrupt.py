@@ -3,6 +3,7 @@ skillassay kills every registered group on the way out (serially, and from worke
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -13,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from skillassay import reaper
-import contextlib
 
 SKILLASSAY = [sys.executable, "-m", "skillassay"]
 

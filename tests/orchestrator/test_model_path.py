@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from skillassay.agents.base import AgentResult
 from skillassay.cli.main import app
 from skillassay.orchestrator.attempts import RetryPolicy, judge, run_attempts
-from skillassay.agents.base import AgentResult
 from skillassay.services.model_proxy import GrantReport
 from skillassay.testing import ModelServer, parse_scripts
 from skillassay.transcripts import Transcript

@@ -21,13 +21,13 @@ import pytest
 from parts import REPO
 
 from skillassay.definitions import load_suite
-from skillassay.seam.plan import Rubric, RubricCategory
-from skillassay.seam.rubric import grade
-from skillassay.seam.rubric.grade import endpoints_of
-from skillassay.seam import mutants as seam_mutants
 from skillassay.orchestrator.mutants.classes import CLASSES, SEAM_CLASSES
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, Switch, materialise, schema, ternary
 from skillassay.orchestrator.mutants.run import expectations, judge_layers, run_mutation
+from skillassay.seam import mutants as seam_mutants
+from skillassay.seam.plan import Rubric, RubricCategory
+from skillassay.seam.rubric import grade
+from skillassay.seam.rubric.grade import endpoints_of
 from skillassay.store import mutants as store
 
 SUITE = REPO / "evals"

@@ -136,7 +136,7 @@ def test_a_registered_stack_that_is_no_stack_is_named(tmp_path, monkeypatch):
     plugins.refresh()
     stacks.refresh()
     try:
-        with pytest.raises(stacks.StackError, match="'bogus' is not a skillassay.stacks.base.Stack subclass"):
+        with pytest.raises(stacks.StackError, match=r"'bogus' is not a skillassay.stacks.base.Stack subclass"):
             stacks.all_stacks()
     finally:
         monkeypatch.undo()

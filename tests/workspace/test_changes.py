@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from skillassay.agents.reference import apply_golden
+from skillassay.apps.backends.backend import copy_app
+from skillassay.apps.deps import tree_snapshot
 from skillassay.cli.main import app
 from skillassay.graders.base import ProcessContext, copy_workspace
 from skillassay.seam.rubric import grade as grade_rubric
-from skillassay.apps.backends.backend import copy_app
-from skillassay.apps.deps import tree_snapshot
 from skillassay.workspace import compare_trees, create_workspace
 from skillassay.workspace.changes import walk
 

@@ -66,7 +66,7 @@ _node_version: str | None = None
 
 
 def node_version() -> str:
-    global _node_version
+    global _node_version  # noqa: PLW0603 - read once per process
     if _node_version is None:
         try:
             _node_version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
@@ -177,8 +177,7 @@ def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
         if not line or line.startswith("#"):
             continue
         for flag in ("-r", "--requirement", "-c", "--constraint"):
-            if line.startswith(flag + " ") or line.startswith(flag + "=") or (flag in ("-r", "-c") and
-                                                                              line.startswith(flag) and len(line) > 2):
+            if line.startswith((flag + " ", flag + "=")) or (flag in ("-r", "-c") and line.startswith(flag) and len(line) > 2):
                 ref = line[len(flag):].lstrip(" =")
                 nested.append(os.path.normpath(os.path.join(base, ref)))
                 break
@@ -238,7 +237,7 @@ def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
                 argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
             try:
                 box = seal(entry) if seal else None
-                fetch("install", argv + ["--no-audit", "--no-fund"], cwd=entry, env=env, log=log,
+                fetch("install", [*argv, "--no-audit", "--no-fund"], cwd=entry, env=env, log=log,
                       timeout=timeout, sandbox=box)
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)

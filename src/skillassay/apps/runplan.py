@@ -155,7 +155,7 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
             extra: list[str] = []
             for c in run.install:
                 extra.extend(classify(c, install))
-            build_override = run.build if run.build is not None else [b for b in build]
+            build_override = run.build if run.build is not None else list(build)
             build = extra + list(build_override)
         elif run.build is not None:
             build = list(run.build)

@@ -91,7 +91,7 @@ def deep_recursion(limit: int) -> Iterator[None]:
     """The interpreter's recursion limit raised to at least ``limit`` while any thread is inside: set by the
     first to enter and put back by the last to leave (one thread putting it back under another's feet would
     make that one's file look too deep)."""
-    global _deep_users, _saved_limit
+    global _deep_users, _saved_limit  # noqa: PLW0603 - the process-wide recursion limit, under _DEEP
     with _DEEP:
         if _deep_users == 0:
             _saved_limit = sys.getrecursionlimit()

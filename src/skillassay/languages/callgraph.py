@@ -387,9 +387,9 @@ class CallGraph:
         classes = self._classes_at(module, scope, (head,))
         if classes:
             return self._walk(classes, chain[1:], depth)
-        target = self._module_of(module, (head,))
-        if target is not None:
-            return self._walk([target], chain[1:], depth)
+        target_module = self._module_of(module, (head,))
+        if target_module is not None:
+            return self._walk([target_module], chain[1:], depth)
         imported = self._imported_binding(module, head, depth)
         if imported is not None:
             return self._walk(imported, chain[1:], depth)
@@ -549,9 +549,9 @@ class CallGraph:
             return True
         if fn.name is None:
             return fn.parent is None or self.referenced(FnRef(ref.module, fn.parent))
-        if fn.cls:
-            if fn.name in _CONSTRUCTORS or fn.name.startswith("__") or self._external_bases(_Class(ref.module, fn.cls)):
-                return True
+        if fn.cls and (fn.name in _CONSTRUCTORS or fn.name.startswith("__")
+                       or self._external_bases(_Class(ref.module, fn.cls))):
+            return True
         return ref in self._referenced_set()
 
     def _referenced_set(self) -> set[FnRef]:

@@ -23,10 +23,10 @@ def _chain(node: ast.AST) -> tuple[str, ...]:
         return (node.id,)
     if isinstance(node, ast.Attribute):
         inner = _chain(node.value)
-        return inner + (node.attr,) if inner else ()
+        return (*inner, node.attr) if inner else ()
     if isinstance(node, ast.Call):
         inner = _chain(node.func)
-        return inner[:-1] + (inner[-1] + "()",) if inner else ()
+        return (*inner[:-1], inner[-1] + "()") if inner else ()
     if isinstance(node, ast.Await):
         return _chain(node.value)
     if isinstance(node, ast.Subscript):
@@ -98,8 +98,8 @@ class _Outliner(ast.NodeVisitor):
     # ------------------------------------------------------------------ positions and dead code
     def span(self, node: ast.AST) -> Span | None:
         try:
-            start = self._line_starts[node.lineno - 1] + node.col_offset
-            end = self._line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[operator]
+            start = self._line_starts[node.lineno - 1] + node.col_offset  # type: ignore[attr-defined]  # no position: caught
+            end = self._line_starts[node.end_lineno - 1] + node.end_col_offset  # type: ignore[attr-defined]  # as above
         except (AttributeError, IndexError, TypeError):
             return None
         return start, end
@@ -185,7 +185,7 @@ class _Outliner(ast.NodeVisitor):
         (self.visit if truth is not True else self.visit_dead)(node.orelse)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        stop = False if isinstance(node.op, ast.And) else True  # `False and x`, `True or x`: x never runs
+        stop = not isinstance(node.op, ast.And)  # `False and x`, `True or x`: x never runs
         ended = False
         for value in node.values:
             (self.visit_dead if ended else self.visit)(value)
@@ -218,9 +218,9 @@ class _Outliner(ast.NodeVisitor):
             args = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
             pieces = fmt.split("%s")
             parts = [Value("str", node.lineno, text=pieces[0])]
-            for i, piece in enumerate(pieces[1:]):
+            for i, chunk in enumerate(pieces[1:]):
                 parts.append(self.value(args[i]) if i < len(args) else Value("other"))
-                parts.append(Value("str", node.lineno, text=piece))
+                parts.append(Value("str", node.lineno, text=chunk))
             return parts
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
                 and (fmt := _str(node.func.value)) is not None:
@@ -250,7 +250,7 @@ class _Outliner(ast.NodeVisitor):
             return Value("template", line, items=parts)
         if isinstance(node, ast.Dict):
             out = Value("object", line)
-            for key, val in zip(node.keys, node.values):
+            for key, val in zip(node.keys, node.values, strict=False):
                 if key is None:
                     out.spreads.append(self.value(val))
                 elif (name := _str(key)) is not None:
@@ -312,8 +312,8 @@ class _Outliner(ast.NodeVisitor):
         target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
         target.append((text, line))
 
-    def _enter(self, name: str | None, node: ast.AST) -> int:
-        qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+    def _enter(self, name: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
+        qual = ".".join([*self.classes, name]) if name else "<anonymous>"
         fn = Function(name=name, qualname=qual, start_line=node.lineno, end_line=node.end_lineno or node.lineno,
                       parent=self.scope, cls=self.class_body[-1] if name else None, dead=self.dead > 0,
                       span=self.span(node))
@@ -339,7 +339,7 @@ class _Outliner(ast.NodeVisitor):
         for deco in node.decorator_list:
             self._route_decorator(deco, index)
         outer, self.scope = self.scope, index
-        saved, self.classes = self.classes, self.classes + [node.name]
+        saved, self.classes = self.classes, [*self.classes, node.name]
         self.class_body.append(None)
         self.generic_visit(ast.Module(body=node.body, type_ignores=[]))
         self.class_body.pop()
@@ -362,7 +362,7 @@ class _Outliner(ast.NodeVisitor):
             self.visit(deco)
         for base in node.bases:
             self.visit(base)
-        qual = ".".join(self.classes + [node.name])
+        qual = ".".join([*self.classes, node.name])
         info = ClassInfo(qual, node.lineno, bases=[c for b in node.bases if (c := _chain(b))], span=self.span(node))
         if self.dead == 0:
             self.module.classes.setdefault(qual, info)
@@ -406,7 +406,7 @@ class _Outliner(ast.NodeVisitor):
             self.module.imports[local] = source
             if parts is not None and alias.name != "*":
                 # `from a import b`: b is the module a/b, or a name defined in a
-                refs = [ImportRef("/".join(parts + [alias.name]), None, fuzzy)]
+                refs = [ImportRef("/".join([*parts, alias.name]), None, fuzzy)]
                 if parts:
                     refs.append(ImportRef("/".join(parts), alias.name, fuzzy))
                 self.module.import_refs[local] = refs
@@ -426,7 +426,7 @@ class _Outliner(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self._bind(target.id, value)
             kind = _chain(value_node.func)[-1:] if isinstance(value_node, ast.Call) else ()
-            if kind and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
+            if kind and isinstance(value_node, ast.Call) and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
                 for kw in value_node.keywords:
                     if kw.arg == _ROUTER_PREFIX_ARG[kind[0]] and (prefix := _str(kw.value)) is not None:
                         self.prefixes[target.id] = prefix.rstrip("/")
@@ -462,7 +462,7 @@ class _Outliner(ast.NodeVisitor):
     def visit_Compare(self, node: ast.Compare) -> None:
         self.generic_visit(node)
         operands = [node.left, *node.comparators]
-        for op, right in zip(node.ops, node.comparators):
+        for op, right in zip(node.ops, node.comparators, strict=False):
             if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.List, ast.Tuple, ast.Set)):
                 for elt in right.elts:
                     if (text := _str(elt)) is not None:
@@ -478,7 +478,7 @@ class _Outliner(ast.NodeVisitor):
     def visit_Dict(self, node: ast.Dict) -> None:
         self.generic_visit(node)
         for key in node.keys:
-            if (text := _str(key)) is not None:
+            if key is not None and (text := _str(key)) is not None:
                 self._decision(text, key.lineno)
 
     # ------------------------------------------------------------------ calls and routes
@@ -525,8 +525,8 @@ class _Outliner(ast.NodeVisitor):
                 self._add_route(chain, method, path, node.lineno, [self.value(handler)] if handler else [])
         if chain[-1] in ("include_router", "register_blueprint") and len(chain) == 2 and node.args:
             child = _chain(node.args[0])
-            arg = "prefix" if chain[-1] == "include_router" else "url_prefix"
-            given = next((k.value for k in node.keywords if k.arg == arg), None)
+            prefix_kw = "prefix" if chain[-1] == "include_router" else "url_prefix"
+            given = next((k.value for k in node.keywords if k.arg == prefix_kw), None)
             prefix = _str(given) if given is not None else ""
             if child and prefix is not None:
                 self.module.mounts.append(Mount(

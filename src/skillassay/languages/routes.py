@@ -31,7 +31,7 @@ def find_module(modules: dict[str, Module], ref: ImportRef) -> Module | None:
     or ``routers/reservations/__init__.py``), or for an alias any module whose stem ends with it."""
     exact = [m for m in modules.values() if _stem(m.path) == ref.stem]
     if exact:
-        return sorted(exact, key=lambda m: m.path)[0]
+        return min(exact, key=lambda m: m.path)
     if ref.fuzzy:
         ends = sorted((m for m in modules.values() if _stem(m.path).endswith("/" + ref.stem)), key=lambda m: m.path)
         return ends[0] if ends else None
@@ -119,7 +119,7 @@ _PARAM = re.compile(r"^(:\w+\??|<[^>]+>|\{[^}]+\}|\[[^\]]+\]|\*\w*)$")
 
 
 def _segments(path: str) -> list[str]:
-    return [p for p in path.split("?")[0].split("/") if p]
+    return [p for p in path.split("?", maxsplit=1)[0].split("/") if p]
 
 
 def path_matches(route_path: str, url_path: str) -> bool:
@@ -128,7 +128,7 @@ def path_matches(route_path: str, url_path: str) -> bool:
     segment matches any parameter segment)."""
     route, url = _segments(route_path), _segments(url_path)
     for i, seg in enumerate(route):
-        catch_all = seg.startswith(("[...", "[[...")) or seg in ("*", "(.*)") or seg.startswith("*")
+        catch_all = seg.startswith(("[...", "[[...", "*")) or seg in ("*", "(.*)")
         if catch_all:
             return True
         if i >= len(url):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import threading
+from typing import cast
 
 import tree_sitter as ts
 
@@ -125,7 +126,15 @@ def _parser(grammar: str) -> ts.Parser:
 
 
 def _text(node: ts.Node) -> str:
-    return node.text.decode("utf-8", "replace")
+    return cast(bytes, node.text).decode("utf-8", "replace")  # parsed from bytes: always kept
+
+
+def _field(node: ts.Node, name: str) -> ts.Node:
+    """A field the grammar always gives ``node`` (a call's function, an assignment's left side)."""
+    child = node.child_by_field_name(name)
+    if child is None:
+        raise AttributeError(f"{node.type} has no {name}")
+    return child
 
 
 def _inner(node: ts.Node) -> ts.Node:
@@ -172,7 +181,8 @@ def _route_root(segments: list[str], folder: str) -> int | None:
     the first one (an app in a monorepo folder)."""
     found = [i for i, seg in enumerate(segments[:-1]) if seg == folder]
     preferred = [i for i in found if i == 0 or segments[i - 1] == "src"]
-    return (preferred or found or [None])[0]
+    first = preferred or found
+    return first[0] if first else None
 
 
 def next_route_path(path: str) -> tuple[str, str] | None:
@@ -188,7 +198,7 @@ def next_route_path(path: str) -> tuple[str, str] | None:
     app = _route_root(segments, "app")
     if base == "route" and app is not None:
         folders = segments[app + 1 : -1]
-        if any(f.startswith("_") or f.startswith("(.") or f.startswith("(..") for f in folders):
+        if any(f.startswith(("_", "(.", "(..")) for f in folders):
             return None  # private folders, intercepting routes: not URL routes
         parts = [f for f in folders if not (f.startswith("(") and f.endswith(")")) and not f.startswith("@")]
         return "app", "/" + "/".join(parts)
@@ -211,7 +221,7 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
     if kind == "member_expression":
         obj, prop = node.child_by_field_name("object"), node.child_by_field_name("property")
         inner = _chain(obj) if obj is not None else ()
-        return inner + (_text(prop),) if inner and prop is not None else ()
+        return (*inner, _text(prop)) if inner and prop is not None else ()
     if kind == "subscript_expression":
         obj = node.child_by_field_name("object")
         inner = _chain(obj) if obj is not None else ()
@@ -220,7 +230,7 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
     if kind == "call_expression":
         fn = node.child_by_field_name("function")
         inner = _chain(fn) if fn is not None else ()
-        return inner[:-1] + (inner[-1] + "()",) if inner else ()
+        return (*inner[:-1], inner[-1] + "()") if inner else ()
     return ()
 
 
@@ -242,7 +252,7 @@ class _Outliner:
 
     def _decision(self, node: ts.Node | None) -> None:
         text = _string(node)
-        if text is None:
+        if text is None or node is None:
             return
         target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
         target.append((text, node.start_point[0] + 1))
@@ -281,7 +291,7 @@ class _Outliner:
         node = _inner(node)
         line = node.start_point[0] + 1
         kind = node.type
-        if kind == "template_string" and _string(node) is None or kind == "binary_expression":
+        if (kind == "template_string" and _string(node) is None) or kind == "binary_expression":
             parts = self._template(node)
             if parts is not None:
                 return Value("template", line, items=parts)
@@ -315,7 +325,7 @@ class _Outliner:
             chain = _chain(node)
             return Value("ref", line, chain=chain) if chain else Value("other", line)
         if kind == "call_expression":
-            chain = _chain(node.child_by_field_name("function"))
+            chain = _chain(_field(node, "function"))
             args_node = node.child_by_field_name("arguments")
             args = [self.value(a) for a in args_node.named_children] if args_node is not None else []
             if chain and chain[-1] in ("map", "flatMap") and args:
@@ -355,7 +365,7 @@ class _Outliner:
             if key is not None:
                 return _string(key) if key.type == "string" else _text(key)
         if parent.type == "assignment_expression":
-            chain = _chain(parent.child_by_field_name("left"))
+            chain = _chain(_field(parent, "left"))
             return chain[-1] if chain else None
         if parent.type == "export_statement":
             return "default"
@@ -493,7 +503,7 @@ class _Outliner:
     def _class(self, node: ts.Node) -> None:
         name_node = node.child_by_field_name("name")
         name = _text(name_node) if name_node is not None else self._function_name(node) or "<class>"
-        qual = ".".join(self.classes + [name])
+        qual = ".".join([*self.classes, name])
         info = ClassInfo(qual, node.start_point[0] + 1, span=_span(node))
         for heritage in (c for c in node.named_children if c.type == "class_heritage"):
             for clause in heritage.named_children:
@@ -540,7 +550,7 @@ class _Outliner:
 
     def _function(self, node: ts.Node) -> None:
         name = self._function_name(node)
-        qual = ".".join(self.classes + [name]) if name else "<anonymous>"
+        qual = ".".join([*self.classes, name]) if name else "<anonymous>"
         cls = self._method_class(node)
         fn = Function(name=name, qualname=qual, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
                       parent=self.scope, cls=cls, dead=self.dead > 0, span=_span(node),
@@ -558,7 +568,7 @@ class _Outliner:
         outer, self.scope = self.scope, index
         saved = self.classes
         if name:
-            self.classes = self.classes + [name]
+            self.classes = [*self.classes, name]
         for prop in properties:  # constructor(private readonly seam: SeamService): this.seam = seam
             self._bind(f"this.{prop}", Value("ref", fn.start_line, chain=(prop,)))
         for child in node.named_children:
@@ -627,7 +637,7 @@ class _Outliner:
             value = self.value(value_node)
             self._bind(_text(target), value)
             inner = _inner(value_node)
-            if inner.type == "call_expression" and _chain(inner.child_by_field_name("function")) == ("require",):
+            if inner.type == "call_expression" and _chain(_field(inner, "function")) == ("require",):
                 args = inner.child_by_field_name("arguments")
                 source = _string(args.named_children[0]) if args is not None and args.named_children else None
                 if source is not None:
@@ -638,12 +648,12 @@ class _Outliner:
             base = _chain(value_node)
             for child in target.named_children:
                 if child.type == "shorthand_property_identifier_pattern":
-                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=base + (_text(child),) if base else ()))
+                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=(*base, _text(child)) if base else ()))
                 elif child.type == "pair_pattern":
                     key, val = child.child_by_field_name("key"), child.child_by_field_name("value")
                     if key is not None and val is not None and val.type == "identifier":
                         self._bind(_text(val), Value("ref", node.start_point[0] + 1,
-                                                     chain=base + (_text(key),) if base else ()))
+                                                     chain=(*base, _text(key)) if base else ()))
 
     def _assignment(self, node: ts.Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -737,7 +747,7 @@ class _Outliner:
                     base = _chain(value)
                     for prop in target.named_children:
                         if prop.type == "shorthand_property_identifier_pattern" and _text(prop) in _NEXT_METHODS:
-                            out.append((_text(prop), Value("ref", line, chain=base + (_text(prop),) if base else ())))
+                            out.append((_text(prop), Value("ref", line, chain=(*base, _text(prop)) if base else ())))
         else:
             clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
             source = _string(stmt.child_by_field_name("source"))
@@ -788,7 +798,7 @@ class _Outliner:
         """``new Service(...)``: a call of the class's constructor (chain ``("new", "Service")``)."""
         ctor = node.child_by_field_name("constructor")
         chain = _chain(ctor) if ctor is not None else ()
-        if not chain:
+        if not chain or ctor is None:
             return
         args_node = node.child_by_field_name("arguments")
         args = [self.value(a) for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
@@ -822,7 +832,7 @@ class _Outliner:
         for arg in rest:
             inner = _inner(arg)
             child = _chain(inner) if inner.type in ("identifier", "member_expression") else ()
-            if inner.type == "call_expression" and _chain(inner.child_by_field_name("function")) == ("require",):
+            if inner.type == "call_expression" and _chain(_field(inner, "function")) == ("require",):
                 args = inner.child_by_field_name("arguments")
                 source = _string(args.named_children[0]) if args is not None and args.named_children else None
                 if source is not None:
@@ -842,7 +852,7 @@ class _Outliner:
         obj = fn_node.child_by_field_name("object") if fn_node.type == "member_expression" else None
         obj = _inner(obj) if obj is not None else None
         path, handlers = None, arg_nodes
-        if obj is not None and obj.type == "call_expression" and _chain(obj.child_by_field_name("function"))[-1:] == ("route",):
+        if obj is not None and obj.type == "call_expression" and _chain(_field(obj, "function"))[-1:] == ("route",):
             inner_args = obj.child_by_field_name("arguments")
             if inner_args is not None and inner_args.named_children:
                 path = _string(inner_args.named_children[0])

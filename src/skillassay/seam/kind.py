@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import BaseModel
 
@@ -16,8 +16,14 @@ from skillassay.errors import DefinitionError
 from skillassay.kinds.base import ControlCase, EvalKind, GradeOutcome, GradeRequest, Layers, failure
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
+from skillassay.seam.eval import SeamEval, seam_eval
 from skillassay.store.records import GradeValue
 from skillassay.workspace.changes import ChangeSet, compare_trees
+
+if TYPE_CHECKING:
+    from skillassay.isolation.record import Sealing
+    from skillassay.seam.emulator.emulator import SeamEmulator
+    from skillassay.seam.rubric.models import RubricResult
 
 SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
 MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of it
@@ -41,14 +47,14 @@ class SeamGrades(BaseModel):
         return self.model_dump()
 
 
-def _rubric(definition: EvalDefinition, modified_dir: Path, change: ChangeSet):  # type: ignore[no-untyped-def]
+def _rubric(definition: SeamEval, modified_dir: Path, change: ChangeSet) -> RubricResult:
     """The rubric layer within the parsers' bounds (``graders.base.measured``): a change it cannot read (a file
     too deep, too large, out of memory), when the pristine app grades, scores every category 0 with the reason; a
     failure on the pristine app too is the harness's (raised)."""
     from skillassay.graders.base import Unmeasured, measured
     from skillassay.seam.rubric import grade as grade_rubric
     from skillassay.seam.rubric.grade import endpoints_of
-    from skillassay.seam.rubric.models import CategoryResult, Finding, RubricResult
+    from skillassay.seam.rubric.models import CategoryResult, Finding
 
     assert definition.answer_key is not None and definition.rubric is not None
     answer_key, rubric = definition.answer_key, definition.rubric
@@ -74,7 +80,7 @@ def check_points(sandbox: dict | None) -> dict[str, float]:
     return out
 
 
-def _rubric_criteria(definition: EvalDefinition, rubric: dict | None) -> list[CriterionResult]:
+def _rubric_criteria(definition: SeamEval, rubric: dict | None) -> list[CriterionResult]:
     out: list[CriterionResult] = []
     cats = (rubric or {}).get("categories", {})
     for cat in definition.rubric.categories if definition.rubric else []:
@@ -91,7 +97,7 @@ def _rubric_criteria(definition: EvalDefinition, rubric: dict | None) -> list[Cr
     return out
 
 
-def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
+def seam_criteria(definition: SeamEval, rubric: dict | None, sandbox: dict | None) -> list[CriterionResult]:
     """The Seam suite as weighted criteria, so one verdict rule serves every eval: each rubric category weighs
     0.4 x its weight and each sandbox check 0.6 x its points (the plan's combined score); a layer not run
     leaves its criteria unjudged."""
@@ -118,6 +124,7 @@ def seam_criteria(definition: EvalDefinition, rubric: dict | None, sandbox: dict
 
 def layers_run(d: EvalDefinition, layers: Layers) -> tuple[bool, bool]:
     """Whether the rubric and the sandbox layer grade ``d`` under ``layers``."""
+    d = seam_eval(d)
     rubric = layers in ("rubric", "both") and d.answer_key is not None and d.rubric is not None
     sandbox = layers in ("sandbox", "both") and d.config is not None
     return rubric, sandbox
@@ -181,7 +188,7 @@ class SeamKind(EvalKind):
     def control_cases(self, definition: EvalDefinition, layers: Layers) -> list[ControlCase]:
         """The golden scores 100 on both layers, the pristine app 10 on the sandbox (it builds, does nothing
         else), and each control what its ``<name>.expected.json`` says."""
-        d = definition
+        d = seam_eval(definition)
         cases: list[ControlCase] = []
         want_sandbox = layers in ("sandbox", "both") and d.config is not None
         if d.golden_dir is not None:
@@ -203,10 +210,10 @@ class SeamKind(EvalKind):
         return cases
 
     def mutant_checks(self, definition: EvalDefinition) -> bool:
-        return definition.answer_key is not None
+        return seam_eval(definition).answer_key is not None
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
-        d = request.definition
+        d = seam_eval(request.definition)
         change = request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
         out = GradeOutcome()
         g = SeamGrades()
@@ -238,8 +245,8 @@ class SeamKind(EvalKind):
         try:
             res = validate(request.modified_dir, request.definition, request.run_id,
                            seam=cast(Literal["emulator", "live"], request.seam),
-                           backend=cast(Literal["host", "docker"], request.backend), emulator=request.emulator, logs_dir=request.run_dir,
-                           policy=request.policy, sealing=request.sealing, **request.sandbox_waits)
+                           backend=cast(Literal["host", "docker"], request.backend), emulator=cast("SeamEmulator | None", request.emulator), logs_dir=request.run_dir,
+                           policy=request.policy, sealing=cast("Sealing | None", request.sealing), **request.sandbox_waits)
             out.sandbox = res.model_dump(mode="json")
             g.sandbox_total = float(res.total)
             g.emulator_spec_version = res.emulator_spec_version or getattr(request.emulator, "spec_version", None)

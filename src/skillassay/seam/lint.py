@@ -19,6 +19,7 @@ from skillassay.definitions.validation import (
 )
 from skillassay.errors import DefinitionError, Problem
 from skillassay.seam.config import API_PATHS
+from skillassay.seam.eval import SeamEval
 from skillassay.seam.loader import ANSWER_KEY_FILE, CONFIG_FILE, RUBRIC_FILE, load_fixture, load_rubric
 from skillassay.seam.plan import PATH_ALIASES, RUBRIC_CHECKS
 
@@ -69,7 +70,7 @@ def _known_sdk_methods() -> frozenset[str] | None:
     return all_methods()
 
 
-def answer_key_problems(d: EvalDefinition, defined: Defined) -> list[Problem]:
+def answer_key_problems(d: SeamEval, defined: Defined) -> list[Problem]:
     problems: list[Problem] = []
     key = d.answer_key
     if key is None:
@@ -114,7 +115,7 @@ def answer_key_problems(d: EvalDefinition, defined: Defined) -> list[Problem]:
     return problems
 
 
-def _parameters_against_spec(d: EvalDefinition, kp: Path) -> list[Problem]:
+def _parameters_against_spec(d: SeamEval, kp: Path) -> list[Problem]:
     """Parameters the real API does not accept are flagged (a warning: the plan's own key lists ``customer_key``
     for ``delete_data``, which the rubric matches deliberately against ``customer_keys``)."""
     key = d.answer_key
@@ -214,7 +215,7 @@ def _seam_problems(cp: Path, cfg: dict, endpoints: dict) -> list[Problem]:
     return problems
 
 
-def dockerfile_problems(d: EvalDefinition) -> list[Problem]:
+def dockerfile_problems(d: SeamEval) -> list[Problem]:
     """The Dockerfile must be in the subset the sandbox runs (definitions.dockerfile), and something must start the
     app (its CMD/ENTRYPOINT, or run.start)."""
     from skillassay.definitions.dockerfile import DockerfileError, load_dockerfile

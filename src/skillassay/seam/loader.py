@@ -76,7 +76,7 @@ def load_fixture(
         prompt=config.prompt,
         api_path=config.expected_api_path,
         stack=stack,
-        language=language,  # type: ignore[arg-type]
+        language=language,
         app_port=config.app_port,
         dockerfile=dockerfile if dockerfile.is_file() else None,
         golden_dir=golden if golden.is_dir() else None,

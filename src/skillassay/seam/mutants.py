@@ -340,7 +340,7 @@ def _cut_phase(g: Golden, phase: str, mutant_id: str) -> tuple[list[Edit], list[
 
 def _holders(g: Golden, ctx, key: str, depth: int = 0) -> list:
     """The object literals (value, module) that hold ``key`` among the values ``ctx`` may hold."""
-    out = []
+    out: list = []
     if depth > 6:
         return out
     for value, module, scope in g.project.resolve(ctx):
@@ -518,6 +518,7 @@ def derive(definition: EvalDefinition) -> tuple[list[Mutant], list[str], Golden]
         if got is None:
             notes.append(f"{how}: no create call reached from the create endpoint")
             continue
+        assert create is not None  # got is None without it
         mutants.append(Mutant(how, how, f"`{create.written}` ({create.name}) {title}", where, got[0], got[1]))
     for phase, cls, title in (("cancel", "cancel_not_revoking", "cancel"), ("update", "update_noop", "update")):
         cut = _cut_phase(g, phase, cls)
@@ -531,12 +532,14 @@ def derive(definition: EvalDefinition) -> tuple[list[Mutant], list[str], Golden]
     if dropped is None:
         notes.append("param_dropped: no required parameter of the create call is written as a literal entry")
     else:
+        assert create is not None  # dropped is None without it
         mutants.append(Mutant("param_dropped", "param_dropped", f"`{dropped[2]}` dropped from `{create.written}`",
                               where, dropped[0], dropped[1]))
     wrong = _wrong_path(g, create) if create else None
     if wrong is None:
         notes.append("wrong_path: the create call is not a plain SDK method call")
     else:
+        assert create is not None  # wrong is None without it
         mutants.append(Mutant("wrong_path", "wrong_path", f"`{create.written}` replaced by `{wrong[2]}`", where,
                               wrong[0], wrong[1]))
     raw = _raw_http(g, "raw_http")

@@ -104,7 +104,7 @@ def _convert(tp: Any, value: Any) -> Any:
         if len(inner) == 1:
             return _convert(inner[0], value)
     elif dataclasses.is_dataclass(tp):
-        return _dataclass(tp, value)
+        return _dataclass(typing.cast("type[Any]", tp), value)
     raise _NotExact
 
 

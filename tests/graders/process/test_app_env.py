@@ -15,10 +15,10 @@ import pytest
 from parts import REPO, has, needs
 from process_helpers import make_definition, write_tree
 
+from skillassay.apps import deps
 from skillassay.definitions.agent_eval import Criterion, QualityGate
 from skillassay.graders import appenv, evaluate, gates, hidden_tests, meaningful_tests
 from skillassay.graders.base import HarnessFault, ProcessContext, command_env
-from skillassay.apps import deps
 from skillassay.isolation import Policy
 
 PINNED = "pytest==9.2.0\n"  # evals/fixtures/order-service/app/requirements.txt

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from process_helpers import make_definition, write_tree
+from test_process_runs import APP, PY, WITH_SUB
 
 from skillassay.definitions.agent_eval import Criterion, QualityGate
 from skillassay.graders import evaluate, meaningful_tests
 from skillassay.graders.base import HarnessFault
 from skillassay.graders.pytest_run import FORGERY_ID
-from test_process_runs import APP, PY, WITH_SUB
 
 WRONG = {**APP, "calc.py": "def add(a, b):\n    return a - b\n"}  # test_add fails honestly
 # rewrites the report pytest wrote (drops every failure, says none failed) and leaves with exit code 0

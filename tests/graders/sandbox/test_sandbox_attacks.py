@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillassay.seam.behaviour import validate
 from skillassay.isolation import Policy
+from skillassay.seam.behaviour import validate
 
 
 @pytest.fixture

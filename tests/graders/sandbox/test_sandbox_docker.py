@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.errors import InfrastructureError
 from skillassay.apps.backends import docker
+from skillassay.errors import InfrastructureError
 
 
 def test_image_tag_is_docker_safe():

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from skillassay.apps.runplan import InstallSpec, classify, make_plan
 from skillassay.definitions.dockerfile import DockerfileError, logical_lines, parse_dockerfile
 from skillassay.definitions.models import RunSteps
-from skillassay.apps.runplan import InstallSpec, classify, make_plan
 
 FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 

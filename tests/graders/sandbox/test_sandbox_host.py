@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from skillassay.seam.behaviour import validate
 from skillassay.apps.backends.host import HostBackend
-from skillassay.seam.behaviour.endpoint_checks import Checker
 from skillassay.apps.runplan import InstallSpec, RunPlan
 from skillassay.apps.steps import StepFailed, run_step
+from skillassay.seam.behaviour import validate
+from skillassay.seam.behaviour.endpoint_checks import Checker
 
 
 def _alive(pid: int) -> bool:

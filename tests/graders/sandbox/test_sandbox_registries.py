@@ -14,8 +14,8 @@ from conftest import make_fixture, tiny_config
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
-from skillassay.seam.behaviour import validate
 from skillassay.isolation import reach
+from skillassay.seam.behaviour import validate
 
 DOCKERFILE = """\
 FROM python:3.11-slim

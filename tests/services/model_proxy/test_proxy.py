@@ -8,7 +8,6 @@ import socket
 
 import httpx
 import pytest
-
 from providers import StubProvider
 
 from skillassay.services.model_proxy.proxy import ModelProxy, Upstream, upstreams_from_env

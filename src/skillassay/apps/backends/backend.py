@@ -11,6 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 import httpx
 
@@ -34,7 +35,7 @@ def base_env() -> dict[str, str]:
     # the app must reach the emulator on loopback directly, never through a proxy
     for name in ("NO_PROXY", "no_proxy"):
         parts = [p for p in env.get(name, "").split(",") if p]
-        env[name] = ",".join(dict.fromkeys(parts + ["127.0.0.1", "localhost"]))
+        env[name] = ",".join(dict.fromkeys([*parts, "127.0.0.1", "localhost"]))
     return env
 
 
@@ -83,7 +84,7 @@ class Backend(ABC):
     @abstractmethod
     def stop(self) -> None: ...
 
-    def cleanup(self) -> None:
+    def cleanup(self) -> None:  # noqa: B027 - a no-op unless the backend has a work copy
         """Remove the work copy. Called after stop()."""
 
     def seam_endpoint(self, emulator_url: str) -> str:
@@ -100,7 +101,7 @@ class Backend(ABC):
                 chunks.append(f"--- {name} ({path.name})\n{t}")
         return "\n".join(chunks)
 
-    def __enter__(self) -> Backend:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

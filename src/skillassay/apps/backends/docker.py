@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from skillassay.errors import InfrastructureError
 from skillassay.apps.backends.backend import Backend, base_env, copy_app, wait_healthy
 from skillassay.apps.steps import StepFailed, free_port, run_step
+from skillassay.errors import InfrastructureError
 
 Network = Literal["host", "bridge"]
 

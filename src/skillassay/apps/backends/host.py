@@ -14,7 +14,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from skillassay import reaper, stacks
 from skillassay.apps import deps
@@ -44,8 +46,8 @@ class HostBackend(Backend):
         self.proc: subprocess.Popen | None = None
         self.venv: Path | None = None
         self.port: int | None = None
-        self._out = None
-        self._err = None
+        self._out: IO[bytes] | None = None
+        self._err: IO[bytes] | None = None
 
     @property
     def _stack(self) -> Stack:
@@ -84,8 +86,9 @@ class HostBackend(Backend):
             out.append((self.app_dir / "node_modules").resolve())
         return out
 
-    def _box(self, phase: str, writable: list[Path], readable: list[Path | Mount] = (),
-             endpoints: list[Endpoint] = (), registries: list[str] = ()) -> Sandbox:
+    def _box(self, phase: str, writable: list[Path], readable: Sequence[Path | Mount] = (),
+             endpoints: Sequence[Endpoint] = (), registries: Sequence[str] = ()) -> Sandbox:
+        assert self.workdir is not None, "prepare() first"
         mounts, path = runtimes(venv=True)
         shown = [p if isinstance(p, Mount) else Mount(src=p) for p in readable]
         seal = Seal(phase=phase, writable=writable, readable=[*shown, *mounts,
@@ -99,6 +102,7 @@ class HostBackend(Backend):
 
     def _install_box(self, entry: Path) -> Sandbox:
         entry.mkdir(parents=True, exist_ok=True)  # `python -m venv` fills an empty folder as well
+        assert self.app_dir is not None, "prepare() first"
         return self._box("install", [entry], [self.app_dir], registries=self.policy.registries)
 
     def _close_boxes(self) -> None:
@@ -128,7 +132,7 @@ class HostBackend(Backend):
                 )
         else:
             # always a venv, so `python`/`pip` in the start and build commands are this app's own
-            runs_pip = any("pip" in " ".join(argv) for argv in self.plan.build + [self.plan.start])
+            runs_pip = any("pip" in " ".join(argv) for argv in [*self.plan.build, self.plan.start])
             self.venv, hit = deps.ensure_venv(self.app_dir, spec, self._tool_env(), log, self.install_timeout,
                                               with_pip=runs_pip, seal=self._install_box)
             self.facts["install_cache_hit"] = hit

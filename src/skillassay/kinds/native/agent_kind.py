@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
@@ -13,6 +14,9 @@ from skillassay.kinds.base import ControlOutcome, EvalKind, GradeOutcome, GradeR
 from skillassay.scoring.verdict import percent_text
 from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import compare_trees
+
+if TYPE_CHECKING:
+    from skillassay.isolation.record import Sealing
 
 
 class AgentKind(EvalKind):
@@ -68,7 +72,7 @@ class AgentKind(EvalKind):
         try:
             res = evaluate(d, d.app_dir, request.modified_dir, request.transcript, work,
                            judge_config=request.judge_config, change=change, policy=request.policy,
-                           sealing=request.sealing)
+                           sealing=cast("Sealing | None", request.sealing))
             out.process = res.model_dump(mode="json")
             out.criteria = list(res.criteria)
             out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]

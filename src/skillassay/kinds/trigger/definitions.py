@@ -68,7 +68,7 @@ class TriggerSuiteFile(_Strict):
     runs: int = Field(3, ge=1, le=100, description="runs per prompt (skillassay run --runs overrides it)")
     fixture: str | None = Field(None, description="the default fixture app of every prompt; default: none (an "
                                                   "empty repository)")
-    budget: BudgetFile = Field(default_factory=BudgetFile)  # type: ignore[arg-type]
+    budget: BudgetFile = Field(default_factory=BudgetFile)
     prompts: list[TriggerPromptFile] = Field(min_length=1)
     notes: str | None = None
 
@@ -88,7 +88,7 @@ class TriggerSuite(BaseModel):
     prompts: list[EvalDefinition]
 
     def categories(self) -> dict[str, int]:
-        counts = {c: 0 for c in TRIGGER_CATEGORIES}
+        counts = dict.fromkeys(TRIGGER_CATEGORIES, 0)
         for p in self.prompts:
             counts[p.trigger.category] += 1  # type: ignore[union-attr]
         return counts
@@ -195,7 +195,8 @@ def inspect_trigger(path: Path, suite_dir: Path) -> tuple[TriggerSuite | None, l
     p = _fixture_problem(suite_dir, suite_fixture, path, "/fixture")
     if p:
         problems.append(p)
-    prompts = data.get("prompts") if isinstance(data.get("prompts"), list) else []
+    raw_prompts = data.get("prompts")
+    prompts: list[object] = raw_prompts if isinstance(raw_prompts, list) else []
     seen: set[str] = set()
     positives = negatives = 0
     for i, item in enumerate(prompts):

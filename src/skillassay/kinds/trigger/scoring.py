@@ -157,7 +157,7 @@ def _bootstrap(prompts: Sequence[_Prompt], resamples: int, seed: int) -> list[Co
     out = []
     for i in range(resamples):
         c = Confusion()
-        for g, pick in zip(drawn[i * n:(i + 1) * n], picks[i * n:(i + 1) * n]):
+        for g, pick in zip(drawn[i * n:(i + 1) * n], picks[i * n:(i + 1) * n], strict=False):
             c.add(prompts[g].should, pools[g][pick], len(prompts[g].flags))
         out.append(c)
     return out

@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
+from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 
 TIME_TOLERANCE = timedelta(seconds=60)  # an app may round or re-format the times; a minute is still "the same"
 GONE_STATUSES = {"removing", "removed", "deleted"}
@@ -70,7 +70,7 @@ def parse_time(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))  # noqa: FURB162 - replaces a Z anywhere, as before
     except ValueError:
         return None
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
@@ -252,6 +252,7 @@ class Checker:
                     check.fail(f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
                                f"{self.timeouts.create:.0f} s")
                 if id_note:
+                    assert check.reason is not None  # set by fail() above
                     check.reason += f"; {id_note}"
                 return
             self._remember(found)

@@ -42,7 +42,7 @@ class CheckResult(BaseModel):
 
 
 def empty_checks() -> dict[str, CheckResult]:
-    return {n: CheckResult(name=n, max_points=p) for n, p in CHECK_POINTS.items()}  # type: ignore[arg-type]
+    return {n: CheckResult(name=n, max_points=p) for n, p in CHECK_POINTS.items()}
 
 
 class SandboxResult(BaseModel):

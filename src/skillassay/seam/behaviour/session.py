@@ -240,7 +240,7 @@ class SeamSession(ABC):
         """The Seam requests the app sent since the marker (``request_summary``), where known."""
         return None
 
-    def allow_webhooks_to(self, app_url: str) -> None:
+    def allow_webhooks_to(self, app_url: str) -> None:  # noqa: B027 - a no-op where no webhooks are delivered
         """The app under test listens at ``app_url``: the only place its Seam webhooks may be delivered (emulator)."""
 
     def cleanup(self) -> None:

@@ -272,7 +272,7 @@ def _record_app(result: SandboxResult, app: Backend) -> None:
     for k, v in app.timings.items():
         result.timings[k] = round(v, 3)
     result.logs = {k: str(v) for k, v in app.logs.items() if v.exists()}
-    result.run.update({k: v for k, v in app.facts.items()})
+    result.run.update(dict(app.facts.items()))
 
 
 def _record_seam(result: SandboxResult, session: SeamSession) -> None:

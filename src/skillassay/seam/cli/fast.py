@@ -35,7 +35,7 @@ def _parse(argv: list[str]) -> dict[str, Any] | None:
             return None
         name, takes_value = spec
         if not takes_value:
-            if eq or name in values and values[name] is True:
+            if eq or (name in values and values[name] is True):
                 return None
             values[name] = True
             i += 1

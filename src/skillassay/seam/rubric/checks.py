@@ -259,7 +259,9 @@ def required_params_present(ctx: Context) -> CheckResult:
                     evidence.append(Finding(ok=False, message=f"{sdk.name}: {problem}", location=sdk.location))
                 continue
             accepted = ctx.project.surface_params(sdk)
-            present, missing, notes = [], [], []
+            present: list[str] = []
+            missing: list[str] = []
+            notes: list[str] = []
             for param in params:
                 ok, note = _has_param(ctx.project, sdk, param, accepted)
                 (present if ok else missing).append(param)

@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.errors import SkillassayError
+from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.seam.rubric.checks import CHECKS, PATH_SIGNATURES, Context, canonical_path, paths_taken
 from skillassay.seam.rubric.models import CategoryResult, RubricResult
 from skillassay.seam.rubric.project import Project, parse_app

@@ -467,7 +467,7 @@ class Project:
             bound = module.lookup(scope, name)
             if not bound:
                 passed = self._arguments_for(module, scope, name, depth)
-                return passed if passed else [ctx]
+                return passed or [ctx]
             out: list[Ctx] = []
             for v in bound:
                 if v is value:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from skillassay import stacks
 from skillassay.languages.base import Call, Module, Value
@@ -84,7 +85,7 @@ class RawRequest:
 
 
 def _lib_of(source: str) -> str:
-    return source.split(".")[0].split("/")[0] if not source.startswith("@") else source
+    return source.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0] if not source.startswith("@") else source
 
 
 def _unwrap_body(value: Value | None) -> Value | None:
@@ -129,7 +130,7 @@ class RawHttp:
         if not chain or depth > 5:
             return None
         head = chain[0].removesuffix("()")
-        if head in ("fetch",) and len(chain) == 1:
+        if head == "fetch" and len(chain) == 1:
             return "fetch"
         if head in ("globalThis", "window", "global") and len(chain) > 1 and chain[1] == "fetch":
             return "fetch"
@@ -171,14 +172,14 @@ class RawHttp:
             lib = _lib_of(source)
             if lib not in stacks.http_clients(module.sdk_style):
                 return None
-            origin = lib
+            origin: str | None = lib
         else:
             origin = self._origin(module, call.scope, receiver)
             if origin is None:
                 return None
         kw = call.kwargs
         args = call.args
-        if last in ("urlopen",):  # urlopen(url_or_request, data=...)
+        if last == "urlopen":  # urlopen(url_or_request, data=...)
             target = args[0] if args else kw.get("url")
             if target is not None and target.kind == "call" and target.chain[-1:] == ("Request",):
                 return None  # counted at the Request(...) call
@@ -188,7 +189,7 @@ class RawHttp:
         if last == "Request" and origin == "urllib":
             url = args[0] if args else kw.get("url")
             data = kw.get("data") or (args[1] if len(args) > 1 else None)
-            method = _method_text(kw.get("method")) or ("POST" if data is not None else "GET")
+            method: str | None = _method_text(kw.get("method")) or ("POST" if data is not None else "GET")
             return ClientCall("urllib.request.Request", method, url, _unwrap_body(data))
         if last == "request":
             method = _method_text(args[0] if args else kw.get("method"))
@@ -210,13 +211,14 @@ class RawHttp:
             if origin is None:
                 source = module.imports.get(last)
                 lib = _lib_of(source) if source else None
-                if lib in ("axios", "got", "ky", "undici") or source in ("undici",):
+                if lib in ("axios", "got", "ky", "undici") or source == "undici":
                     origin = lib
                 else:
                     bound = self._origin(module, call.scope, (last,))
                     if bound is None:
                         return None
                     origin = bound
+            assert origin is not None  # fetch, a known client library, or a bound origin
             return self._js_generic(origin, last if origin != "fetch" else "fetch", args, call, module)
         origin = self._origin(module, call.scope, receiver)
         if origin is None:
@@ -238,7 +240,7 @@ class RawHttp:
                 return None
             options = first if first is not None and first.kind == "object" else second
             url = first if first is not None and first.kind != "object" else _option(options, "path")
-            method = _method_text(_option(options, "method")) or ("GET" if name == "get" else "GET")
+            method = _method_text(_option(options, "method")) or "GET"
             return ClientCall(f"{origin.removeprefix('node:')}.{name}", method, url,
                               self.project.written_body(module, call))
         if origin == "axios":
@@ -304,7 +306,7 @@ class RawHttp:
             return [[("query", keys)]]
         if value.kind == "call" and value.chain:
             last = value.chain[-1]
-            if last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin" or (
+            if (last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin") or (
                     value.chain[:1] == ("new",) and value.chain[-1] == "URL" and len(value.args) >= 2):
                 base, path = (value.args[0], value.args[1]) if last == "urljoin" else (value.args[1], value.args[0])
                 return self._parts((Value("template", items=[base, Value("str", text="/"), path]), module, scope),
@@ -326,9 +328,9 @@ class RawHttp:
     @staticmethod
     def _route_in(parts: list[tuple[str, object]]) -> tuple[str | None, list[str]]:
         """The Seam route a URL spells (its path's end), and the parameter names of a literal query string."""
-        text = "".join(p[1] if p[0] == "text" else _HOLE for p in parts)  # type: ignore[operator]
+        text = "".join(cast(str, p[1]) if p[0] == "text" else _HOLE for p in parts)
         path, _, query = text.partition("?")
-        given = [k for p in parts if p[0] == "query" for k in p[1]]  # type: ignore[union-attr]
+        given = [k for p in parts if p[0] == "query" for k in cast("list[str]", p[1])]
         path = path.split("#")[0]
         host = re.match(r"^[a-z]+://([^/]*)", path)
         if host and _HOLE not in host.group(1):
@@ -338,9 +340,7 @@ class RawHttp:
         if not _could_be_seam(path):
             return None, []  # no Seam namespace in the path: the spec need not even be loaded
         routes = seam_routes()
-        candidates = [r for r in routes if path.endswith(r) or path.endswith(r + "/")
-                      or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1
-                                                            or path[-len(r)] in (_HOLE, "/")))]
+        candidates = [r for r in routes if path.endswith((r, r + "/")) or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1 or path[-len(r)] in (_HOLE, "/")))]
         if not candidates:
             return None, []
         route = max(candidates, key=len)
@@ -371,6 +371,7 @@ class RawHttp:
         its path), with ``env`` binding the wrappers' parameters to the arguments of that call."""
         url_ctx = (client.url, module, call.scope)
         if client.base is not None:
+            assert client.url is not None  # calls without a URL are not lifted
             url_ctx = (Value("template", items=[client.base, client.url]), module, call.scope)
         found: list[RawRequest] = []
         holes: list[tuple[Module, int, str]] = []
@@ -404,7 +405,7 @@ class RawHttp:
                     Value("object", caller_call.line, keys=extra, spreads=list(caller_call.kw_spreads)),
                     caller_module, caller_call.scope)
             found.extend(self._lift(module, call, client, caller_module, caller_call, new_env,
-                                    via + [fn.qualname], depth + 1))
+                                    [*via, fn.qualname], depth + 1))
         return found
 
     def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):

@@ -134,8 +134,8 @@ def _js_surface(node_modules: Path) -> dict[str, Any]:
     lib = http / "lib" / "routes"
     methods: dict[str, Any] = {}
 
-    def parse_class(dts: Path) -> tuple[dict[str, Any], dict[str, str]]:
-        """(class name -> {getters, methods}) and type alias name -> node for one declaration file."""
+    def parse_class(dts: Path) -> dict[str, dict[str, Any]]:
+        """Class name -> {getters, methods}, type alias name -> node and imports of one declaration file."""
         tree = parser.parse(dts.read_bytes())
         classes: dict[str, Any] = {}
         aliases: dict[str, Any] = {}
