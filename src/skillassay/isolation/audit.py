@@ -32,8 +32,8 @@ MAX_TRACKED = 100_000  # distinct paths (and addresses) held while a trace is re
 TRACE = "%file,connect,clone,clone3,fork,vfork"
 
 # syscall -> positions of its path arguments, each (dirfd position or None, path position)
-_AT = [(0, 1)]
-_PLAIN = [(None, 0)]
+_AT: list[tuple[int | None, int]] = [(0, 1)]
+_PLAIN: list[tuple[int | None, int]] = [(None, 0)]
 PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
     **{n: _PLAIN for n in (
         "open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate",
@@ -292,6 +292,7 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
         nonlocal dropped
         spawn = children.get(pid, {})
         queue: list[tuple[int, _Proc]] = []
+        target: str | None  # the path argument in hand
         for n, (name, args, ret) in enumerate(_parse_file(files[pid])):
             if n in spawn:
                 queue.append((spawn[n], _Proc(state.cwd, state.program, state.active)))
