@@ -15,6 +15,7 @@ decided by a process in which no code of the workspace ever runs.
 
 from __future__ import annotations
 
+import io
 import json
 import secrets
 import shlex
@@ -27,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from skillassay import reaper
 from skillassay.graders.appenv import AppEnv
@@ -107,21 +108,24 @@ def call_child(box: Sandbox, workdir: Path, app: AppEnv, request: dict[str, Any]
     return _decode(out, secret, proc.returncode, tail)
 
 
-def _talk(proc: subprocess.Popen, payload: bytes, timeout: float) -> tuple[bytes, str]:
+def _talk(proc: subprocess.Popen[bytes], payload: bytes, timeout: float) -> tuple[bytes, str]:
     """Send the request, read the answer: (what it wrote, "ended" | "timed out" | "answered too much")."""
+    stdin, stdout = proc.stdin, cast("io.BufferedReader | None", proc.stdout)
+    if stdin is None or stdout is None:
+        raise ValueError("the child was started without pipes for its stdin and stdout")
     chunks: list[bytes] = []
     too_much = threading.Event()
 
     def write() -> None:
         try:
-            proc.stdin.write(payload)
-            proc.stdin.close()
+            stdin.write(payload)
+            stdin.close()
         except OSError:  # it did not read its request: its answer says so
             pass
 
     def read() -> None:
         size = 0
-        while chunk := proc.stdout.read1(1 << 16):
+        while chunk := stdout.read1(1 << 16):
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_RESULT:

@@ -15,7 +15,7 @@ criterion is unjudged, with the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -225,7 +225,7 @@ def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | No
 
 
 # ----------------------------------------------------------------------------- the grader
-def material(ctx: ProcessContext, inputs: list[str], max_chars: int) -> str:
+def material(ctx: ProcessContext, inputs: Sequence[str], max_chars: int) -> str:
     parts = []
     if "diff" in inputs:
         parts.append("=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch(max_chars=200_000) or "(no change)"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from skillassay.languages import bounds, pyparse
 from skillassay.workspace.changes import ChangeSet
@@ -115,7 +115,7 @@ def _truthy_constant(node: ast.AST) -> bool:
     if not all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
         return False
     try:
-        return bool(eval(compile(ast.Expression(node), "<condition>", "eval"), {"__builtins__": {}}, {}))
+        return bool(eval(compile(ast.Expression(cast(ast.expr, node)), "<condition>", "eval"), {"__builtins__": {}}, {}))
     except Exception:  # noqa: BLE001 - any error means: not a constant
         return False
 

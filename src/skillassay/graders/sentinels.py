@@ -350,7 +350,7 @@ def contradictions(p: Plan, report: Report | None, exit_code: int | None, timed_
         what = "with no report" if report is None else "with a report"
         return [f"pytest exited 0 {what}, although the sentinel test {p.sentinels[0].file}::{p.sentinels[0].fails} "
                 "must fail"]
-    if not ran:
+    if not ran or report is None:
         return []
     found: list[str] = []
     outcomes = {(c.file, c.name): c.outcome for c in report.cases}
