@@ -92,7 +92,7 @@ def _trigger_options(opts: JobOptions, evals: list[EvalDefinition]) -> JobOption
 
 
 def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
-            executor: Executor | None = None, judge_overrides: dict[str, str] | None = None) -> JobResult:
+            executor: Executor | None = None, judge_overrides: judge_config.JudgeOverrides | None = None) -> JobResult:
     """Run (or with ``resume``, finish) a job. ``judge_overrides``: for ``--resume``, the judge options given
     (model, provider, base_url, api_key_env), laid over the environment's and the job's own judge."""
     if opts.runs is not None and opts.runs < 1:

@@ -149,10 +149,9 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
     """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
     any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
-    for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
-                    ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
-                    ("Score", {"justify": "right"}), ("Verdict", {}), ("Cost", {"justify": "right"}), ("Notes", {})):
-        t.add_column(col, overflow="fold", no_wrap=col == "Eval", **kw)
+    right = ("Runs", "Rubric", "Sandbox", "Combined", "Score", "Cost")
+    for col in ("Eval", "Runs", "Rubric", "Sandbox", "Combined", "API path", "Score", "Verdict", "Cost", "Notes"):
+        t.add_column(col, overflow="fold", no_wrap=col == "Eval", justify="right" if col in right else "left")
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
         if s.api_path_correct is None:
