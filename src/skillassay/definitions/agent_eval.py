@@ -380,7 +380,7 @@ def _check_plugin_options(group: str, name: str, options: dict[str, Any]) -> Non
         try:
             model.model_validate(options)
         except ValidationError as exc:
-            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from exc
 
 
 def _kind_of(field: str, shipped: dict[str, type[BaseModel]], group: str) -> Any:

@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Self, cast
 
 from skillassay import reaper
 from skillassay.graders.appenv import AppEnv
@@ -183,7 +183,7 @@ class Broker:
     failures: list[tuple[dict[str, Any], str]] = field(default_factory=list)  # (request, why) of failed calls
     harness_error: str | None = None
 
-    def __enter__(self) -> Broker:
+    def __enter__(self) -> Self:
         self._dir = Path(tempfile.mkdtemp(prefix="sa-bb-"))  # short: a socket's path has at most 107 bytes
         self.path = self._dir / "s"
         self._server = socket.socket(socket.AF_UNIX)

@@ -207,12 +207,12 @@ def _json_in_text(text: str) -> str | None:
 def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | None = None) -> Judgement:
     body = request_body(config, system, user)
     try:
-        with httpx.Client(timeout=config.timeout) as client:
-            with client.stream("POST", config.url, headers=config.headers(env), json=body) as resp:
-                if resp.status_code >= 400:
-                    resp.read()
-                    raise JudgeError(f"the judge answered HTTP {resp.status_code}: {resp.text[:300]}")
-                raw, text = read_stream(config.provider, sse_events(resp.iter_lines()))
+        with httpx.Client(timeout=config.timeout) as client, \
+                client.stream("POST", config.url, headers=config.headers(env), json=body) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                raise JudgeError(f"the judge answered HTTP {resp.status_code}: {resp.text[:300]}")
+            raw, text = read_stream(config.provider, sse_events(resp.iter_lines()))
     except httpx.HTTPError as exc:
         raise JudgeError(f"could not reach the judge at {config.url}: {exc}") from exc
     raw = raw if raw is not None else _json_in_text(text)

@@ -206,11 +206,9 @@ def _folders(roots: list[str], cwd: Path) -> tuple[list[str], str | None]:
             out[_norm(os.path.dirname(root))] = None
             continue
         out[_norm(root)] = None
-        seen = 0
-        for here, dirs, files in os.walk(full, followlinks=False):
+        for seen, (here, dirs, files) in enumerate(os.walk(full, followlinks=False), 1):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
                              and not d.endswith(".egg"))
-            seen += 1
             if seen > MAX_DIRS:
                 break
             if "conftest.py" in files:

@@ -174,7 +174,7 @@ def _option_pairs(tokens: list[str]) -> list[str]:
                                         "--pyargs", "--noconftest", "--runxfail", "--exitfirst", "-x")
                 out.append(f"{token} {tokens[i + 1]}" if valued and i + 1 < len(tokens) else token)
                 break
-            if token.startswith(option) and (option.startswith("--") and token.startswith(option + "=")
+            if token.startswith(option) and ((option.startswith("--") and token.startswith(option + "="))
                                              or option in ("-p", "-k", "-m", "-o", "-c")):
                 out.append(token)
                 break

@@ -35,15 +35,8 @@ TRACE = "%file,connect,clone,clone3,fork,vfork"
 _AT: list[tuple[int | None, int]] = [(0, 1)]
 _PLAIN: list[tuple[int | None, int]] = [(None, 0)]
 PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
-    **{n: _PLAIN for n in (
-        "open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate",
-        "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr",
-        "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct",
-        "swapon", "swapoff")},
-    **{n: _AT for n in (
-        "openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat",
-        "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat",
-        "name_to_handle_at")},
+    **dict.fromkeys(("open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate", "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct", "swapon", "swapoff"), _PLAIN),
+    **dict.fromkeys(("openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat", "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat", "name_to_handle_at"), _AT),
     "rename": [(None, 0), (None, 1)],
     "link": [(None, 0), (None, 1)],
     "symlink": [(None, 1)],
@@ -217,8 +210,7 @@ def _split_args(text: str) -> list[str]:
 def _unquote(arg: str) -> str | None:
     """strace's C-escaped string argument -> text; None when the argument is not a string (NULL, a number)."""
     arg = arg.strip()
-    if arg.endswith("..."):
-        arg = arg[:-3]
+    arg = arg.removesuffix("...")
     if len(arg) < 2 or not (arg.startswith('"') and arg.endswith('"')):
         return None
     raw = codecs.escape_decode(arg[1:-1].encode("latin-1", "backslashreplace"))[0]

@@ -258,7 +258,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     unrecorded = 0  # runs that came back without a record on disk: the job cannot say "finished"
     try:
         with closing(executor.run(work, specs)) as finished:  # closed on Ctrl-C: it ends its runs
-            for spec, result in finished:
+            for _spec, result in finished:
                 if isinstance(result, BaseException):
                     if isinstance(result, KeyboardInterrupt):
                         raise result
@@ -271,7 +271,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                     if isinstance(result, RunNotWritten):
                         try:  # at least the index knows it as a harness error (--resume reruns it)
                             db.record_run(result.record)
-                        except Exception:  # noqa: BLE001, S110 - the job's status says it is incomplete
+                        except Exception:  # noqa: BLE001 - the job's status says it is incomplete
                             pass
                     if on_event:
                         on_event("error", None, result)

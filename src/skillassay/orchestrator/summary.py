@@ -145,6 +145,10 @@ def _compress_unjudged(ids: list[str]) -> str:
 DROP_AT_WIDTH = ("Cost", "API path", "Rubric", "Sandbox", "Runs")
 
 
+def _figure_text(figure: Spread | None) -> str:
+    return figure.text() if figure is not None else "-"
+
+
 def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
     """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
     any header or eval id broken mid-word; the Notes wrap at spaces."""
@@ -181,9 +185,8 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
-        fmt = lambda sp: sp.text() if sp is not None else "-"
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
-        t.add_row(name, runs, fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
+        t.add_row(name, runs, _figure_text(s.rubric), _figure_text(s.sandbox), _figure_text(s.combined), api,
                   s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"

@@ -345,7 +345,7 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
 
                 items = [(w, m) for w in works if w.result.error is None for m in w.mutants]
                 results = list(pool.map(one, items))
-            for (work, _m), res in zip(items, results):
+            for (work, _m), res in zip(items, results, strict=False):
                 work.result.mutants.append(res)
         finally:
             if emulator is not None:
