@@ -417,16 +417,16 @@ if TYPE_CHECKING:
         options: BaseModel | dict[str, Any]
 else:
     FileCriterion = Annotated[
-        Union[  # noqa: UP007 - tagged members need the Union form
-            tuple(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items())
-            + (Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)],)
+        Union[  # tagged members need the Union form
+            (*(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items()),
+             Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)])
         ],
         _kind_of("grader", GRADER_OPTIONS, GRADERS_GROUP),
     ]
     FileForbidden = Annotated[
-        Union[  # noqa: UP007
-            tuple(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items())
-            + (Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)],)
+        Union[
+            (*(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items()),
+             Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)])
         ],
         _kind_of("detector", DETECTOR_OPTIONS, DETECTORS_GROUP),
     ]

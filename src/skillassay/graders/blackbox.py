@@ -15,6 +15,7 @@ decided by a process in which no code of the workspace ever runs.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import secrets
@@ -227,10 +228,8 @@ class Broker:
         if not isinstance(request, dict) or request.get("token") != self.token:
             return
         answer = self._call(request)
-        try:
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             conn.sendall(json.dumps(answer.message).encode())
-        except (OSError, ValueError, RecursionError):
-            pass
 
     def _call(self, request: dict[str, Any]) -> Answer:
         self.calls += 1

@@ -35,8 +35,15 @@ TRACE = "%file,connect,clone,clone3,fork,vfork"
 _AT: list[tuple[int | None, int]] = [(0, 1)]
 _PLAIN: list[tuple[int | None, int]] = [(None, 0)]
 PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
-    **dict.fromkeys(("open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate", "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr", "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct", "swapon", "swapoff"), _PLAIN),
-    **dict.fromkeys(("openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat", "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat", "name_to_handle_at"), _AT),
+    **dict.fromkeys((
+        "open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate",
+        "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr",
+        "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct",
+        "swapon", "swapoff"), _PLAIN),
+    **dict.fromkeys((
+        "openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat",
+        "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat",
+        "name_to_handle_at"), _AT),
     "rename": [(None, 0), (None, 1)],
     "link": [(None, 0), (None, 1)],
     "symlink": [(None, 1)],

@@ -83,7 +83,7 @@ def _trial() -> str | None:
             str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--proc", "/proc", "--dev", "/dev"]
     argv += _system_args()
     try:
-        out = subprocess.run(argv + ["--", "true"], capture_output=True, text=True, timeout=30, check=False)
+        out = subprocess.run([*argv, "--", "true"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap could not run: {exc}"
     if out.returncode != 0:

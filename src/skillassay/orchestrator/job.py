@@ -7,6 +7,7 @@ and harness errors: ``outcomes.RERUN``). One process at a time holds a job (``st
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from contextlib import ExitStack, closing
@@ -269,10 +270,10 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                         continue
                     unrecorded += 1
                     if isinstance(result, RunNotWritten):
-                        try:  # at least the index knows it as a harness error (--resume reruns it)
+                        # at least the index knows it as a harness error (--resume reruns it); if not, the
+                        # job's status says it is incomplete
+                        with contextlib.suppress(Exception):
                             db.record_run(result.record)
-                        except Exception:  # noqa: BLE001 - the job's status says it is incomplete
-                            pass
                     if on_event:
                         on_event("error", None, result)
                     continue
