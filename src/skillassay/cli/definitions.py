@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -18,10 +19,20 @@ from skillassay.cli.options import (
 )
 from skillassay.errors import DefinitionError, SkillassayError
 
+if TYPE_CHECKING:
+    from skillassay.definitions.models import EvalDefinition, TriggerSpec
+
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def _trigger(prompt: EvalDefinition) -> TriggerSpec:
+    """A trigger suite's prompt's trigger (every prompt of a suite has one)."""
+    if prompt.trigger is None:
+        raise SkillassayError(f"{prompt.id}: a trigger suite's prompt has no trigger")
+    return prompt.trigger
 
 PATH_ARG = typer.Argument(
     Path("evals"),
@@ -67,8 +78,8 @@ def list_evals(
             {"id": t.id, "title": t.title, "format": "trigger", "status": t.status, "source": str(t.source),
              "skill": t.skill_name, "skill_dir": str(t.skill_dir), "runs": t.runs,
              "budget": t.budget.model_dump(), "categories": t.categories(),
-             "prompts": [{"id": p.id, "category": p.trigger.category, "should_trigger": p.trigger.should_trigger,
-                          "fixture": p.trigger.fixture} for p in t.prompts]}
+             "prompts": [{"id": p.id, "category": _trigger(p).category, "should_trigger": _trigger(p).should_trigger,
+                          "fixture": _trigger(p).fixture} for p in t.prompts]}
             for t in suites
         ]
         typer.echo(json.dumps(rows, indent=2))
@@ -90,7 +101,7 @@ def list_evals(
             budget = ", ".join(f"{k.removeprefix('max_')} {v}" for k, v in t.budget.model_dump().items()
                                if k.startswith("max_") and v is not None) or "none"
             table.add_row(t.id, t.skill_name, str(len(t.prompts)),
-                          str(sum(p.trigger.should_trigger for p in t.prompts)),
+                          str(sum(_trigger(p).should_trigger for p in t.prompts)),
                           "/".join(str(c[k]) for k in ("explicit", "implicit", "contextual", "negative")),
                           str(t.runs), budget, t.status)
         console.print(table)
@@ -100,8 +111,8 @@ def list_evals(
             for col in ("eval", "category", "should trigger", "workspace"):
                 table.add_column(col, overflow="fold")
             for p in t.prompts:
-                table.add_row(p.id, p.trigger.category, "yes" if p.trigger.should_trigger else "no",
-                              p.trigger.fixture or "(empty repository)")
+                table.add_row(p.id, _trigger(p).category, "yes" if _trigger(p).should_trigger else "no",
+                              _trigger(p).fixture or "(empty repository)")
             console.print(table)
 
 

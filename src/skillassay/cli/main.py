@@ -13,6 +13,7 @@ else (``--help``, a mistake) goes through typer as every command does.
 
 from __future__ import annotations
 
+import functools
 import sys
 
 # command -> the module exporting it, in the order ``--help`` lists them (the wings' commands after WINGS_AFTER)
@@ -138,14 +139,9 @@ def _flags_without_type() -> None:
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
-_app = None
-
-
+@functools.cache
 def get_app():
-    global _app
-    if _app is None:
-        _app = _build_app()
-    return _app
+    return _build_app()
 
 
 def __getattr__(name: str):  # PEP 562: ``app`` is built (importing typer) on first use; ``COMMANDS`` read then

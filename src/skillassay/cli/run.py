@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
@@ -21,14 +21,15 @@ from skillassay.cli.options import (
 from skillassay.errors import DefinitionError, SkillassayError
 
 if TYPE_CHECKING:
+    from skillassay.graders.judge_config import JudgeOverrides
     from skillassay.orchestrator.job import JobOptions, JobResult
 
 
 def _judge_overrides(model: str | None, provider: str | None, base_url: str | None,
-                     key_env: str | None) -> dict[str, str]:
+                     key_env: str | None) -> JudgeOverrides:
     """The judge options given, laid over a job's own judge (``--resume``, ``regrade``)."""
     given = {"model": model, "provider": provider, "base_url": base_url, "api_key_env": key_env}
-    return {k: v for k, v in given.items() if v}
+    return cast("JudgeOverrides", {k: v for k, v in given.items() if v})
 
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
@@ -325,7 +326,7 @@ def _planned_runs(opts: JobOptions) -> int:
     return len(evals) * per_eval * (2 if opts.baseline else 1)
 
 
-def _run_the_job(opts: JobOptions, resume: str | None, judge: dict[str, str], as_json: bool) -> JobResult:
+def _run_the_job(opts: JobOptions, resume: str | None, judge: JudgeOverrides, as_json: bool) -> JobResult:
     """The job, with its progress bar; bad input is exit 2, Ctrl-C exit 130 (saying how to go on)."""
     from skillassay.orchestrator.job import run_job
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -206,12 +206,15 @@ class MeaningfulTestsOptions(_Strict):
     timeout: float = Field(180.0, gt=0)
 
 
+ToolKindName = Literal["read", "write", "edit", "shell", "search", "skill", "other"]
+_TOOL_KINDS: tuple[ToolKindName, ...] = ("read", "write", "edit", "shell", "search", "skill", "other")
+JudgeInput = Literal["diff", "transcript", "final_message"]
+
+
 class PolicyOptions(_Strict):
     """The agent's process, from its transcript: tool calls within the permission policy."""
 
-    allowed_kinds: list[Literal["read", "write", "edit", "shell", "search", "skill", "other"]] = Field(
-        default_factory=lambda: ["read", "write", "edit", "shell", "search", "skill", "other"],
-    )
+    allowed_kinds: list[ToolKindName] = Field(default_factory=lambda: list(_TOOL_KINDS))
     forbidden_commands: list[Regex] = Field(default_factory=list, description="regexes on shell command lines")
     protected_paths: Globs = Field(default_factory=list, description="files the agent must not change")
     denials_are_violations: bool = Field(
@@ -231,7 +234,7 @@ class JudgeOptions(_Strict):
     question: str = Field(
         description="what the judge decides, e.g. 'Does the change follow the existing architecture?'"
     )
-    inputs: list[Literal["diff", "transcript", "final_message"]] = Field(default_factory=lambda: ["diff"])
+    inputs: list[JudgeInput] = Field(default_factory=lambda: list[JudgeInput](["diff"]))
     max_chars: int = Field(60000, gt=0, description="cap on the material sent")
 
 
@@ -305,7 +308,7 @@ DETECTOR_OPTIONS: dict[str, type[BaseModel]] = {
 # ----------------------------------------------------------------------------- the native file, as written
 def _criterion(grader: str, options: type[BaseModel], required: bool = False) -> type[BaseModel]:
     fields: dict[str, Any] = {
-        "grader": (Literal[grader], ...),  # type: ignore[valid-type]
+        "grader": (Literal[grader], ...),
         "options": (options, ...) if required else (options, Field(default_factory=options)),
     }
     from pydantic import create_model
@@ -317,7 +320,7 @@ def _forbidden(detector: str, options: type[BaseModel], required: bool = False) 
     from pydantic import create_model
 
     fields: dict[str, Any] = {
-        "detector": (Literal[detector], ...),  # type: ignore[valid-type]
+        "detector": (Literal[detector], ...),
         "options": (options, ...) if required else (options, Field(default_factory=options)),
     }
     return create_model(f"{options.__name__[:-7]}Forbidden", __base__=_ForbiddenBase, **fields)
@@ -377,7 +380,7 @@ def _check_plugin_options(group: str, name: str, options: dict[str, Any]) -> Non
         try:
             model.model_validate(options)
         except ValidationError as exc:
-            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from exc
 
 
 def _kind_of(field: str, shipped: dict[str, type[BaseModel]], group: str) -> Any:
@@ -403,20 +406,30 @@ def known_kinds(group: str) -> list[str]:
     return shipped + [n for n in plugins.names(group) if n not in shipped]
 
 
-FileCriterion = Annotated[
-    Union[  # noqa: UP007 - tagged members need the Union form
-        tuple(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items())
-        + (Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)],)
-    ],
-    _kind_of("grader", GRADER_OPTIONS, GRADERS_GROUP),
-]
-FileForbidden = Annotated[
-    Union[  # noqa: UP007
-        tuple(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items())
-        + (Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)],)
-    ],
-    _kind_of("detector", DETECTOR_OPTIONS, DETECTORS_GROUP),
-]
+if TYPE_CHECKING:
+    # what mypy sees of the tagged unions below, built at import: what every member has
+    class FileCriterion(_CriterionBase):
+        grader: str
+        options: BaseModel | dict[str, Any]
+
+    class FileForbidden(_ForbiddenBase):
+        detector: str
+        options: BaseModel | dict[str, Any]
+else:
+    FileCriterion = Annotated[
+        Union[  # tagged members need the Union form
+            (*(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items()),
+             Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)])
+        ],
+        _kind_of("grader", GRADER_OPTIONS, GRADERS_GROUP),
+    ]
+    FileForbidden = Annotated[
+        Union[
+            (*(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items()),
+             Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)])
+        ],
+        _kind_of("detector", DETECTOR_OPTIONS, DETECTORS_GROUP),
+    ]
 
 
 class AgentEvalFile(_Strict):
@@ -438,9 +451,9 @@ class AgentEvalFile(_Strict):
     stack: str = "python"
     expected_behaviour: list[str] = Field(default_factory=list)
     required_concepts: list[str] = Field(default_factory=list)
-    forbidden_behaviour: list[FileForbidden] = Field(default_factory=list)  # type: ignore[valid-type]
+    forbidden_behaviour: list[FileForbidden] = Field(default_factory=list)
     quality_requirements: list[QualityGate] = Field(default_factory=list)
-    criteria: list[FileCriterion] = Field(min_length=1)  # type: ignore[valid-type]
+    criteria: list[FileCriterion] = Field(min_length=1)
     pass_threshold: float = Field(0.8, ge=0, le=1, description="share of the available weight needed to pass")
     max_change_size: ChangeSize | None = None
     notes: str | None = None

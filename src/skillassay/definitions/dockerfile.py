@@ -182,7 +182,7 @@ def parse_dockerfile(text: str, file: Path | None = None) -> DockerfileSpec:
             continue
         else:
             raise DockerfileError(file, line, f"{instr} is outside the supported Dockerfile subset")
-        if image is None and instr not in ("ARG",):
+        if image is None and instr != "ARG":
             raise DockerfileError(file, line, f"{instr} before FROM")
     if image is None:
         raise DockerfileError(file, 0, "no FROM")

@@ -92,10 +92,10 @@ def _pyproject_packages(data: bytes) -> list[str]:
         doc = tomllib.loads(data.decode("utf-8", "replace"))
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"pyproject.toml is not valid TOML: {exc}") from None
-    project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+    project = section if isinstance(section := doc.get("project"), dict) else {}
     found: list[Any] = list(project.get("dependencies") or [])
-    extras = project.get("optional-dependencies") if isinstance(project.get("optional-dependencies"), dict) else {}
-    groups = doc.get("dependency-groups") if isinstance(doc.get("dependency-groups"), dict) else {}
+    extras = section if isinstance(section := project.get("optional-dependencies"), dict) else {}
+    groups = section if isinstance(section := doc.get("dependency-groups"), dict) else {}
     for name in PYPROJECT_GROUPS:
         found += list(extras.get(name) or []) + list(groups.get(name) or [])
     # requirement strings only: an option ("--index-url=...") or an include table is not a package

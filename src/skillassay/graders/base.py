@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,7 +111,7 @@ def measured(step: Callable[[], R], on_pristine: Callable[[], object], roots: li
     try:
         with bounds.budget():
             on_pristine()
-    except Exception as again:
+    except Exception as again:  # noqa: BLE001 - whatever fails on the pristine app too is the harness's
         raise HarnessFault(f"{type(caused).__name__}: {caused}; it fails on the pristine app too "
                            f"({type(again).__name__}: {again})") from caused
     return Unmeasured(reason)
@@ -187,7 +187,7 @@ class ProcessContext:
     judge_config: JudgeConfig | None = None
     gates: dict[str, GateResult] = field(default_factory=dict)
     _change: ChangeSet | None = None  # the run's ChangeSet, passed in; computed on first use otherwise
-    _cache: dict[str, Any] = field(default_factory=dict)
+    _cache: dict[Hashable, Any] = field(default_factory=dict)
     # how commands are sealed (skillassay.isolation); by default bubblewrap, the installs of the app's environment
     # reaching the stack's registries
     policy: Policy | None = None
@@ -196,6 +196,13 @@ class ProcessContext:
     def __post_init__(self) -> None:
         if self.policy is None:
             self.policy = Policy(registries=stack_registries(self.definition) if self.definition is not None else [])
+
+    @property
+    def sandboxes(self) -> Policy:
+        """``policy``, always set once the context is made."""
+        if self.policy is None:
+            raise RuntimeError("ProcessContext.policy is unset")
+        return self.policy
 
     @property
     def change(self) -> ChangeSet:
@@ -210,10 +217,10 @@ class ProcessContext:
         nothing else (never skillassay's own environment), no network at all. Hidden tests and gates run the
         agent's code: they are as hostile as the app."""
         mounts, _ = runtimes(venv=False)
-        app_mounts = app.attach(workdir, sealed=self.policy.isolation != "none")[0] if app is not None else []
-        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*app_mounts, *mounts, *self.policy.mounts],
+        app_mounts = app.attach(workdir, sealed=self.sandboxes.isolation != "none")[0] if app is not None else []
+        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*app_mounts, *mounts, *self.sandboxes.mounts],
                     audit=False)
-        box = self.policy.open(seal)
+        box = self.sandboxes.open(seal)
         with box:
             yield box
         if self.sealing is not None:
@@ -274,8 +281,8 @@ class ProcessContext:
         def install_box(entry: Path, staging: Path) -> Sandbox:
             # the installer is the harness's own pip (or npm): its runtimes, with its venv; only the entry writable
             mounts, path = runtimes(venv=True)
-            box = self.policy.open(Seal(phase="install", writable=[entry], readable=[Mount(src=staging), *mounts],
-                                        path=path, registries=list(self.policy.registries), audit=False))
+            box = self.sandboxes.open(Seal(phase="install", writable=[entry], readable=[Mount(src=staging), *mounts],
+                                        path=path, registries=list(self.sandboxes.registries), audit=False))
             boxes.append(box)
             box.start()
             return box

@@ -15,6 +15,8 @@ decided by a process in which no code of the workspace ever runs.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import secrets
 import shlex
@@ -27,7 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, cast
 
 from skillassay import reaper
 from skillassay.graders.appenv import AppEnv
@@ -107,21 +109,24 @@ def call_child(box: Sandbox, workdir: Path, app: AppEnv, request: dict[str, Any]
     return _decode(out, secret, proc.returncode, tail)
 
 
-def _talk(proc: subprocess.Popen, payload: bytes, timeout: float) -> tuple[bytes, str]:
+def _talk(proc: subprocess.Popen[bytes], payload: bytes, timeout: float) -> tuple[bytes, str]:
     """Send the request, read the answer: (what it wrote, "ended" | "timed out" | "answered too much")."""
+    stdin, stdout = proc.stdin, cast("io.BufferedReader | None", proc.stdout)
+    if stdin is None or stdout is None:
+        raise ValueError("the child was started without pipes for its stdin and stdout")
     chunks: list[bytes] = []
     too_much = threading.Event()
 
     def write() -> None:
         try:
-            proc.stdin.write(payload)
-            proc.stdin.close()
+            stdin.write(payload)
+            stdin.close()
         except OSError:  # it did not read its request: its answer says so
             pass
 
     def read() -> None:
         size = 0
-        while chunk := proc.stdout.read1(1 << 16):
+        while chunk := stdout.read1(1 << 16):
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_RESULT:
@@ -179,7 +184,7 @@ class Broker:
     failures: list[tuple[dict[str, Any], str]] = field(default_factory=list)  # (request, why) of failed calls
     harness_error: str | None = None
 
-    def __enter__(self) -> Broker:
+    def __enter__(self) -> Self:
         self._dir = Path(tempfile.mkdtemp(prefix="sa-bb-"))  # short: a socket's path has at most 107 bytes
         self.path = self._dir / "s"
         self._server = socket.socket(socket.AF_UNIX)
@@ -223,10 +228,8 @@ class Broker:
         if not isinstance(request, dict) or request.get("token") != self.token:
             return
         answer = self._call(request)
-        try:
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             conn.sendall(json.dumps(answer.message).encode())
-        except (OSError, ValueError, RecursionError):
-            pass
 
     def _call(self, request: dict[str, Any]) -> Answer:
         self.calls += 1

@@ -35,7 +35,7 @@ MAX_ANSWER = 4 << 20  # bytes of one answer of the harness (it bounds the child'
 _FAILED = pytest.StashKey[list[str]]()
 
 
-class Raised(Exception):  # noqa: N818 - it reads as what happened: the app raised
+class Raised(Exception):
     """The app's code raised ``type`` (its class's name; ``bases``: the names of its classes, itself first)."""
 
     def __init__(self, info: dict[str, Any]):

@@ -153,9 +153,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
                     )
                 )
     if opts.status_module and opts.status_member:
-        before = enum_members(pyast.tree(change, opts.status_module, "pristine"))
-        after = enum_members(pyast.tree(change, opts.status_module, "modified"))
-        added = sorted(m for m in after - before if re.search(opts.status_member, m.rsplit(".", 1)[-1]))
+        members_before = enum_members(pyast.tree(change, opts.status_module, "pristine"))
+        members_after = enum_members(pyast.tree(change, opts.status_module, "modified"))
+        added = sorted(m for m in members_after - members_before if re.search(opts.status_member, m.rsplit(".", 1)[-1]))
         checks.append(
             (
                 bool(added),

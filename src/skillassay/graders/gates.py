@@ -140,5 +140,5 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
         for i in ids
     ]
     if not measured:
-        return GradeResult(fraction=None, evidence=evidence + ["no gate could be measured"])
+        return GradeResult(fraction=None, evidence=[*evidence, "no gate could be measured"])
     return GradeResult(fraction=sum(g.status == "passed" for g in measured) / len(ids), evidence=evidence)

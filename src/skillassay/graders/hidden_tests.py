@@ -150,7 +150,7 @@ def _score(run: TestRun, prefix: str, broken: list[str], opts: HiddenTestsOption
     evidence += [f"collection failed in {f}" for f in broken] + (notes or [])
     share = passed / len(outcomes)
     if not opts.partial and share < 1.0:
-        return GradeResult(fraction=0.0, evidence=evidence + ["all hidden tests must pass (partial = false)"])
+        return GradeResult(fraction=0.0, evidence=[*evidence, "all hidden tests must pass (partial = false)"])
     return GradeResult(fraction=share, evidence=evidence)
 
 

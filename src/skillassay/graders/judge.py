@@ -15,7 +15,7 @@ criterion is unjudged, with the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -207,12 +207,12 @@ def _json_in_text(text: str) -> str | None:
 def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | None = None) -> Judgement:
     body = request_body(config, system, user)
     try:
-        with httpx.Client(timeout=config.timeout) as client:
-            with client.stream("POST", config.url, headers=config.headers(env), json=body) as resp:
-                if resp.status_code >= 400:
-                    resp.read()
-                    raise JudgeError(f"the judge answered HTTP {resp.status_code}: {resp.text[:300]}")
-                raw, text = read_stream(config.provider, sse_events(resp.iter_lines()))
+        with httpx.Client(timeout=config.timeout) as client, \
+                client.stream("POST", config.url, headers=config.headers(env), json=body) as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                raise JudgeError(f"the judge answered HTTP {resp.status_code}: {resp.text[:300]}")
+            raw, text = read_stream(config.provider, sse_events(resp.iter_lines()))
     except httpx.HTTPError as exc:
         raise JudgeError(f"could not reach the judge at {config.url}: {exc}") from exc
     raw = raw if raw is not None else _json_in_text(text)
@@ -225,7 +225,7 @@ def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | No
 
 
 # ----------------------------------------------------------------------------- the grader
-def material(ctx: ProcessContext, inputs: list[str], max_chars: int) -> str:
+def material(ctx: ProcessContext, inputs: Sequence[str], max_chars: int) -> str:
     parts = []
     if "diff" in inputs:
         parts.append("=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch(max_chars=200_000) or "(no change)"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ValidationError
 
@@ -75,6 +75,15 @@ class JudgeConfig(BaseModel):
         elif key:
             headers["authorization"] = f"Bearer {key}"
         return headers
+
+
+class JudgeOverrides(TypedDict, total=False):
+    """The judge options given on the command line, laid over a job's own judge (``resolve``'s keywords)."""
+
+    model: str
+    provider: str
+    base_url: str
+    api_key_env: str
 
 
 def resolve(model: str | None = None, provider: str | None = None, base_url: str | None = None,

@@ -94,15 +94,14 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if not failing_before:
         return GradeResult(
             fraction=0.0,
-            evidence=evidence
-            + ["no new test fails on the pristine code: the tests do not detect the change"],
+            evidence=[*evidence, "no new test fails on the pristine code: the tests do not detect the change"],
         )
     share = len(passing) / total
     return GradeResult(
         fraction=share,
         evidence=[
             f"{len(failing_before)}/{total} new tests fail on the pristine "
-            f"code; {len(passing)}/{total} pass on the modified code"
-        ]
-        + evidence,
+            f"code; {len(passing)}/{total} pass on the modified code",
+            *evidence,
+        ],
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from skillassay.languages import bounds, pyparse
 from skillassay.workspace.changes import ChangeSet
@@ -115,7 +115,7 @@ def _truthy_constant(node: ast.AST) -> bool:
     if not all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
         return False
     try:
-        return bool(eval(compile(ast.Expression(node), "<condition>", "eval"), {"__builtins__": {}}, {}))
+        return bool(eval(compile(ast.Expression(cast(ast.expr, node)), "<condition>", "eval"), {"__builtins__": {}}, {}))  # noqa: S307 - constants only (checked above), no builtins
     except Exception:  # noqa: BLE001 - any error means: not a constant
         return False
 
@@ -125,11 +125,11 @@ def skip_marker(decorator: ast.expr) -> str | None:
     (``skipif(sys.platform...)``) are left alone; ``skipif(True)`` is not."""
     name = dotted(decorator)
     last = name.rsplit(".", 1)[-1]
-    if last in ("skip",) and ("mark" in name or "unittest" in name or name == "skip"):
+    if last == "skip" and ("mark" in name or "unittest" in name or name == "skip"):
         return f"@{name}"
-    if last in ("skipIf", "skipif") and isinstance(decorator, ast.Call) and decorator.args:
-        if _truthy_constant(decorator.args[0]):
-            return f"@{name}({ast.unparse(decorator.args[0])})"
+    if (last in ("skipIf", "skipif") and isinstance(decorator, ast.Call) and decorator.args
+            and _truthy_constant(decorator.args[0])):
+        return f"@{name}({ast.unparse(decorator.args[0])})"
     if last == "skipUnless" and isinstance(decorator, ast.Call) and decorator.args:
         negated = ast.UnaryOp(op=ast.Not(), operand=decorator.args[0])
         if _truthy_constant(negated):

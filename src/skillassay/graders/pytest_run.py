@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import shlex
@@ -105,10 +106,8 @@ def run_pytest(command: str | list[str], cwd: Path, timeout: float, report: Path
     finally:
         if p is not None:
             sentinels.remove_all(p, cwd)
-    try:
+    with contextlib.suppress(OSError):
         copy_regular(inside, report, cwd, sentinels.MAX_REPORT)  # a link, a folder or a fifo there is no report
-    except OSError:
-        pass
     remove(inside)
     return _read(command, outcome, report, p)
 

@@ -206,11 +206,9 @@ def _folders(roots: list[str], cwd: Path) -> tuple[list[str], str | None]:
             out[_norm(os.path.dirname(root))] = None
             continue
         out[_norm(root)] = None
-        seen = 0
-        for here, dirs, files in os.walk(full, followlinks=False):
+        for seen, (here, dirs, files) in enumerate(os.walk(full, followlinks=False), 1):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
                              and not d.endswith(".egg"))
-            seen += 1
             if seen > MAX_DIRS:
                 break
             if "conftest.py" in files:
@@ -350,7 +348,7 @@ def contradictions(p: Plan, report: Report | None, exit_code: int | None, timed_
         what = "with no report" if report is None else "with a report"
         return [f"pytest exited 0 {what}, although the sentinel test {p.sentinels[0].file}::{p.sentinels[0].fails} "
                 "must fail"]
-    if not ran:
+    if not ran or report is None:
         return []
     found: list[str] = []
     outcomes = {(c.file, c.name): c.outcome for c in report.cases}

@@ -32,18 +32,18 @@ MAX_TRACKED = 100_000  # distinct paths (and addresses) held while a trace is re
 TRACE = "%file,connect,clone,clone3,fork,vfork"
 
 # syscall -> positions of its path arguments, each (dirfd position or None, path position)
-_AT = [(0, 1)]
-_PLAIN = [(None, 0)]
+_AT: list[tuple[int | None, int]] = [(0, 1)]
+_PLAIN: list[tuple[int | None, int]] = [(None, 0)]
 PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
-    **{n: _PLAIN for n in (
+    **dict.fromkeys((
         "open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate",
         "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr",
         "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct",
-        "swapon", "swapoff")},
-    **{n: _AT for n in (
+        "swapon", "swapoff"), _PLAIN),
+    **dict.fromkeys((
         "openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat",
         "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat",
-        "name_to_handle_at")},
+        "name_to_handle_at"), _AT),
     "rename": [(None, 0), (None, 1)],
     "link": [(None, 0), (None, 1)],
     "symlink": [(None, 1)],
@@ -217,8 +217,7 @@ def _split_args(text: str) -> list[str]:
 def _unquote(arg: str) -> str | None:
     """strace's C-escaped string argument -> text; None when the argument is not a string (NULL, a number)."""
     arg = arg.strip()
-    if arg.endswith("..."):
-        arg = arg[:-3]
+    arg = arg.removesuffix("...")
     if len(arg) < 2 or not (arg.startswith('"') and arg.endswith('"')):
         return None
     raw = codecs.escape_decode(arg[1:-1].encode("latin-1", "backslashreplace"))[0]
@@ -292,6 +291,7 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
         nonlocal dropped
         spawn = children.get(pid, {})
         queue: list[tuple[int, _Proc]] = []
+        target: str | None  # the path argument in hand
         for n, (name, args, ret) in enumerate(_parse_file(files[pid])):
             if n in spawn:
                 queue.append((spawn[n], _Proc(state.cwd, state.program, state.active)))

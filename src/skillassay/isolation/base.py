@@ -209,7 +209,7 @@ class Sandbox(ABC):
             if self._own_scratch:
                 shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def _stop(self) -> None:
+    def _stop(self) -> None:  # noqa: B027 - a hook: nothing unless a subclass needs it
         """Stop the backend's own helpers (forwarders)."""
 
     # ------------------------------------------------------------------ processes
@@ -257,7 +257,7 @@ class Sandbox(ABC):
             self.started += 1
         return proc
 
-    def started_process(self, proc: subprocess.Popen | None = None) -> None:
+    def started_process(self, proc: subprocess.Popen | None = None) -> None:  # noqa: B027 - a hook: nothing unless a subclass needs it
         """Called after each start (``proc`` None: it failed): release what was made for that start only."""
 
     def setup_error(self, proc: subprocess.Popen) -> str | None:

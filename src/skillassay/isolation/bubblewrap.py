@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from skillassay.isolation.audit import TRACE, AuditReport, Bounds, parse_trace
-from skillassay.isolation.base import QUIET, Isolation, IsolationError, Sandbox, Seal
+from skillassay.isolation.base import QUIET, Isolation, IsolationError, Mount, Sandbox, Seal
 from skillassay.isolation.bridge import Listener, forward_unix_to_tcp, reserve_port
 from skillassay.isolation.pids import TaskLimit
 
@@ -83,7 +83,7 @@ def _trial() -> str | None:
             str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--proc", "/proc", "--dev", "/dev"]
     argv += _system_args()
     try:
-        out = subprocess.run(argv + ["--", "true"], capture_output=True, text=True, timeout=30, check=False)
+        out = subprocess.run([*argv, "--", "true"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap could not run: {exc}"
     if out.returncode != 0:
@@ -149,10 +149,10 @@ def _depth(path: str) -> int:
     return len(Path(path).parts)
 
 
-def _needed(mounts: list) -> list:
+def _needed(mounts: list[Mount]) -> list[Mount]:
     """The mounts left when those another mount already shows, the same file at the same place, are dropped
     (bwrap cannot make a mount point inside a read-only mount)."""
-    out = []
+    out: list[Mount] = []
     for m in mounts:
         redundant = False
         for other in mounts:
@@ -341,7 +341,8 @@ class BubblewrapSandbox(Sandbox):
             self._traces.append(trace)
             strace = [_strace() or "strace", "-f", "-ff", "-qq", "--seccomp-bpf", "-y", "--pidns-translation",
                       "-s", "1024", "-e", f"trace={TRACE}", "-e", "signal=none", "-o", str(trace / "t")]
-            prefix = [_setpriv(), "--pdeathsig", "KILL"] if _setpriv() else []
+            setpriv = _setpriv()
+            prefix = [setpriv, "--pdeathsig", "KILL"] if setpriv else []
             cmd = [*prefix, *strace, "--", *cmd]
         if self._tasks is not None and self._tasks.procs is not None:
             # joins the sandbox's pids cgroup before anything of it starts: every process and thread it makes counts

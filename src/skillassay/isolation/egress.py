@@ -210,7 +210,7 @@ class EgressProxy:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         last: OSError = OSError(f"{host} has no address")
         for family, kind, proto, _, address in infos:
-            if _forbidden_address(address[0]):
+            if _forbidden_address(str(address[0])):
                 raise PermissionError(f"{host} resolves to {address[0]}, a local address")
             sock = socket.socket(family, kind, proto)
             sock.settimeout(self.connect_timeout)

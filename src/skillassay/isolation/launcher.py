@@ -33,7 +33,7 @@ def pump(src, dst):
     except OSError:
         pass
     finally:
-        try:
+        try:  # noqa: SIM105 - no contextlib: this starts with python -S, in a few milliseconds
             dst.shutdown(socket.SHUT_WR)
         except OSError:
             pass
@@ -139,7 +139,7 @@ def main():
         os._exit(127)
 
     def forward(sig, _frame):
-        try:
+        try:  # noqa: SIM105 - no contextlib: this starts with python -S, in a few milliseconds
             os.kill(pid, sig)
         except ProcessLookupError:
             pass

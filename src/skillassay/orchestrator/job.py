@@ -7,6 +7,7 @@ and harness errors: ``outcomes.RERUN``). One process at a time holds a job (``st
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Callable
 from contextlib import ExitStack, closing
@@ -92,7 +93,7 @@ def _trigger_options(opts: JobOptions, evals: list[EvalDefinition]) -> JobOption
 
 
 def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
-            executor: Executor | None = None, judge_overrides: dict[str, str] | None = None) -> JobResult:
+            executor: Executor | None = None, judge_overrides: judge_config.JudgeOverrides | None = None) -> JobResult:
     """Run (or with ``resume``, finish) a job. ``judge_overrides``: for ``--resume``, the judge options given
     (model, provider, base_url, api_key_env), laid over the environment's and the job's own judge."""
     if opts.runs is not None and opts.runs < 1:
@@ -258,7 +259,7 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     unrecorded = 0  # runs that came back without a record on disk: the job cannot say "finished"
     try:
         with closing(executor.run(work, specs)) as finished:  # closed on Ctrl-C: it ends its runs
-            for spec, result in finished:
+            for _spec, result in finished:
                 if isinstance(result, BaseException):
                     if isinstance(result, KeyboardInterrupt):
                         raise result
@@ -269,10 +270,10 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
                         continue
                     unrecorded += 1
                     if isinstance(result, RunNotWritten):
-                        try:  # at least the index knows it as a harness error (--resume reruns it)
+                        # at least the index knows it as a harness error (--resume reruns it); if not, the
+                        # job's status says it is incomplete
+                        with contextlib.suppress(Exception):
                             db.record_run(result.record)
-                        except Exception:  # noqa: BLE001, S110 - the job's status says it is incomplete
-                            pass
                     if on_event:
                         on_event("error", None, result)
                     continue

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from skillassay import store as result_store
 from skillassay.definitions import load_suite
 from skillassay.errors import SkillassayError
+from skillassay.graders.judge_config import JudgeOverrides
 from skillassay.graders.judge_config import require as require_judge
 from skillassay.graders.judge_config import resolve as resolve_judge
 from skillassay.isolation.run_policy import run_policy
@@ -68,7 +69,7 @@ def _fields(r: RunRecord) -> dict[str, float | str | None]:
 
 def regrade_job(job_id: str, results_root: Path, *, suite: Path | None = None, emulator_delay: float = 1.0,
                 dry_run: bool = False, judge_config: Any = None,
-                judge_overrides: dict[str, str] | None = None) -> RegradeResult:
+                judge_overrides: JudgeOverrides | None = None) -> RegradeResult:
     """``judge_config``: the LLM judge to use; without it, ``judge_overrides`` (options given) over the environment's
     judge over the one the job was run with."""
     db = result_store.open(results_root)

@@ -191,8 +191,8 @@ class _Attempts:
         return AgentContext(
             workspace=ws.path, prompt=ctx.definition.prompt, output_dir=ctx.run_dir, home=home,
             timeout=cfg.timeout, skill_dir=ctx.skill_dir if ctx.spec.variant == "skill" else None,
-            skill_mode=cfg.skill_mode,  # type: ignore[arg-type]
-            model=cfg.model, env=dict(cfg.agent_env), model_endpoint=endpoint,  # type: ignore[arg-type]
+            skill_mode=cfg.skill_mode,
+            model=cfg.model, env=dict(cfg.agent_env), model_endpoint=endpoint,
             fixture_dir=ctx.definition.fixture_dir, golden_dir=ctx.definition.golden_dir, command=cfg.command,
             budget=agent_budget(ctx.definition),
         )
@@ -474,7 +474,7 @@ def build_record(ctx: RunContext, so_far: RunSoFar) -> RunRecord:
         agent_version=version or (result.cli_version if result else None),
         skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
         skill_hash=spec.skill_hash if spec.variant == "skill" else None,
-        outcome=so_far.outcome,  # type: ignore[arg-type]
+        outcome=so_far.outcome,
         error=so_far.error,
         harness_failures=[f.model_copy(update={"traceback": None}) for f in so_far.failures],
         agent_exit=so_far.end.exit if so_far.end is not None else None,

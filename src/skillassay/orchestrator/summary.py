@@ -145,14 +145,17 @@ def _compress_unjudged(ids: list[str]) -> str:
 DROP_AT_WIDTH = ("Cost", "API path", "Rubric", "Sandbox", "Runs")
 
 
+def _figure_text(figure: Spread | None) -> str:
+    return figure.text() if figure is not None else "-"
+
+
 def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
     """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
     any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
-    for col, kw in (("Eval", {}), ("Runs", {"justify": "right"}), ("Rubric", {"justify": "right"}),
-                    ("Sandbox", {"justify": "right"}), ("Combined", {"justify": "right"}), ("API path", {}),
-                    ("Score", {"justify": "right"}), ("Verdict", {}), ("Cost", {"justify": "right"}), ("Notes", {})):
-        t.add_column(col, overflow="fold", no_wrap=col == "Eval", **kw)
+    right = ("Runs", "Rubric", "Sandbox", "Combined", "Score", "Cost")
+    for col in ("Eval", "Runs", "Rubric", "Sandbox", "Combined", "API path", "Score", "Verdict", "Cost", "Notes"):
+        t.add_column(col, overflow="fold", no_wrap=col == "Eval", justify="right" if col in right else "left")
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
         if s.api_path_correct is None:
@@ -182,9 +185,8 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
-        fmt = lambda sp: sp.text() if sp is not None else "-"
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
-        t.add_row(name, runs, fmt(s.rubric), fmt(s.sandbox), fmt(s.combined), api,
+        t.add_row(name, runs, _figure_text(s.rubric), _figure_text(s.sandbox), _figure_text(s.combined), api,
                   s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"

@@ -116,7 +116,7 @@ def load_sealing(path: Path) -> dict[str, Any] | None:
         if not isinstance(report, dict):
             continue
         refused += [{"phase": phase, **r} for r in report.get("refused") or [] if isinstance(r, dict)]
-        audit = report.get("audit") if isinstance(report.get("audit"), dict) else {}
+        audit = found if isinstance(found := report.get("audit"), dict) else {}
         connects += [{"phase": phase, **c} for c in audit.get("connects") or [] if isinstance(c, dict)]
     return {
         "out_of_bounds": touched[:MAX_SHOWN_PATHS],

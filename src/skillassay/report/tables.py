@@ -224,11 +224,20 @@ def cost_table(sides: dict) -> Table:
         t.add_column(col, justify="left" if not col else "right")
     for label, c in sides.items():
         bound = "" if c.complete else "≥ "
-        usd = lambda v: "–" if v is None else f"{bound}${v:.4f}"  # noqa: E731
+        usd = lambda v: "–" if v is None else f"{bound}${v:.4f}"  # noqa: E731, B023 - used in this iteration only
         t.add_row(label, f"{c.runs}" + (f" ({c.runs - c.priced_runs} unpriced)" if c.runs - c.priced_runs else ""),
                   usd(c.total_usd if c.priced_runs else None), usd(c.per_run_usd), str(c.passes), usd(c.per_pass_usd))
     return t
 
 
-__all__ = ["comparison_tables", "cost_table", "console", "failure_reason", "outcome_line", "unscored_runs", "jobs_table", "runs_table",
-           "summary_table"]
+__all__ = [
+    "comparison_tables",
+    "console",
+    "cost_table",
+    "failure_reason",
+    "jobs_table",
+    "outcome_line",
+    "runs_table",
+    "summary_table",
+    "unscored_runs",
+]

@@ -26,26 +26,37 @@ from skillassay.scoring import GRADING_VERSION
 
 
 class _Verdict(Protocol):
-    score: float
-    passed: bool
+    @property
+    def score(self) -> float: ...
+    @property
+    def passed(self) -> bool: ...
 
 
 class _CriterionScore(Protocol):
-    id: str
-    fraction: float | None
+    @property
+    def id(self) -> str: ...
+    @property
+    def fraction(self) -> float | None: ...
 
 
 class ScoredRun(Protocol):
     """What statistics read from a run (``store.records.RunRecord`` is one): scoring stays below the store and can
-    be tested with plain objects."""
+    be tested with plain objects. Read-only: a run whose fields are narrower (a Literal outcome) is one too."""
 
-    job_id: str
-    eval_id: str
-    run_index: int
-    outcome: str
-    grading_version: int
-    verdict: _Verdict | None
-    criteria: Sequence[_CriterionScore]
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def eval_id(self) -> str: ...
+    @property
+    def run_index(self) -> int: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def grading_version(self) -> int: ...
+    @property
+    def verdict(self) -> _Verdict | None: ...
+    @property
+    def criteria(self) -> Sequence[_CriterionScore]: ...
 
     def figure(self, name: str) -> float | None: ...  # one of the eval kind's own figures (``grades``)
 

@@ -14,6 +14,9 @@ class Service(Protocol):
     @property
     def base_url(self) -> str: ...
 
+    @property
+    def spec_version(self) -> str: ...  # the API spec it serves (an eval kind's grades record it)
+
     def stop(self) -> None: ...
 
 

@@ -10,6 +10,7 @@ timeout makes concurrent writers wait for each other instead of failing.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -192,10 +193,8 @@ class Store:
     def close(self) -> None:
         with self._all_lock:
             for conn in self._all:
-                try:
+                with contextlib.suppress(sqlite3.Error):
                     conn.close()
-                except sqlite3.Error:
-                    pass
             self._all.clear()
         self._local = threading.local()
 
@@ -359,10 +358,8 @@ class Store:
                 continue
             runs = []
             for run_file in iter_run_files(job_file.parent):
-                try:
+                with contextlib.suppress(Unreadable):
                     runs.append(_run_row(load_record(run_file, RunRecord)))  # type: ignore[arg-type]
-                except Unreadable:
-                    pass
             conn = self._conn()
             with conn:
                 conn.execute("BEGIN IMMEDIATE")

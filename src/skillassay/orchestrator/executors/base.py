@@ -40,7 +40,7 @@ class Executor(ABC):
         """Built from the job's options (``JobOptions``: jobs, ray_address, ...)."""
         return cls()
 
-    def prepare(self, definitions: list[EvalDefinition], agent: str) -> None:
+    def prepare(self, definitions: list[EvalDefinition], agent: str) -> None:  # noqa: B027 - a hook: nothing unless a subclass needs it
         """Called before the job records anything: connect, and check these runs can execute here; raise
         SkillassayError when not (a clear error, exit 2, and no job left behind)."""
 
@@ -49,7 +49,7 @@ class Executor(ABC):
         when runs execute on other machines; None: they run here, loopback will do."""
         return None
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook: nothing unless a subclass needs it
         """Called when the job ends, whatever happened: release what ``prepare`` or ``run`` opened."""
 
     @abstractmethod

@@ -15,6 +15,7 @@ an agent that writes a forged entry cannot make the sweep kill anything of its c
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -137,20 +138,16 @@ def sweep(session: str, key: str, *, stop: bool = False, orphans_only: bool = Fa
         else:
             path.unlink(missing_ok=True)
     for pgid in targets:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
     deadline = time.monotonic() + grace
     left = {g for g in targets if reaper.group_alive(g)}
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
         left = {g for g in left if reaper.group_alive(g)}
     for pgid in left:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     for path in targets.values():
         path.unlink(missing_ok=True)
     if remove:

@@ -36,7 +36,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from skillassay import reaper
 from skillassay.definitions.models import EvalDefinition
@@ -304,11 +304,12 @@ class RayExecutor(Executor):
                         attempt.dispatched = time.monotonic()
                         continue
                     del running[gen]
-                    if failure is None and "not_started" in item:
-                        yield attempt.spec, BudgetSpent(item["not_started"])
-                        continue
                     if failure is None:
-                        yield attempt.spec, self._collect(work, attempt, item)
+                        answer = cast("dict[str, Any]", item)  # set by ray.get: no failure
+                        if "not_started" in answer:
+                            yield attempt.spec, BudgetSpent(answer["not_started"])
+                            continue
+                        yield attempt.spec, self._collect(work, attempt, answer)
                         continue
                     outcome = self._failed(ray, work, work_ref, attempt, failure, inputs_key, inputs_ref,
                                            session)

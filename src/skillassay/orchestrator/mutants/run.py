@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition, RunSteps
@@ -32,7 +33,16 @@ from skillassay.services import Service
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 from skillassay.transcripts import Transcript
 
+if TYPE_CHECKING:
+    from skillassay.seam.config import PlanEvalConfig
+    from skillassay.seam.eval import SeamEval
+
 EPS = 1e-6
+
+
+def _seam_config(definition: EvalDefinition) -> PlanEvalConfig | None:
+    """A Seam eval's config (the Seam kind's definitions are SeamEvals)."""
+    return cast("SeamEval", definition).config
 
 
 def _failures(out: GradeOutcome | None) -> list[str]:
@@ -55,7 +65,7 @@ def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expe
 
 def _with_mutant(definition: EvalDefinition, mutant_id: str) -> EvalDefinition:
     """The definition with ``SKILLASSAY_MUTANT`` in the app's environment (an empty value: no mutant on)."""
-    config = definition.config
+    config = _seam_config(definition)
     assert config is not None
     run = config.run.model_copy(update={"env": {**config.run.env, MUTANT_ENV: mutant_id}}) if config.run \
         else RunSteps(env={MUTANT_ENV: mutant_id})
@@ -98,8 +108,8 @@ def _process_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
     lines = []
     base = {c.id: c.fraction for c in golden.criteria}
     for c in out.criteria:
-        if c.fraction is not None and base.get(c.id) is not None and c.fraction < base[c.id] - EPS:
-            lines.append(f"{c.id} {base[c.id]:.2f} -> {c.fraction:.2f}" + (f": {c.evidence[0]}" if c.evidence else ""))
+        if c.fraction is not None and (was := base.get(c.id)) is not None and c.fraction < was - EPS:
+            lines.append(f"{c.id} {was:.2f} -> {c.fraction:.2f}" + (f": {c.evidence[0]}" if c.evidence else ""))
     for f in out.forbidden_observed:
         if f not in golden.forbidden_observed:
             lines.append(f"forbidden behaviour observed: {f}")
@@ -124,7 +134,7 @@ def judge_layers(expect: dict[str, Expect], golden: dict[str, GradeOutcome], got
         "rubric": _rubric_lines, "sandbox": _sandbox_lines, "process": _process_lines}
     for layer, expected in expect.items():
         base, mine = golden.get(layer), got.get(layer)
-        result = LayerOutcome(layer=layer, expected=expected)  # type: ignore[arg-type]
+        result = LayerOutcome(layer=layer, expected=expected)
         if base is None or mine is None or _failures(base) or _failures(mine):
             result.evidence = _failures(mine) + _failures(base)
             out[layer] = result
@@ -187,7 +197,7 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
                                         judge=work.judge)
         return
     work.golden["rubric"] = _grade(d, d.golden_dir, work.tmp, rid, "rubric", None)
-    if d.config is None:
+    if _seam_config(d) is None:
         return
     if schemata and _has_build(d, d.golden_dir):
         folder = work.tmp / "schema"
@@ -209,7 +219,7 @@ def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
     firsts = []
     for check in ((golden.sandbox or {}).get("checks") or {}).values():
         sent = ((check or {}).get("seam") or {}).get("app_seam_requests") if isinstance(check, dict) else None
-        times = [r.get("at_s") for r in sent or [] if isinstance(r, dict) and r.get("at_s") is not None]
+        times = [t for r in sent or [] if isinstance(r, dict) and (t := r.get("at_s")) is not None]
         if times:
             firsts.append(min(times))
     if not firsts:
@@ -230,7 +240,7 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
         got: dict[str, GradeOutcome] = {}
         if work.seam:
             got["rubric"] = _grade(d, source, work.tmp, rid, "rubric", None)
-            if d.config is not None:
+            if _seam_config(d) is not None:
                 if work.schema_dir is not None and mutant.id in work.in_schema:
                     result.sandbox_mode = "schema"
                     got["sandbox"] = _grade(_with_mutant(d, mutant.id), work.schema_dir, work.tmp, rid, "sandbox",
@@ -302,7 +312,7 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
         for work in works:
             work.judge = judge_config
         emulator: Service | None = None
-        if any(w.seam and w.definition.config is not None for w in works):
+        if any(w.seam and _seam_config(w.definition) is not None for w in works):
             from skillassay.services import service_class
 
             emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
@@ -335,7 +345,7 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
 
                 items = [(w, m) for w in works if w.result.error is None for m in w.mutants]
                 results = list(pool.map(one, items))
-            for (work, _m), res in zip(items, results):
+            for (work, _m), res in zip(items, results, strict=False):
                 work.result.mutants.append(res)
         finally:
             if emulator is not None:
