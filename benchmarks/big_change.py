@@ -1,6 +1,7 @@
 """What an agent that writes a huge change costs a run: wall time and bytes stored in the results folder.
 
-    .venv/bin/python benchmarks/big_change.py [--mb 200] [--fixture cancellation-support] [--cases text,binary,...]
+    .venv/bin/python benchmarks/big_change.py [--mb 200] [--fixture cancellation-support] [--cases
+    text,binary,...]
                                               [--files 200000]
 
 Each case is one `skillassay run` with the command agent, on the fixture (an agent eval: gates, hidden and
@@ -10,10 +11,12 @@ meaningful tests copy the workspace), with the default size limit (20 MB):
 - many: the same bytes as 100 medium files;
 - sparse: a file of --mb * 50 that takes no room on disk;
 - history: a file committed and then removed (only in .git);
-- flood: --files empty files in one new folder (not one of the default cases: it is about the count, not bytes).
-Prints, per case: the run's wall time, its timings (agent, snapshot, graders), the bytes stored under the results
-folder, and what run.json says was left out. Before the size limit (issue 13), "text" at 200 MB took 1 min 56 s and
-stored 718 MB (the workspace copied into the run folder, and again by the gate and the hidden tests).
+- flood: --files empty files in one new folder (not one of the default cases: it is about the count, not
+  bytes).
+Prints, per case: the run's wall time, its timings (agent, snapshot, graders), the bytes stored under the
+results folder, and what run.json says was left out. Before the size limit (issue 13), "text" at 200 MB took 1
+min 56 s and stored 718 MB (the workspace copied into the run folder, and again by the gate and the hidden
+tests).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-AGENT = r'''
+AGENT = r"""
 import os, subprocess, sys
 mode, mb = sys.argv[1], int(sys.argv[2])
 git = ["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid"]
@@ -63,7 +66,7 @@ elif mode == "flood":
     for i in range(int(sys.argv[3])):
         open(f"flood/{i:06}", "w").close()
 print("done")
-'''
+"""
 
 
 def stored(root: Path) -> int:
@@ -80,16 +83,36 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="skillassay-bench-") as tmp:
         agent = Path(tmp) / "agent.py"
         agent.write_text(AGENT)
-        print(f"{'case':<8} {'wall s':>7} {'agent s':>8} {'snapshot s':>10} {'graders s':>9} {'stored MB':>10}  "
-              "left out")
+        print(
+            f"{'case':<8} {'wall s':>7} {'agent s':>8} {'snapshot s':>10} {'graders s':>9} "
+            f"{'stored MB':>10}  "
+            "left out"
+        )
         for case in args.cases.split(","):
             results = Path(tmp) / case
             t = time.monotonic()
             proc = subprocess.run(
-                [sys.executable, "-m", "skillassay", "run", str(REPO / "evals"), "--agent", "command",
-                 "--command", f"{sys.executable} {agent} {case} {args.mb} {args.files}", "--fixtures", args.fixture,
-                 "--results", str(results), "--json", "--mount", str(agent)],
-                capture_output=True, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "skillassay",
+                    "run",
+                    str(REPO / "evals"),
+                    "--agent",
+                    "command",
+                    "--command",
+                    f"{sys.executable} {agent} {case} {args.mb} {args.files}",
+                    "--fixtures",
+                    args.fixture,
+                    "--results",
+                    str(results),
+                    "--json",
+                    "--mount",
+                    str(agent),
+                ],
+                capture_output=True,
+                text=True,
+            )
             wall = time.monotonic() - t
             if proc.returncode not in (0, 1):
                 print(f"{case}: failed ({proc.returncode}): {proc.stderr[-500:]}")
@@ -100,9 +123,14 @@ def main() -> None:
             over = (run.get("size") or {}).get("over_limit", [])
             left = f"{len(over)} file(s), {sum(o['size'] for o in over) / 1e6:.0f} MB" if over else ""
             if (run.get("size") or {}).get("entries_left_out"):
-                left = f"{left + '; ' if left else ''}{run['size']['entries_left_out']} entries past the count"
-            print(f"{case:<8} {wall:7.1f} {tm.get('agent', 0):8.1f} {tm.get('snapshot', 0):10.2f} {graders:9.1f} "
-                  f"{stored(results) / 1e6:10.2f}  {left or '-'}")
+                left = (
+                    f"{left + '; ' if left else ''}{run['size']['entries_left_out']} entries past the count"
+                )
+            print(
+                f"{case:<8} {wall:7.1f} {tm.get('agent', 0):8.1f} {tm.get('snapshot', 0):10.2f} "
+                f"{graders:9.1f} "
+                f"{stored(results) / 1e6:10.2f}  {left or '-'}"
+            )
 
 
 if __name__ == "__main__":

@@ -4,12 +4,14 @@
 
 Three commands run paired (one after another in each round, in turn), on the fixture's golden solution:
 - floor: ``python -c "import json, re"``, what any Python checker pays before reading a file;
-- regex checker: a stdlib script in the style of the plan's checker (walk the tree, regexes over the sources, JSON);
+- regex checker: a stdlib script in the style of the plan's checker (walk the tree, regexes over the sources,
+  JSON);
 - ``skillassay rubric --plain``: the real grader, through the installed console script.
 
-Prints the median wall time, CPU time (user + system) and peak memory of each, and the rubric's margin over the
-floor. Target: the rubric within 0.1 s of the floor (median wall). Byte code is cached as after a first run (in a
-temporary folder, so the source tree stays clean); on a loaded machine wall time stretches while CPU time does not.
+Prints the median wall time, CPU time (user + system) and peak memory of each, and the rubric's margin over
+the floor. Target: the rubric within 0.1 s of the floor (median wall). Byte code is cached as after a first
+run (in a temporary folder, so the source tree stays clean); on a loaded machine wall time stretches while CPU
+time does not.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TARGET_MARGIN_S = 0.1
 
-REGEX_CHECKER = r'''
+REGEX_CHECKER = r"""
 import json, os, re, sys
 modified, key_file = sys.argv[1], sys.argv[2]
 key = json.load(open(key_file))
@@ -43,7 +45,7 @@ for root, dirs, files in os.walk(modified):
 expected = {c for calls in key.get("expected_calls", {}).values() for c in calls}
 score = len(expected & found) / len(expected) if expected else 0.0
 print(json.dumps({"total": round(100 * score, 2), "categories": {"calls": {"score": score}}}))
-'''
+"""
 
 
 def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
@@ -64,15 +66,25 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--runs", type=int, default=21, help="paired rounds (default 21)")
-    ap.add_argument("--fixture", default="express-ts", help="fixture under evals/fixtures (default express-ts)")
+    ap.add_argument(
+        "--fixture", default="express-ts", help="fixture under evals/fixtures (default express-ts)"
+    )
     args = ap.parse_args()
 
     fixture = REPO / "evals" / "fixtures" / args.fixture
     python = sys.executable
     script = Path(python).parent / "skillassay"
     rubric = [str(script)] if script.exists() else [python, "-m", "skillassay"]
-    rubric += ["rubric", "--pristine", str(fixture / "app"), "--modified", str(fixture / "test_golden"),
-               "--fixture-dir", str(fixture), "--plain"]
+    rubric += [
+        "rubric",
+        "--pristine",
+        str(fixture / "app"),
+        "--modified",
+        str(fixture / "test_golden"),
+        "--fixture-dir",
+        str(fixture),
+        "--plain",
+    ]
     tmp = Path(tempfile.mkdtemp(prefix="skillassay-startup-"))
     try:
         checker = tmp / "regex_checker.py"
@@ -82,8 +94,12 @@ def main() -> int:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         commands = {
             'floor: python -c "import json, re"': [python, "-c", "import json, re"],
-            "regex checker (plan style)": [python, str(checker), str(fixture / "test_golden"),
-                                           str(fixture / "answer_key.json")],
+            "regex checker (plan style)": [
+                python,
+                str(checker),
+                str(fixture / "test_golden"),
+                str(fixture / "answer_key.json"),
+            ],
             "skillassay rubric --plain": rubric,
         }
         for argv in commands.values():  # warm: byte code written, files in the page cache
@@ -95,8 +111,10 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"{args.fixture} golden, {args.runs} paired rounds, {python} (Python {sys.version.split()[0]}), "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.fixture} golden, {args.runs} paired rounds, {python} (Python {sys.version.split()[0]}), "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'':34} {'wall (median)':>14} {'cpu (median)':>13} {'peak RSS':>9}")
     medians = {}
     for name, rows in samples.items():
@@ -109,9 +127,11 @@ def main() -> int:
     wall, cpu = medians["skillassay rubric --plain"]
     checker_wall = medians["regex checker (plan style)"][0]
     ok = wall - floor_wall <= TARGET_MARGIN_S
-    print(f"rubric over the floor: {wall - floor_wall:+.3f} s wall, {cpu - floor_cpu:+.3f} s cpu "
-          f"(target: within {TARGET_MARGIN_S:.1f} s wall) -> {'met' if ok else 'NOT met'}; "
-          f"vs the regex checker: {wall - checker_wall:+.3f} s wall")
+    print(
+        f"rubric over the floor: {wall - floor_wall:+.3f} s wall, {cpu - floor_cpu:+.3f} s cpu "
+        f"(target: within {TARGET_MARGIN_S:.1f} s wall) -> {'met' if ok else 'NOT met'}; "
+        f"vs the regex checker: {wall - checker_wall:+.3f} s wall"
+    )
     return 0
 
 

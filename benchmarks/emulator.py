@@ -1,14 +1,14 @@
-"""Throughput and latency of the Seam emulator: ``customers/push_data`` and ``access_codes/list``, alone and while an
-abusive client sends 1 MB bodies.
+"""Throughput and latency of the Seam emulator: ``customers/push_data`` and ``access_codes/list``, alone and
+while an abusive client sends 1 MB bodies.
 
-The emulator runs in its own process (as for an out-of-process harness); 4 client threads with httpx, each with its own
-workspace (as each run has), send a bounded number of requests over keep-alive connections to 127.0.0.1. Targets on a 2-core machine:
->= 500 requests/s and p99 < 25 ms.
+The emulator runs in its own process (as for an out-of-process harness); 4 client threads with httpx, each
+with its own workspace (as each run has), send a bounded number of requests over keep-alive connections to
+127.0.0.1. Targets on a 2-core machine: >= 500 requests/s and p99 < 25 ms.
 
-The abuse scenario: while the 4 clients list access codes in their workspace, an abusive client (its own workspace,
-2 connections) sends, in turn, a valid 0.95 MB ``devices/list`` body (25,000 device ids, every one validated), an
-invalid 1 MB one (70,000 bad ids) and a 1.5 MB one (over the 1 MiB limit: 413). Printed: the other clients' p50/p99
-with and without the abuse, what the abuser got, and the server's peak memory.
+The abuse scenario: while the 4 clients list access codes in their workspace, an abusive client (its own
+workspace, 2 connections) sends, in turn, a valid 0.95 MB ``devices/list`` body (25,000 device ids, every one
+validated), an invalid 1 MB one (70,000 bad ids) and a 1.5 MB one (over the 1 MiB limit: 413). Printed: the
+other clients' p50/p99 with and without the abuse, what the abuser got, and the server's peak memory.
 
     .venv/bin/python benchmarks/emulator.py [--requests 2000] [--clients 4] [--only abuse]
 """
@@ -37,13 +37,17 @@ def _serve(conn: Any, clients: int, cpu_share: float | None) -> None:
 
     limits = Limits() if cpu_share is None else Limits(cpu_share=cpu_share)
     emu = SeamEmulator(async_delay=0.2, limits=limits).start()
-    runs = [emu.create_workspace(f"bench-{n}") for n in range(clients)]  # one workspace per client, as per run
+    # one workspace per client, as per run
+    runs = [emu.create_workspace(f"bench-{n}") for n in range(clients)]
     abuser = emu.create_workspace("abuser")
     conn.send(
         {
             "base_url": emu.base_url,
             "workspaces": [
-                {"api_key": ws.api_key, "devices": {d["properties"]["name"]: d["device_id"] for d in ws.devices}}
+                {
+                    "api_key": ws.api_key,
+                    "devices": {d["properties"]["name"]: d["device_id"] for d in ws.devices},
+                }
                 for ws in runs
             ],
             "abuser_key": abuser.api_key,
@@ -86,7 +90,10 @@ def _run(
 
     def worker(ws: dict[str, Any]) -> None:
         with httpx.Client(
-            base_url=base_url, headers={"authorization": f"Bearer {ws['api_key']}"}, trust_env=False, timeout=10
+            base_url=base_url,
+            headers={"authorization": f"Bearer {ws['api_key']}"},
+            trust_env=False,
+            timeout=10,
         ) as client:
             local: list[float] = []
             while True:
@@ -106,7 +113,9 @@ def _run(
             with lock:
                 latencies.extend(local)
 
-    threads = [threading.Thread(target=worker, args=(workspaces[n % len(workspaces)],)) for n in range(clients)]
+    threads = [
+        threading.Thread(target=worker, args=(workspaces[n % len(workspaces)],)) for n in range(clients)
+    ]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -136,7 +145,9 @@ def _run(
 
 
 def _abuse(base_url: str, api_key: str, stop: threading.Event, connections: int = 2) -> Counter:
-    """Send 1 MB bodies until ``stop``: valid (all validated), invalid, and over the limit. Returns statuses seen."""
+    """Send 1 MB bodies until ``stop``: valid (all validated), invalid, and over the limit. Returns
+    statuses seen.
+    """
     valid = json.dumps({"device_ids": [str(uuid.uuid4()) for _ in range(25_000)]}).encode()
     invalid = json.dumps({"device_ids": ["not-a-uuid"] * 70_000}).encode()
     oversize = json.dumps({"search": "x" * 1_500_000}).encode()
@@ -172,12 +183,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000, help="requests per scenario (bounded)")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--reservations", type=int, default=100, help="distinct reservation keys pushed")
-    parser.add_argument("--only", choices=["push_data", "access_codes/list", "abuse"], help="run one scenario")
-    parser.add_argument("--cpu-share", type=float, help="Limits.cpu_share of each workspace (default: the emulator's)")
+    parser.add_argument(
+        "--only", choices=["push_data", "access_codes/list", "abuse"], help="run one scenario"
+    )
+    parser.add_argument(
+        "--cpu-share", type=float, help="Limits.cpu_share of each workspace (default: the emulator's)"
+    )
     args = parser.parse_args()
 
     parent, child = mp.Pipe()
-    proc = mp.get_context("spawn").Process(target=_serve, args=(child, args.clients, args.cpu_share), daemon=True)
+    proc = mp.get_context("spawn").Process(
+        target=_serve, args=(child, args.clients, args.cpu_share), daemon=True
+    )
     proc.start()
     info = parent.recv()
     base_url, workspaces = info["base_url"], info["workspaces"]
@@ -187,8 +204,11 @@ def main() -> None:
             with httpx.Client(
                 base_url=base_url, headers={"authorization": f"Bearer {ws['api_key']}"}, trust_env=False
             ) as c:
-                c.post("/spaces/create", json={"name": "Bench unit", "space_key": "bench", "device_ids": [front]})
-                for i in range(int(os.environ.get("BENCH_CODES", "20"))):  # a realistic number of codes to list
+                c.post(
+                    "/spaces/create", json={"name": "Bench unit", "space_key": "bench", "device_ids": [front]}
+                )
+                # a realistic number of codes to list
+                for i in range(int(os.environ.get("BENCH_CODES", "20"))):
                     c.post("/access_codes/create", json={"device_id": garage, "name": f"code {i}"})
 
         def push(client: httpx.Client, i: int, ws: dict[str, Any]) -> httpx.Response:
@@ -213,7 +233,8 @@ def main() -> None:
             return client.get("/access_codes/list", params={"device_id": garage, "_strict": "true"})
 
         print(
-            f"Seam emulator benchmark (spec {info['spec_version']}), {args.clients} clients (one workspace each, "
+            f"Seam emulator benchmark (spec {info['spec_version']}), {args.clients} clients (one workspace "
+            "each, "
             "as runs have), 127.0.0.1"
         )
         scenarios = {
@@ -233,7 +254,9 @@ def main() -> None:
                 f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)",
             )
         if args.only in (None, "abuse"):
-            quiet = _run("list, no abuse", args.clients, args.requests, list_codes, base_url, workspaces, parent)
+            quiet = _run(
+                "list, no abuse", args.clients, args.requests, list_codes, base_url, workspaces, parent
+            )
             stop = threading.Event()
             got: dict[str, Counter] = {}
             abuser = threading.Thread(target=lambda: got.update(s=_abuse(base_url, info["abuser_key"], stop)))
@@ -250,8 +273,10 @@ def main() -> None:
             rss = parent.recv()
             print("abusive client (own workspace, 2 connections):", dict(sorted(got["s"].items())))
             print(
-                f"other clients' p99 under abuse: {loud['p99_ms']:.1f} ms (without: {quiet['p99_ms']:.1f} ms); "
-                f"p50 {loud['p50_ms']:.1f} ms (without: {quiet['p50_ms']:.1f} ms); server peak memory {rss:.0f} MB"
+                f"other clients' p99 under abuse: {loud['p99_ms']:.1f} ms (without: {quiet['p99_ms']:.1f} "
+                "ms); "
+                f"p50 {loud['p50_ms']:.1f} ms (without: {quiet['p50_ms']:.1f} ms); server peak memory "
+                f"{rss:.0f} MB"
             )
     finally:
         parent.send("stop")

@@ -1,13 +1,13 @@
-"""Local executor against Ray on the same cores: the same reference runs (7 evals x 4 runs = 28 by default) with
-`--jobs 2` and with `--executor ray` on a local Ray cluster of 2 CPUs. The reference agent needs no model, so what is
-measured is skillassay itself: workspace, grading (rubric, sandbox on the emulator, process graders), storing, and for
-Ray its scheduling, the inputs' and the run folders' round trips.
+"""Local executor against Ray on the same cores: the same reference runs (7 evals x 4 runs = 28 by default)
+with `--jobs 2` and with `--executor ray` on a local Ray cluster of 2 CPUs. The reference agent needs no
+model, so what is measured is skillassay itself: workspace, grading (rubric, sandbox on the emulator,
+process graders), storing, and for Ray its scheduling, the inputs' and the run folders' round trips.
 
-Prints per executor: wall time, wall per run per lane, the time a run spends inside the trial (harness time); for
-Ray, the overhead per run (from running on a worker to its folder written on the driver, minus the trial's own time:
-inputs, archive, transfer, unpacking) and Ray's own scheduling cost per task (an empty task of the same shape).
-Target: Ray costs under 0.5 s per run over local. One warm-up job per executor first (dependency caches, Ray's worker
-processes). The machine's other load shows in every figure: compare runs taken together.
+Prints per executor: wall time, wall per run per lane, the time a run spends inside the trial (harness time);
+for Ray, the overhead per run (from running on a worker to its folder written on the driver, minus the trial's
+own time: inputs, archive, transfer, unpacking) and Ray's own scheduling cost per task (an empty task of the
+same shape). Target: Ray costs under 0.5 s per run over local. One warm-up job per executor first (dependency
+caches, Ray's worker processes). The machine's other load shows in every figure: compare runs taken together.
 
     .venv/bin/python benchmarks/executors.py [--runs 4] [--cpus 2] [--fixtures a,b]
 """
@@ -28,8 +28,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def job(results: Path, fixtures: list[str], runs: int, executor) -> tuple[float, list]:
-    opts = JobOptions(suite=ROOT / "evals", agent="reference", fixtures=fixtures, runs=runs, results=results,
-                      jobs=getattr(executor, "jobs", 1), executor=executor.name)
+    opts = JobOptions(
+        suite=ROOT / "evals",
+        agent="reference",
+        fixtures=fixtures,
+        runs=runs,
+        results=results,
+        jobs=getattr(executor, "jobs", 1),
+        executor=executor.name,
+    )
     t = time.perf_counter()
     res = run_job(opts, executor=executor)
     return time.perf_counter() - t, res.records
@@ -44,9 +51,11 @@ def report(name: str, wall: float, records: list, lanes: int) -> float:
     n = len(records)
     inside = [(r.finished_at - r.started_at).total_seconds() for r in records]
     bad = [r for r in records if r.outcome != "completed"]
-    print(f"\n{name}: {n} runs in {wall:.1f} s wall = {wall / n * lanes:.2f} s per run per lane "
-          f"({lanes} lanes); harness time inside the trial {statistics.mean(inside):.2f} s per run "
-          f"(p90 {pct(inside, 0.9):.2f})" + (f"; NOT COMPLETED: {len(bad)}" if bad else ""))
+    print(
+        f"\n{name}: {n} runs in {wall:.1f} s wall = {wall / n * lanes:.2f} s per run per lane "
+        f"({lanes} lanes); harness time inside the trial {statistics.mean(inside):.2f} s per run "
+        f"(p90 {pct(inside, 0.9):.2f})" + (f"; NOT COMPLETED: {len(bad)}" if bad else "")
+    )
     return wall
 
 
@@ -93,21 +102,34 @@ def main() -> None:
             local_walls, ray_walls = [], []
             for i in range(args.rounds):  # interleaved, so the machine's other load falls on both alike
                 tag = f" (round {i + 1})" if args.rounds > 1 else ""
-                local_walls.append(report(f"local --jobs {args.cpus}{tag}",
-                                          *job(results, fixtures, args.runs, local)[:2], lanes=args.cpus))
+                local_walls.append(
+                    report(
+                        f"local --jobs {args.cpus}{tag}",
+                        *job(results, fixtures, args.runs, local)[:2],
+                        lanes=args.cpus,
+                    )
+                )
                 ray_wall, records = job(results, fixtures, args.runs, remote)
                 ray_walls.append(report(f"ray ({args.cpus} CPUs){tag}", ray_wall, records, lanes=args.cpus))
             local_wall, ray_wall = statistics.mean(local_walls), statistics.mean(ray_walls)
             overhead = [s["overhead"] for s in remote.stats]
-            print(f"  overhead per run on Ray (running on a worker -> its folder written on the driver, minus the "
-                  f"trial's own time): mean {statistics.mean(overhead):.3f} s, p90 {pct(overhead, 0.9):.3f} s")
+            print(
+                f"  overhead per run on Ray (running on a worker -> its folder written on the driver, "
+                "minus the "
+                f"trial's own time): mean {statistics.mean(overhead):.3f} s, p90 {pct(overhead, 0.9):.3f} s"
+            )
             sched = scheduling(ray, len(records))
-            print(f"  Ray's scheduling per task (an empty task shaped like a run, one CPU, streaming, one at a "
-                  f"time: submit -> result): mean {statistics.mean(sched):.3f} s, p90 {pct(sched, 0.9):.3f} s")
+            print(
+                f"  Ray's scheduling per task (an empty task shaped like a run, one CPU, streaming, one at a "
+                f"time: submit -> result): mean {statistics.mean(sched):.3f} s, p90 {pct(sched, 0.9):.3f} s"
+            )
             n = len(records)
             extra = (ray_wall - local_wall) / n * args.cpus
-            print(f"\nRay over local (mean of {args.rounds}): {ray_wall - local_wall:+.1f} s wall = {extra:+.2f} s per run per lane "
-                  f"(target: under 0.5 s) -> {'OK' if extra < 0.5 else 'OVER'}")
+            print(
+                f"\nRay over local (mean of {args.rounds}): {ray_wall - local_wall:+.1f} s wall = "
+                f"{extra:+.2f} s per run per lane "
+                f"(target: under 0.5 s) -> {'OK' if extra < 0.5 else 'OVER'}"
+            )
     finally:
         ray.shutdown()
 

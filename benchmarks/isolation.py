@@ -1,10 +1,10 @@
-"""The cost of sealing a process: start-to-exit time of a trivial command (``/bin/true``), and of a Python start,
-open (a bare start) against ``--isolation none`` (its subreaper launcher) and sealed by bubblewrap, with and
-without the network forwarder (the launcher, needed when the phase has an endpoint) and the syscall audit
-(strace). Target: under 50 ms added per sealed process.
+"""The cost of sealing a process: start-to-exit time of a trivial command (``/bin/true``), and of a Python
+start, open (a bare start) against ``--isolation none`` (its subreaper launcher) and sealed by bubblewrap,
+with and without the network forwarder (the launcher, needed when the phase has an endpoint) and the
+syscall audit (strace). Target: under 50 ms added per sealed process.
 
-With ``--cli``, also a whole scripted Claude Code session (three model turns: a Read, a Bash command, a Write) run
-open, sealed, and sealed with the audit: what sealing costs an agent run.
+With ``--cli``, also a whole scripted Claude Code session (three model turns: a Read, a Bash command, a Write)
+run open, sealed, and sealed with the audit: what sealing costs an agent run.
 
     .venv/bin/python benchmarks/isolation.py [--runs 30] [--cli 5]
 """
@@ -50,7 +50,9 @@ def _time(start, runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--cli", type=int, default=0, help="also time N scripted Claude Code sessions per mode")
+    parser.add_argument(
+        "--cli", type=int, default=0, help="also time N scripted Claude Code sessions per mode"
+    )
     args = parser.parse_args()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
@@ -68,26 +70,36 @@ def main() -> None:
         raise SystemExit(problem)
 
     def open_start(argv):
-        return lambda: subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+        return lambda: subprocess.Popen(
+            argv, cwd=ws, env=env, stdin=subprocess.DEVNULL, start_new_session=True
+        )
 
     rows: list[tuple[str, str, list[float]]] = []  # (how, command, times)
     for label, argv in (("/bin/true", ["/bin/true"]), ("python -c (fetch over loopback)", fetch)):
         rows.append(("open", label, _time(open_start(argv), args.runs)))
         with get_isolation("none").open(Seal(phase="command", writable=[ws]), root / f"n-{len(rows)}") as box:
+
             def unsealed(box=box, argv=argv):
                 return box.popen(argv, cwd=ws, env=env)
+
             rows.append(("none (subreaper)", label, _time(unsealed, args.runs)))
         for audit in (False, True):
             for endpoint in (False, True):
                 if label == "/bin/true" and endpoint:
                     continue
-                seal = Seal(phase="command", writable=[ws], audit=audit,
-                            endpoints=[Endpoint(name="bench", port=port)] if endpoint else [])
+                seal = Seal(
+                    phase="command",
+                    writable=[ws],
+                    audit=audit,
+                    endpoints=[Endpoint(name="bench", port=port)] if endpoint else [],
+                )
                 if not endpoint and argv is fetch:
                     continue  # the fetch needs its endpoint
                 with bubblewrap.open(seal, root / f"s-{audit}-{endpoint}") as box:
+
                     def sealed(box=box, argv=argv):
                         return box.popen(argv, cwd=ws, env=env)
+
                     what = "+forwarder" if endpoint else ""
                     what += "+audit" if audit else ""
                     rows.append((f"sealed{what}", label, _time(sealed, args.runs)))
@@ -119,9 +131,18 @@ def _cli(runs: int, root: Path) -> None:
     from skillassay.testing import ModelServer, Script
 
     agent = get_agent("claude-code")
-    turns = [[{"tool_use": {"name": "Read", "input": {"file_path": "{workspace}/app.txt"}}}],
-             [{"tool_use": {"name": "Bash", "input": {"command": "ls -la && cat app.txt", "description": "look"}}}],
-             [{"tool_use": {"name": "Write", "input": {"file_path": "{workspace}/out.txt", "content": "hi\n"}}}]]
+    turns = [
+        [{"tool_use": {"name": "Read", "input": {"file_path": "{workspace}/app.txt"}}}],
+        [
+            {
+                "tool_use": {
+                    "name": "Bash",
+                    "input": {"command": "ls -la && cat app.txt", "description": "look"},
+                }
+            }
+        ],
+        [{"tool_use": {"name": "Write", "input": {"file_path": "{workspace}/out.txt", "content": "hi\n"}}}],
+    ]
     rows = []
     with ModelServer() as server:
         for mode in ("open", "sealed", "sealed+audit"):
@@ -133,16 +154,26 @@ def _cli(runs: int, root: Path) -> None:
                 home.mkdir()
                 (ws / "app.txt").write_text("hello\n")
                 subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
-                sid = server.add_script(Script.model_validate({"id": f"b{mode}{i}".replace("+", ""), "turns": turns,
-                                                               "final_text": "Done."}))
-                ctx = AgentContext(workspace=ws, prompt="Write out.txt.", output_dir=base / "out", home=home,
-                                   timeout=120, model_endpoint=ModelEndpoint(base_url=server.base_url(sid),
-                                                                             token="sk-bench"))
+                sid = server.add_script(
+                    Script.model_validate(
+                        {"id": f"b{mode}{i}".replace("+", ""), "turns": turns, "final_text": "Done."}
+                    )
+                )
+                ctx = AgentContext(
+                    workspace=ws,
+                    prompt="Write out.txt.",
+                    output_dir=base / "out",
+                    home=home,
+                    timeout=120,
+                    model_endpoint=ModelEndpoint(base_url=server.base_url(sid), token="sk-bench"),
+                )
                 t = time.perf_counter()
                 if mode == "open":
                     result = agent.run(ctx)
                 else:
-                    seal = agent_seal(Policy(), agent, ctx).model_copy(update={"audit": mode == "sealed+audit"})
+                    seal = agent_seal(Policy(), agent, ctx).model_copy(
+                        update={"audit": mode == "sealed+audit"}
+                    )
                     with Policy().open(seal, base / "seal") as box:
                         ctx.sandbox = box
                         result = agent.run(ctx)

@@ -1,6 +1,7 @@
-"""What the model proxy adds to a model call: the time to the first byte and to the end of a streamed answer, and
-the time of a small non-streamed call, straight to the scripted model server against through the proxy (which
-meters and prices it on the way). Each call is a fresh connection, as a CLI's retries and parallel runs make them.
+"""What the model proxy adds to a model call: the time to the first byte and to the end of a streamed answer,
+and the time of a small non-streamed call, straight to the scripted model server against through the proxy
+(which meters and prices it on the way). Each call is a fresh connection, as a CLI's retries and parallel
+runs make them.
 
     .venv/bin/python benchmarks/model_proxy.py [--calls 200] [--text-kb 20]
 """
@@ -18,14 +19,21 @@ from skillassay.testing import ModelServer, parse_scripts
 
 
 def body(stream: bool) -> dict:
-    return {"model": "claude-opus-5-5", "stream": stream, "max_tokens": 100,
-            "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "Write", "input_schema": {}}]}
+    return {
+        "model": "claude-opus-5-5",
+        "stream": stream,
+        "max_tokens": 100,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": "Write", "input_schema": {}}],
+    }
 
 
 def timed(url: str, headers: dict, stream: bool) -> tuple[float, float]:
     started = time.perf_counter()
-    with httpx.Client(timeout=30) as client, client.stream("POST", url + "/v1/messages", json=body(stream),
-                                                           headers=headers) as resp:
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream("POST", url + "/v1/messages", json=body(stream), headers=headers) as resp,
+    ):
         first = None
         for _ in resp.iter_raw():
             first = first or time.perf_counter()
@@ -40,7 +48,10 @@ def main() -> None:
     parser.add_argument("--text-kb", type=int, default=20, help="size of the streamed answer's text")
     args = parser.parse_args()
     (script,) = parse_scripts({"id": "bench", "final_text": "x" * (args.text_kb * 1024)})
-    with ModelServer([script]) as server, ModelProxy(upstreams_from_env({}, server.base_url("bench"))) as proxy:
+    with (
+        ModelServer([script]) as server,
+        ModelProxy(upstreams_from_env({}, server.base_url("bench"))) as proxy,
+    ):
         grant = proxy.grant("bench")
         direct, through = server.base_url("bench"), grant.base_url
         auth = {"x-api-key": grant.token}
@@ -60,8 +71,10 @@ def main() -> None:
     print(f"{'':28} {'direct':>8} {'proxy':>8} {'added':>8}")
     for name, md, mp in rows:
         print(f"{name:28} {md * 1000:8.2f} {mp * 1000:8.2f} {(mp - md) * 1000:8.2f}")
-    print(f"metered: {report.usage.requests} calls, {report.usage.input_tokens} input tokens, "
-          f"${report.usage.cost_usd:.4f}")
+    print(
+        f"metered: {report.usage.requests} calls, {report.usage.input_tokens} input tokens, "
+        f"${report.usage.cost_usd:.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What an oversized request body costs the harness: a sealed agent sends the model proxy a huge chunked body
 (1.5 GiB by default); this prints the harness's resident memory before, at its peak and after, and how long
-the 413 took. The proxy reads bodies as they arrive and refuses one once it passes its limit (64 MiB), so the peak
-should stay near the limit, whatever the agent offers.
+the 413 took. The proxy reads bodies as they arrive and refuses one once it passes its limit (64 MiB), so the
+peak should stay near the limit, whatever the agent offers.
 
     .venv/bin/python benchmarks/model_proxy_body.py [--gib 1.5]
 """
@@ -29,8 +29,10 @@ def offer(port: int, token: str, size: int) -> tuple[int, bytes]:
     """Send up to ``size`` bytes as a chunked body; return what was taken and the start of the answer."""
     chunk = b"x" * (1 << 20)
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                 b"transfer-encoding: chunked\r\nx-api-key: " + token.encode() + b"\r\n\r\n")
+    sock.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"transfer-encoding: chunked\r\nx-api-key: " + token.encode() + b"\r\n\r\n"
+    )
     sent = 0
     try:
         while sent < size:
@@ -69,10 +71,14 @@ def main() -> None:
         after = rss()
     mib = 2**20
     status = answer.split(b"\r\n", 1)[0].decode(errors="replace") or "(connection closed)"
-    print(f"offered {args.gib:g} GiB, taken {sent / mib:.0f} MiB before the proxy stopped reading; "
-          f"answer: {status}; {took:.2f} s")
-    print(f"harness RSS: before {before / mib:.0f} MiB, peak {peak[0] / mib:.0f} MiB "
-          f"(+{(peak[0] - before) / mib:.0f} MiB), after {after / mib:.0f} MiB")
+    print(
+        f"offered {args.gib:g} GiB, taken {sent / mib:.0f} MiB before the proxy stopped reading; "
+        f"answer: {status}; {took:.2f} s"
+    )
+    print(
+        f"harness RSS: before {before / mib:.0f} MiB, peak {peak[0] / mib:.0f} MiB "
+        f"(+{(peak[0] - before) / mib:.0f} MiB), after {after / mib:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

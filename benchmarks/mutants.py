@@ -3,10 +3,10 @@
     .venv/bin/python benchmarks/mutants.py [--jobs 1 4] [--suite evals] [--cold]
 
 Each run is the real command in a subprocess (``skillassay check <suite> --mutants --jobs N``), with the
-installed-dependency and build caches as they are (``--cold``: a new, empty ``SKILLASSAY_CACHE_DIR`` for the first
-run: every install and every schema build is paid). Printed per run: wall seconds, mutants graded, seconds per
-mutant, and the slowest evals (from the mutation.json each run writes), plus whether every mutant was caught as
-expected.
+installed-dependency and build caches as they are (``--cold``: a new, empty ``SKILLASSAY_CACHE_DIR`` for the
+first run: every install and every schema build is paid). Printed per run: wall seconds, mutants graded,
+seconds per mutant, and the slowest evals (from the mutation.json each run writes), plus whether every mutant
+was caught as expected.
 """
 
 from __future__ import annotations
@@ -25,8 +25,18 @@ REPO = Path(__file__).resolve().parent.parent
 
 def run(suite: Path, jobs: int, env: dict[str, str]) -> tuple[float, dict, int]:
     with tempfile.TemporaryDirectory(prefix="skillassay-mutants-bench-") as results:
-        argv = [sys.executable, "-m", "skillassay", "check", str(suite), "--mutants", "--jobs", str(jobs),
-                "--results", results]
+        argv = [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "check",
+            str(suite),
+            "--mutants",
+            "--jobs",
+            str(jobs),
+            "--results",
+            results,
+        ]
         t0 = time.monotonic()
         done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True)
         seconds = time.monotonic() - t0
@@ -49,8 +59,10 @@ def main() -> int:
     if args.cold:
         cold_dir = tempfile.mkdtemp(prefix="skillassay-cold-cache-")
         env["SKILLASSAY_CACHE_DIR"] = cold_dir
-    print(f"skillassay check {args.suite} --mutants (machine: {os.cpu_count()} CPUs"
-          f"{', cold cache' if cold_dir else ', caches as they are'})")
+    print(
+        f"skillassay check {args.suite} --mutants (machine: {os.cpu_count()} CPUs"
+        f"{', cold cache' if cold_dir else ', caches as they are'})"
+    )
     print(f"{'jobs':>5}{'seconds':>10}{'mutants':>9}{'s/mutant':>10}{'evals':>7}  result")
     for jobs in args.jobs:
         seconds, report, code = run(args.suite, jobs, env)
@@ -62,7 +74,10 @@ def main() -> int:
         slow = sorted(evals, key=lambda e: -sum(m.get("seconds", 0) for m in e.get("mutants", [])))[:3]
         for e in slow:
             total = sum(m.get("seconds", 0) for m in e.get("mutants", []))
-            print(f"{'':>5}  {e['eval_id']}: {total:.1f} s of mutant grading ({len(e.get('mutants', []))} mutants)")
+            print(
+                f"{'':>5}  {e['eval_id']}: {total:.1f} s of mutant grading ({len(e.get('mutants', []))} "
+                "mutants)"
+            )
     return 0
 
 

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/report.py [--runs 2000] [--keep DIR]
 
-Prints the time to write the runs, index them, build the site, and the largest page. Targets: build under 10 s,
-no page over 1 MB.
+Prints the time to write the runs, index them, build the site, and the largest page. Targets: build under 10
+s, no page over 1 MB.
 """
 
 from __future__ import annotations
@@ -45,8 +45,16 @@ def main() -> int:
     t0 = time.perf_counter()
     created = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
     for j in range(jobs):
-        make_job(results, job_id=f"20261129-2{j}0000-b{j:03d}", evals=evals, runs=runs_per_eval, baseline=True,
-                 seed=j, skill_mean=0.7 + 0.05 * j, created_at=created + timedelta(hours=j))
+        make_job(
+            results,
+            job_id=f"20261129-2{j}0000-b{j:03d}",
+            evals=evals,
+            runs=runs_per_eval,
+            baseline=True,
+            seed=j,
+            skill_mean=0.7 + 0.05 * j,
+            created_at=created + timedelta(hours=j),
+        )
     t_write = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -58,7 +66,9 @@ def main() -> int:
     total_bytes = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     page, size = res.largest_page
 
-    print(f"runs stored:        {n_runs} ({jobs} jobs x {len(evals)} evals x {runs_per_eval} runs x 2 variants)")
+    print(
+        f"runs stored:        {n_runs} ({jobs} jobs x {len(evals)} evals x {runs_per_eval} runs x 2 variants)"
+    )
     print(f"write run files:    {t_write:.2f} s")
     print(f"index (rebuild):    {t_index:.2f} s")
     print(f"build site:         {res.seconds:.2f} s  (target < {TARGET_SECONDS:.0f} s)")

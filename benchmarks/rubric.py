@@ -1,7 +1,7 @@
 """Time the structural rubric (layer 1): every fixture present, and synthetic workspaces.
 
-Targets: < 100 ms per fixture; < 2 s for a 5,000-file workspace with a handful of changed files; the cost grows
-with the changed files, not the size of the repository.
+Targets: < 100 ms per fixture; < 2 s for a 5,000-file workspace with a handful of changed files; the cost
+grows with the changed files, not the size of the repository.
 
     .venv/bin/python benchmarks/rubric.py
 """
@@ -27,12 +27,19 @@ RUBRIC = TypeAdapter(Rubric).validate_json((EVALS / "rubric.json").read_text())
 
 KEY = AnswerKey(
     expected_files_modified=["src/services/reservationService.ts"],
-    expected_calls={"create": ["customers.push_data"], "update": ["customers.push_data"],
-                    "cancel": ["customers.delete_data"]},
-    expected_placements={"customers.push_data": ["createReservation", "updateReservation"],
-                         "customers.delete_data": ["cancelReservation"]},
-    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"],
-                         "delete_data": ["customer_key", "reservation_keys"]},
+    expected_calls={
+        "create": ["customers.push_data"],
+        "update": ["customers.push_data"],
+        "cancel": ["customers.delete_data"],
+    },
+    expected_placements={
+        "customers.push_data": ["createReservation", "updateReservation"],
+        "customers.delete_data": ["cancelReservation"],
+    },
+    required_parameters={
+        "push_data": ["customer_key", "reservations", "user_identities"],
+        "delete_data": ["customer_key", "reservation_keys"],
+    },
 )
 
 FILLER = """import {{ helper{m} }} from './helper{m}';
@@ -76,7 +83,9 @@ def timed(fn, repeat: int = 5) -> float:
 
 
 def synthetic(root: Path, files: int, changed: int, copy: bool) -> tuple[Path, Path]:
-    """A pristine tree and a modified one: a copy keeping file times (as a workspace is made) or written anew."""
+    """A pristine tree and a modified one: a copy keeping file times (as a workspace is made) or written
+    anew.
+    """
     pristine, modified = root / "pristine", root / "modified"
     for tree in (pristine,) if copy else (pristine, modified):
         for n in range(files):
@@ -102,7 +111,10 @@ def main() -> None:
             continue
         key = TypeAdapter(AnswerKey).validate_json((fixture / "answer_key.json").read_text())
         api = json.loads((fixture / "eval_config.json").read_text())["expected_api_path"]
-        targets = [fixture / "test_golden", *sorted(p for p in (fixture / "test_controls").glob("*") if p.is_dir())]
+        targets = [
+            fixture / "test_golden",
+            *sorted(p for p in (fixture / "test_controls").glob("*") if p.is_dir()),
+        ]
         for target in targets:
             if not target.is_dir():
                 continue
@@ -126,7 +138,8 @@ def main() -> None:
             pristine, modified = synthetic(root, 10, 1, True)
             body = "".join(
                 f"export async function step{n}(r: any) {{ const p = {{ customer_key: r.k{n} }}; "
-                f"return step{n + 1}(p); }}\n" for n in range(functions)
+                f"return step{n + 1}(p); }}\n"
+                for n in range(functions)
             )
             big = modified / "src" / "services" / "reservationService.ts"
             big.write_text(SERVICE + body)

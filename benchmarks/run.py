@@ -1,7 +1,8 @@
-"""The harness's own cost per run: `skillassay run` with the `reference` agent (no model, no network), so what is
-measured is skillassay itself: workspace, grading (rubric + sandbox on the emulator), storing.
+"""The harness's own cost per run: `skillassay run` with the `reference` agent (no model, no network), so what
+is measured is skillassay itself: workspace, grading (rubric + sandbox on the emulator), storing.
 
-Prints per-run wall time and the breakdown, serial and with --jobs 2, after one warm-up job (dependency caches warm).
+Prints per-run wall time and the breakdown, serial and with --jobs 2, after one warm-up job (dependency caches
+warm).
 
     .venv/bin/python benchmarks/run.py [--runs 2] [--fixtures express-ts,flask-py]
 """
@@ -20,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def job(results: Path, fixtures: list[str], runs: int, jobs: int) -> tuple[float, list]:
-    opts = JobOptions(suite=ROOT / "evals", agent="reference", fixtures=fixtures, runs=runs, jobs=jobs,
-                      results=results)
+    opts = JobOptions(
+        suite=ROOT / "evals", agent="reference", fixtures=fixtures, runs=runs, jobs=jobs, results=results
+    )
     t = time.perf_counter()
     res = run_job(opts)
     return time.perf_counter() - t, res.records

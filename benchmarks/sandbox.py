@@ -1,12 +1,15 @@
-"""Sandbox layer timings per fixture: a cold run (empty skillassay cache) and warm repeats, with the breakdown.
+"""Sandbox layer timings per fixture: a cold run (empty skillassay cache) and warm repeats, with the
+breakdown.
 
-    .venv/bin/python benchmarks/sandbox.py [--fixtures express-ts flask-py] [--warm 3] [--async-delay 1.0] [--no-cold]
+    .venv/bin/python benchmarks/sandbox.py [--fixtures express-ts flask-py] [--warm 3] [--async-delay 1.0]
+    [--no-cold]
 
-Cold = a new, empty ``SKILLASSAY_CACHE_DIR`` (dependencies installed, build run); npm's and pip's own download caches
-are whatever the machine has, as for a user. Warm = the same inputs again with that cache (nothing installed, build
-outputs restored). Each validation drives the fixture's golden solution against one shared Seam emulator.
-Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts, hotel-nextjs-ts,
-cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py, cowork-fastapi-py) under 4 s.
+Cold = a new, empty ``SKILLASSAY_CACHE_DIR`` (dependencies installed, build run); npm's and pip's own download
+caches are whatever the machine has, as for a user. Warm = the same inputs again with that cache (nothing
+installed, build outputs restored). Each validation drives the fixture's golden solution against one shared
+Seam emulator. Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts,
+hotel-nextjs-ts, cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py,
+cowork-fastapi-py) under 4 s.
 """
 
 from __future__ import annotations
@@ -46,10 +49,15 @@ def main() -> int:
     default = [p.name for p in sorted(fixtures_dir.glob("*")) if (p / "eval_config.json").is_file()]
     ap.add_argument("--fixtures", nargs="*", default=default)
     ap.add_argument("--warm", type=int, default=3, help="warm repeats (median reported)")
-    ap.add_argument("--async-delay", type=float, default=1.0, help="the emulator's code programming delay (s)")
+    ap.add_argument(
+        "--async-delay", type=float, default=1.0, help="the emulator's code programming delay (s)"
+    )
     ap.add_argument("--no-cold", action="store_true", help="skip the cold run (use the current cache)")
-    ap.add_argument("--no-build-cache", action="store_true",
-                    help="rebuild every time (warm = dependencies cached, build re-run: an agent's changed app)")
+    ap.add_argument(
+        "--no-build-cache",
+        action="store_true",
+        help="rebuild every time (warm = dependencies cached, build re-run: an agent's changed app)",
+    )
     args = ap.parse_args()
     if args.no_build_cache:
         os.environ["SKILLASSAY_NO_BUILD_CACHE"] = "1"
@@ -57,8 +65,11 @@ def main() -> int:
     cache = None if args.no_cold else tempfile.mkdtemp(prefix="skillassay-bench-cache-")
     if cache:
         os.environ["SKILLASSAY_CACHE_DIR"] = cache
-    print(f"emulator async_delay={args.async_delay}s; cache={os.environ.get('SKILLASSAY_CACHE_DIR', '~/.cache/skillassay')}; "
-          f"build cache={'off' if args.no_build_cache else 'on'}; cpus={os.cpu_count()}")
+    print(
+        f"emulator async_delay={args.async_delay}s; "
+        f"cache={os.environ.get('SKILLASSAY_CACHE_DIR', '~/.cache/skillassay')}; "
+        f"build cache={'off' if args.no_build_cache else 'on'}; cpus={os.cpu_count()}"
+    )
     print(f"{'fixture / run':<28}" + "".join(f"{c:>9}" for c in COLUMNS) + f"{'score':>7}")
     failed = False
     summary: list[tuple[str, float, float, str]] = []

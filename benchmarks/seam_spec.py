@@ -25,8 +25,12 @@ def main() -> None:
     body = {
         "customer_key": "c",
         "reservations": [
-            {"reservation_key": f"r{i}", "space_keys": ["s"], "starts_at": "2031-01-01T00:00:00Z",
-             "ends_at": "2031-01-02T00:00:00Z"}
+            {
+                "reservation_key": f"r{i}",
+                "space_keys": ["s"],
+                "starts_at": "2031-01-01T00:00:00Z",
+                "ends_at": "2031-01-02T00:00:00Z",
+            }
             for i in range(5)
         ],
     }
@@ -40,8 +44,10 @@ def main() -> None:
         samples.append(time.perf_counter() - t)
     samples.sort()
     print(f"spec loaded in {loaded * 1000:.1f} ms; first validation (compiles) {first * 1000:.2f} ms")
-    print(f"validation of one push_data body: median {statistics.median(samples) * 1000:.3f} ms, "
-          f"p99 {samples[int(len(samples) * 0.99) - 1] * 1000:.3f} ms over {args.iterations} (target < 5 ms)")
+    print(
+        f"validation of one push_data body: median {statistics.median(samples) * 1000:.3f} ms, "
+        f"p99 {samples[int(len(samples) * 0.99) - 1] * 1000:.3f} ms over {args.iterations} (target < 5 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Regenerate the Seam OpenAPI document that ships in the skillassay package.
 
-npm ``@seamapi/types`` ships the document only as an ES module (``lib/seam/connect/openapi.js``). This script imports
-it with node from ``node/node_modules`` (the version pinned in ``node/package.json``; run ``npm ci --prefix node``
-first), writes canonical JSON (sorted keys, no spaces, UTF-8) gzipped reproducibly (no name, no time stamp) to
-``src/skillassay/services/seam/data/seam-openapi-<version>.json.gz``, and removes the previous version's file.
+npm ``@seamapi/types`` ships the document only as an ES module (``lib/seam/connect/openapi.js``). This script
+imports it with node from ``node/node_modules`` (the version pinned in ``node/package.json``; run ``npm ci
+--prefix node`` first), writes canonical JSON (sorted keys, no spaces, UTF-8) gzipped reproducibly (no name,
+no time stamp) to ``src/skillassay/services/seam/data/seam-openapi-<version>.json.gz``, and removes the
+previous version's file.
 
     python scripts/export_seam_openapi.py            # regenerate the package data
-    python scripts/export_seam_openapi.py --output F # write elsewhere (the test compares it with the shipped copy)
+    python scripts/export_seam_openapi.py --output F # write elsewhere (the test compares it with the shipped
+    copy)
 
-After bumping ``@seamapi/types`` in node/package.json: npm install --prefix node, run this, run the emulator tests.
+After bumping ``@seamapi/types`` in node/package.json: npm install --prefix node, run this, run the emulator
+tests.
 """
 
 from __future__ import annotations
@@ -41,7 +44,10 @@ def export_document(node_modules: Path) -> tuple[dict, str]:
         sys.exit(f"{manifest} not found: run `npm ci --prefix node`")
     installed, pinned = json.loads(manifest.read_text())["version"], pinned_version()
     if installed != pinned:
-        sys.exit(f"node/node_modules has {PACKAGE} {installed}, node/package.json pins {pinned}: run `npm ci --prefix node`")
+        sys.exit(
+            f"node/node_modules has {PACKAGE} {installed}, node/package.json pins {pinned}: run `npm ci "
+            "--prefix node`"
+        )
     if shutil.which("node") is None:
         sys.exit("node is not on PATH (needed to import the ES module)")
     script = (

@@ -13,8 +13,8 @@ EVALS = REPO / "evals"
 
 from parts import IN_CI  # noqa: E402 - beside this file, after the paths it needs
 
-# Hypothesis's timing checks measure the machine, not the code: on 2 loaded cores (the suite's own apps building
-# beside it) input generation can take over a second and fail a test that asserts nothing about time
+# Hypothesis's timing checks measure the machine, not the code: on 2 loaded cores (the suite's own apps
+# building beside it) input generation can take over a second and fail a test that asserts nothing about time
 settings.register_profile("skillassay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("skillassay")
 
@@ -43,8 +43,8 @@ class _Counting(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def listener():
-    """A loopback listener on the host (another run's app, a database...): what a sealed agent or app must not reach.
-    ``hits`` counts the GETs it answered."""
+    """A loopback listener on the host (another run's app, a database...): what a sealed agent or app must not
+    reach. ``hits`` counts the GETs it answered."""
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Counting)
     srv.hits = 0
     threading.Thread(target=srv.serve_forever, daemon=True).start()
@@ -56,14 +56,16 @@ def listener():
 def pytest_configure(config: pytest.Config) -> None:
     # fixture apps are imported/run from copies; never leave bytecode in the source tree
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    # pytest-xdist's workers get COLUMNS=80 from their launcher; a test that wants a width sets its own (tables
-    # are fitted to $COLUMNS off a terminal), the rest see the CLI as a pipe does
+    # pytest-xdist's workers get COLUMNS=80 from their launcher; a test that wants a width sets its own
+    # (tables are fitted to $COLUMNS off a terminal), the rest see the CLI as a pipe does
     if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.pop("COLUMNS", None)
-    # jobs in tests run no golden canary unless they ask (tests/orchestrator/test_canary.py does): most tests' evals
-    # are synthetic, and each canary is three more gradings per eval on an empty cache
+    # jobs in tests run no golden canary unless they ask (tests/orchestrator/test_canary.py does): most tests'
+    # evals are synthetic, and each canary is three more gradings per eval on an empty cache
     os.environ.setdefault("SKILLASSAY_CANARY_RUNS", "0")
-    config.addinivalue_line("markers", "needs(available, what): the test needs a part of the machine (see conftest)")
+    config.addinivalue_line(
+        "markers", "needs(available, what): the test needs a part of the machine (see conftest)"
+    )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -71,8 +73,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         available, what = mark.args
         if not available:
             if IN_CI:
-                pytest.fail(f"missing {what} (CI=true: a missing part fails the run; scripts/setup.sh installs it)",
-                            pytrace=False)
+                pytest.fail(
+                    f"missing {what} (CI=true: a missing part fails the run; scripts/setup.sh installs it)",
+                    pytrace=False,
+                )
             pytest.skip(f"missing {what}")
 
 

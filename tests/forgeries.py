@@ -2,7 +2,7 @@
 (graders/hidden_attacks.py) and the real CLIs' attacks (orchestrator/test_redteam_forgery.py)."""
 
 # rewrites the JUnit file named on pytest's command line (drops every failure) and leaves with exit code 0
-FORGE_JUNIT = '''
+FORGE_JUNIT = """
 import atexit as _atexit, os as _os, re as _re, sys as _sys
 
 
@@ -21,9 +21,9 @@ def _forge_junit():
 
 
 _atexit.register(_forge_junit)
-'''
+"""
 # turns every test's report into a pass
-MAKEREPORT = '''
+MAKEREPORT = """
 
 import pytest as _pytest
 
@@ -33,4 +33,4 @@ def pytest_runtest_makereport(item, call):
     report = yield
     report.outcome = "passed"
     return report
-'''
+"""

@@ -11,8 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # what would point the run at the operator's own caches or configuration instead of the new home's
-HOME_VARIABLES = ("SKILLASSAY_CACHE_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
-                  "XDG_STATE_HOME")
+HOME_VARIABLES = (
+    "SKILLASSAY_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+)
 
 
 @contextmanager

@@ -1,6 +1,7 @@
-"""Looking for a secret everywhere a results folder (or a report) could keep it, in every form an attacker would
-write it: contents, file and folder names, link targets, and git objects decompressed (a byte scan of .git misses
-them). Written independently of ``skillassay.secrets`` so the tests do not check the scrubber with itself."""
+"""Looking for a secret everywhere a results folder (or a report) could keep it, in every form an attacker
+would write it: contents, file and folder names, link targets, and git objects decompressed (a byte scan of
+.git misses them). Written independently of ``skillassay.secrets`` so the tests do not check the scrubber
+with itself."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ def encodings(secret: str) -> dict[bytes, str]:
     """Needle -> form, for the forms the tests' attackers write."""
     raw = secret.encode()
     out = {raw: "raw", raw[::-1]: "reversed", raw.hex().encode(): "hex", raw.hex().upper().encode(): "HEX"}
-    for prefix in (b"", b"k", b"k="):  # base64 of the secret inside a longer text, at each of the three alignments
+    # base64 of the secret inside a longer text, at each of the three alignments
+    for prefix in (b"", b"k", b"k="):
         text = base64.b64encode(prefix + raw)
         skip = {0: 0, 1: 2, 2: 3}[len(prefix)]
-        out[text[skip:skip + len(raw) * 4 // 3 - 3]] = f"base64+{len(prefix)}"
+        out[text[skip : skip + len(raw) * 4 // 3 - 3]] = f"base64+{len(prefix)}"
     quoted = urllib.parse.quote(secret, safe="").encode()
     if quoted != raw:
         out[quoted] = "url"
@@ -29,9 +31,12 @@ def encodings(secret: str) -> dict[bytes, str]:
 
 
 def _git_objects(git_dir: Path) -> bytes:
-    """Every object git can read in the repository, decompressed, plus every loose object file inflated by hand."""
-    out = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects", "--batch"],
-                         capture_output=True).stdout
+    """Every object git can read in the repository, decompressed, plus every loose object file inflated by
+    hand.
+    """
+    out = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch-all-objects", "--batch"], capture_output=True
+    ).stdout
     for path in (git_dir / "objects").rglob("*"):
         if path.is_file() and len(path.parent.name) == 2:
             with contextlib.suppress(zlib.error):
@@ -40,7 +45,9 @@ def _git_objects(git_dir: Path) -> bytes:
 
 
 def find_leaks(root: Path, secrets: list[str]) -> list[str]:
-    """Where any form of any of ``secrets`` is found under ``root`` ("<place>: <form>"); empty when nothing is."""
+    """Where any form of any of ``secrets`` is found under ``root`` ("<place>: <form>"); empty when nothing
+    is.
+    """
     needles: dict[bytes, str] = {}
     for s in secrets:
         needles.update(encodings(s))

@@ -10,8 +10,8 @@ from typing import Self
 
 
 class StubProvider:
-    """What the scripted server does not play: it answers the token count with 429 (the operator's shared limit
-    reached) and the compaction route with a billed answer; it counts what reached it."""
+    """What the scripted server does not play: it answers the token count with 429 (the operator's shared
+    limit reached) and the compaction route with a billed answer; it counts what reached it."""
 
     def __init__(self):
         self.paths: list[str] = []
@@ -25,11 +25,27 @@ class StubProvider:
                     error = {"type": "rate_limit_error", "message": "slow down"}
                     self._send(429, {"type": "error", "error": error})
                 elif self.path == "/v1/responses/compact":
-                    self._send(200, {"id": "cmp_1", "object": "response.compaction", "model": "gpt-5.5",
-                                     "output": [], "usage": {"input_tokens": 1000, "output_tokens": 200}})
+                    self._send(
+                        200,
+                        {
+                            "id": "cmp_1",
+                            "object": "response.compaction",
+                            "model": "gpt-5.5",
+                            "output": [],
+                            "usage": {"input_tokens": 1000, "output_tokens": 200},
+                        },
+                    )
                 else:
-                    self._send(200, {"id": "msg_1", "type": "message", "model": "claude-opus-5-5",
-                                     "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}})
+                    self._send(
+                        200,
+                        {
+                            "id": "msg_1",
+                            "type": "message",
+                            "model": "claude-opus-5-5",
+                            "content": [],
+                            "usage": {"input_tokens": 10, "output_tokens": 1},
+                        },
+                    )
 
             do_GET = do_POST
 

@@ -44,14 +44,29 @@ def fake_diff(eval_id: str, n: int) -> str:
 
 def fake_transcript(eval_id: str, n: int) -> Transcript:
     calls = [
-        ToolCall(id="t1", name="Read", kind="read", input={"file_path": "src/reservations.ts"}, result="import express"),
+        ToolCall(
+            id="t1",
+            name="Read",
+            kind="read",
+            input={"file_path": "src/reservations.ts"},
+            result="import express",
+        ),
         ToolCall(id="t2", name="Skill", kind="skill", input={"skill": "seam-integration"}, result="loaded"),
         ToolCall(
-            id="t3", name="Edit", kind="edit", input={"file_path": "src/reservations.ts"}, paths=["src/reservations.ts"],
+            id="t3",
+            name="Edit",
+            kind="edit",
+            input={"file_path": "src/reservations.ts"},
+            paths=["src/reservations.ts"],
             result="ok",
         ),
         ToolCall(
-            id="t4", name="Bash", kind="shell", input={"command": "npm test"}, command="npm test", exit_code=0,
+            id="t4",
+            name="Bash",
+            kind="shell",
+            input={"command": "npm test"},
+            command="npm test",
+            exit_code=0,
             result="1 passing",
         ),
     ]
@@ -115,7 +130,9 @@ def make_job(
         mean = skill_mean if v == "skill" else baseline_mean
         fractions = [min(1.0, max(0.0, rng.gauss(mean, 0.15))) for _ in CRITERIA]
         crit = [
-            CriterionResult(id=cid, weight=w, fraction=round(f, 2), grader="rubric", evidence=[f"{cid}: {f:.2f}"])
+            CriterionResult(
+                id=cid, weight=w, fraction=round(f, 2), grader="rubric", evidence=[f"{cid}: {f:.2f}"]
+            )
             for (cid, w), f in zip(CRITERIA, fractions, strict=True)
         ]
         verdict = decide(crit)
@@ -134,38 +151,60 @@ def make_job(
             started_at=started,
             finished_at=started + timedelta(seconds=95),
             timings={"agent": 80.0, "rubric": 1.0, "sandbox": 14.0},
-            grades={"rubric_total": round(verdict.score * 100, 2),
-                    "sandbox_total": 100.0 if verdict.passed else 70.0},
+            grades={
+                "rubric_total": round(verdict.score * 100, 2),
+                "sandbox_total": 100.0 if verdict.passed else 70.0,
+            },
             criteria=crit,
             verdict=verdict,
             transcript=TranscriptSummary(
-                turns=5, tool_calls=4, input_tokens=12000, output_tokens=900, cost_usd=0.05,
-                skill_loaded=v == "skill", skill_invoked=v == "skill", final_message="Done.",
+                turns=5,
+                tool_calls=4,
+                input_tokens=12000,
+                output_tokens=900,
+                cost_usd=0.05,
+                skill_loaded=v == "skill",
+                skill_invoked=v == "skill",
+                final_message="Done.",
             ),
             files_changed=1,
             grading_version=grading_version,
         )
         if failures_as is not None and not verdict.passed:
-            rec = rec.model_copy(update={"outcome": failures_as, "verdict": None, "criteria": [],
-                                         "error": f"{failures_as.replace('_', ' ')} (synthetic)"})
+            rec = rec.model_copy(
+                update={
+                    "outcome": failures_as,
+                    "verdict": None,
+                    "criteria": [],
+                    "error": f"{failures_as.replace('_', ' ')} (synthetic)",
+                }
+            )
         write_run_file(results_root, rec)
         if artifacts:
             d = Path(results_root) / rec.run_dir
             (d / "diff.patch").write_text(fake_diff(e, i), encoding="utf-8")
-            (d / "transcript.json").write_text(fake_transcript(e, i).model_dump_json(indent=2), encoding="utf-8")
+            (d / "transcript.json").write_text(
+                fake_transcript(e, i).model_dump_json(indent=2), encoding="utf-8"
+            )
             write_json_atomic(
                 d / "rubric.json",
-                {"total": rec.grades["rubric_total"], "categories": {c.id: {"score": c.fraction} for c in crit}},
+                {
+                    "total": rec.grades["rubric_total"],
+                    "categories": {c.id: {"score": c.fraction} for c in crit},
+                },
             )
             write_json_atomic(
                 d / "sandbox.json",
-                {"total": rec.grades["sandbox_total"], "checks": {"build": 10, "create": 30, "update": 30, "cancel": 30},
-                 "evidence": ["GET /health 200", "POST /reservations 201"]},
+                {
+                    "total": rec.grades["sandbox_total"],
+                    "checks": {"build": 10, "create": 30, "update": 30, "cancel": 30},
+                    "evidence": ["GET /health 200", "POST /reservations 201"],
+                },
             )
-            write_json_atomic(d / "process.json", {"criteria": [], "evidence": {"skill_invoked": v == "skill"}})
+            write_json_atomic(
+                d / "process.json", {"criteria": [], "evidence": {"skill_invoked": v == "skill"}}
+            )
             (d / "app.stdout.log").write_text("listening on 127.0.0.1:3000\n", encoding="utf-8")
             (d / "app.stderr.log").write_text("", encoding="utf-8")
         records.append(rec)
     return job, records
-
-

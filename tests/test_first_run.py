@@ -24,9 +24,25 @@ def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Pat
     with fresh_home() as env:
         env["COLUMNS"] = "200"
         t0 = time.monotonic()
-        proc = subprocess.run([str(skillassay), "run", str(evals_dir), "--agent", "reference", "--jobs", "2",
-                               "--results", str(tmp_path / "results"), "--json"], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=3000)
+        proc = subprocess.run(
+            [
+                str(skillassay),
+                "run",
+                str(evals_dir),
+                "--agent",
+                "reference",
+                "--jobs",
+                "2",
+                "--results",
+                str(tmp_path / "results"),
+                "--json",
+            ],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=3000,
+        )
         seconds = time.monotonic() - t0
         cache = Path(env["HOME"]) / ".cache" / "skillassay"
         assert cache.is_dir()  # the run filled the new home's cache, not the operator's
@@ -34,7 +50,10 @@ def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Pat
     runs = json.loads(proc.stdout)["runs"]
     ids = [d.id for d in load_suite(evals_dir)]
     assert len(ids) >= 13 and sorted(r["eval_id"] for r in runs) == sorted(ids)  # one run of every eval
-    failed = {r["eval_id"]: r.get("error") or r["verdict"] for r in runs
-              if r["outcome"] != "completed" or not (r.get("verdict") or {}).get("passed")}
+    failed = {
+        r["eval_id"]: r.get("error") or r["verdict"]
+        for r in runs
+        if r["outcome"] != "completed" or not (r.get("verdict") or {}).get("passed")
+    }
     assert failed == {}, json.dumps(failed, indent=1)[:6000]
     print(f"first run on a new machine: {len(ids)} evals in {seconds:.0f} s")

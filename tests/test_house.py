@@ -1,10 +1,11 @@
 """The house (docs/DEVELOPING.md, "Layout"): no import cycles, and no part leaning on a part above it.
 
-Imports are read from the syntax trees of src/skillassay, every one of them: module level, inside functions, and
-under ``if TYPE_CHECKING`` (a deferred import is still a dependency: it runs, or a type checker follows it, and a
-circle through it is a circle in the design). ``from package import name`` is an edge to ``package.name`` when that
-is a module, else to the package; a submodule's implicit import of its parent package is not counted (the parent
-imports nothing of its children unless it says so, and then that is an edge).
+Imports are read from the syntax trees of src/skillassay, every one of them: module level, inside functions,
+and under ``if TYPE_CHECKING`` (a deferred import is still a dependency: it runs, or a type checker follows
+it, and a circle through it is a circle in the design). ``from package import name`` is an edge to
+``package.name`` when that is a module, else to the package; a submodule's implicit import of its parent
+package is not counted (the parent imports nothing of its children unless it says so, and then that is an
+edge).
 """
 
 from __future__ import annotations
@@ -21,22 +22,39 @@ LAYERS: list[set[str]] = [
     {"cli", "__main__"},
     {"orchestrator"},
     {"report"},
-    {"kinds"},  # kinds of eval (kinds.base, the extension point): native agent evals, trigger suites; the Seam kind is the wing's
+    # kinds of eval (kinds.base, the extension point): native agent evals, trigger suites; the Seam kind is
+    # the wing's
+    {"kinds"},
     {"graders"},
     {"agents", "apps"},  # apps: installing, building and starting an app, for graders and wings
-    {"services", "testing", "isolation"},  # external services and their stand-ins, the sandboxes agents run in
+    # external services and their stand-ins, the sandboxes agents run in
+    {"services", "testing", "isolation"},
     {"definitions", "workspace", "store", "scoring", "scaffold"},  # scaffold writes definitions (`init`)
     {"usage", "stacks"},  # model usage and prices; the language stacks (stacks/: one module per stack)
-    {"languages", "transcripts", "triggers", "skills", "errors", "reaper", "secrets", "plugins", "outcomes", "asgi",
-     "paths", "untrusted", "phases",
-     "skillassay"},
+    {
+        "languages",
+        "transcripts",
+        "triggers",
+        "skills",
+        "errors",
+        "reaper",
+        "secrets",
+        "plugins",
+        "outcomes",
+        "asgi",
+        "paths",
+        "untrusted",
+        "phases",
+        "skillassay",
+    },
 ]
 
 # Edges the picture does not allow, kept on purpose; each says why. A new one fails the test.
 LEANING: dict[tuple[str, str], str] = {}
 
 WING = "skillassay.seam"
-# Modules of the harness that still name the Seam wing, each with where it goes (issue 25); a new one fails the test.
+# Modules of the harness that still name the Seam wing, each with where it goes (issue 25); a new one fails
+# the test.
 STILL_REACHING: dict[str, str] = {
     "skillassay.orchestrator.mutants.run": "the Seam mutant classes: the Seam kind",
 }
@@ -152,7 +170,8 @@ def _path(graph: dict[str, dict[str, int]], cycle: set[str]) -> str:
 def test_the_walker_sees_every_kind_of_import(tmp_path):
     graph = import_graph()
     assert "skillassay.cli.usage" in graph["skillassay.cli.main"]  # inside a function
-    assert "skillassay.languages.pyparse" in graph["skillassay.languages.python"]  # from package import module
+    # from package import module
+    assert "skillassay.languages.pyparse" in graph["skillassay.languages.python"]
     assert "skillassay.seam.rubric.grade" in graph["skillassay.seam.rubric"]  # package __init__ re-exports
     assert cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [{"a", "b", "c"}]
 
@@ -169,8 +188,10 @@ def test_no_import_cycles():
 def test_every_part_has_a_place_in_the_house():
     parts = {part_of(m) for m in _modules()}
     homeless = sorted(p for p in parts if level_of(p) is None)
-    assert not homeless, f"new top-level parts {homeless}: add each to LAYERS in {Path(__file__).name} " \
-                         "(and to house.md / docs/DEVELOPING.md)"
+    assert not homeless, (
+        f"new top-level parts {homeless}: add each to LAYERS in {Path(__file__).name} "
+        "(and to house.md / docs/DEVELOPING.md)"
+    )
 
 
 def test_no_part_leans_on_a_part_above_it():
@@ -184,7 +205,8 @@ def test_no_part_leans_on_a_part_above_it():
                 wrong.setdefault((a, b), []).append(f"{module}:{line} imports {target}")
     unexpected = {k: v for k, v in wrong.items() if k not in LEANING}
     assert not unexpected, "imports against the layering:\n" + "\n".join(
-        f"{a} -> {b}: {', '.join(v[:3])}" for (a, b), v in sorted(unexpected.items()))
+        f"{a} -> {b}: {', '.join(v[:3])}" for (a, b), v in sorted(unexpected.items())
+    )
     stale = sorted(k for k in LEANING if k not in wrong)
     assert not stale, f"no longer leaning: take {stale} off LEANING in {Path(__file__).name}"
 
@@ -195,29 +217,36 @@ def test_scoring_takes_plain_runs_not_the_store():
 
 
 def test_no_two_modules_of_one_name_in_a_layer():
-    """A module's name says what it is: two of one name in one layer (``checks``, ``models``) say it of neither.
-    Package ``__init__`` files are not counted."""
+    """A module's name says what it is: two of one name in one layer (``checks``, ``models``) say it of
+    neither. Package ``__init__`` files are not counted."""
     by_name: dict[tuple[int | None, str], list[str]] = {}
     for module, (_, is_package) in _modules().items():
         if not is_package:
             by_name.setdefault((level_of(part_of(module)), module.rpartition(".")[2]), []).append(module)
     twins = {name: sorted(found) for (_, name), found in by_name.items() if len(found) > 1}
     assert not twins, "modules of one name in one layer (rename them to what each is):\n" + "\n".join(
-        f"{name}: {', '.join(found)}" for name, found in sorted(twins.items()))
+        f"{name}: {', '.join(found)}" for name, found in sorted(twins.items())
+    )
 
 
 def test_only_the_wing_imports_the_wing():
-    """The generic harness reaches a wing only through entry points (``skillassay.plugins``): no module outside
-    ``skillassay.seam`` imports it, at any depth, deferred or not."""
+    """The generic harness reaches a wing only through entry points (``skillassay.plugins``): no module
+    outside ``skillassay.seam`` imports it, at any depth, deferred or not."""
     graph = import_graph()
+
     def inside(m: str) -> bool:
         return m == WING or m.startswith(WING + ".")
 
     reaching = {m: sorted(t for t in edges if inside(t)) for m, edges in graph.items() if not inside(m)}
     reaching = {m: ts for m, ts in reaching.items() if ts}
-    offenders = sorted(f"{m}:{graph[m][ts[0]]} imports {', '.join(ts)}" for m, ts in reaching.items()
-                       if m not in STILL_REACHING)
+    offenders = sorted(
+        f"{m}:{graph[m][ts[0]]} imports {', '.join(ts)}"
+        for m, ts in reaching.items()
+        if m not in STILL_REACHING
+    )
     stale = sorted(m for m in STILL_REACHING if m not in reaching)
     said = offenders + ([f"no longer reaching: take {stale} off STILL_REACHING"] if stale else [])
-    assert not said, ("only the Seam wing may import skillassay.seam (the harness reaches it through entry "
-                      "points): " + "; ".join(said))
+    assert not said, (
+        "only the Seam wing may import skillassay.seam (the harness reaches it through entry "
+        "points): " + "; ".join(said)
+    )

@@ -1,6 +1,6 @@
-"""Names one part declares and another keeps a table of: each pair is held equal here, so that editing one alone
-fails (the plan's rubric checks and the rubric's registry, the plan's API paths and their signature calls, the
-mutant classes and the table of docs/mutants.md)."""
+"""Names one part declares and another keeps a table of: each pair is held equal here, so that editing one
+alone fails (the plan's rubric checks and the rubric's registry, the plan's API paths and their signature
+calls, the mutant classes and the table of docs/mutants.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Open registries: another package adds an agent, a grader, a detector or a service by declaring entry points,
-without touching skillassay; skillassay's own are found the same way, and a package cannot take over their names.
+"""Open registries: another package adds an agent, a grader, a detector or a service by declaring entry
+points, without touching skillassay; skillassay's own are found the same way, and a package cannot take
+over their names.
 
 The other package is a real distribution on sys.path (a ``*.dist-info`` with ``entry_points.txt`` beside its
 module), which is what ``pip install`` leaves; importlib.metadata finds it like any installed one."""
@@ -24,7 +25,7 @@ from skillassay.services import available_services, service_class
 
 REPO = Path(__file__).resolve().parent.parent
 
-MODULE = '''
+MODULE = """
 from pydantic import BaseModel
 
 from skillassay.agents.base import Agent, AgentResult
@@ -70,7 +71,7 @@ class AcmeService:
 
     def stop(self):
         pass
-'''
+"""
 
 ENTRY_POINTS = """
 [skillassay.agents]
@@ -110,10 +111,21 @@ def acme(tmp_path: Path, monkeypatch):
 
 def test_shipped_ones_are_entry_points_too():
     assert available_agents() == ["claude-code", "codex", "command", "noop", "reference"]
-    assert plugins.names("skillassay.graders") == ["diff", "gates", "hidden_tests", "llm_judge",
-                                                   "meaningful_tests", "policy"]
-    assert set(plugins.names("skillassay.detectors")) == {"database_writes", "forbidden_commands",
-                                                          "parallel_service", "test_tampering", "unsupported_claims"}
+    assert plugins.names("skillassay.graders") == [
+        "diff",
+        "gates",
+        "hidden_tests",
+        "llm_judge",
+        "meaningful_tests",
+        "policy",
+    ]
+    assert set(plugins.names("skillassay.detectors")) == {
+        "database_writes",
+        "forbidden_commands",
+        "parallel_service",
+        "test_tampering",
+        "unsupported_claims",
+    }
     assert available_services() == ["seam"]
     assert service_class("seam").__name__ == "SeamEmulator"
     assert all(plugins.shipped("skillassay.agents", n) for n in available_agents())
@@ -127,7 +139,8 @@ def test_another_package_adds_an_agent_and_a_service(acme):
 def test_a_shipped_name_cannot_be_taken_over(acme):
     assert plugins.load("skillassay.graders", "diff").__module__ == "skillassay.graders.diff"
     assert plugins.conflicts("skillassay.graders") == [
-        "skillassay.graders: 'diff' of acme-skillassay ignored (skillassay ships that name)"]
+        "skillassay.graders: 'diff' of acme-skillassay ignored (skillassay ships that name)"
+    ]
 
 
 EVAL = """
@@ -176,7 +189,11 @@ def test_another_package_adds_a_grader_and_a_detector(acme, tmp_path: Path):
     with pytest.raises(DefinitionError) as info:
         load_native(path, suite)
     [problem] = info.value.problems
-    assert problem.pointer == "/criteria/0/grader" and "acme_words" in problem.message and "diff" in problem.message
+    assert (
+        problem.pointer == "/criteria/0/grader"
+        and "acme_words" in problem.message
+        and "diff" in problem.message
+    )
 
 
 def test_an_installed_package_runs_through_the_cli(tmp_path: Path, evals_dir: Path):
@@ -184,9 +201,27 @@ def test_an_installed_package_runs_through_the_cli(tmp_path: Path, evals_dir: Pa
     root = make_distribution(tmp_path / "site")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
-        [sys.executable, "-m", "skillassay", "run", str(evals_dir), "--agent", "acme", "--fixtures", "flask-py",
-         "--layers", "rubric", "--results", str(tmp_path / "results"), "--json"],
-        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "run",
+            str(evals_dir),
+            "--agent",
+            "acme",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
     )
     assert proc.returncode in (0, 1), proc.stderr
     [run] = json.loads(proc.stdout)["runs"]
@@ -195,7 +230,9 @@ def test_an_installed_package_runs_through_the_cli(tmp_path: Path, evals_dir: Pa
 
 
 def test_stale_metadata_is_named(monkeypatch):
-    """skillassay's own entry points missing (an old editable install): a clear error, not an empty registry."""
+    """skillassay's own entry points missing (an old editable install): a clear error, not an empty
+    registry.
+    """
     import importlib.metadata as md
 
     monkeypatch.setattr(md, "entry_points", lambda **kw: [])

@@ -1,10 +1,11 @@
-"""The harness is generic: a wing for another API, added by a package that declares entry points and touches no
-file of skillassay, runs through the real ``skillassay run`` to a scored run.
+"""The harness is generic: a wing for another API, added by a package that declares entry points and touches
+no file of skillassay, runs through the real ``skillassay run`` to a scored run.
 
-The toy wing (a weather API) brings one emulated route (a ``skillassay.services`` entry point: ``GET /forecast``),
-one check (a ``skillassay.graders`` entry point that runs the app against the emulator and compares what it prints
-with what the emulator answered) and one eval (a native definition naming that grader). The reference agent applies
-the eval's golden solution, which calls the route; the pristine app does not, so the same grader must score it 0.
+The toy wing (a weather API) brings one emulated route (a ``skillassay.services`` entry point: ``GET
+/forecast``), one check (a ``skillassay.graders`` entry point that runs the app against the emulator and
+compares what it prints with what the emulator answered) and one eval (a native definition naming that
+grader). The reference agent applies the eval's golden solution, which calls the route; the pristine app does
+not, so the same grader must score it 0.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def forecast_matches(criterion, ctx):
                            evidence=[f"printed {printed!r}; the emulator said {emulator.temperature}"])
     finally:
         emulator.stop()
-'''
+'''  # noqa: E501 - code inside a string, kept as written
 
 ENTRY_POINTS = """
 [skillassay.services]
@@ -132,9 +133,28 @@ def test_a_second_wing_grades_its_eval_through_skillassay_run(tmp_path: Path, ag
     suite = _suite(tmp_path / "suite")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
-        [sys.executable, "-m", "skillassay", "run", str(suite), "--agent", agent, "--isolation", "none",
-         "--canary-runs", "0", "--results", str(tmp_path / "results"), "--json"],
-        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path, check=False,
+        [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "run",
+            str(suite),
+            "--agent",
+            agent,
+            "--isolation",
+            "none",
+            "--canary-runs",
+            "0",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
     )
     assert proc.returncode in (0, 1), proc.stderr
     [run] = json.loads(proc.stdout)["runs"]

@@ -1,5 +1,5 @@
-"""Secrets never reach stored files: values of key-like variables and key-shaped strings are redacted; code that
-merely mentions Seam is left alone."""
+"""Secrets never reach stored files: values of key-like variables and key-shaped strings are redacted; code
+that merely mentions Seam is left alone."""
 
 from __future__ import annotations
 
@@ -34,8 +34,10 @@ def test_values_of_secret_variables_are_redacted() -> None:
 
 
 def test_key_shapes_are_redacted_but_identifiers_are_not() -> None:
-    text = ("seam_test_0123456789abcdef0123456789abcdef sk-ant-api03-" + "a" * 30 + " ghp_" + "b" * 30 + "\n"
-            "from services.seam_service import seam_webhook_handler_for_reservations\nSEAM_API_KEY\n")
+    text = (
+        "seam_test_0123456789abcdef0123456789abcdef sk-ant-api03-" + "a" * 30 + " ghp_" + "b" * 30 + "\n"
+        "from services.seam_service import seam_webhook_handler_for_reservations\nSEAM_API_KEY\n"
+    )
     out = redact(text)
     assert out.splitlines()[0] == f"{MARK} {MARK} {MARK}"
     assert "seam_webhook_handler_for_reservations" in out and "seam_service" in out and "SEAM_API_KEY" in out
@@ -52,27 +54,52 @@ def test_binary_files_holding_a_secret_are_removed_and_key_shapes_in_text_replac
 
 
 # ----------------------------------------------------------------------------- names and sources
-@pytest.mark.parametrize("name, secret", [
-    ("ANTHROPIC_API_KEY", True), ("MY_TOKEN", True), ("GITHUB_TOKENS", True), ("CLIENT_SECRET", True),
-    ("PGPASSWORD", True), ("DB_PASSWD", True), ("SSH_PASSPHRASE", True), ("GOOGLE_APPLICATION_CREDENTIALS", True),
-    ("AUTH", True), ("HTTP_AUTHORIZATION", True), ("PRIVATE", True), ("DB_PASS", True), ("DB_PWD", True),
-    ("APIKEY", True), ("npm_config_//registry.npmjs.org/:_authToken", True),
-    ("PATH", False), ("PWD", False), ("OLDPWD", False), ("GIT_AUTHOR_NAME", False), ("KEYMAP", False),
-    ("TOKENIZERS_PARALLELISM", False), ("PASSAGE", False), ("DATABASE_URL", False),
-])
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        ("ANTHROPIC_API_KEY", True),
+        ("MY_TOKEN", True),
+        ("GITHUB_TOKENS", True),
+        ("CLIENT_SECRET", True),
+        ("PGPASSWORD", True),
+        ("DB_PASSWD", True),
+        ("SSH_PASSPHRASE", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", True),
+        ("AUTH", True),
+        ("HTTP_AUTHORIZATION", True),
+        ("PRIVATE", True),
+        ("DB_PASS", True),
+        ("DB_PWD", True),
+        ("APIKEY", True),
+        ("npm_config_//registry.npmjs.org/:_authToken", True),
+        ("PATH", False),
+        ("PWD", False),
+        ("OLDPWD", False),
+        ("GIT_AUTHOR_NAME", False),
+        ("KEYMAP", False),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("PASSAGE", False),
+        ("DATABASE_URL", False),
+    ],
+)
 def test_which_names_mark_a_secret(name: str, secret: bool) -> None:
     assert secret_name(name) is secret
 
 
 def test_credentials_in_a_url_are_secret_whatever_the_variable_is_called() -> None:
-    env = {"DATABASE_URL": "postgres://admin:p%40ss-word9@db:5432/app", "HOMEPAGE": "https://example.org/a:b@c",
-           "MIRRORS": "https://u1:first-pass1@a.example https://u2:second-pass2@b.example"}
+    env = {
+        "DATABASE_URL": "postgres://admin:p%40ss-word9@db:5432/app",
+        "HOMEPAGE": "https://example.org/a:b@c",
+        "MIRRORS": "https://u1:first-pass1@a.example https://u2:second-pass2@b.example",
+    }
     values = {s.value: s.source for s in collect(env)}
     assert values["p%40ss-word9"] == values["p@ss-word9"] == "env:DATABASE_URL (URL credentials)"
     assert "admin:p%40ss-word9" in values and "first-pass1" in values and "second-pass2" in values
     assert not any("example.org" in v for v in values)  # a colon and an @ in a path are not credentials
-    assert without_secrets({**env, "PATH": "/bin", "MY_TOKEN": "t" * 10}) == {"HOMEPAGE": env["HOMEPAGE"],
-                                                                             "PATH": "/bin"}
+    assert without_secrets({**env, "PATH": "/bin", "MY_TOKEN": "t" * 10}) == {
+        "HOMEPAGE": env["HOMEPAGE"],
+        "PATH": "/bin",
+    }
 
 
 def test_values_too_short_to_search_for_are_named() -> None:
@@ -97,9 +124,13 @@ def test_base64_of_a_secret_is_found_at_any_alignment_in_both_alphabets(prefix: 
 def test_every_form_is_found_and_reported_by_its_kind() -> None:
     r = Redactor([Secret(SECRET, "env:MY_SECRET")])
     texts = {
-        "raw": SECRET, "hex": SECRET.encode().hex(), "HEX": SECRET.encode().hex().upper(),
-        "url": urllib.parse.quote(SECRET, safe=""), "url+": urllib.parse.quote_plus(SECRET),
-        "json": json.dumps({"k": SECRET + '"'})[7:-2], "html": html.escape(SECRET + "<"),
+        "raw": SECRET,
+        "hex": SECRET.encode().hex(),
+        "HEX": SECRET.encode().hex().upper(),
+        "url": urllib.parse.quote(SECRET, safe=""),
+        "url+": urllib.parse.quote_plus(SECRET),
+        "json": json.dumps({"k": SECRET + '"'})[7:-2],
+        "html": html.escape(SECRET + "<"),
         "reversed": SECRET[::-1],
     }
     for label, text in texts.items():
@@ -124,12 +155,22 @@ def test_names_links_and_folders_are_renamed_and_no_recorded_path_holds_the_valu
     r = Redactor([Secret(NAMED, "env:MY_SECRET"), Secret(NAMED[:12], "env:OTHER_TOKEN")])
     found = r.scrub_tree(tmp_path, skip=lambda rel: rel == "repo/.git")
     names = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
-    assert names == ["dir-REDACTED", "dir-REDACTED/REDACTED.txt", "key-REDACTED.txt", "link", "repo", "repo/.git",
-                     f"repo/.git/{NAMED}"]
+    assert names == [
+        "dir-REDACTED",
+        "dir-REDACTED/REDACTED.txt",
+        "key-REDACTED.txt",
+        "link",
+        "repo",
+        "repo/.git",
+        f"repo/.git/{NAMED}",
+    ]
     assert os.readlink(tmp_path / "link") == f"/somewhere/{MARK}"
     assert {(f.path, f.where, f.action) for f in found} == {
-        ("dir-REDACTED", "name", "renamed"), ("dir-REDACTED/REDACTED.txt", "name", "renamed"),
-        ("key-REDACTED.txt", "name", "renamed"), ("link", "link", "relinked")}
+        ("dir-REDACTED", "name", "renamed"),
+        ("dir-REDACTED/REDACTED.txt", "name", "renamed"),
+        ("key-REDACTED.txt", "name", "renamed"),
+        ("link", "link", "relinked"),
+    }
     assert all(NAMED[:12] not in f.model_dump_json() for f in found)
 
 
@@ -139,7 +180,9 @@ def test_a_record_is_scrubbed_and_stays_valid(tmp_path: Path) -> None:
     from skillassay.store.files import scrub_record
 
     _, runs = make_job(tmp_path, runs=1, evals=("e",), artifacts=False)
-    run = runs[0].model_copy(update={"error": f"boom with {SECRET} and {base64.b64encode(SECRET.encode()).decode()}"})
+    run = runs[0].model_copy(
+        update={"error": f"boom with {SECRET} and {base64.b64encode(SECRET.encode()).decode()}"}
+    )
     clean, hits = scrub_record(run, Redactor.of([SECRET]))
     assert clean.error == f"boom with {MARK} and {MARK}" and len(hits) == 2
     assert clean.eval_id == run.eval_id

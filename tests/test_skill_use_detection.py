@@ -10,15 +10,25 @@ from skillassay.transcripts import ToolCall, Transcript, Usage
 from skillassay.triggers import SkillTarget, TriggerBudget, detect, stop_reason, triggered
 
 HOME = "/scratch/run-1/home"
-CLAUDE = SkillTarget(name="seam-lock-access", dirs=[f"{HOME}/.claude/skills/seam-lock-access"], home=HOME,
-                     env={"CLAUDE_CONFIG_DIR": f"{HOME}/.claude"})
-CODEX = SkillTarget(name="seam-lock-access", dirs=[f"{HOME}/.codex/skills/seam-lock-access"], home=HOME,
-                    env={"CODEX_HOME": f"{HOME}/.codex"})
+CLAUDE = SkillTarget(
+    name="seam-lock-access",
+    dirs=[f"{HOME}/.claude/skills/seam-lock-access"],
+    home=HOME,
+    env={"CLAUDE_CONFIG_DIR": f"{HOME}/.claude"},
+)
+CODEX = SkillTarget(
+    name="seam-lock-access",
+    dirs=[f"{HOME}/.codex/skills/seam-lock-access"],
+    home=HOME,
+    env={"CODEX_HOME": f"{HOME}/.codex"},
+)
 EXAMPLES = Path(__file__).resolve().parent / "agents" / "data"
 
 
 def shell(cmd: str, i: int = 0, **kw) -> ToolCall:
-    return ToolCall(id=f"c{i}", name="exec_command", kind="shell", command=cmd, turn=kw.pop("turn", i + 1), **kw)
+    return ToolCall(
+        id=f"c{i}", name="exec_command", kind="shell", command=cmd, turn=kw.pop("turn", i + 1), **kw
+    )
 
 
 def transcript(*calls: ToolCall, turns: int | None = None, per_turn: int = 100) -> Transcript:
@@ -66,17 +76,45 @@ def test_the_paths_of_a_shell_read_are_relative_to_the_skill():
 def test_skill_tool_read_tool_and_search_count_denials_and_failures_do_not():
     calls = [
         ToolCall(id="a", name="Skill", kind="skill", input={"skill": "other"}, turn=1),
-        ToolCall(id="b", name="Skill", kind="skill", input={"skill": "seam-lock-access"}, denied=True, is_error=True,
-                 turn=1),
-        ToolCall(id="c", name="Read", kind="read", input={"file_path": f"{HOME}/.claude/skills/seam-lock-access/x.md"},
-                 is_error=True, turn=2),
-        ToolCall(id="d", name="Read", kind="read", input={"file_path": "~/.claude/skills/seam-lock-access/SKILL.md"},
-                 turn=3),
+        ToolCall(
+            id="b",
+            name="Skill",
+            kind="skill",
+            input={"skill": "seam-lock-access"},
+            denied=True,
+            is_error=True,
+            turn=1,
+        ),
+        ToolCall(
+            id="c",
+            name="Read",
+            kind="read",
+            input={"file_path": f"{HOME}/.claude/skills/seam-lock-access/x.md"},
+            is_error=True,
+            turn=2,
+        ),
+        ToolCall(
+            id="d",
+            name="Read",
+            kind="read",
+            input={"file_path": "~/.claude/skills/seam-lock-access/SKILL.md"},
+            turn=3,
+        ),
         ToolCall(id="e", name="Skill", kind="skill", input={"skill": "/plugin:seam-lock-access"}, turn=4),
-        ToolCall(id="f", name="Grep", kind="search",
-                 input={"pattern": "access", "path": f"{HOME}/.claude/skills/seam-lock-access"}, turn=5),
-        ToolCall(id="g", name="Write", kind="write",
-                 input={"file_path": f"{HOME}/.claude/skills/seam-lock-access/SKILL.md"}, turn=6),
+        ToolCall(
+            id="f",
+            name="Grep",
+            kind="search",
+            input={"pattern": "access", "path": f"{HOME}/.claude/skills/seam-lock-access"},
+            turn=5,
+        ),
+        ToolCall(
+            id="g",
+            name="Write",
+            kind="write",
+            input={"file_path": f"{HOME}/.claude/skills/seam-lock-access/SKILL.md"},
+            turn=6,
+        ),
     ]
     use = detect(transcript(*calls), CLAUDE)
     assert [e.call_id for e in use.events] == ["d", "e", "f"]
@@ -86,12 +124,19 @@ def test_skill_tool_read_tool_and_search_count_denials_and_failures_do_not():
 
 
 def test_time_to_trigger_counts_turns_seconds_and_tokens_up_to_the_use():
-    calls = [shell("ls", 0, turn=1, at_s=1.0), shell("cat a.py", 1, turn=1, at_s=1.2),
-             shell("git log", 2, turn=2, at_s=2.5), shell("cat ~/.codex/skills/seam-lock-access/SKILL.md", 3, turn=3,
-                                                        at_s=4.25)]
+    calls = [
+        shell("ls", 0, turn=1, at_s=1.0),
+        shell("cat a.py", 1, turn=1, at_s=1.2),
+        shell("git log", 2, turn=2, at_s=2.5),
+        shell("cat ~/.codex/skills/seam-lock-access/SKILL.md", 3, turn=3, at_s=4.25),
+    ]
     t = transcript(*calls, turns=4)
-    t.turn_usage = [Usage(input_tokens=100, output_tokens=10), Usage(input_tokens=200, cache_read_input_tokens=50),
-                    Usage(input_tokens=300, output_tokens=5), Usage(input_tokens=999)]
+    t.turn_usage = [
+        Usage(input_tokens=100, output_tokens=10),
+        Usage(input_tokens=200, cache_read_input_tokens=50),
+        Usage(input_tokens=300, output_tokens=5),
+        Usage(input_tokens=999),
+    ]
     use = detect(t, CODEX)
     assert (use.first.turn, use.first.seconds, use.first.tokens, use.calls_before) == (3, 4.25, 665, 3)
 
@@ -105,9 +150,11 @@ def test_the_whole_transcript_is_read_not_only_the_first_tool_calls():
 
 
 def test_turns_come_from_message_ids_when_the_parser_did_not_set_them():
-    calls = [ToolCall(id="a", name="Bash", kind="shell", command="ls", message_id="m1"),
-             ToolCall(id="b", name="Bash", kind="shell", command="pwd", message_id="m1"),
-             ToolCall(id="c", name="Skill", kind="skill", input={"skill": "seam-lock-access"}, message_id="m2")]
+    calls = [
+        ToolCall(id="a", name="Bash", kind="shell", command="ls", message_id="m1"),
+        ToolCall(id="b", name="Bash", kind="shell", command="pwd", message_id="m1"),
+        ToolCall(id="c", name="Skill", kind="skill", input={"skill": "seam-lock-access"}, message_id="m2"),
+    ]
     assert detect(Transcript(agent="x", tool_calls=calls), CLAUDE).first.turn == 2
 
 
@@ -133,15 +180,23 @@ def test_a_use_after_the_budget_does_not_trigger():
 def test_stop_reasons():
     budget = TriggerBudget(max_turns=2, max_tokens=1000)
     assert stop_reason(transcript(shell("ls", 0, turn=1)), CODEX, budget) is None
-    assert stop_reason(transcript(shell("cat ~/.codex/skills/seam-lock-access/SKILL.md")), CODEX, budget) == "triggered"
+    assert (
+        stop_reason(transcript(shell("cat ~/.codex/skills/seam-lock-access/SKILL.md")), CODEX, budget)
+        == "triggered"
+    )
     assert stop_reason(transcript(shell("ls", 0, turn=3)), CODEX, budget) == "max_turns"
     assert stop_reason(transcript(shell("ls"), per_turn=1001), CODEX, budget) == "max_tokens"
     no_stop = TriggerBudget(stop_on_trigger=False)
-    assert stop_reason(transcript(shell("cat ~/.codex/skills/seam-lock-access/SKILL.md")), CODEX, no_stop) is None
+    assert (
+        stop_reason(transcript(shell("cat ~/.codex/skills/seam-lock-access/SKILL.md")), CODEX, no_stop)
+        is None
+    )
 
 
 def test_a_real_claude_transcript_without_the_skill_is_not_a_use():
-    records = [json.loads(line) for line in (EXAMPLES / "claude_stream_example.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line) for line in (EXAMPLES / "claude_stream_example.jsonl").read_text().splitlines()
+    ]
     t = parse_stream_json(records)
     use = detect(t, SkillTarget(name="deep-research"))
     assert use.listed is True and not use.used and use.tool_calls == 1

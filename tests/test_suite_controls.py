@@ -21,16 +21,25 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
     # --jobs 3: evals graded at once (their sandbox waits overlap); the table keeps the suite's order
     with fresh_home() as env:
-        result = CliRunner().invoke(app, ["check", str(evals_dir), "--controls", "--jobs", "3"],
-                                    terminal_width=240, env={**env, **dict.fromkeys(HOME_VARIABLES)})
+        result = CliRunner().invoke(
+            app,
+            ["check", str(evals_dir), "--controls", "--jobs", "3"],
+            terminal_width=240,
+            env={**env, **dict.fromkeys(HOME_VARIABLES)},
+        )
     assert result.exit_code == 0, result.output
     out = result.output
     stacks = ("express-ts", "flask-py", "nextjs-ts", "fastapi-py")
-    for eval_id in (*stacks, *(f"{p}-{s}" for p in ("hotel", "cowork") for s in stacks), "cancellation-support"):
+    for eval_id in (
+        *stacks,
+        *(f"{p}-{s}" for p in ("hotel", "cowork") for s in stacks),
+        "cancellation-support",
+    ):
         assert eval_id[:16] in out  # the table may cut long ids
     assert "✗" not in out
-    assert out.count("✓") >= 12 * 4 + 6  # 12 Seam fixtures x (golden, pristine, 2 controls) + the agent eval's 6
-    table = out[out.index("Golden solutions and negative controls"):]
+    # 12 Seam fixtures x (golden, pristine, 2 controls) + the agent eval's 6
+    assert out.count("✓") >= 12 * 4 + 6
+    table = out[out.index("Golden solutions and negative controls") :]
     rows = [line.split("│") for line in table.splitlines() if line.startswith("│")]
     width = max(len(cells[1].strip()) for cells in rows)  # the eval column folds long ids at its width
     ids = [d.id[:width] for d in load_suite(evals_dir)]

@@ -20,8 +20,15 @@ def test_shipped_prices_match_dated_ids_and_aliases_but_never_guess():
     assert table.cost("gpt-5.5", t) == pytest.approx(10.0)
 
 
-@pytest.mark.parametrize("text", ['[models."x"]\ninput = -1\noutput = 1\n', '[models."x"]\ninput = 1\n',
-                                  '[models."x"]\ninput = 1\noutput = 2\ncolour = "red"\n', "not toml ["])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[models."x"]\ninput = -1\noutput = 1\n',
+        '[models."x"]\ninput = 1\n',
+        '[models."x"]\ninput = 1\noutput = 2\ncolour = "red"\n',
+        "not toml [",
+    ],
+)
 def test_a_bad_price_file_names_the_file_and_field(tmp_path, text):
     f = tmp_path / "mine.toml"
     f.write_text(text)
@@ -36,23 +43,30 @@ def test_a_missing_price_file_is_a_clear_error(tmp_path):
         load_prices(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize(("status", "text", "kind"), [
-    (429, "rate_limit_error: slow down", "rate_limited"),
-    (429, "insufficient_quota: You exceeded your current quota", "quota_exceeded"),
-    (529, "overloaded_error: Overloaded", "overloaded"),
-    (503, "overloaded", "overloaded"),
-    (500, "api_error", "server_error"),
-    (502, "", "server_error"),
-    (401, "authentication_error: invalid x-api-key", "auth_failed"),
-    (403, "permission_error", "auth_failed"),
-    (400, "invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum", "context_exceeded"),
-    (400, "context_length_exceeded", "context_exceeded"),
-    (400, "invalid_request_error: Your credit balance is too low", "quota_exceeded"),
-    (400, "invalid_request_error: bad tool", "bad_request"),
-    (None, "", "connection"),
-    (200, "", None),
-    (200, "overloaded_error: Overloaded", "overloaded"),
-])
+@pytest.mark.parametrize(
+    ("status", "text", "kind"),
+    [
+        (429, "rate_limit_error: slow down", "rate_limited"),
+        (429, "insufficient_quota: You exceeded your current quota", "quota_exceeded"),
+        (529, "overloaded_error: Overloaded", "overloaded"),
+        (503, "overloaded", "overloaded"),
+        (500, "api_error", "server_error"),
+        (502, "", "server_error"),
+        (401, "authentication_error: invalid x-api-key", "auth_failed"),
+        (403, "permission_error", "auth_failed"),
+        (
+            400,
+            "invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum",
+            "context_exceeded",
+        ),
+        (400, "context_length_exceeded", "context_exceeded"),
+        (400, "invalid_request_error: Your credit balance is too low", "quota_exceeded"),
+        (400, "invalid_request_error: bad tool", "bad_request"),
+        (None, "", "connection"),
+        (200, "", None),
+        (200, "overloaded_error: Overloaded", "overloaded"),
+    ],
+)
 def test_provider_errors_are_classified(status, text, kind):
     assert classify(status, text) == kind
 
@@ -61,8 +75,15 @@ def test_usage_adds_up_and_flags_unpriced_models():
     from datetime import UTC, datetime
 
     def call(model, cost, **tokens):
-        return ModelCall(at=datetime.now(UTC), api="anthropic", path="/v1/messages", model=model, status=200,
-                         tokens=TokenCounts(**tokens), cost_usd=cost)
+        return ModelCall(
+            at=datetime.now(UTC),
+            api="anthropic",
+            path="/v1/messages",
+            model=model,
+            status=200,
+            tokens=TokenCounts(**tokens),
+            cost_usd=cost,
+        )
 
     a, b = ModelUsage(), ModelUsage()
     a.add_call(call("m1", 0.5, input_tokens=10, output_tokens=2))

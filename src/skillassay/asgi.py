@@ -1,5 +1,5 @@
-"""An ASGI app served by uvicorn in a daemon thread on a socket bound here: how the Seam emulator, the model proxy
-and the scripted model server each run inside the harness's process."""
+"""An ASGI app served by uvicorn in a daemon thread on a socket bound here: how the Seam emulator, the model
+proxy and the scripted model server each run inside the harness's process."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import uvicorn
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (0: a free port); IPv6 when ``host`` is an IPv6 address. OSError as is.
+    """A TCP socket bound to ``host:port`` (0: a free port); IPv6 when ``host`` is an IPv6 address. OSError as
+    is.
 
-    ``IPPROTO_TCP`` matters: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it a response
-    written in two parts waits ~40 ms for a delayed ACK."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    ``IPPROTO_TCP`` matters: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it
+    a response written in two parts waits ~40 ms for a delayed ACK."""
+    sock = socket.socket(
+        socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -30,16 +33,26 @@ class ThreadedServer:
     """``start()`` returns once uvicorn accepts connections on ``sock`` (or raises ``error`` with ``what``);
     ``stop()`` asks it to finish and joins the thread."""
 
-    def __init__(self, app: Any, sock: socket.socket, *, name: str, what: str,
-                 error: type[Exception] = RuntimeError, join_timeout: float = 10.0, **config: Any):
+    def __init__(
+        self,
+        app: Any,
+        sock: socket.socket,
+        *,
+        name: str,
+        what: str,
+        error: type[Exception] = RuntimeError,
+        join_timeout: float = 10.0,
+        **config: Any,
+    ):
         self.sock = sock
         self.port: int = sock.getsockname()[1]
         self._what = what
         self._error = error
         self._join_timeout = join_timeout
         self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, **config))
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name=name,
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name=name, daemon=True
+        )
 
     def start(self, timeout: float = 15.0) -> ThreadedServer:
         self._thread.start()

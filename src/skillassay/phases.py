@@ -1,8 +1,10 @@
-"""What each run is doing now (workspace, agent, install, build, start, checks, grading), for the progress display.
+"""What each run is doing now (workspace, agent, install, build, start, checks, grading), for the progress
+display.
 
 A run names its phases with ``phase(name)`` from wherever it is (the trial, the sandbox's backend); the run it
-belongs to is the one ``running`` entered in this thread. Listeners (the CLI's progress) hear every phase of the
-runs of this process; none on a Ray worker, whose progress is the job's count. A listener never fails a run."""
+belongs to is the one ``running`` entered in this thread. Listeners (the CLI's progress) hear every phase
+of the runs of this process; none on a Ray worker, whose progress is the job's count. A listener never
+fails a run."""
 
 from __future__ import annotations
 

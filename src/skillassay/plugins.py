@@ -1,31 +1,33 @@
-"""Agents, graders, detectors and external services are found through entry points, so another package adds one
-without forking skillassay. skillassay registers its own the same way (``pyproject.toml``).
+"""Agents, graders, detectors and external services are found through entry points, so another package adds
+one without forking skillassay. skillassay registers its own the same way (``pyproject.toml``).
 
 Groups and what an entry point names:
 - ``skillassay.agents``: an ``agents.base.Agent`` subclass (``name = "module:Class"``);
-- ``skillassay.graders``: a criterion grader, ``(Criterion, ProcessContext) -> GradeResult``; an optional ``options``
-  attribute (a pydantic model) validates the criterion's ``options`` when a definition loads;
-- ``skillassay.detectors``: a forbidden-behaviour detector, ``(ForbiddenBehaviour, ProcessContext) -> Detection``,
-  ``options`` likewise;
-- ``skillassay.services``: an emulator of an external service the apps under test talk to (``start``, ``stop``,
-  ``base_url``);
+- ``skillassay.graders``: a criterion grader, ``(Criterion, ProcessContext) -> GradeResult``; an optional
+  ``options`` attribute (a pydantic model) validates the criterion's ``options`` when a definition loads;
+- ``skillassay.detectors``: a forbidden-behaviour detector, ``(ForbiddenBehaviour, ProcessContext) ->
+  Detection``, ``options`` likewise;
+- ``skillassay.services``: an emulator of an external service the apps under test talk to (``start``,
+  ``stop``, ``base_url``);
 - ``skillassay.executors``: an ``orchestrator.executors.base.Executor`` subclass: where a job's runs execute;
-- ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands are
-  sealed (``--isolation``);
-- ``skillassay.stacks``: a ``stacks.base.Stack`` subclass: a language stack (Express, Flask ...): how its apps are
-  recognised, installed, started and written (docs/languages.md);
+- ``skillassay.isolation``: an ``isolation.base.Isolation`` subclass: how agents, apps and graders' commands
+  are sealed (``--isolation``);
+- ``skillassay.stacks``: a ``stacks.base.Stack`` subclass: a language stack (Express, Flask ...): how its apps
+  are recognised, installed, started and written (docs/languages.md);
 - ``skillassay.commands``: a module exporting ``commands``, a ``typer.Typer`` holding the command of that name
   (``cli/main.py`` lists them after its own); ``skillassay.commands.fast``: ``(argv) -> int | None``, the same
   command run without typer for plain arguments (None: let typer handle them), found by ``quick`` without
   ``importlib.metadata``;
-- ``skillassay.definitions``: a ``definitions.formats.DefinitionFormat``: a file format of eval definitions, its
-  loader and its lint (``definitions/suite.py``, ``definitions/validation.py``);
+- ``skillassay.definitions``: a ``definitions.formats.DefinitionFormat``: a file format of eval definitions,
+  its loader and its lint (``definitions/suite.py``, ``definitions/validation.py``);
 - ``skillassay.kinds``: a ``kinds.base.EvalKind`` subclass: a kind of eval (how its runs are made and graded);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
-  extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table (docs/languages.md).
+  extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table
+  (docs/languages.md).
 
-An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by another
-package (that entry point is ignored and listed by ``conflicts``); between two other packages, the first found wins.
+An entry point is imported only when its name is asked for. A name skillassay ships cannot be taken over by
+another package (that entry point is ignored and listed by ``conflicts``); between two other packages, the
+first found wins.
 """
 
 from __future__ import annotations
@@ -37,9 +39,18 @@ from typing import Any
 
 from skillassay.errors import SkillassayError
 
-GROUPS = ("skillassay.agents", "skillassay.graders", "skillassay.detectors", "skillassay.services",
-          "skillassay.executors", "skillassay.isolation", "skillassay.stacks", "skillassay.kinds",
-          "skillassay.commands", "skillassay.definitions")
+GROUPS = (
+    "skillassay.agents",
+    "skillassay.graders",
+    "skillassay.detectors",
+    "skillassay.services",
+    "skillassay.executors",
+    "skillassay.isolation",
+    "skillassay.stacks",
+    "skillassay.kinds",
+    "skillassay.commands",
+    "skillassay.definitions",
+)
 OWN_DISTRIBUTION = "skillassay"
 
 
@@ -58,15 +69,21 @@ def _scan(group: str) -> tuple[dict[str, Any], tuple[str, ...]]:
         dist = ep.dist.name if ep.dist is not None else "?"
         if ep.name in found:
             if dist == OWN_DISTRIBUTION and owners[ep.name] != OWN_DISTRIBUTION:
-                conflicts.append(f"{group}: {ep.name!r} of {owners[ep.name]} ignored (skillassay ships that name)")
+                conflicts.append(
+                    f"{group}: {ep.name!r} of {owners[ep.name]} ignored (skillassay ships that name)"
+                )
                 found[ep.name], owners[ep.name] = ep, dist
             elif ep.value != found[ep.name].value:
-                conflicts.append(f"{group}: {ep.name!r} of {dist} ignored ({owners[ep.name]} registered it first)")
+                conflicts.append(
+                    f"{group}: {ep.name!r} of {dist} ignored ({owners[ep.name]} registered it first)"
+                )
             continue
         found[ep.name], owners[ep.name] = ep, dist
     if group in GROUPS and OWN_DISTRIBUTION not in owners.values():
-        raise PluginError(f"no {group} entry points of skillassay itself: its installed metadata is out of date; "
-                          "reinstall it (pip install -e .)")
+        raise PluginError(
+            f"no {group} entry points of skillassay itself: its installed metadata is out of date; "
+            "reinstall it (pip install -e .)"
+        )
     return found, tuple(conflicts)
 
 
@@ -95,11 +112,15 @@ def load(group: str, name: str) -> Any:
     """The object the entry point ``name`` of ``group`` names (imported now). Raises PluginError."""
     ep = _scan(group)[0].get(name)
     if ep is None:
-        raise PluginError(f"no {group.rsplit('.', 1)[-1][:-1]} {name!r}; available: {', '.join(names(group))}")
+        raise PluginError(
+            f"no {group.rsplit('.', 1)[-1][:-1]} {name!r}; available: {', '.join(names(group))}"
+        )
     try:
         return ep.load()
     except Exception as exc:
-        raise PluginError(f"{group} {name!r} ({ep.value}) cannot be loaded: {type(exc).__name__}: {exc}") from exc
+        raise PluginError(
+            f"{group} {name!r} ({ep.value}) cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def refresh() -> None:
@@ -109,9 +130,10 @@ def refresh() -> None:
 
 
 def quick(group: str) -> dict[str, str]:
-    """``name -> "module:attr"`` of ``group``, read straight from the ``entry_points.txt`` of the distributions on
-    ``sys.path``: ``importlib.metadata`` costs about 0.2 s to import and scan, more than the whole of a fast command
-    (``skillassay rubric``). skillassay's own names win, as in ``names``; between others, the first found wins."""
+    """``name -> "module:attr"`` of ``group``, read straight from the ``entry_points.txt`` of the
+    distributions on ``sys.path``: ``importlib.metadata`` costs about 0.2 s to import and scan, more than
+    the whole of a fast command (``skillassay rubric``). skillassay's own names win, as in ``names``;
+    between others, the first found wins."""
     header = f"[{group}]"
     own: dict[str, str] = {}
     others: dict[str, str] = {}

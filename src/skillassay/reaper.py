@@ -1,9 +1,9 @@
 """The live child process groups of this skillassay process, so an interrupt can end them all.
 
-Agents and apps under test run in their own sessions (``start_new_session=True``): killing the group reaches every
-process they forked. The price is that a terminal's Ctrl-C (sent to the foreground group) never reaches them, and
-worker threads never see KeyboardInterrupt at all. So every such group is registered here while it lives, and
-whoever catches the interrupt calls ``kill_all()``.
+Agents and apps under test run in their own sessions (``start_new_session=True``): killing the group reaches
+every process they forked. The price is that a terminal's Ctrl-C (sent to the foreground group) never reaches
+them, and worker threads never see KeyboardInterrupt at all. So every such group is registered here while it
+lives, and whoever catches the interrupt calls ``kill_all()``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,9 @@ def _wait_gone(pgids: set[int], timeout: float) -> set[int]:
 
 
 def _terminate(pgids: set[int], grace: float) -> set[int]:
-    """SIGTERM the groups, SIGKILL whatever is left after ``grace`` seconds; return the groups that existed."""
+    """SIGTERM the groups, SIGKILL whatever is left after ``grace`` seconds; return the groups that
+    existed.
+    """
     reached = _signal(pgids, signal.SIGTERM)
     left = _wait_gone(reached, grace)
     if left:
@@ -115,9 +117,9 @@ def kill_group(pgid: int, grace: float = 2.0) -> None:
 
 
 def add_watcher(fn: Callable[[str, int], None]) -> None:
-    """Call ``fn("register", pgid)`` before each group is noted (raising KeyboardInterrupt there refuses the group,
-    which is then killed) and ``fn("unregister", pgid)`` once it is gone. The Ray executor keeps a node-local ledger
-    this way, so groups a dead worker leaves behind can still be found and killed."""
+    """Call ``fn("register", pgid)`` before each group is noted (raising KeyboardInterrupt there refuses the
+    group, which is then killed) and ``fn("unregister", pgid)`` once it is gone. The Ray executor keeps a
+    node-local ledger this way, so groups a dead worker leaves behind can still be found and killed."""
     with _lock:
         _watchers.append(fn)
 
@@ -129,8 +131,8 @@ def remove_watcher(fn: Callable[[str, int], None]) -> None:
 
 
 def register(pgid: int) -> None:
-    """Note a live group. While an interrupted job shuts down (``stopping()``), the group is killed at once and
-    KeyboardInterrupt raised instead: a worker thread must not start anything new then."""
+    """Note a live group. While an interrupted job shuts down (``stopping()``), the group is killed at once
+    and KeyboardInterrupt raised instead: a worker thread must not start anything new then."""
     with _lock:
         refused = _stopping > 0
         watchers = list(_watchers)
@@ -171,8 +173,8 @@ def registered() -> set[int]:
 
 
 def kill_all(grace: float = 2.0) -> int:
-    """SIGTERM every registered group, SIGKILL what is left after ``grace`` seconds; return how many groups were
-    still there. The owners unregister them once they have reaped their leaders."""
+    """SIGTERM every registered group, SIGKILL what is left after ``grace`` seconds; return how many groups
+    were still there. The owners unregister them once they have reaped their leaders."""
     return len(_terminate(registered(), grace))
 
 
@@ -183,7 +185,9 @@ def interrupted() -> bool:
 
 
 def check() -> None:
-    """Raise KeyboardInterrupt in a worker thread while an interrupted job shuts down (its run is abandoned)."""
+    """Raise KeyboardInterrupt in a worker thread while an interrupted job shuts down (its run is
+    abandoned).
+    """
     if interrupted():
         raise KeyboardInterrupt
 
@@ -204,9 +208,9 @@ def stopping() -> Iterator[None]:
 
 @contextmanager
 def tracked(proc: subprocess.Popen, grace: float = 2.0) -> Iterator[int]:
-    """Register ``proc``'s group (it was started with ``start_new_session=True``, so its pid is the pgid) for the
-    block; on leaving it any way (including KeyboardInterrupt), kill whatever of the group is still alive and reap
-    the leader. Yields the pgid."""
+    """Register ``proc``'s group (it was started with ``start_new_session=True``, so its pid is the pgid) for
+    the block; on leaving it any way (including KeyboardInterrupt), kill whatever of the group is still
+    alive and reap the leader. Yields the pgid."""
     pgid = proc.pid
     register(pgid)
     try:
@@ -216,6 +220,7 @@ def tracked(proc: subprocess.Popen, grace: float = 2.0) -> Iterator[int]:
             kill_group(pgid, grace)
             with suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
-        # only once the group is gone: if the kill above is interrupted (a second Ctrl-C), kill_all still sees it
+        # only once the group is gone: if the kill above is interrupted (a second Ctrl-C), kill_all still sees
+        # it
         unregister(pgid)
     check()

@@ -1,29 +1,30 @@
 """Keeping secrets out of everything skillassay stores (docs/results.md, "Secrets").
 
-The first defence is that secrets never enter a run: agents get an explicit environment (agents/installed.py), the app
-under test and the graders' commands get the harness's environment without secrets (``without_secrets``), and the
-model proxy holds the provider keys. This module is the second: before a run folder, a record or a log is kept, every
-byte of it is searched for every secret the run could have seen, in the forms an agent or a tool could have written
-it, and what matches is replaced (text), refused (binary files) or renamed (file names), each time recorded (by
-kind and place, never the value).
+The first defence is that secrets never enter a run: agents get an explicit environment (agents/installed.py),
+the app under test and the graders' commands get the harness's environment without secrets
+(``without_secrets``), and the model proxy holds the provider keys. This module is the second: before a run
+folder, a record or a log is kept, every byte of it is searched for every secret the run could have seen, in
+the forms an agent or a tool could have written it, and what matches is replaced (text), refused (binary
+files) or renamed (file names), each time recorded (by kind and place, never the value).
 
 What counts as a secret:
-- the value of a variable (of the harness's environment, or given with ``--agent-env``) whose name marks it secret
-  (``secret_name``: a word of the name is or ends in KEY(S), TOKEN(S), SECRET(S); holds PASSWORD, PASSWD,
-  PASSPHRASE, CREDENTIAL(S); starts with AUTH but is not AUTHOR...; is PRIVATE, PASS, or PWD in a longer name);
+- the value of a variable (of the harness's environment, or given with ``--agent-env``) whose name marks it
+  secret (``secret_name``: a word of the name is or ends in KEY(S), TOKEN(S), SECRET(S); holds PASSWORD,
+  PASSWD, PASSPHRASE, CREDENTIAL(S); starts with AUTH but is not AUTHOR...; is PRIVATE, PASS, or PWD in a
+  longer name);
 - the password, and ``user:password``, of a URL with credentials in ANY variable's value
   (``DATABASE_URL=postgres://user:pass@host/db``);
 - values the caller adds: per-run model tokens, emulator keys;
 - strings shaped like well-known keys (``KEY_PATTERNS``), whoever wrote them.
-A value shorter than ``MIN_LENGTH`` characters cannot be searched for without destroying ordinary text; such values
-are reported by name (``Redactor.too_short``).
+A value shorter than ``MIN_LENGTH`` characters cannot be searched for without destroying ordinary text; such
+values are reported by name (``Redactor.too_short``).
 
-The forms looked for (``FORMS``), for each value: as written; base64 (standard and URL-safe alphabets, at any of the
-three alignments inside a longer encoded text, and the whole encoded run around a match is removed); hexadecimal
-(either case); percent-encoded (as ``quote`` and ``quote_plus`` write it); JSON- and HTML-escaped; reversed; UTF-16
-(either byte order). Not looked for: encryption, compression (other than git's own objects, which the workspace
-decompresses), or any transformation an agent invents with a key of its own; no scan can catch those, which is why
-secrets are kept out of the agent's reach in the first place.
+The forms looked for (``FORMS``), for each value: as written; base64 (standard and URL-safe alphabets, at any
+of the three alignments inside a longer encoded text, and the whole encoded run around a match is removed);
+hexadecimal (either case); percent-encoded (as ``quote`` and ``quote_plus`` write it); JSON- and HTML-escaped;
+reversed; UTF-16 (either byte order). Not looked for: encryption, compression (other than git's own objects,
+which the workspace decompresses), or any transformation an agent invents with a key of its own; no scan can
+catch those, which is why secrets are kept out of the agent's reach in the first place.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ KEY_PATTERNS = [
     re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"),
     re.compile(r"\b(?:ghp|gho|ghs|github_pat)_[A-Za-z0-9_]{16,}"),
-    # Seam keys (seam_test..._<random>) but not identifiers such as seam_webhook_handler: the random part is long
-    # and has no underscore
+    # Seam keys (seam_test..._<random>) but not identifiers such as seam_webhook_handler: the random part is
+    # long and has no underscore
     re.compile(r"\bseam_[A-Za-z0-9]{3,}_[A-Za-z0-9]{16,}\b"),
 ]
 _KEY_PATTERNS_B = [re.compile(p.pattern.encode()) for p in KEY_PATTERNS]
@@ -83,8 +84,8 @@ def secret_name(name: str) -> bool:
 
 
 def url_credentials(value: str) -> list[str]:
-    """The passwords (as written and percent-decoded) and ``user:password`` pairs of every URL with credentials
-    in ``value``."""
+    """The passwords (as written and percent-decoded) and ``user:password`` pairs of every URL with
+    credentials in ``value``."""
     found: list[str] = []
     for m in URL_CREDENTIALS.finditer(value):
         user, password = m.group(1), m.group(2)
@@ -98,9 +99,15 @@ class Secret:
     source: str  # where it came from, e.g. "env:DATABASE_URL (URL password)"; never the value
 
 
-def collect(env: Mapping[str, str] | None = None, *, agent_env: Mapping[str, str] | None = None,
-            extra: Iterable[str | Secret] = ()) -> list[Secret]:
-    """Every secret of the harness's environment (``os.environ`` by default), of ``--agent-env`` and ``extra``."""
+def collect(
+    env: Mapping[str, str] | None = None,
+    *,
+    agent_env: Mapping[str, str] | None = None,
+    extra: Iterable[str | Secret] = (),
+) -> list[Secret]:
+    """Every secret of the harness's environment (``os.environ`` by default), of ``--agent-env`` and
+    ``extra``.
+    """
     env = os.environ if env is None else env
     out: list[Secret] = []
     for label, variables in (("env", env), ("agent-env", agent_env or {})):
@@ -120,7 +127,9 @@ def collect(env: Mapping[str, str] | None = None, *, agent_env: Mapping[str, str
 
 
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
-    """The secret values of ``env`` (default ``os.environ``) and ``extra``, longest first, long enough to scrub."""
+    """The secret values of ``env`` (default ``os.environ``) and ``extra``, longest first, long enough to
+    scrub.
+    """
     values = {s.value for s in collect(env, extra=extra) if len(s.value) >= MIN_LENGTH}
     return sorted(values, key=len, reverse=True)
 
@@ -154,10 +163,15 @@ def forms(value: str) -> list[tuple[str, bytes]]:
     out += [("hex", raw.hex().encode()), ("hex", raw.hex().upper().encode())]
     for q in (urllib.parse.quote(value, safe=""), urllib.parse.quote(value), urllib.parse.quote_plus(value)):
         out.append(("url", q.encode()))
-    out += [("json", json.dumps(value)[1:-1].encode()), ("json", json.dumps(value, ensure_ascii=False)[1:-1].encode())]
+    out += [
+        ("json", json.dumps(value)[1:-1].encode()),
+        ("json", json.dumps(value, ensure_ascii=False)[1:-1].encode()),
+    ]
     out.append(("html", html.escape(value).encode()))
-    out += [("utf16", value.encode("utf-16-le", errors="surrogatepass")),
-            ("utf16", value.encode("utf-16-be", errors="surrogatepass"))]
+    out += [
+        ("utf16", value.encode("utf-16-le", errors="surrogatepass")),
+        ("utf16", value.encode("utf-16-be", errors="surrogatepass")),
+    ]
     seen: set[bytes] = set()
     unique = []
     for form, needle in out:
@@ -169,10 +183,11 @@ def forms(value: str) -> list[tuple[str, bytes]]:
 
 # ----------------------------------------------------------------------------- what a redaction records
 class Redaction(BaseModel):
-    """One place where a secret was found before it was stored: where, in which form, from which variable, and what
-    was done. Never the value."""
+    """One place where a secret was found before it was stored: where, in which form, from which variable, and
+    what was done. Never the value."""
 
-    path: str  # relative to the folder scanned (a run folder), as stored after the redaction; "run.json" for a record
+    # relative to the folder scanned (a run folder), as stored after the redaction; "run.json" for a record
+    path: str
     where: Literal["content", "name", "link", "git", "record"]
     action: Literal["replaced", "removed", "renamed", "relinked"]
     forms: list[str] = Field(default_factory=list)
@@ -230,7 +245,11 @@ class Redactor:
                 _, form, source = self._needles[index]
                 if form == "base64":
                     # the whole encoded run goes, not only the part that encodes the secret alone
-                    chars = _B64_URL if b"-" in self._needles[index][0] or b"_" in self._needles[index][0] else _B64_STD
+                    chars = (
+                        _B64_URL
+                        if b"-" in self._needles[index][0] or b"_" in self._needles[index][0]
+                        else _B64_STD
+                    )
                     while start > 0 and data[start - 1] in chars:
                         start -= 1
                     while end < len(data) and data[end] in chars:
@@ -250,7 +269,7 @@ class Redactor:
         for h in hits:
             if h.end <= pos:
                 continue  # inside a span already replaced
-            out.append(data[pos:max(pos, h.start)])
+            out.append(data[pos : max(pos, h.start)])
             if h.start >= pos:
                 out.append(mark)
             pos = h.end
@@ -270,14 +289,16 @@ class Redactor:
 
     # ------------------------------------------------------------------------- files and folders
     def scrub_tree(self, root: Path, *, skip: Callable[[str], bool] = lambda rel: False) -> list[Redaction]:
-        """Scrub every file below ``root`` in place: names first (a file or folder named after a secret is renamed),
-        then link targets and contents (text is redacted; a binary file holding a secret is removed). ``skip(rel)``
-        leaves a folder (e.g. a workspace's ``.git``, inspected on its own) and what is in it untouched."""
+        """Scrub every file below ``root`` in place: names first (a file or folder named after a secret is
+        renamed), then link targets and contents (text is redacted; a binary file holding a secret is
+        removed). ``skip(rel)`` leaves a folder (e.g. a workspace's ``.git``, inspected on its own) and
+        what is in it untouched."""
         root = Path(root)
         found: list[Redaction] = []
         if not root.is_dir():
             return found
-        # names, from the top: a renamed folder is walked under its new name, so no recorded path holds a secret
+        # names, from the top: a renamed folder is walked under its new name, so no recorded path holds a
+        # secret
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = os.path.relpath(dirpath, root)
             prefix = "" if rel_dir == "." else rel_dir + "/"
@@ -346,8 +367,14 @@ class Redactor:
 
 
 def _record(path: str, where: str, action: str, hits: list[Hit]) -> Redaction:
-    return Redaction(path=path, where=where, action=action,
-                     forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits}), count=len(hits))
+    return Redaction(
+        path=path,
+        where=where,
+        action=action,
+        forms=sorted({h.form for h in hits}),
+        sources=sorted({h.source for h in hits}),
+        count=len(hits),
+    )
 
 
 def merge(redactions: Iterable[Redaction]) -> list[Redaction]:
@@ -376,7 +403,9 @@ def _cached(secrets: tuple[Secret, ...]) -> Redactor:
     return Redactor(list(secrets))
 
 
-def environment_redactor(extra: Iterable[str | Secret] = (), agent_env: Mapping[str, str] | None = None) -> Redactor:
+def environment_redactor(
+    extra: Iterable[str | Secret] = (), agent_env: Mapping[str, str] | None = None
+) -> Redactor:
     """The harness's environment's secrets (and ``extra``, ``agent_env``'s); the same secrets give the same,
     already built, redactor."""
     return _cached(tuple(collect(agent_env=agent_env, extra=extra)))

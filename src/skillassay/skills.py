@@ -1,5 +1,5 @@
-"""A skill folder (``SKILL.md`` with ``name`` and ``description`` front matter), read the same way by the agents
-that install it and by the definitions that name it."""
+"""A skill folder (``SKILL.md`` with ``name`` and ``description`` front matter), read the same way by the
+agents that install it and by the definitions that name it."""
 
 from __future__ import annotations
 

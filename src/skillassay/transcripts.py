@@ -1,7 +1,7 @@
 """The transcript model common to every agent: what the agent said, which tools it called, what it cost.
 
-Each agent module parses its CLI's own format (Claude Code stream-json, Codex --json) into this model; graders of the
-agent's process (issue: agent evals) read only this model, never a CLI's raw format.
+Each agent module parses its CLI's own format (Claude Code stream-json, Codex --json) into this model; graders
+of the agent's process (issue: agent evals) read only this model, never a CLI's raw format.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ class Message(BaseModel):
 
 class ToolCall(BaseModel):
     id: str
-    name: str  # the agent's own tool name: "Write", "Edit", "Bash", "Skill", "exec_command", "apply_patch", ...
+    # the agent's own tool name: "Write", "Edit", "Bash", "Skill", "exec_command", "apply_patch", ...
+    name: str
     input: dict[str, Any] = Field(default_factory=dict)
     result: str | None = None
     is_error: bool = False
@@ -42,7 +43,12 @@ class Usage(BaseModel):
     @property
     def total(self) -> int:
         """Every token the model read (cached or not) and wrote."""
-        return self.input_tokens + self.output_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
 
 
 class Transcript(BaseModel):
@@ -56,11 +62,13 @@ class Transcript(BaseModel):
     skills_available: list[str] = Field(default_factory=list)  # skills the CLI reported as loaded
     skills_invoked: list[str] = Field(default_factory=list)  # skills the model actually used
     # where skills_available came from: "cli" (the CLI reported them), "session" (the CLI's session file),
-    # "model request" (the CLI's first request to the model, as the model proxy received it), "installed" (what skillassay installed; the CLI does not report its skills)
+    # "model request" (the CLI's first request to the model, as the model proxy received it), "installed"
+    # (what skillassay installed; the CLI does not report its skills)
     skills_source: str | None = None
     final_message: str | None = None
     usage: Usage = Field(default_factory=Usage)
-    # tokens per model turn, in order, where the CLI reports them (input_tokens excludes cache reads for every CLI)
+    # tokens per model turn, in order, where the CLI reports them (input_tokens excludes cache reads for every
+    # CLI)
     turn_usage: list[Usage] = Field(default_factory=list)
     cost_usd: float | None = None
     turns: int | None = None

@@ -4,24 +4,25 @@ A tool call **uses** the skill under test when it
 
 - invokes it by name with the CLI's skill tool (Claude Code's ``Skill``, input ``{"skill": NAME}``; a
   ``plugin:NAME`` or ``/NAME`` spelling counts too);
-- reads a file of the skill with a read tool (Claude Code's ``Read`` of ``.../skills/NAME/SKILL.md``), or searches
-  inside the skill's folder (``Grep`` with a path there);
+- reads a file of the skill with a read tool (Claude Code's ``Read`` of ``.../skills/NAME/SKILL.md``), or
+  searches inside the skill's folder (``Grep`` with a path there);
 - names a file inside the skill's installed folder in a shell command (``cat ~/.codex/skills/NAME/SKILL.md``,
-  ``sed -n 1,80p $CODEX_HOME/skills/NAME/SKILL.md``, ``python ~/.claude/skills/NAME/scripts/x.py``), however the
-  folder is spelled (absolute, ``~``, ``$HOME``, ``$CODEX_HOME``, ``$CLAUDE_CONFIG_DIR``), or names
+  ``sed -n 1,80p $CODEX_HOME/skills/NAME/SKILL.md``, ``python ~/.claude/skills/NAME/scripts/x.py``), however
+  the folder is spelled (absolute, ``~``, ``$HOME``, ``$CODEX_HOME``, ``$CLAUDE_CONFIG_DIR``), or names
   ``NAME/SKILL.md`` (the short path Codex lists skills by).
 
-Every tool call is read, not only the first ones: an agent often lists files, reads the code and runs a command
-before it opens the skill, and stopping at the first other tool call would report it never did. A call the
-permission policy refused, or that failed (an unknown skill, a file that is not there), is recorded as an attempt,
-not a use. Writing into the skill's folder is never a use. Listing the skills folder (``ls ~/.codex/skills``) is
-not a use: nothing of the skill was read.
+Every tool call is read, not only the first ones: an agent often lists files, reads the code and runs a
+command before it opens the skill, and stopping at the first other tool call would report it never did. A call
+the permission policy refused, or that failed (an unknown skill, a file that is not there), is recorded as an
+attempt, not a use. Writing into the skill's folder is never a use. Listing the skills folder (``ls
+~/.codex/skills``) is not a use: nothing of the skill was read.
 
-Time to trigger is measured on the first use: the model turn that made the call (turns), the seconds after the CLI
-started when the call appeared in its output, and the tokens of every model turn up to and including that one.
+Time to trigger is measured on the first use: the model turn that made the call (turns), the seconds after the
+CLI started when the call appeared in its output, and the tokens of every model turn up to and including that
+one.
 
-This module is a foundation (it imports only ``transcripts``): agents use it to stop a run once the decision is made,
-the trial to record it, scoring and the report to count it.
+This module is a foundation (it imports only ``transcripts``): agents use it to stop a run once the decision
+is made, the trial to record it, scoring and the report to count it.
 """
 
 from __future__ import annotations
@@ -44,19 +45,24 @@ class SkillTarget(BaseModel):
     """The skill under test, and where this run's CLI discovers it."""
 
     name: str
-    # absolute folders holding the skill in this run: where it was installed (and its source, for agents that read it
-    # from there)
+    # absolute folders holding the skill in this run: where it was installed (and its source, for agents that
+    # read it from there)
     dirs: list[str] = Field(default_factory=list)
     home: str | None = None  # the run's HOME: "~/..." and "$HOME/..." spell folders below it
     env: dict[str, str] = Field(default_factory=dict)  # other variables a command may spell a folder with
-    location: str | None = None  # where it was installed, as the record shows it, e.g. "$CODEX_HOME/skills/NAME"
+    # where it was installed, as the record shows it, e.g. "$CODEX_HOME/skills/NAME"
+    location: str | None = None
 
 
 class TriggerBudget(BaseModel):
-    """How far a trigger run goes before the decision is taken as made. A use after the budget does not count."""
+    """How far a trigger run goes before the decision is taken as made. A use after the budget does not
+    count.
+    """
 
     max_turns: int | None = Field(None, ge=1, description="model turns (model responses) the agent gets")
-    max_tokens: int | None = Field(None, ge=1, description="tokens (read and written, all turns) the agent gets")
+    max_tokens: int | None = Field(
+        None, ge=1, description="tokens (read and written, all turns) the agent gets"
+    )
     stop_on_trigger: bool = Field(True, description="end the run as soon as the skill is used")
 
 
@@ -65,7 +71,8 @@ class SkillEvent(BaseModel):
     tool: str  # the CLI's tool name
     call_id: str
     call_index: int  # position among all the transcript's tool calls (0-based)
-    path: str | None = None  # the skill file named, relative to the skill folder ("SKILL.md", "scripts/run.py")
+    # the skill file named, relative to the skill folder ("SKILL.md", "scripts/run.py")
+    path: str | None = None
     evidence: str = ""  # the command or input, shortened
     turn: int | None = None
     seconds: float | None = None
@@ -77,18 +84,22 @@ class SkillUse(BaseModel):
     """What the transcript shows of the skill under test."""
 
     skill: str
-    location: str | None = None  # where the skill was installed for the CLI to discover (SkillTarget.location)
+    # where the skill was installed for the CLI to discover (SkillTarget.location)
+    location: str | None = None
     listed: bool | None = None  # the CLI listed the skill to the model (None: the CLI does not say)
     used: bool = False
     first: SkillEvent | None = None
     events: list[SkillEvent] = Field(default_factory=list)  # every use, in order
     attempts: list[SkillEvent] = Field(default_factory=list)  # refused or failed calls naming the skill
     tool_calls: int = 0  # tool calls in the transcript
-    target: SkillTarget | None = None  # what was looked for (so a stored transcript can be read again: regrade)
+    # what was looked for (so a stored transcript can be read again: regrade)
+    target: SkillTarget | None = None
 
     @property
     def calls_before(self) -> int | None:
-        """Tool calls before the first use (a detector that stops at the first other call misses all of these)."""
+        """Tool calls before the first use (a detector that stops at the first other call misses all of
+        these).
+        """
         return self.first.call_index if self.first else None
 
 
@@ -110,7 +121,7 @@ def _spellings(target: SkillTarget) -> list[str]:
         for var, value in variables.items():
             value = value.rstrip("/")
             if value and (d == value or d.startswith(value + "/")):
-                rest = d[len(value):]
+                rest = d[len(value) :]
                 out.update({f"${var}{rest}", f"${{{var}}}{rest}"})
                 if var == "HOME":
                     out.add(f"~{rest}")
@@ -146,7 +157,7 @@ def _file_in_skill(path: str, target: SkillTarget, spellings: list[str]) -> str 
         if path == sp:
             return "."
         if path.startswith(sp + "/"):
-            return str(PurePosixPath(path[len(sp) + 1:])) or "."
+            return str(PurePosixPath(path[len(sp) + 1 :])) or "."
     if PurePosixPath(path).parts[-2:] == (target.name, "SKILL.md"):
         return "SKILL.md"
     return None
@@ -176,7 +187,9 @@ def _match(call: ToolCall, target: SkillTarget, spellings: list[str]) -> tuple[s
 
 
 def turn_of(transcript: Transcript, call: ToolCall) -> int | None:
-    """The call's model turn: as the parser set it, else the order of its assistant message among the calls'."""
+    """The call's model turn: as the parser set it, else the order of its assistant message among the
+    calls'.
+    """
     if call.turn is not None:
         return call.turn
     if call.message_id is None:
@@ -191,7 +204,9 @@ def turn_of(transcript: Transcript, call: ToolCall) -> int | None:
 
 
 def tokens_through(transcript: Transcript, turn: int | None) -> int | None:
-    """Tokens of every model turn up to and including ``turn`` (None when the CLI did not report them per turn)."""
+    """Tokens of every model turn up to and including ``turn`` (None when the CLI did not report them per
+    turn).
+    """
     if turn is None or len(transcript.turn_usage) < turn:
         return None
     return sum(u.total for u in transcript.turn_usage[:turn])
@@ -200,7 +215,9 @@ def tokens_through(transcript: Transcript, turn: int | None) -> int | None:
 def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
     """Every use of the skill in the whole transcript (see the module's docstring for the definition)."""
     spellings = _spellings(target)
-    use = SkillUse(skill=target.name, location=target.location, tool_calls=len(transcript.tool_calls), target=target)
+    use = SkillUse(
+        skill=target.name, location=target.location, tool_calls=len(transcript.tool_calls), target=target
+    )
     if transcript.skills_source in ("cli", "session", "model request"):
         use.listed = target.name in transcript.skills_available
     for index, call in enumerate(transcript.tool_calls):
@@ -220,8 +237,8 @@ def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
             seconds=call.at_s,
             tokens=tokens_through(transcript, turn),
         )
-        # a shell command that named the file but failed still ran (its output may hold the file); a skill or read
-        # tool that failed loaded nothing
+        # a shell command that named the file but failed still ran (its output may hold the file); a skill or
+        # read tool that failed loaded nothing
         if call.denied:
             use.attempts.append(event.model_copy(update={"error": "denied"}))
         elif call.is_error and how != "shell":
@@ -238,7 +255,9 @@ def within_budget(event: SkillEvent, budget: TriggerBudget | None) -> bool:
         return True
     if budget.max_turns is not None and event.turn is not None and event.turn > budget.max_turns:
         return False
-    return not (budget.max_tokens is not None and event.tokens is not None and event.tokens > budget.max_tokens)
+    return not (
+        budget.max_tokens is not None and event.tokens is not None and event.tokens > budget.max_tokens
+    )
 
 
 def triggered(use: SkillUse, budget: TriggerBudget | None) -> bool:
@@ -252,8 +271,8 @@ def turns_seen(transcript: Transcript) -> int:
 
 
 def stop_reason(transcript: Transcript, target: SkillTarget, budget: TriggerBudget) -> str | None:
-    """Why a trigger run may end now (its decision cannot change any more), or None to let it go on: the skill was
-    used, or the agent is past its turn or token budget."""
+    """Why a trigger run may end now (its decision cannot change any more), or None to let it go on: the skill
+    was used, or the agent is past its turn or token budget."""
     if budget.stop_on_trigger and detect(transcript, target).used:
         return "triggered"
     if budget.max_turns is not None and turns_seen(transcript) > budget.max_turns:

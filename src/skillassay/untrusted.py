@@ -1,14 +1,16 @@
-"""Reading, copying and recording what an agent or an app under test left behind, in the harness (unsealed, often
-as root): its workspace, its private home, its app's copy.
+"""Reading, copying and recording what an agent or an app under test left behind, in the harness (unsealed,
+often as root): its workspace, its private home, its app's copy.
 
-Everything there is hostile input. A name may be a symbolic link to any host path (``/proc/self/environ`` of the
-harness, the suite, ``/etc``), a fifo that blocks whoever opens it, a file of any size, a name that is not UTF-8.
-The harness follows none of it:
-- ``read_regular`` / ``copy_regular`` open a file only if it is a regular file reached without any symbolic link
-  (``O_NOFOLLOW`` on every component below the root, ``O_NONBLOCK`` so a fifo never blocks), up to a size;
-- ``copy_entry`` copies a file or a link AS a link (never what it points to), and skips fifos, sockets and devices;
-- ``make_dirs`` makes a folder inside a tree the harness owns (a copy), replacing any link or file the agent put on
-  the way, so what the harness writes there stays inside the tree;
+Everything there is hostile input. A name may be a symbolic link to any host path (``/proc/self/environ`` of
+the harness, the suite, ``/etc``), a fifo that blocks whoever opens it, a file of any size, a name that is not
+UTF-8. The harness follows none of it:
+- ``read_regular`` / ``copy_regular`` open a file only if it is a regular file reached without any symbolic
+  link (``O_NOFOLLOW`` on every component below the root, ``O_NONBLOCK`` so a fifo never blocks), up to a
+  size;
+- ``copy_entry`` copies a file or a link AS a link (never what it points to), and skips fifos, sockets and
+  devices;
+- ``make_dirs`` makes a folder inside a tree the harness owns (a copy), replacing any link or file the agent
+  put on the way, so what the harness writes there stays inside the tree;
 - ``printable`` makes any text recordable (a file name of invalid UTF-8, a lone surrogate from JSON).
 """
 
@@ -50,8 +52,9 @@ def _split(path: Path | str, root: Path | str | None) -> tuple[Path, str]:
 
 
 def read_regular(path: Path | str, root: Path | str | None = None, limit: int | None = None) -> bytes:
-    """The bytes of ``path`` (relative to ``root``, or a path under it; with no root only the last component is
-    checked). Raises ``Refused`` (an OSError) for a link, a fifo, a device, a folder, or more than ``limit`` bytes."""
+    """The bytes of ``path`` (relative to ``root``, or a path under it; with no root only the last component
+    is checked). Raises ``Refused`` (an OSError) for a link, a fifo, a device, a folder, or more than
+    ``limit`` bytes."""
     base, rel = _split(path, root)
     try:
         fd = _open_below(base, rel, os.O_RDONLY | os.O_NONBLOCK)
@@ -71,8 +74,12 @@ def read_regular(path: Path | str, root: Path | str | None = None, limit: int | 
         return data
 
 
-def copy_regular(src: Path | str, dest: Path | str, root: Path | str | None = None, limit: int | None = None) -> bool:
-    """Copy the regular file ``src`` (checked as ``read_regular`` does) to ``dest`` (made anew). True when done."""
+def copy_regular(
+    src: Path | str, dest: Path | str, root: Path | str | None = None, limit: int | None = None
+) -> bool:
+    """Copy the regular file ``src`` (checked as ``read_regular`` does) to ``dest`` (made anew). True when
+    done.
+    """
     data = read_regular(src, root, limit)
     dest = Path(dest)
     remove(dest)
@@ -81,8 +88,9 @@ def copy_regular(src: Path | str, dest: Path | str, root: Path | str | None = No
 
 
 def copy_entry(src: Path | str, dest: Path | str) -> bool:
-    """Copy one entry of an untrusted tree: a regular file (with its times and mode), or a link as a link. Fifos,
-    sockets and devices are not copied (False). ``dest``'s folder must exist and be the harness's own."""
+    """Copy one entry of an untrusted tree: a regular file (with its times and mode), or a link as a link.
+    Fifos, sockets and devices are not copied (False). ``dest``'s folder must exist and be the harness's
+    own."""
     src, dest = Path(src), Path(dest)
     info = os.lstat(src)
     remove(dest)
@@ -101,8 +109,8 @@ def copy_entry(src: Path | str, dest: Path | str) -> bool:
 
 
 def make_dirs(root: Path | str, rel: str) -> Path:
-    """``root/rel`` as a real folder inside ``root`` (a tree the harness owns: a copy of the agent's). Any link or
-    file on the way is removed first, so nothing written there lands outside ``root``."""
+    """``root/rel`` as a real folder inside ``root`` (a tree the harness owns: a copy of the agent's). Any
+    link or file on the way is removed first, so nothing written there lands outside ``root``."""
     root = Path(root)
     parts = [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
     if ".." in parts:
@@ -127,8 +135,9 @@ def remove(path: Path | str) -> None:
 
 
 def printable(value: Any) -> Any:
-    """``value`` (str, or dicts/lists/tuples of them) with every character UTF-8 cannot encode (a file name's invalid
-    bytes, a lone surrogate a JSON ``\\udcxx`` escape gave) written as its escape (``\\udcff``), so it can be stored."""
+    """``value`` (str, or dicts/lists/tuples of them) with every character UTF-8 cannot encode (a file name's
+    invalid bytes, a lone surrogate a JSON ``\\udcxx`` escape gave) written as its escape (``\\udcff``), so
+    it can be stored."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")

@@ -63,7 +63,9 @@ def make_ctx(tmp_path, workspace):
 
 @pytest.fixture
 def processes_with_home():
-    """Live processes whose environment holds a run's private HOME: what a killed run must not leave behind."""
+    """Live processes whose environment holds a run's private HOME: what a killed run must not leave
+    behind.
+    """
 
     def find(home: Path) -> list[int]:
         marker = f"HOME={home}".encode()
@@ -84,9 +86,10 @@ def processes_with_home():
 
 @pytest.fixture
 def proxied():
-    """The agent's path to a scripted model, as a job sets it up: ``proxied(server, script_id)`` starts a model proxy
-    whose upstream is that script and returns a run's ``ModelEndpoint``; ``proxied.last`` is the proxy (its
-    ``release(token)`` reports the calls). ``real_keys`` are the operator's keys the proxy holds."""
+    """The agent's path to a scripted model, as a job sets it up: ``proxied(server, script_id)`` starts a
+    model proxy whose upstream is that script and returns a run's ``ModelEndpoint``; ``proxied.last`` is
+    the proxy (its ``release(token)`` reports the calls). ``real_keys`` are the operator's keys the proxy
+    holds."""
     from skillassay.services.model_proxy.proxy import ModelProxy, upstreams_from_env
 
     started = []

@@ -1,5 +1,5 @@
-"""Arm integrity: a baseline run that sees a skill, or a skill run that does not have exactly the skill under test,
-is a harness error (never scored); the record says what the agent had."""
+"""Arm integrity: a baseline run that sees a skill, or a skill run that does not have exactly the skill under
+test, is a harness error (never scored); the record says what the agent had."""
 
 from __future__ import annotations
 
@@ -31,22 +31,52 @@ def test_check_rules(tmp_path):
     shutil.copytree(under_test, home / ".claude" / "skills" / "demo")
     snap = arm.snapshot(ws, home, sealed=True)
     assert [s.where for s in snap.installed] == ["home:.claude/skills/demo"]
-    ok = arm.check(snap, skill_name="demo", skill_dir=under_test, variant="skill", mode="native",
-                   reported=["demo", "debug"], reported_source="cli")
+    ok = arm.check(
+        snap,
+        skill_name="demo",
+        skill_dir=under_test,
+        variant="skill",
+        mode="native",
+        reported=["demo", "debug"],
+        reported_source="cli",
+    )
     assert ok.ok and ok.expected == "demo"
     # the CLI did not list it
-    missed = arm.check(snap, skill_name="demo", skill_dir=under_test, variant="skill", mode="native",
-                       reported=["debug"], reported_source="cli")
+    missed = arm.check(
+        snap,
+        skill_name="demo",
+        skill_dir=under_test,
+        variant="skill",
+        mode="native",
+        reported=["debug"],
+        reported_source="cli",
+    )
     assert not missed.ok and "did not report" in missed.problem
     # another version of the skill than the one under test
     (home / ".claude" / "skills" / "demo" / "SKILL.md").write_text("---\nname: demo\n---\nchanged\n")
-    changed = arm.check(arm.snapshot(ws, home, sealed=True), skill_name="demo", skill_dir=under_test,
-                        variant="skill", mode="native", reported=None, reported_source=None)
+    changed = arm.check(
+        arm.snapshot(ws, home, sealed=True),
+        skill_name="demo",
+        skill_dir=under_test,
+        variant="skill",
+        mode="native",
+        reported=None,
+        reported_source=None,
+    )
     assert not changed.ok and "differs" in changed.problem
     # a baseline that sees the skill
-    base = arm.check(snap, skill_name="demo", skill_dir=under_test, variant="baseline", mode="native",
-                     reported=["demo"], reported_source="cli")
-    assert not base.ok and "saw installed skills: demo" in base.problem and "had 'demo' loaded" in base.problem
+    base = arm.check(
+        snap,
+        skill_name="demo",
+        skill_dir=under_test,
+        variant="baseline",
+        mode="native",
+        reported=["demo"],
+        reported_source="cli",
+    )
+    assert (
+        not base.ok and "saw installed skills: demo" in base.problem and "had 'demo' loaded" in base.problem
+    )
     # user-level configuration is recorded (Codex's own bundled skills under .system are not installed skills)
     (home / ".claude" / "CLAUDE.md").write_text("always cheat\n")
     _skill(home / ".codex" / "skills" / ".system" / "imagegen", "imagegen")
@@ -61,14 +91,30 @@ def _run(args: list[str]) -> list[dict]:
 
 
 def test_a_fixture_that_ships_a_skill_makes_both_arms_harness_errors(tmp_path, evals_dir):
-    """A project skill in the fixture's app: the baseline would see a skill, and the skill run would not have exactly
-    the skill under test. Neither is scored."""
+    """A project skill in the fixture's app: the baseline would see a skill, and the skill run would not have
+    exactly the skill under test. Neither is scored."""
     suite = tmp_path / "suite"
     shutil.copytree(evals_dir, suite)
     _skill(suite / "fixtures" / "flask-py" / "app" / ".claude" / "skills" / "stowaway", "stowaway")
-    runs = _run([str(suite), "--agent", "command", "--command", f"{sys.executable} -c pass", "--skill", str(SKILL),
-                 "--baseline", "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "r"),
-                 "--json"])
+    runs = _run(
+        [
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            f"{sys.executable} -c pass",
+            "--skill",
+            str(SKILL),
+            "--baseline",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "r"),
+            "--json",
+        ]
+    )
     assert sorted(r["variant"] for r in runs) == ["baseline", "skill"]
     for r in runs:
         assert r["outcome"] == "harness_error", r
@@ -78,9 +124,25 @@ def test_a_fixture_that_ships_a_skill_makes_both_arms_harness_errors(tmp_path, e
 
 
 def test_a_clean_pair_records_what_each_arm_had(tmp_path, evals_dir):
-    runs = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} -c pass", "--skill",
-                 str(SKILL), "--baseline", "--fixtures", "flask-py", "--layers", "rubric", "--results",
-                 str(tmp_path / "r"), "--json"])
+    runs = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            f"{sys.executable} -c pass",
+            "--skill",
+            str(SKILL),
+            "--baseline",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "r"),
+            "--json",
+        ]
+    )
     by = {r["variant"]: r for r in runs}
     assert by["skill"]["arm"]["ok"] and by["baseline"]["arm"]["ok"]
     assert [s["where"] for s in by["skill"]["arm"]["installed"]] == ["home:skills/seam-lock-access"]

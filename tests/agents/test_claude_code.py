@@ -25,7 +25,9 @@ def server():
 
 
 def run_claude(server, proxied, make_ctx, turns, script_id="s", **ctx_args):
-    """Claude Code as a job runs it: through a model proxy holding the operator's key (SECRET) to the script."""
+    """Claude Code as a job runs it: through a model proxy holding the operator's key (SECRET) to the
+    script.
+    """
     (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
     server.add_script(script)
     endpoint = proxied(server, script_id, real_keys={"ANTHROPIC_API_KEY": SECRET})
@@ -36,7 +38,11 @@ def run_claude(server, proxied, make_ctx, turns, script_id="s", **ctx_args):
 
 def test_missing_binary_is_a_harness_error(make_ctx):
     result = ClaudeCodeAgent(binary="/nonexistent/claude").run(make_ctx())
-    assert result.status == "harness_error" and result.error_kind == "cli_not_found" and "not found" in result.error
+    assert (
+        result.status == "harness_error"
+        and result.error_kind == "cli_not_found"
+        and "not found" in result.error
+    )
 
 
 def test_no_model_endpoint_is_a_harness_error(make_ctx, tmp_path):
@@ -162,7 +168,9 @@ def test_system_prompt_mode_sends_skill_md(server, proxied, make_ctx, workspace,
 
 @pytest.mark.slow
 @needs_claude
-@pytest.mark.parametrize(("status", "kind"), [(500, "server_error"), (529, "overloaded"), (429, "rate_limited")])
+@pytest.mark.parametrize(
+    ("status", "kind"), [(500, "server_error"), (529, "overloaded"), (429, "rate_limited")]
+)
 def test_a_provider_error_the_cli_gave_up_on_is_a_provider_error(server, proxied, make_ctx, status, kind):
     ctx, result = run_claude(server, proxied, make_ctx, [{"error": status}], script_id=f"e{status}")
     assert result.status == "provider_error" and result.error_kind == kind, result.error
@@ -214,11 +222,12 @@ def test_command_line_and_private_environment(tmp_path, make_ctx, skill_dir, mon
     # the fake CLI prints its arguments and environment as a result record
     binary = fake_cli(
         tmp_path,
-        f'{sys.executable} -c \'import json, os, sys; print(json.dumps({{"type": "result", "subtype": "success", '
+        f'{sys.executable} -c \'import json, os, sys; print(json.dumps({{"type": "result", "subtype": '
+        '"success", '
         '"result": json.dumps({"argv": sys.argv[1:], "env": dict(os.environ)})}))\' "$@"\n',
     )
-    # the host holds keys and secrets; none of them, nor anything else of the host's environment but PATH and the
-    # locale, reaches the agent, even when passed in ctx.env
+    # the host holds keys and secrets; none of them, nor anything else of the host's environment but PATH and
+    # the locale, reaches the agent, even when passed in ctx.env
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "host-openai-key-0123456789abcdef")
     monkeypatch.setenv("MY_DB_PASSWORD", "hunter2-host-only")
@@ -226,8 +235,12 @@ def test_command_line_and_private_environment(tmp_path, make_ctx, skill_dir, mon
         model="claude-test-1",
         skill_dir=skill_dir,
         skill_mode="system-prompt",
-        env={"SKILLASSAY_MAX_RETRIES": "2", "ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": "http://evil:1",
-             "EXTRA_SETTING": "on"},
+        env={
+            "SKILLASSAY_MAX_RETRIES": "2",
+            "ANTHROPIC_API_KEY": SECRET,
+            "ANTHROPIC_BASE_URL": "http://evil:1",
+            "EXTRA_SETTING": "on",
+        },
         model_endpoint=ModelEndpoint(base_url="http://127.0.0.1:9", token="sk-skillassay-run-test-token"),
     )
     result = ClaudeCodeAgent(binary=binary).run(ctx)
@@ -251,10 +264,23 @@ def test_command_line_and_private_environment(tmp_path, make_ctx, skill_dir, mon
     assert env["EXTRA_SETTING"] == "on"  # what the user added on purpose does get through
     allowed = {"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "PWD", "SHLVL", "_", "OLDPWD"}
     assert set(env) - allowed == {
-        "HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER",
-        "DISABLE_ERROR_REPORTING", "DISABLE_BUG_COMMAND", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY",
-        "CLAUDE_CODE_MAX_RETRIES", "SKILLASSAY_MAX_RETRIES", "EXTRA_SETTING"}
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_TELEMETRY",
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_ERROR_REPORTING",
+        "DISABLE_BUG_COMMAND",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_MAX_RETRIES",
+        "SKILLASSAY_MAX_RETRIES",
+        "EXTRA_SETTING",
+    }
     assert result.cli_source == "configured" and any("not the pinned CLI" in n for n in result.notes)
 
 

@@ -1,5 +1,5 @@
-"""The CLI agent base: a new CLI agent is one small class; the base finds the pinned CLI (never one on PATH), records
-its version, gives it an explicit environment and the model endpoint, and types how it ended."""
+"""The CLI agent base: a new CLI agent is one small class; the base finds the pinned CLI (never one on PATH),
+records its version, gives it an explicit environment and the model endpoint, and types how it ended."""
 
 from __future__ import annotations
 
@@ -35,8 +35,12 @@ class ToyAgent(CliAgent):
 
     def parse(self, records, ctx, times=None):
         done = next((r for r in records if r.get("type") == "done"), {})
-        return Transcript(agent=self.name, messages=[Message(role="user", text=ctx.prompt)],
-                          final_message=done.get("text"), is_error=bool(done.get("error")))
+        return Transcript(
+            agent=self.name,
+            messages=[Message(role="user", text=ctx.prompt)],
+            final_message=done.get("text"),
+            is_error=bool(done.get("error")),
+        )
 
     def ended(self, records):
         return any(r.get("type") == "done" for r in records)
@@ -45,7 +49,9 @@ class ToyAgent(CliAgent):
 def toy_cli(path: Path, body: str) -> Path:
     """A toy CLI: a Python script that prints JSON lines (``body`` runs first, with ``env`` and ``argv``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!{sys.executable}\nimport json, os, sys\nenv, argv = dict(os.environ), sys.argv[1:]\n{body}\n")
+    path.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nenv, argv = dict(os.environ), sys.argv[1:]\n{body}\n"
+    )
     path.chmod(0o755)
     return path
 
@@ -81,7 +87,9 @@ def test_the_pinned_cli_from_the_cache_never_one_on_path(tmp_path, monkeypatch, 
     install(tmp_path / "cache" / "node", "1.2.4", "1.2.3", DONE)
     agent = ToyAgent()
     assert agent.locate().source == "cache" and agent.version() == "1.2.4"
-    result = agent.run(make_ctx(model_endpoint=endpoint, env={"TOY_EXTRA": "1", "OPENAI_API_KEY": "sk-leak-123456"}))
+    result = agent.run(
+        make_ctx(model_endpoint=endpoint, env={"TOY_EXTRA": "1", "OPENAI_API_KEY": "sk-leak-123456"})
+    )
     assert result.status == "completed", result.error
     assert result.cli_source == "cache" and result.cli_version == "1.2.4"
     assert any("1.2.4 is installed, 1.2.3 is pinned" in n for n in result.notes)
@@ -99,17 +107,22 @@ def test_the_pinned_cli_from_the_cache_never_one_on_path(tmp_path, monkeypatch, 
     assert any("not the pinned CLI" in n for n in named.notes)
 
 
-@pytest.mark.parametrize(("error", "code", "status", "kind"), [
-    ("the model is busy, try later", 1, "provider_error", "overloaded"),
-    ("unexpected status 429 Too Many Requests", 1, "provider_error", "rate_limited"),
-    ("HTTP 503 from upstream", 1, "provider_error", "server_error"),
-    ("unexpected status 401 Unauthorized", 1, "harness_error", "auth_failed"),
-    ("out of turns", 1, "agent_error", "max_turns"),
-    ("something odd", 3, "agent_error", "exit_nonzero"),
-])
+@pytest.mark.parametrize(
+    ("error", "code", "status", "kind"),
+    [
+        ("the model is busy, try later", 1, "provider_error", "overloaded"),
+        ("unexpected status 429 Too Many Requests", 1, "provider_error", "rate_limited"),
+        ("HTTP 503 from upstream", 1, "provider_error", "server_error"),
+        ("unexpected status 401 Unauthorized", 1, "harness_error", "auth_failed"),
+        ("out of turns", 1, "agent_error", "max_turns"),
+        ("something odd", 3, "agent_error", "exit_nonzero"),
+    ],
+)
 def test_typed_endings_from_declared_patterns(tmp_path, make_ctx, endpoint, error, code, status, kind):
-    binary = toy_cli(tmp_path / "toy", f'print(json.dumps({{"type": "done", "text": {error!r}, "error": True}}))\n'
-                                       f"sys.exit({code})")
+    binary = toy_cli(
+        tmp_path / "toy",
+        f'print(json.dumps({{"type": "done", "text": {error!r}, "error": True}}))\nsys.exit({code})',
+    )
     result = ToyAgent(binary=str(binary)).run(make_ctx(model_endpoint=endpoint))
     assert (result.status, result.error_kind) == (status, kind), result.error
     assert result.exit_code == code and error in result.error
@@ -118,11 +131,13 @@ def test_typed_endings_from_declared_patterns(tmp_path, make_ctx, endpoint, erro
 
 
 def test_no_end_record_is_a_crash_and_a_signal_is_recorded(tmp_path, make_ctx, endpoint):
-    crashed = ToyAgent(binary=str(toy_cli(tmp_path / "a", 'sys.stderr.write("segfault-ish\\n"); sys.exit(2)'))).run(
-        make_ctx(model_endpoint=endpoint))
+    crashed = ToyAgent(
+        binary=str(toy_cli(tmp_path / "a", 'sys.stderr.write("segfault-ish\\n"); sys.exit(2)'))
+    ).run(make_ctx(model_endpoint=endpoint))
     assert (crashed.status, crashed.error_kind, crashed.exit_code) == ("agent_error", "crashed", 2)
     assert "segfault-ish" in crashed.error
-    killed = ToyAgent(binary=str(toy_cli(tmp_path / "b", "import signal; os.kill(os.getpid(), signal.SIGKILL)"))).run(
-        make_ctx(model_endpoint=endpoint))
+    killed = ToyAgent(
+        binary=str(toy_cli(tmp_path / "b", "import signal; os.kill(os.getpid(), signal.SIGKILL)"))
+    ).run(make_ctx(model_endpoint=endpoint))
     assert killed.status == "agent_error" and killed.signal == 9 and killed.exit_code is None
     assert "signal 9" in killed.error

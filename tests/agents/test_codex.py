@@ -38,8 +38,9 @@ def run_codex(server, proxied, make_ctx, turns, script_id="c", **ctx_args):
     (script,) = parse_scripts({"id": script_id, "turns": turns, "final_text": "Added the greeting."})
     server.add_script(script)
     endpoint = proxied(server, script_id, real_keys={"OPENAI_API_KEY": SECRET})
-    ctx = make_ctx(env={"SKILLASSAY_MAX_RETRIES": "1", **ctx_args.pop("env", {})}, model_endpoint=endpoint,
-                   **ctx_args)
+    ctx = make_ctx(
+        env={"SKILLASSAY_MAX_RETRIES": "1", **ctx_args.pop("env", {})}, model_endpoint=endpoint, **ctx_args
+    )
     return ctx, get_agent("codex").run(ctx)
 
 
@@ -130,12 +131,20 @@ def test_hung_codex_is_killed_at_the_timeout(server, proxied, make_ctx, processe
 
 @pytest.mark.slow
 @needs_codex
-@pytest.mark.parametrize(("turn", "kind"), [({"error": 500}, "server_error"), ({"error": 429}, "rate_limited"),
-                                            ({"error": 529}, "overloaded"),
-                                            ({"stream_error": "server_is_overloaded"}, "overloaded")])
+@pytest.mark.parametrize(
+    ("turn", "kind"),
+    [
+        ({"error": 500}, "server_error"),
+        ({"error": 429}, "rate_limited"),
+        ({"error": 529}, "overloaded"),
+        ({"stream_error": "server_is_overloaded"}, "overloaded"),
+    ],
+)
 def test_turn_failed_on_a_provider_error_is_a_provider_error(server, proxied, make_ctx, turn, kind):
     sid = "e" + str(turn.get("error") or "stream")
-    ctx, result = run_codex(server, proxied, make_ctx, [turn], script_id=sid, env={"SKILLASSAY_MAX_RETRIES": "0"})
+    ctx, result = run_codex(
+        server, proxied, make_ctx, [turn], script_id=sid, env={"SKILLASSAY_MAX_RETRIES": "0"}
+    )
     assert result.status == "provider_error" and result.error_kind == kind, (result.error_kind, result.error)
     assert result.transcript.is_error and result.exit_code != 0
     assert proxied.last.release(ctx.model_endpoint.token).usage.provider_errors[0].kind == kind
@@ -144,6 +153,7 @@ def test_turn_failed_on_a_provider_error_is_a_provider_error(server, proxied, ma
 @pytest.mark.slow
 @needs_codex
 def test_a_refused_key_is_a_harness_error(server, proxied, make_ctx):
-    _, result = run_codex(server, proxied, make_ctx, [{"error": 401}], script_id="e401",
-                          env={"SKILLASSAY_MAX_RETRIES": "0"})
+    _, result = run_codex(
+        server, proxied, make_ctx, [{"error": 401}], script_id="e401", env={"SKILLASSAY_MAX_RETRIES": "0"}
+    )
     assert result.status == "harness_error" and result.error_kind == "auth_failed"

@@ -1,4 +1,6 @@
-"""The CLIs, set up by the agent modules, connect to nothing but their model endpoint (the job's model proxy)."""
+"""The CLIs, set up by the agent modules, connect to nothing but their model endpoint (the job's model
+proxy).
+"""
 
 import re
 import shutil

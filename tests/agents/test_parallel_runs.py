@@ -12,8 +12,10 @@ from skillassay.testing import ModelServer, parse_scripts
 
 
 @pytest.mark.slow
-@needs(ClaudeCodeAgent().binary is not None and CodexAgent().binary is not None,
-       "the pinned claude and codex CLIs (npm ci --prefix node)")
+@needs(
+    ClaudeCodeAgent().binary is not None and CodexAgent().binary is not None,
+    "the pinned claude and codex CLIs (npm ci --prefix node)",
+)
 def test_parallel_claude_and_codex_runs(tmp_path, make_ctx, proxied):
     import subprocess
 

@@ -1,4 +1,6 @@
-"""The CLIs' own transcript formats -> the common Transcript, on real sample transcripts (tests/agents/data)."""
+"""The CLIs' own transcript formats -> the common Transcript, on real sample transcripts
+(tests/agents/data).
+"""
 
 from pathlib import Path
 
@@ -36,9 +38,7 @@ def test_claude_stream_example():
 
 
 def test_claude_denied_example():
-    t = parse_stream_json(
-        read_jsonl(DATA / "claude_stream_denied_example.jsonl"), workspace="/tmp/ws/repo2"
-    )
+    t = parse_stream_json(read_jsonl(DATA / "claude_stream_denied_example.jsonl"), workspace="/tmp/ws/repo2")
     by_id = {c.id: c for c in t.tool_calls}
     assert [c.name for c in t.tool_calls] == ["Bash", "Bash", "WebFetch"]
     touch, ls, fetch = t.tool_calls

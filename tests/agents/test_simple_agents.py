@@ -69,7 +69,8 @@ def test_command_agent_failure_timeout_and_missing_binary(make_ctx):
 def test_command_agent_kills_what_the_command_left_behind(make_ctx, tmp_path):
     pidfile = tmp_path / "pid"
     code = (
-        f"import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; "
+        "time.sleep(60)']); "
         f"open({str(pidfile)!r}, 'w').write(str(p.pid))"
     )
     result = get_agent("command").run(make_ctx(command=f'{sys.executable} -c "{code}"'))
@@ -94,16 +95,20 @@ def test_command_agent_gets_an_explicit_environment_and_no_key(make_ctx, monkeyp
     monkeypatch.setenv("HOST_ONLY_SETTING", "from-the-host")
     token = "sk-skillassay-run-" + "command-test-token"
     ctx = make_ctx(
-        command=f"{sys.executable} -c \"import json, os; print(json.dumps(dict(os.environ)))\"",
+        command=f'{sys.executable} -c "import json, os; print(json.dumps(dict(os.environ)))"',
         env={"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key, "MINE": "1"},
         model_endpoint=ModelEndpoint(base_url="http://127.0.0.1:9", token=token),
     )
     result = get_agent("command").run(ctx)
     env = json.loads(result.stdout.read_text())
-    assert key not in result.stdout.read_text() and token not in result.stdout.read_text()  # scrubbed when stored
+    # scrubbed when stored
+    assert key not in result.stdout.read_text() and token not in result.stdout.read_text()
     assert "HOST_ONLY_SETTING" not in env and env["MINE"] == "1" and env["HOME"] == str(ctx.home)
     # the endpoint under every name an SDK looks for; the key slots hold the run's token (scrubbed here)
-    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9" and env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert (
+        env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+        and env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    )
     assert env["ANTHROPIC_API_KEY"] == env["OPENAI_API_KEY"] == env["SKILLASSAY_MODEL_TOKEN"] == "[REDACTED]"
 
 

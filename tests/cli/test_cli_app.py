@@ -1,6 +1,6 @@
-"""The command line as a whole: ``cli/main.py`` registers every command itself (no test imports anything by hand),
-a command's module is imported only when that command runs, and ``rubric``'s typer-free path accepts exactly the
-typer command's options and loads none of the heavy libraries."""
+"""The command line as a whole: ``cli/main.py`` registers every command itself (no test imports anything by
+hand), a command's module is imported only when that command runs, and ``rubric``'s typer-free path accepts
+exactly the typer command's options and loads none of the heavy libraries."""
 
 from __future__ import annotations
 
@@ -82,8 +82,18 @@ def test_a_command_imports_only_its_own_module():
 
 
 def test_rubric_runs_without_typer_rich_or_pydantic():
-    got = _modules_after_main(["rubric", "--pristine", str(GOLDEN / "app"), "--modified", str(GOLDEN / "test_golden"),
-                               "--fixture-dir", str(GOLDEN), "--plain"])
+    got = _modules_after_main(
+        [
+            "rubric",
+            "--pristine",
+            str(GOLDEN / "app"),
+            "--modified",
+            str(GOLDEN / "test_golden"),
+            "--fixture-dir",
+            str(GOLDEN),
+            "--plain",
+        ]
+    )
     assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
     heavy = [m for m in got["modules"] if m.split(".")[0] in HEAVY]
     assert heavy == []
@@ -99,18 +109,25 @@ def test_fast_options_are_the_typer_commands_options():
     assert required == set(fast.REQUIRED)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--help"],
-    ["--pristine", "a", "--modified", "b"],  # --fixture-dir missing
-    ["--pristine", "a", "--modified", "b", "--fixture-dir", "c", "--unknown"],
-    ["--pristine", "a", "--pristine", "b", "--modified", "b", "--fixture-dir", "c"],
-    ["--pristine"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--pristine", "a", "--modified", "b"],  # --fixture-dir missing
+        ["--pristine", "a", "--modified", "b", "--fixture-dir", "c", "--unknown"],
+        ["--pristine", "a", "--pristine", "b", "--modified", "b", "--fixture-dir", "c"],
+        ["--pristine"],
+    ],
+)
 def test_fast_path_leaves_anything_unusual_to_typer(argv):
     assert fast.rubric(argv) is None
 
 
 def test_fast_path_reads_equals_form(tmp_path: Path):
     assert fast._parse(["--pristine=a", "--modified", "b", "--fixture-dir=c", "--plain"]) == {
-        "pristine": "a", "modified": "b", "fixture_dir": "c", "rubric_file": None, "plain": True,
+        "pristine": "a",
+        "modified": "b",
+        "fixture_dir": "c",
+        "rubric_file": None,
+        "plain": True,
     }

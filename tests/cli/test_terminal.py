@@ -1,6 +1,7 @@
-"""Terminal output that fits and reads: 80 columns with no word broken (columns are left out instead), progress
-naming each run's eval and phase, flags without a `<bool>`, help in whole sentences, one-line usage errors with a
-"did you mean", the known jobs for a wrong `runs --job`, and no interval for a single run."""
+"""Terminal output that fits and reads: 80 columns with no word broken (columns are left out instead),
+progress naming each run's eval and phase, flags without a `<bool>`, help in whole sentences, one-line
+usage errors with a "did you mean", the known jobs for a wrong `runs --job`, and no interval for a single
+run."""
 
 from __future__ import annotations
 
@@ -28,12 +29,16 @@ EVALS = ("cowork-express-ts", "hotel-fastapi-py")
 def _cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
     """The entry point in a child process (what a shell sees), for the run whose console is made at import."""
     env = {**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"}
-    return subprocess.run([*SKILLASSAY, *args], capture_output=True, text=True, timeout=300, env=env, check=False)
+    return subprocess.run(
+        [*SKILLASSAY, *args], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
 
 
 @pytest.fixture
 def main(capsys, monkeypatch):
-    """``skillassay ARGS`` in this process, through the same ``main`` as the entry point: (code, stdout, stderr)."""
+    """``skillassay ARGS`` in this process, through the same ``main`` as the entry point: (code, stdout,
+    stderr).
+    """
     from skillassay.cli.main import main as entry
 
     def call(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
@@ -61,8 +66,9 @@ def _whole(text: str, *words: str) -> None:
 
 def test_the_run_summary_and_runs_table_fit_80_columns(tmp_path: Path, evals_dir: Path, main) -> None:
     results = tmp_path / "r"
-    out = _cli("run", str(evals_dir), "--fixtures", ",".join(EVALS), "--layers", "rubric", "--results",
-               str(results))
+    out = _cli(
+        "run", str(evals_dir), "--fixtures", ",".join(EVALS), "--layers", "rubric", "--results", str(results)
+    )
     assert out.returncode == 0, out.stderr
     _whole(out.stdout, *EVALS, "Eval", "Verdict", "Notes")
     assert "Rubri\n" not in out.stdout and "cowork-e" not in out.stdout.replace("cowork-express-ts", "")
@@ -81,9 +87,15 @@ def test_progress_names_the_eval_and_phase_of_each_run(tmp_path: Path, evals_dir
         if kind == "phase":
             heard.append((run.label(), phase))
 
-    run_job(JobOptions(suite=evals_dir, fixtures=["flask-py"], layers="rubric", results=tmp_path / "r"),
-            on_event=on_event)
-    assert heard[:3] == [("flask-py run 1", "workspace"), ("flask-py run 1", "agent"), ("flask-py run 1", "grading")]
+    run_job(
+        JobOptions(suite=evals_dir, fixtures=["flask-py"], layers="rubric", results=tmp_path / "r"),
+        on_event=on_event,
+    )
+    assert heard[:3] == [
+        ("flask-py run 1", "workspace"),
+        ("flask-py run 1", "agent"),
+        ("flask-py run 1", "grading"),
+    ]
 
     con = Console(width=80, record=True, force_terminal=False)
     shown = RunProgress(con, "reference", total=2)
@@ -98,7 +110,8 @@ def test_progress_names_the_eval_and_phase_of_each_run(tmp_path: Path, evals_dir
 def test_help_has_no_bool_metavars_and_whole_sentences(main) -> None:
     root = main("--help", columns=200)
     assert "<bool>" not in root.stdout
-    assert "print what changed." in root.stdout  # regrade's description, once broken mid-sentence at a newline
+    # regrade's description, once broken mid-sentence at a newline
+    assert "print what changed." in root.stdout
     run = main("run", "--help", columns=200)
     assert run.returncode == 0 and "--baseline" in run.stdout and "<bool>" not in run.stdout
     assert "app logs, run.json)" in run.stdout
@@ -119,15 +132,21 @@ def test_usage_errors_are_one_line_with_did_you_mean(evals_dir: Path, main) -> N
     _one_error(main("run", "--jbos", "2"), "run: no option --jbos", "did you mean --jobs?")
     _one_error(main("run", "--jobs", "0"), "--jobs must be at least 1")
     _one_error(main("run", "--runs", "two"), "--runs must be a whole number")
-    _one_error(main("run", str(evals_dir), "--fixtures", "flsk-py", "--layers", "rubric"),
-               "unknown eval(s): flsk-py", "did you mean flask-py?")
+    _one_error(
+        main("run", str(evals_dir), "--fixtures", "flsk-py", "--layers", "rubric"),
+        "unknown eval(s): flsk-py",
+        "did you mean flask-py?",
+    )
 
 
 def test_runs_of_an_unknown_job_lists_the_known_ones(tmp_path: Path, main) -> None:
     make_job(tmp_path, job_id="20261201-000000-aaaa", evals=("flask-py",), runs=1, artifacts=False)
     main("runs", "--results", str(tmp_path), "--reindex")
-    _one_error(main("runs", "--job", "nope", "--results", str(tmp_path)), "no job 'nope'",
-               "known: 20261201-000000-aaaa")
+    _one_error(
+        main("runs", "--job", "nope", "--results", str(tmp_path)),
+        "no job 'nope'",
+        "known: 20261201-000000-aaaa",
+    )
     line = _one_error(main("runs", "--job", "20261201-000000-aaab", "--results", str(tmp_path)))
     assert "did you mean 20261201-000000-aaaa?" in line
 

@@ -1,4 +1,6 @@
-"""`skillassay check` on the shipped suite and on broken copies: exit 2 and a message naming file and field."""
+"""`skillassay check` on the shipped suite and on broken copies: exit 2 and a message naming file and
+field.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +29,11 @@ def suite(tmp_path: Path, evals_dir: Path) -> Path:
     dst = tmp_path / "evals"
     (dst / "fixtures").mkdir(parents=True)
     shutil.copy(evals_dir / "rubric.json", dst / "rubric.json")
-    shutil.copytree(evals_dir / "fixtures" / "express-ts", dst / "fixtures" / "express-ts",
-                    ignore=shutil.ignore_patterns("node_modules", "dist", "test_controls"))
+    shutil.copytree(
+        evals_dir / "fixtures" / "express-ts",
+        dst / "fixtures" / "express-ts",
+        ignore=shutil.ignore_patterns("node_modules", "dist", "test_controls"),
+    )
     return dst
 
 
@@ -95,7 +100,9 @@ def test_weights_must_sum_to_100(suite: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["/etc/passwd", "../outside.ts", "src/../../x.ts"])
 def test_answer_key_paths_stay_inside_app(suite: Path, bad: str) -> None:
-    _edit(suite / "fixtures/express-ts/answer_key.json", lambda d: d["expected_new_files_allowed"].append(bad))
+    _edit(
+        suite / "fixtures/express-ts/answer_key.json", lambda d: d["expected_new_files_allowed"].append(bad)
+    )
     errors = _errors(suite)
     assert len(errors) == 1
     p = errors[0]
@@ -104,8 +111,10 @@ def test_answer_key_paths_stay_inside_app(suite: Path, bad: str) -> None:
 
 
 def test_placement_naming_undefined_function(suite: Path) -> None:
-    _edit(suite / "fixtures/express-ts/answer_key.json",
-          lambda d: d["expected_placements"]["customers.push_data"].append("bookReservation"))
+    _edit(
+        suite / "fixtures/express-ts/answer_key.json",
+        lambda d: d["expected_placements"]["customers.push_data"].append("bookReservation"),
+    )
     errors = _errors(suite)
     assert len(errors) == 1
     p = errors[0]
@@ -114,8 +123,10 @@ def test_placement_naming_undefined_function(suite: Path) -> None:
 
 
 def test_empty_response_id_path(suite: Path) -> None:
-    _edit(suite / "fixtures/express-ts/eval_config.json",
-          lambda d: d["test_endpoints"]["create"].update(response_id_path=""))
+    _edit(
+        suite / "fixtures/express-ts/eval_config.json",
+        lambda d: d["test_endpoints"]["create"].update(response_id_path=""),
+    )
     [p] = _errors(suite)
     assert p.pointer == "/test_endpoints/create/response_id_path" and "empty" in p.message
 
@@ -133,7 +144,9 @@ def test_unknown_field_is_named(suite: Path) -> None:
 
 
 def test_unknown_api_path(suite: Path) -> None:
-    _edit(suite / "fixtures/express-ts/eval_config.json", lambda d: d.update(expected_api_path="smoke_signals"))
+    _edit(
+        suite / "fixtures/express-ts/eval_config.json", lambda d: d.update(expected_api_path="smoke_signals")
+    )
     [p] = _errors(suite)
     assert p.pointer == "/expected_api_path" and "reservation_automations" in p.message
 
@@ -156,9 +169,13 @@ def test_list_shows_api_path_stack_and_port(evals_dir: Path) -> None:
 
 
 def test_parameters_the_real_api_rejects_are_flagged(suite: Path) -> None:
-    """The plan's own key asks for `customer_key` on delete_data: a warning naming the real parameter and what it does."""
-    _edit(suite / "fixtures/express-ts/answer_key.json",
-          lambda d: d["required_parameters"].update(delete_data=["customer_key", "reservation_keys"]))
+    """The plan's own key asks for `customer_key` on delete_data: a warning naming the real parameter and
+    what it does.
+    """
+    _edit(
+        suite / "fixtures/express-ts/answer_key.json",
+        lambda d: d["required_parameters"].update(delete_data=["customer_key", "reservation_keys"]),
+    )
     problems = check_path(suite)
     assert [p for p in problems if p.severity == "error"] == []
     [w] = [p for p in problems if p.severity == "warning"]
@@ -179,7 +196,9 @@ def test_one_wrong_type_does_not_hide_other_errors(suite: Path) -> None:
 
 
 def test_white_box_hidden_tests_are_flagged_as_forgeable(tmp_path: Path, evals_dir: Path) -> None:
-    """The shipped eval's hidden tests are black-box; without `mode` they are white-box, which `check` warns of."""
+    """The shipped eval's hidden tests are black-box; without `mode` they are white-box, which `check`
+    warns of.
+    """
     suite = tmp_path / "evals"
     shutil.copytree(evals_dir / "agent-evals", suite / "agent-evals")
     shutil.copytree(evals_dir / "fixtures" / "order-service", suite / "fixtures" / "order-service")

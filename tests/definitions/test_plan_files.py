@@ -1,5 +1,5 @@
-"""The plan's answer_key.json and rubric.json as dataclasses: ``exact`` (read without pydantic, for a fast rubric)
-never accepts what pydantic rejects, and never reads a value differently."""
+"""The plan's answer_key.json and rubric.json as dataclasses: ``exact`` (read without pydantic, for a fast
+rubric) never accepts what pydantic rejects, and never reads a value differently."""
 
 from __future__ import annotations
 
@@ -16,20 +16,42 @@ from skillassay.seam.plan import AnswerKey, Rubric, exact
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=4))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(st.text(max_size=3), inner, max_size=3)),
-                      max_leaves=8)
-KEY_FIELDS = ["expected_files_modified", "expected_new_files_allowed", "expected_calls", "expected_placements",
-              "required_parameters", "expected_package_additions", "unknown"]
-key_like = st.dictionaries(st.sampled_from(KEY_FIELDS), st.one_of(
-    values, st.lists(st.text(max_size=3), max_size=3),
-    st.dictionaries(st.text(max_size=3), st.lists(st.text(max_size=3), max_size=2), max_size=2)), max_size=4)
-category = st.fixed_dictionaries({"name": st.one_of(st.text(max_size=3), st.integers()),
-                                  "weight": st.one_of(st.integers(0, 100), st.floats(0, 100), st.text(max_size=3),
-                                                      st.booleans()),
-                                  "check": st.text(max_size=3)},
-                                 optional={"extra": st.integers()})
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=4)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+KEY_FIELDS = [
+    "expected_files_modified",
+    "expected_new_files_allowed",
+    "expected_calls",
+    "expected_placements",
+    "required_parameters",
+    "expected_package_additions",
+    "unknown",
+]
+key_like = st.dictionaries(
+    st.sampled_from(KEY_FIELDS),
+    st.one_of(
+        values,
+        st.lists(st.text(max_size=3), max_size=3),
+        st.dictionaries(st.text(max_size=3), st.lists(st.text(max_size=3), max_size=2), max_size=2),
+    ),
+    max_size=4,
+)
+category = st.fixed_dictionaries(
+    {
+        "name": st.one_of(st.text(max_size=3), st.integers()),
+        "weight": st.one_of(st.integers(0, 100), st.floats(0, 100), st.text(max_size=3), st.booleans()),
+        "check": st.text(max_size=3),
+    },
+    optional={"extra": st.integers()},
+)
 rubric_like = st.one_of(st.fixed_dictionaries({"categories": st.lists(category, max_size=3)}), values)
 
 
@@ -55,8 +77,11 @@ def test_exact_rubrics_agree_with_pydantic(data):
     _agree(Rubric, data)
 
 
-@pytest.mark.parametrize("path", [*sorted(EVALS.glob("fixtures/*/answer_key.json")), EVALS / "rubric.json"],
-                         ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(EVALS.glob("fixtures/*/answer_key.json")), EVALS / "rubric.json"],
+    ids=lambda p: p.parent.name,
+)
 def test_shipped_files_are_read_without_pydantic(path: Path):
     cls = Rubric if path.name == "rubric.json" else AnswerKey
     data = json.loads(path.read_text())

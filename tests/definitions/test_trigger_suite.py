@@ -1,5 +1,5 @@
-"""Trigger suites (evals/trigger-evals/<id>.toml): loading, every problem named by file and field, check/list, the
-committed schema, and the shipped suite."""
+"""Trigger suites (evals/trigger-evals/<id>.toml): loading, every problem named by file and field, check/list,
+the committed schema, and the shipped suite."""
 
 import json
 import textwrap
@@ -66,7 +66,11 @@ def test_a_suite_loads_as_one_eval_per_prompt(suite):
     assert (s.id, s.skill_name, s.runs, s.budget.max_turns) == ("demo", "demo-skill", 2, 5)
     one, two = s.prompts
     assert (one.id, one.format, one.trigger.category, one.trigger.should_trigger) == (
-        "demo.explicit-one", "trigger", "explicit", True)
+        "demo.explicit-one",
+        "trigger",
+        "explicit",
+        True,
+    )
     assert one.app_dir == suite / "fixtures" / "tiny" / "app" and one.trigger.fixture == "tiny"
     # "" overrides the suite's fixture: an empty repository; nothing can be copied from the sentinel
     assert two.trigger.fixture is None and two.app_dir == NO_FIXTURE and not two.app_dir.is_dir()
@@ -78,13 +82,17 @@ def test_trigger_suites_run_only_when_named(suite):
     (suite / "agent-evals").mkdir()
     with pytest.raises(DefinitionError):  # a folder with nothing but a trigger suite has no evals to run
         load_suite(suite)
-    assert [e.id for e in load_suite(suite / "trigger-evals" / "demo.toml")] == ["demo.explicit-one",
-                                                                                 "demo.negative-one"]
+    assert [e.id for e in load_suite(suite / "trigger-evals" / "demo.toml")] == [
+        "demo.explicit-one",
+        "demo.negative-one",
+    ]
     assert len(load_suite(suite / "trigger-evals")) == 2
 
 
 def test_every_problem_named_by_file_and_field(suite):
-    path = write(suite, """
+    path = write(
+        suite,
+        """
         id = "other"
         title = "t"
         skill = "../../missing"
@@ -109,7 +117,8 @@ def test_every_problem_named_by_file_and_field(suite):
         should_trigger = false
         fixture = "../escape"
         prompt = ""
-    """)
+    """,
+    )
     found = problems(path)
     assert found["/id"].startswith("must match the file name")
     assert "no SKILL.md" in found["/skill"]
@@ -117,7 +126,9 @@ def test_every_problem_named_by_file_and_field(suite):
     assert found["/surprise"] == "unknown field (not part of this format)"
     assert "no fixture folder fixtures/nope/" in found["/fixture"]
     assert "/prompts/0/id" in found
-    assert found["/prompts/0/category"].startswith("unknown category 'vague'; expected one of: explicit, implicit")
+    assert found["/prompts/0/category"].startswith(
+        "unknown category 'vague'; expected one of: explicit, implicit"
+    )
     assert "expected false" in found["/prompts/1/should_trigger"]
     assert found["/prompts/2/id"] == "prompt id 'n1' used twice"
     assert "expected true" in found["/prompts/2/should_trigger"]
@@ -127,9 +138,12 @@ def test_every_problem_named_by_file_and_field(suite):
 
 
 def test_warnings_for_a_one_sided_suite_and_a_named_skill_in_an_implicit_prompt(suite):
-    path = write(suite, GOOD.replace('category = "negative"\nshould_trigger = false',
-                                     'category = "implicit"\nshould_trigger = true')
-                 .replace("Summarise the repository.", "Do what demo-skill does."))
+    path = write(
+        suite,
+        GOOD.replace(
+            'category = "negative"\nshould_trigger = false', 'category = "implicit"\nshould_trigger = true'
+        ).replace("Summarise the repository.", "Do what demo-skill does."),
+    )
     warnings = {p.pointer: p.message for p in check_path(path) if p.severity == "warning"}
     assert "precision means little" in warnings["/prompts"]
     assert "names the skill" in warnings["/prompts/1/prompt"]
@@ -154,7 +168,8 @@ def test_check_and_list_through_the_cli(suite):
 def test_committed_schema_matches_the_model_and_accepts_the_shipped_suite():
     committed = json.loads((REPO / "docs" / "schema" / "trigger-eval.schema.json").read_text())
     assert committed == json.loads(json.dumps(json_schema())), (
-        "docs/schema/trigger-eval.schema.json is stale: regenerate it (see skillassay.kinds.trigger.definitions)"
+        "docs/schema/trigger-eval.schema.json is stale: regenerate it (see "
+        "skillassay.kinds.trigger.definitions)"
     )
     data = tomllib.loads(SHIPPED.read_text())
     jsonschema.validate(data, committed)
@@ -165,9 +180,14 @@ def test_committed_schema_matches_the_model_and_accepts_the_shipped_suite():
 
 def test_the_shipped_suite_for_seam_lock_access():
     s = load_trigger(SHIPPED, REPO / "evals")
-    assert s.skill_name == "seam-lock-access" and s.skill_dir == REPO / "examples" / "skills" / "seam-lock-access"
+    assert (
+        s.skill_name == "seam-lock-access"
+        and s.skill_dir == REPO / "examples" / "skills" / "seam-lock-access"
+    )
     cats = s.categories()
-    assert len(s.prompts) >= 12 and all(cats[c] >= 2 for c in ("explicit", "implicit", "contextual", "negative"))
+    assert len(s.prompts) >= 12 and all(
+        cats[c] >= 2 for c in ("explicit", "implicit", "contextual", "negative")
+    )
     assert all(p.trigger.should_trigger == (p.trigger.category != "negative") for p in s.prompts)
     assert s.budget.max_turns and s.budget.stop_on_trigger
     assert not [p for p in check_path(SHIPPED) if p.severity == "error"]

@@ -1,4 +1,6 @@
-"""The egress proxy's allow-list, without leaving the machine (the registries are reached in test_bubblewrap)."""
+"""The egress proxy's allow-list, without leaving the machine (the registries are reached in
+test_bubblewrap).
+"""
 
 import socket
 
@@ -7,17 +9,20 @@ import pytest
 from skillassay.isolation.egress import EgressProxy, host_allowed
 
 
-@pytest.mark.parametrize(("host", "port", "allowed"), [
-    ("pypi.org", 443, True),
-    ("PyPI.org.", 443, True),
-    ("files.pythonhosted.org", 443, True),
-    ("pypi.org", 22, False),
-    ("evil-pypi.org", 443, False),
-    ("registry.npmjs.org", 443, True),
-    ("npmjs.org", 443, False),
-    ("mirror.internal", 8443, True),
-    ("mirror.internal", 443, False),
-])
+@pytest.mark.parametrize(
+    ("host", "port", "allowed"),
+    [
+        ("pypi.org", 443, True),
+        ("PyPI.org.", 443, True),
+        ("files.pythonhosted.org", 443, True),
+        ("pypi.org", 22, False),
+        ("evil-pypi.org", 443, False),
+        ("registry.npmjs.org", 443, True),
+        ("npmjs.org", 443, False),
+        ("mirror.internal", 8443, True),
+        ("mirror.internal", 443, False),
+    ],
+)
 def test_host_allowed(host, port, allowed):
     allow = ["pypi.org", "files.pythonhosted.org", "*.npmjs.org", "mirror.internal:8443"]
     assert host_allowed(host, port, allow) is allowed

@@ -9,8 +9,16 @@ def test_none_runs_the_command_as_is(tmp_path):
     iso = get_isolation("none")
     assert not iso.sealed and iso.problem() is None
     with iso.open(Seal(phase="agent", writable=[tmp_path], registries=["pypi.org"])) as box:
-        out = box.popen(["bash", "-c", "id -u; echo $HTTPS_PROXY"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                        stdout=subprocess.PIPE).communicate()[0].decode()
+        out = (
+            box.popen(
+                ["bash", "-c", "id -u; echo $HTTPS_PROXY"],
+                cwd=tmp_path,
+                env={"PATH": "/usr/bin:/bin"},
+                stdout=subprocess.PIPE,
+            )
+            .communicate()[0]
+            .decode()
+        )
         assert box.record().isolation == "none" and not box.record().audit
     assert out.splitlines()[0] == str(__import__("os").getuid()) and out.splitlines()[1] == ""
 
@@ -44,8 +52,10 @@ def test_nothing_outlives_its_command_unsealed(tmp_path):
     import time
 
     mark = f"skillassay-none-{os.getpid()}-{time.monotonic_ns()}"
-    line = (f"setsid bash -c 'exec -a {mark} sleep 300' </dev/null >/dev/null 2>&1 & "
-            f"( ( exec -a {mark} sleep 300 ) & ) ; sleep 0.3; exit 3")
+    line = (
+        f"setsid bash -c 'exec -a {mark} sleep 300' </dev/null >/dev/null 2>&1 & "
+        f"( ( exec -a {mark} sleep 300 ) & ) ; sleep 0.3; exit 3"
+    )
     try:
         with get_isolation("none").open(Seal(phase="agent", writable=[tmp_path])) as box:
             proc = box.popen(["bash", "-c", line], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})

@@ -11,8 +11,10 @@ def test_registries_by_stack_by_definition_and_granted(evals_dir, tmp_path):
     by_id = {d.id: d for d in load_suite(evals_dir)}
     flask, express = by_id["flask-py"], by_id["express-ts"]
     assert run_policy("bubblewrap", flask, tmp_path).registries == ["pypi.org", "files.pythonhosted.org"]
-    assert run_policy("bubblewrap", express, tmp_path, ["github.com"]).registries == ["registry.npmjs.org",
-                                                                                      "github.com"]
+    assert run_policy("bubblewrap", express, tmp_path, ["github.com"]).registries == [
+        "registry.npmjs.org",
+        "github.com",
+    ]
     own = flask.model_copy(update={"registries": ["pypi.internal:8443"]})
     wheels = tmp_path / "wheels"  # beside the results, not holding them: a mount may not uncover them
     policy = run_policy("bubblewrap", own, tmp_path / "results", ["pypi.internal:8443"], [wheels])

@@ -61,14 +61,18 @@ def _ask(port: int, raw: bytes) -> bytes:
 
 @needs(LOCAL is not None, "a network interface with a non-loopback address")
 def test_plain_http_goes_to_the_allowed_host_whatever_host_header_came(site):
-    """An absolute-form request to an allowed host, with ``Host: other-site``: a CDN in front of the registry routes
-    by the Host header, so the request reached any site the CDN serves (domain fronting over plain HTTP)."""
+    """An absolute-form request to an allowed host, with ``Host: other-site``: a CDN in front of the registry
+    routes by the Host header, so the request reached any site the CDN serves (domain fronting over plain
+    HTTP)."""
     allowed = f"{LOCAL}:{site.server_address[1]}"
     proxy = EgressProxy([allowed])
     port = proxy.start()
     try:
-        answer = _ask(port, f"GET http://{allowed}/simple/ HTTP/1.1\r\nHost: other-site.example\r\n"
-                            f"host: third.example\r\n\r\n".encode())
+        answer = _ask(
+            port,
+            f"GET http://{allowed}/simple/ HTTP/1.1\r\nHost: other-site.example\r\n"
+            f"host: third.example\r\n\r\n".encode(),
+        )
     finally:
         proxy.close()
     assert answer.startswith((b"HTTP/1.0 200", b"HTTP/1.1 200")), answer[:200]
@@ -101,7 +105,9 @@ def test_a_flood_of_connections_costs_the_harness_bounded_threads():
 
 
 def test_refusals_kept_are_bounded():
-    """A scan of many distinct hosts is recorded, but as a bounded list (process.json, the harness's memory)."""
+    """A scan of many distinct hosts is recorded, but as a bounded list (process.json, the harness's
+    memory).
+    """
     proxy = EgressProxy([])
     port = proxy.start()
     try:

@@ -31,11 +31,21 @@ def test_a_venv_under_tmp_runs_its_own_python_sealed(bubblewrap) -> None:
         venv = Path(cache) / "deps" / "py-test"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         mounts, path = runtimes(venv=True)
-        seal = Seal(phase="app", writable=[Path(cache)], readable=[Mount(src=venv), *mounts],
-                    first=[str(venv / "bin")], path=path, audit=False)
+        seal = Seal(
+            phase="app",
+            writable=[Path(cache)],
+            readable=[Mount(src=venv), *mounts],
+            first=[str(venv / "bin")],
+            path=path,
+            audit=False,
+        )
         with bubblewrap.open(seal) as box:
-            proc = box.popen(["python", "-c", "import sys; print(sys.prefix)"], cwd=Path(cache),
-                             env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin"}, stdout=subprocess.PIPE)
+            proc = box.popen(
+                ["python", "-c", "import sys; print(sys.prefix)"],
+                cwd=Path(cache),
+                env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin"},
+                stdout=subprocess.PIPE,
+            )
             out, _ = proc.communicate(timeout=30)
         assert proc.returncode == 0
         assert out.decode().strip() == str(venv)  # the app's venv, not the harness's base interpreter

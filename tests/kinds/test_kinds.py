@@ -1,5 +1,5 @@
-"""Eval kinds are plug-ins: another package's kind, declared as an entry point, is found by ``kind_of`` and grades
-a run; a package cannot take over a kind skillassay ships; the shipped three are found the same way."""
+"""Eval kinds are plug-ins: another package's kind, declared as an entry point, is found by ``kind_of`` and
+grades a run; a package cannot take over a kind skillassay ships; the shipped three are found the same way."""
 
 from __future__ import annotations
 
@@ -67,16 +67,28 @@ def toy(tmp_path: Path, monkeypatch):
 def definition(tmp_path: Path, fmt: str) -> EvalDefinition:
     app = tmp_path / "app"
     app.mkdir(exist_ok=True)
-    d = EvalDefinition(id="toy-eval", title="toy", format="native", source=tmp_path / "toy.toml",
-                       suite_dir=tmp_path, fixture_dir=tmp_path, app_dir=app, prompt="say toy", stack="python",
-                       language="python")
+    d = EvalDefinition(
+        id="toy-eval",
+        title="toy",
+        format="native",
+        source=tmp_path / "toy.toml",
+        suite_dir=tmp_path,
+        fixture_dir=tmp_path,
+        app_dir=app,
+        prompt="say toy",
+        stack="python",
+        language="python",
+    )
     return d.model_copy(update={"format": fmt})
 
 
 def test_the_shipped_kinds_are_entry_points():
     assert plugins.names(kinds.GROUP)[:3] == ["agent", "seam", "trigger"]
     assert {n: kinds.load_kind(n).format for n in ("agent", "seam", "trigger")} == {
-        "agent": "native", "seam": "plan-json", "trigger": "trigger"}
+        "agent": "native",
+        "seam": "plan-json",
+        "trigger": "trigger",
+    }
     assert all(plugins.shipped(kinds.GROUP, n) for n in ("agent", "seam", "trigger"))
 
 
@@ -97,7 +109,8 @@ def test_another_packages_kind_is_found_and_grades_a_run(toy, tmp_path: Path):
 def test_a_shipped_kind_cannot_be_taken_over(toy, tmp_path: Path):
     assert type(kinds.kind_of(definition(tmp_path, "plan-json"))).__name__ == "SeamKind"
     assert plugins.conflicts(kinds.GROUP) == [
-        "skillassay.kinds: 'seam' of toy-kind ignored (skillassay ships that name)"]
+        "skillassay.kinds: 'seam' of toy-kind ignored (skillassay ships that name)"
+    ]
 
 
 def test_a_format_no_kind_grades_is_named(tmp_path: Path):
@@ -106,24 +119,45 @@ def test_a_format_no_kind_grades_is_named(tmp_path: Path):
 
 
 OLD_RUN = {  # a run.json of schema 3: the Seam figures at the top level
-    "schema_version": 3, "job_id": "j1", "eval_id": "e1", "run_index": 1, "run_dir": "j1/e1/run_1",
-    "agent": "reference", "outcome": "completed", "started_at": "2026-11-29T22:45:12Z",
-    "finished_at": "2026-11-29T22:46:12Z", "rubric_total": 90.0, "sandbox_total": 70.0, "combined": 78.0,
-    "api_path": "access_codes", "api_path_correct": False, "emulator_spec_version": "seam-1", "grading_version": 2,
+    "schema_version": 3,
+    "job_id": "j1",
+    "eval_id": "e1",
+    "run_index": 1,
+    "run_dir": "j1/e1/run_1",
+    "agent": "reference",
+    "outcome": "completed",
+    "started_at": "2026-11-29T22:45:12Z",
+    "finished_at": "2026-11-29T22:46:12Z",
+    "rubric_total": 90.0,
+    "sandbox_total": 70.0,
+    "combined": 78.0,
+    "api_path": "access_codes",
+    "api_path_correct": False,
+    "emulator_spec_version": "seam-1",
+    "grading_version": 2,
 }
 
 
 def test_an_old_run_record_reads_its_seam_figures_into_grades(tmp_path: Path):
     r = RunRecord.model_validate(OLD_RUN)
     assert r.schema_version == RUN_SCHEMA_VERSION == 4 and r.grading_version == 2
-    assert r.grades == {"rubric_total": 90.0, "sandbox_total": 70.0, "combined": 78.0, "api_path": "access_codes",
-                        "api_path_correct": False, "emulator_spec_version": "seam-1"}
+    assert r.grades == {
+        "rubric_total": 90.0,
+        "sandbox_total": 70.0,
+        "combined": 78.0,
+        "api_path": "access_codes",
+        "api_path_correct": False,
+        "emulator_spec_version": "seam-1",
+    }
     assert r.figure("combined") == 78.0 and r.figure("api_path_correct") is None
     # the index keeps its columns, filled from the payload
     store = db.open(tmp_path)
     store.record_run(r)
     [back] = store.runs(job_id="j1")
     assert back.grades == r.grades
-    row = sqlite3.connect(tmp_path / db.DB_NAME).execute(
-        "SELECT rubric_total, sandbox_total, combined FROM runs").fetchone()
+    row = (
+        sqlite3.connect(tmp_path / db.DB_NAME)
+        .execute("SELECT rubric_total, sandbox_total, combined FROM runs")
+        .fetchone()
+    )
     assert row == (90.0, 70.0, 78.0)

@@ -1,6 +1,6 @@
-"""The outline's reachability facts and the call graph over them: dead code, exports, Express mounts, method calls
-resolved through classes, attributes, injected clients and imports, and the names of built-in methods kept apart
-from the app's functions."""
+"""The outline's reachability facts and the call graph over them: dead code, exports, Express mounts, method
+calls resolved through classes, attributes, injected clients and imports, and the names of built-in methods
+kept apart from the app's functions."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ def _dead_chains(module: Module) -> set[tuple[str, ...]]:
 
 
 def test_python_dead_code():
-    m = _parse("a.py", """
+    m = _parse(
+        "a.py",
+        """
         ENABLED = False
         def f():
             if False:
@@ -41,13 +43,16 @@ def test_python_dead_code():
         def g():
             raise ValueError()
             dead7()
-    """)
+    """,
+    )
     assert _dead_chains(m) == {(f"dead{i}",) for i in range(1, 8)}
     assert {c.chain for c in m.calls if not c.dead} >= {("live1",), ("live2",), ("ValueError",)}
 
 
 def test_typescript_dead_code_and_nested_functions():
-    m = _parse("a.ts", """
+    m = _parse(
+        "a.ts",
+        """
         export function f() {
           if (false) { dead1(); }
           if (!true) { dead2(); } else { live1(); }
@@ -59,43 +64,58 @@ def test_typescript_dead_code_and_nested_functions():
         }
         function g() { throw new Error('x'); dead7(); }
         export const h = () => { if (0) { const inner = () => dead8(); } };
-    """)
+    """,
+    )
     assert _dead_chains(m) == {(f"dead{i}",) for i in range(1, 9)}
     inner = next(f for f in m.functions if f.name == "inner")
     assert inner.dead
 
 
 def test_exports_and_express_mounts_across_files():
-    index = _parse("src/index.ts", """
+    index = _parse(
+        "src/index.ts",
+        """
         import express from 'express';
         import api from './api';
         const app = express();
         app.use('/api', api);
         app.use('/hooks', require('./hooks'));
-    """)
-    api = _parse("src/api.ts", """
+    """,
+    )
+    api = _parse(
+        "src/api.ts",
+        """
         import { Router } from 'express';
         import stays from './stays';
         const router = Router();
         router.use('/stays', stays);
         export default router;
-    """)
-    stays = _parse("src/stays.ts", """
+    """,
+    )
+    stays = _parse(
+        "src/stays.ts",
+        """
         import { Router } from 'express';
         const r = Router();
         r.put('/:id', (req, res) => res.json({}));
         export default r;
-    """)
-    hooks = _parse("src/hooks.js", """
+    """,
+    )
+    hooks = _parse(
+        "src/hooks.js",
+        """
         const express = require('express');
         const hooks = express.Router();
         hooks.post('/seam', (req, res) => res.sendStatus(204));
         module.exports = hooks;
-    """)
+    """,
+    )
     assert api.exports == {"default": "router"} and hooks.exports == {"default": "hooks"}
     mounted = mounted_routes([index, api, stays, hooks])
     assert {(m.route.method, m.path) for m in mounted} == {("PUT", "/api/stays/:id"), ("POST", "/hooks/seam")}
-    assert [m.path for m in endpoint_routes(mounted, "put", "/api/stays/{{RESERVATION_ID}}")] == ["/api/stays/:id"]
+    assert [m.path for m in endpoint_routes(mounted, "put", "/api/stays/{{RESERVATION_ID}}")] == [
+        "/api/stays/:id"
+    ]
     assert not endpoint_routes(mounted, "DELETE", "/api/stays/{{RESERVATION_ID}}")
 
 
@@ -118,8 +138,9 @@ def _reached(graph: CallGraph, modules: dict[str, Module], path: str, name: str)
 
 
 def test_methods_resolved_through_injected_clients_and_module_instances():
-    graph, modules = _graph({
-        "svc.py": """
+    graph, modules = _graph(
+        {
+            "svc.py": """
             from gateway import Gateway
 
             class Service:
@@ -133,7 +154,7 @@ def test_methods_resolved_through_injected_clients_and_module_instances():
 
             service = Service(Gateway())
         """,
-        "gateway.py": """
+            "gateway.py": """
             class Gateway:
                 def publish(self, r):
                     self._send(r)
@@ -144,20 +165,23 @@ def test_methods_resolved_through_injected_clients_and_module_instances():
                 def append(self, r):
                     pass
         """,
-        "routes.py": """
+            "routes.py": """
             from svc import service
 
             def create(r):
                 return service.book(r)
         """,
-    })
+        }
+    )
     reached = _reached(graph, modules, "routes.py", "create")
     assert {"create", "Service.book", "Gateway.publish", "Gateway._send"} <= reached
     assert "Gateway.append" not in reached  # `items.append` is a list's method
 
 
 def test_a_named_nested_function_runs_only_when_referred_to():
-    graph, modules = _graph({"a.ts": """
+    graph, modules = _graph(
+        {
+            "a.ts": """
         export async function handler() {
           const later = async () => { await push(); };
           const now = async () => { await drop(); };
@@ -167,7 +191,9 @@ def test_a_named_nested_function_runs_only_when_referred_to():
         async function push() {}
         async function drop() {}
         async function cb() {}
-    """})
+    """
+        }
+    )
     reached = _reached(graph, modules, "a.ts", "handler")
     assert "drop" in reached and "cb" in reached
     assert "later" not in reached and "push" not in reached
@@ -176,19 +202,25 @@ def test_a_named_nested_function_runs_only_when_referred_to():
 
 
 def test_module_constants_make_branches_dead_in_both_languages():
-    py = _parse("a.py", """
+    py = _parse(
+        "a.py",
+        """
         SYNC = False
         def f():
             if SYNC:
                 dead1()
-    """)
-    ts_module = _parse("a.ts", """
+    """,
+    )
+    ts_module = _parse(
+        "a.ts",
+        """
         export const SYNC_TO_SEAM = false;
         let mutable = false;
         export function f() {
           if (SYNC_TO_SEAM) { dead1(); }
           if (mutable) { live1(); }
         }
-    """)
+    """,
+    )
     assert _dead_chains(py) == {("dead1",)}
     assert _dead_chains(ts_module) == {("dead1",)}

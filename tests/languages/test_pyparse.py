@@ -1,6 +1,6 @@
-"""Python parsing is serialised: CPython 3.11 keeps the AST converter's recursion depth in module state shared by all
-threads, so two conversions interleaving (a GC finaliser can release the GIL mid-conversion) end in "SystemError:
-AST constructor recursion depth mismatch" (seen once in CI, in the controls' thread pool)."""
+"""Python parsing is serialised: CPython 3.11 keeps the AST converter's recursion depth in module state shared
+by all threads, so two conversions interleaving (a GC finaliser can release the GIL mid-conversion) end in
+"SystemError: AST constructor recursion depth mismatch" (seen once in CI, in the controls' thread pool)."""
 
 from __future__ import annotations
 

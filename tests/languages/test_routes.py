@@ -1,9 +1,9 @@
 """Route discovery: Next.js file-based routes and FastAPI/Flask routers mounted across files.
 
 Written in the styles the shipped fixtures do not use (they export `async function POST` and mount one router
-level): handlers as `export const`, wrapped, re-exported from another module, destructured; route groups, slots,
-private folders, catch-alls, pages/api; FastAPI routers nested in routers, `api_route`, `add_api_route`, imports
-of every form; Flask's url_prefix override.
+level): handlers as `export const`, wrapped, re-exported from another module, destructured; route groups,
+slots, private folders, catch-alls, pages/api; FastAPI routers nested in routers, `api_route`,
+`add_api_route`, imports of every form; Flask's url_prefix override.
 """
 
 from __future__ import annotations
@@ -45,38 +45,43 @@ def _handlers(module: Module) -> dict[str, list[str]]:
     return {r.method: [show(h) for h in r.handlers] for r in module.routes}
 
 
-# ----------------------------------------------------------------------------- Next.js: which files are routes
-@pytest.mark.parametrize(("path", "expected"), [
-    ("app/route.ts", ("app", "/")),
-    ("app/api/bookings/route.ts", ("app", "/api/bookings")),
-    ("app/api/bookings/[id]/route.ts", ("app", "/api/bookings/[id]")),
-    ("app/(admin)/api/(v2)/rooms/route.ts", ("app", "/api/rooms")),  # route groups leave no trace
-    ("app/@modal/api/x/route.js", ("app", "/api/x")),  # parallel-route slots neither
-    ("app/docs/[...slug]/route.tsx", ("app", "/docs/[...slug]")),
-    ("app/docs/[[...slug]]/route.mjs", ("app", "/docs/[[...slug]]")),
-    ("src/app/api/hooks/route.ts", ("app", "/api/hooks")),
-    ("apps/web/app/api/hooks/route.ts", ("app", "/api/hooks")),  # a monorepo's app
-    ("web/src/app/app/route.ts", ("app", "/app")),  # a folder named app inside the app router
-    ("pages/api/bookings/[id].ts", ("pages", "/api/bookings/[id]")),
-    ("pages/api/index.ts", ("pages", "/api")),
-    ("src/pages/api/webhooks/seam.js", ("pages", "/api/webhooks/seam")),
-    ("app/_lib/route.ts", None),  # private folders are not routed
-    ("app/api/(.)photo/route.ts", None),  # intercepting routes are not URL routes
-    ("app/api/bookings/page.tsx", None),
-    ("app/api/bookings/handlers.ts", None),
-    ("app/api/route.d.ts", None),
-    ("lib/route.ts", None),  # not under app/
-    ("pages/about.tsx", None),  # a page, not an API route
-    ("pages/api/_utils.ts", None),
-    ("src/routes/reservations.ts", None),  # an Express router file
-])
+# ---------------------------------------------------------------------------- Next.js: which files are routes
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("app/route.ts", ("app", "/")),
+        ("app/api/bookings/route.ts", ("app", "/api/bookings")),
+        ("app/api/bookings/[id]/route.ts", ("app", "/api/bookings/[id]")),
+        ("app/(admin)/api/(v2)/rooms/route.ts", ("app", "/api/rooms")),  # route groups leave no trace
+        ("app/@modal/api/x/route.js", ("app", "/api/x")),  # parallel-route slots neither
+        ("app/docs/[...slug]/route.tsx", ("app", "/docs/[...slug]")),
+        ("app/docs/[[...slug]]/route.mjs", ("app", "/docs/[[...slug]]")),
+        ("src/app/api/hooks/route.ts", ("app", "/api/hooks")),
+        ("apps/web/app/api/hooks/route.ts", ("app", "/api/hooks")),  # a monorepo's app
+        ("web/src/app/app/route.ts", ("app", "/app")),  # a folder named app inside the app router
+        ("pages/api/bookings/[id].ts", ("pages", "/api/bookings/[id]")),
+        ("pages/api/index.ts", ("pages", "/api")),
+        ("src/pages/api/webhooks/seam.js", ("pages", "/api/webhooks/seam")),
+        ("app/_lib/route.ts", None),  # private folders are not routed
+        ("app/api/(.)photo/route.ts", None),  # intercepting routes are not URL routes
+        ("app/api/bookings/page.tsx", None),
+        ("app/api/bookings/handlers.ts", None),
+        ("app/api/route.d.ts", None),
+        ("lib/route.ts", None),  # not under app/
+        ("pages/about.tsx", None),  # a page, not an API route
+        ("pages/api/_utils.ts", None),
+        ("src/routes/reservations.ts", None),  # an Express router file
+    ],
+)
 def test_next_route_files(path: str, expected) -> None:
     assert next_route_path(path) == expected
 
 
 # ----------------------------------------------------------------------------- Next.js: handlers
 def test_app_router_exports_in_every_form() -> None:
-    module = _parse("app/api/bookings/[id]/route.ts", """
+    module = _parse(
+        "app/api/bookings/[id]/route.ts",
+        """
         import { withAuth } from '@/lib/auth';
         import { handlers } from '@/auth';
         export const GET = async (request: Request) => Response.json({ ok: true });
@@ -90,7 +95,8 @@ def test_app_router_exports_in_every_form() -> None:
         export function helper() {}
         function PATCH() {}  // not exported: not a route
         export default function GETTER() {}
-    """)
+    """,
+    )
     assert {(r.method, r.path) for r in module.routes} == {
         (m, "/api/bookings/[id]") for m in ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS")
     }
@@ -103,7 +109,9 @@ def test_app_router_exports_in_every_form() -> None:
         "OPTIONS": ["ref:handlers.OPTIONS"],
     }
     # re-exported handlers remember where they come from, relative to the route file
-    assert [(r.stem, r.name) for r in module.import_refs["remove"]] == [("app/api/bookings/handlers", "remove")]
+    assert [(r.stem, r.name) for r in module.import_refs["remove"]] == [
+        ("app/api/bookings/handlers", "remove")
+    ]
     assert module.import_refs["withAuth"][0].fuzzy and module.import_refs["withAuth"][0].stem == "lib/auth"
 
 
@@ -216,8 +224,9 @@ def test_fastapi_router_mounted_nowhere_parsed_keeps_its_own_prefix() -> None:
 
 
 def test_fastapi_router_mounted_twice_has_both_paths_and_cycles_end() -> None:
-    routes = _routes({
-        "main.py": """
+    routes = _routes(
+        {
+            "main.py": """
             from fastapi import FastAPI, APIRouter
             from hooks import router
             app = FastAPI()
@@ -231,21 +240,24 @@ def test_fastapi_router_mounted_twice_has_both_paths_and_cycles_end() -> None:
             @a.get("/x")
             def x(): ...
         """,
-        "hooks.py": """
+            "hooks.py": """
             from fastapi import APIRouter
             router = APIRouter(prefix="/hooks")
 
             @router.post("/seam")
             def seam(): ...
         """,
-    })
+        }
+    )
     assert {("hooks.py", "POST", "/v1/hooks/seam"), ("hooks.py", "POST", "/v2/hooks/seam")} <= routes
-    assert any(f == "main.py" and p.endswith("/a/x") for f, _, p in routes)  # a cycle is cut, not followed forever
+    # a cycle is cut, not followed forever
+    assert any(f == "main.py" and p.endswith("/a/x") for f, _, p in routes)
 
 
 def test_names_that_only_look_like_routers_are_not_mounted() -> None:
-    routes = _routes({
-        "main.py": """
+    routes = _routes(
+        {
+            "main.py": """
             from fastapi import FastAPI
             import requests
             app = FastAPI()
@@ -253,21 +265,23 @@ def test_names_that_only_look_like_routers_are_not_mounted() -> None:
             prefix = "/dyn"
             app.include_router(local_router, prefix=prefix)     # a prefix that is not a literal: unknown
         """,
-        "routes.py": """
+            "routes.py": """
             from fastapi import APIRouter
             router = APIRouter()
 
             @router.get("/ping")
             def ping(): ...
         """,
-    })
+        }
+    )
     assert routes == {("routes.py", "GET", "/ping")}
 
 
 # ----------------------------------------------------------------------------- Flask
 def test_flask_register_blueprint_url_prefix_replaces_the_blueprints_own() -> None:
-    routes = _routes({
-        "app.py": """
+    routes = _routes(
+        {
+            "app.py": """
             from flask import Flask
             from blueprints.hooks import hooks_bp
             from blueprints import api
@@ -275,14 +289,14 @@ def test_flask_register_blueprint_url_prefix_replaces_the_blueprints_own() -> No
             app.register_blueprint(hooks_bp, url_prefix="/integrations")
             app.register_blueprint(api.api_bp)
         """,
-        "blueprints/hooks.py": """
+            "blueprints/hooks.py": """
             from flask import Blueprint
             hooks_bp = Blueprint("hooks", __name__, url_prefix="/webhooks")
 
             @hooks_bp.post("/seam")
             def seam(): ...
         """,
-        "blueprints/api.py": """
+            "blueprints/api.py": """
             from flask import Blueprint
             api_bp = Blueprint("api", __name__, url_prefix="/api")
             v1 = Blueprint("v1", __name__, url_prefix="/v1")
@@ -292,7 +306,8 @@ def test_flask_register_blueprint_url_prefix_replaces_the_blueprints_own() -> No
 
             api_bp.register_blueprint(v1)
         """,
-    })
+        }
+    )
     assert routes == {
         ("blueprints/hooks.py", "POST", "/integrations/seam"),  # Flask: the registration's url_prefix wins
         ("blueprints/api.py", "POST", "/api/v1/bookings"),  # nested: the parent's prefix, then the child's

@@ -1,4 +1,6 @@
-"""`skillassay run` on the agent eval `cancellation-support` with every agent, and a skill against its baseline."""
+"""`skillassay run` on the agent eval `cancellation-support` with every agent, and a skill against its
+baseline.
+"""
 
 from __future__ import annotations
 
@@ -28,26 +30,69 @@ def _one(out: dict) -> dict:
 
 
 def test_reference_passes_and_noop_fails(tmp_path: Path, evals_dir: Path) -> None:
-    _, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "cancellation-support",
-                   "--results", str(tmp_path), "--json"])
+    _, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "cancellation-support",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     run = _one(out)
     assert run["verdict"]["passed"] is True and run["verdict"]["score"] == 1.0
-    assert {c["id"] for c in run["criteria"]} == {"cancels_via_service", "respects_transitions",
-                                                  "adds_meaningful_tests", "scope_discipline", "respects_policy"}
+    assert {c["id"] for c in run["criteria"]} == {
+        "cancels_via_service",
+        "respects_transitions",
+        "adds_meaningful_tests",
+        "scope_discipline",
+        "respects_policy",
+    }
     assert (tmp_path / run["run_dir"] / "process.json").is_file()
-    _, out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "cancellation-support",
-                   "--results", str(tmp_path), "--json"])
+    _, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "noop",
+            "--fixtures",
+            "cancellation-support",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     run = _one(out)
     assert run["outcome"] == "completed" and run["empty_diff"] and run["verdict"]["passed"] is False
 
 
-def test_command_agent_that_copies_the_solution_without_running_tests_is_disqualified(tmp_path, evals_dir) -> None:
-    """It claims the tests pass without running any: the document's third example, through the whole pipeline."""
+def test_command_agent_that_copies_the_solution_without_running_tests_is_disqualified(
+    tmp_path, evals_dir
+) -> None:
+    """It claims the tests pass without running any: the document's third example, through the whole
+    pipeline.
+    """
     fx = evals_dir / "fixtures" / "order-service"
-    agent = writer_command(changed_files(fx / "app", fx / "test_golden"),
-                           then_print="Added cancellation with tests. All tests pass.")
-    _code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
-                      "--fixtures", "cancellation-support", "--results", str(tmp_path), "--json"])
+    agent = writer_command(
+        changed_files(fx / "app", fx / "test_golden"),
+        then_print="Added cancellation with tests. All tests pass.",
+    )
+    _code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            agent,
+            "--fixtures",
+            "cancellation-support",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     run = _one(out)
     assert run["outcome"] == "completed"
     assert run["verdict"]["disqualified"] is True and run["verdict"]["passed"] is False
@@ -62,16 +107,55 @@ def test_claude_code_that_implements_and_runs_the_tests_passes(tmp_path: Path, e
     files = changed_files(fx / "app", fx / "test_golden")
     turns: list = [[{"tool_use": {"name": "Read", "input": {"file_path": "{workspace}/orders/service.py"}}}]]
     for rel, content in files.items():
-        turns.append([{"tool_use": {"name": "Write", "input": {"file_path": "{workspace}/" + rel,
-                                                                "content": content}}}])
-    turns.append([{"tool_use": {"name": "Bash", "input": {"command": f"{sys.executable} -m pytest -q -p no:cacheprovider",
-                                                          "description": "run the tests"}}}])
+        turns.append(
+            [
+                {
+                    "tool_use": {
+                        "name": "Write",
+                        "input": {"file_path": "{workspace}/" + rel, "content": content},
+                    }
+                }
+            ]
+        )
+    turns.append(
+        [
+            {
+                "tool_use": {
+                    "name": "Bash",
+                    "input": {
+                        "command": f"{sys.executable} -m pytest -q -p no:cacheprovider",
+                        "description": "run the tests",
+                    },
+                }
+            }
+        ]
+    )
     with ModelServer() as server:
-        sid = server.add_script(Script.model_validate(
-            {"id": "cancel", "turns": turns, "final_text": "Cancellation added in OrderService; all tests pass."}))
-        _, out = _run([str(evals_dir), "--agent", "claude-code", "--fixtures", "cancellation-support",
-                       "--results", str(tmp_path), "--json", "--timeout", "240",
-                       "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}"])
+        sid = server.add_script(
+            Script.model_validate(
+                {
+                    "id": "cancel",
+                    "turns": turns,
+                    "final_text": "Cancellation added in OrderService; all tests pass.",
+                }
+            )
+        )
+        _, out = _run(
+            [
+                str(evals_dir),
+                "--agent",
+                "claude-code",
+                "--fixtures",
+                "cancellation-support",
+                "--results",
+                str(tmp_path),
+                "--json",
+                "--timeout",
+                "240",
+                "--agent-env",
+                f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+            ]
+        )
     run = _one(out)
     assert run["outcome"] == "completed", run.get("error")
     assert run["verdict"]["passed"] is True, run["verdict"]
@@ -85,9 +169,27 @@ def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_di
     # an agent that does the work only when the skill is installed (the command agent gets no skill, so the
     # stand-in reads the skill folder's presence from an environment variable the test sets per variant)
     agent = writer_command(changed_files(fx / "app", fx / "test_golden"), only_with_skill=True)
-    _code, out = _run([str(evals_dir), "--agent", "command", "--command", agent,
-                      "--skill", str(SKILL), "--baseline", "--runs", "2", "--fixtures", "flask-py",
-                      "--layers", "rubric", "--results", str(tmp_path), "--json"])
+    _code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            agent,
+            "--skill",
+            str(SKILL),
+            "--baseline",
+            "--runs",
+            "2",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     variants = sorted((r["variant"], r["run_index"]) for r in out["runs"])
     assert variants == [("baseline", 1), ("baseline", 2), ("skill", 1), ("skill", 2)]
     by_variant = {r["variant"]: r for r in out["runs"]}
@@ -103,7 +205,9 @@ def test_baseline_runs_pair_with_skill_runs_and_compare(tmp_path: Path, evals_di
 
 
 def test_relative_results_folder(tmp_path: Path, evals_dir: Path, monkeypatch) -> None:
-    """The README's main job uses the default, relative `results`: graders that run tools elsewhere still find it."""
+    """The README's main job uses the default, relative `results`: graders that run tools elsewhere still
+    find it.
+    """
     monkeypatch.chdir(tmp_path)
     _, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "cancellation-support", "--json"])
     run = _one(out)

@@ -1,7 +1,7 @@
-"""The golden canary: a machine that cannot run an eval's golden makes every run of that eval unscored, with the
-canary's evidence, and says so; a golden that passes leaves the agent's failure the agent's; a cached pass runs
-nothing; a golden that passes only sometimes fails the canary and reports its noise. On a tiny stdlib app (no
-install), graded by the real sandbox in bubblewrap."""
+"""The golden canary: a machine that cannot run an eval's golden makes every run of that eval unscored, with
+the canary's evidence, and says so; a golden that passes leaves the agent's failure the agent's; a cached
+pass runs nothing; a golden that passes only sometimes fails the canary and reports its noise. On a tiny
+stdlib app (no install), graded by the real sandbox in bubblewrap."""
 
 from __future__ import annotations
 
@@ -23,22 +23,37 @@ TINYAPP = TESTS / "graders" / "sandbox" / "tinyapp" / "server.py"
 EVALS = TESTS.parent / "evals"
 MODE_LINE = 'MODE = os.environ.get("MODE", "good")'
 # the golden's start, counted in a file outside the app (unsealed runs only): every second start fails
-FLAKY = ('import os, sys\n_c = os.environ["START_COUNT"]\n'
-         '_n = (int(open(_c).read()) if os.path.exists(_c) else 0) + 1\nopen(_c, "w").write(str(_n))\n'
-         'if _n % 2 == 0:\n    sys.exit("boom: every second start fails")\n')
+FLAKY = (
+    'import os, sys\n_c = os.environ["START_COUNT"]\n'
+    '_n = (int(open(_c).read()) if os.path.exists(_c) else 0) + 1\nopen(_c, "w").write(str(_n))\n'
+    'if _n % 2 == 0:\n    sys.exit("boom: every second start fails")\n'
+)
 
 
 def _config(mode: str, env: dict[str, str] | None = None) -> dict:
     return {
-        "fixture": "tiny", "prompt": "make reservations create access codes", "expected_api_path": "access_codes",
+        "fixture": "tiny",
+        "prompt": "make reservations create access codes",
+        "expected_api_path": "access_codes",
         "app_port": 8000,
         "test_endpoints": {
-            "create": {"method": "POST", "path": "/api/reservations",
-                       "payload": {"guest": "eval_{{RUN_ID}}", "propertyId": "prop-1", "unitId": "unit-1",
-                                   "checkIn": "{{STARTS_AT}}", "checkOut": "{{ENDS_AT}}"},
-                       "response_id_path": "reservation.id"},
-            "update": {"method": "PUT", "path": "/api/reservations/{{RESERVATION_ID}}",
-                       "payload": {"checkOut": "{{NEW_ENDS_AT}}"}},
+            "create": {
+                "method": "POST",
+                "path": "/api/reservations",
+                "payload": {
+                    "guest": "eval_{{RUN_ID}}",
+                    "propertyId": "prop-1",
+                    "unitId": "unit-1",
+                    "checkIn": "{{STARTS_AT}}",
+                    "checkOut": "{{ENDS_AT}}",
+                },
+                "response_id_path": "reservation.id",
+            },
+            "update": {
+                "method": "PUT",
+                "path": "/api/reservations/{{RESERVATION_ID}}",
+                "payload": {"checkOut": "{{NEW_ENDS_AT}}"},
+            },
             "cancel": {"method": "DELETE", "path": "/api/reservations/{{RESERVATION_ID}}"},
         },
         "seam": {"env": {"SEAM_DEVICE_ID": "{{DEVICE_ID}}"}},
@@ -47,21 +62,29 @@ def _config(mode: str, env: dict[str, str] | None = None) -> dict:
     }
 
 
-def tiny_suite(root: Path, mode: str = "good", golden_prefix: str = "", env: dict[str, str] | None = None) -> Path:
-    """A suite of one Seam eval: the pristine app answers non-JSON (sandbox 10), the golden works in MODE good and
-    refuses to start in MODE crash (exit 3), as it would on a machine that cannot run it."""
+def tiny_suite(
+    root: Path, mode: str = "good", golden_prefix: str = "", env: dict[str, str] | None = None
+) -> Path:
+    """A suite of one Seam eval: the pristine app answers non-JSON (sandbox 10), the golden works in MODE good
+    and refuses to start in MODE crash (exit 3), as it would on a machine that cannot run it."""
     fixture = root / "fixtures" / "tiny"
     source = TINYAPP.read_text()
     (fixture / "app").mkdir(parents=True)
     (fixture / "app" / "server.py").write_text(source.replace(MODE_LINE, 'MODE = "nojson"'))
     (fixture / "test_golden").mkdir()
     (fixture / "test_golden" / "server.py").write_text(golden_prefix + source)
-    (fixture / "Dockerfile").write_text('FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nCMD ["python", "server.py"]\n')
+    (fixture / "Dockerfile").write_text(
+        'FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nCMD ["python", "server.py"]\n'
+    )
     (fixture / "eval_config.json").write_text(json.dumps(_config(mode, env), indent=2))
     # the rubric's files (not graded: the jobs here run the sandbox layer)
     shutil.copy(EVALS / "rubric.json", root / "rubric.json")
-    key = {"expected_files_modified": ["server.py"], "expected_calls": {"create": ["access_codes.create"]},
-           "expected_placements": {}, "required_parameters": {}}
+    key = {
+        "expected_files_modified": ["server.py"],
+        "expected_calls": {"create": ["access_codes.create"]},
+        "expected_placements": {},
+        "required_parameters": {},
+    }
     (fixture / "answer_key.json").write_text(json.dumps(key))
     return root
 
@@ -77,8 +100,11 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _run(suite: Path, results: Path, *args: str) -> tuple[dict, str]:
     out = runner.invoke(app, ["run", str(suite), "--layers", "sandbox", "--results", str(results), *args])
     assert out.exit_code == 0, out.output
-    [job_dir] = [p for p in results.iterdir() if p.is_dir() and (p / "job.json").is_file()
-                 and p.name not in _seen.setdefault(results, set())]
+    [job_dir] = [
+        p
+        for p in results.iterdir()
+        if p.is_dir() and (p / "job.json").is_file() and p.name not in _seen.setdefault(results, set())
+    ]
     _seen[results].add(job_dir.name)
     return json.loads((job_dir / "job.json").read_text()), out.output
 
@@ -91,11 +117,16 @@ def _records(results: Path, job: dict) -> list[dict]:
 
 
 def _entries(cache: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in (cache / "canary").glob("*.json")] if (cache / "canary").is_dir() else []
+    return (
+        [json.loads(p.read_text()) for p in (cache / "canary").glob("*.json")]
+        if (cache / "canary").is_dir()
+        else []
+    )
 
 
-def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evidence(tmp_path: Path,
-                                                                                   cache: Path) -> None:
+def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evidence(
+    tmp_path: Path, cache: Path
+) -> None:
     suite = tiny_suite(tmp_path / "suite", mode="crash")
     results = tmp_path / "results"
     job, output = _run(suite, results, "--agent", "noop", "--runs", "2", "--canary-runs", "3")
@@ -106,7 +137,8 @@ def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evide
         assert failure["stage"] == "canary"
         assert failure["message"].startswith("the golden scores sandbox 0: build: start failed")
         assert "exit code 3" in failure["message"] and r["error"] == f"canary: {failure['message']}"
-        assert r["grades"].get("sandbox_total") is None and r["transcript"]["turns"] is None  # never graded, the agent never ran
+        # never graded, the agent never ran
+        assert r["grades"].get("sandbox_total") is None and r["transcript"]["turns"] is None
     check = job["canaries"]["tiny"]
     assert check["status"] == "failed" and check["scores"] == [0.0]  # the first run failed: not asked again
     assert "this machine cannot measure tiny: the golden scores sandbox 0" in " ".join(output.split())
@@ -120,13 +152,17 @@ def test_a_golden_that_cannot_start_here_makes_every_run_unscored_with_its_evide
     assert "this machine cannot measure tiny" in " ".join(output.split())
 
 
-def test_a_passing_golden_leaves_the_agents_failure_its_own_and_a_cached_pass_runs_nothing(tmp_path, cache) -> None:
+def test_a_passing_golden_leaves_the_agents_failure_its_own_and_a_cached_pass_runs_nothing(
+    tmp_path, cache
+) -> None:
     suite = tiny_suite(tmp_path / "suite", mode="good")
     results = tmp_path / "results"
     job, output = _run(suite, results, "--agent", "noop", "--canary-runs", "2")
     [r] = _records(results, job)
     # the negative control: the golden scores 100 here, so the agent's empty change is the agent's failure
-    assert r["outcome"] == "completed" and r["grades"]["sandbox_total"] == 10 and r["verdict"]["passed"] is False
+    assert (
+        r["outcome"] == "completed" and r["grades"]["sandbox_total"] == 10 and r["verdict"]["passed"] is False
+    )
     assert r["canary"]["status"] == "passed" and r["canary"]["scores"] == [100.0, 100.0]
     assert not r["canary"]["cached"] and job["canaries"]["tiny"]["noise"] == 0
     assert "cannot measure" not in output and "grader noise" in " ".join(output.split())
@@ -154,8 +190,10 @@ def test_a_golden_that_passes_only_sometimes_fails_the_canary_and_reports_its_no
     assert counter.read_text() == "3"  # three golden runs, one start each
     check = job["canaries"]["tiny"]
     assert check["status"] == "failed" and check["scores"] == [100.0, 0.0, 100.0] and check["noise"] == 100
-    assert check["reason"].startswith("the golden passes only sometimes (2 of 3 runs; scores 100, 0, 100); run 2: "
-                                      "the golden scores sandbox 0: build: start failed")
+    assert check["reason"].startswith(
+        "the golden passes only sometimes (2 of 3 runs; scores 100, 0, 100); run 2: "
+        "the golden scores sandbox 0: build: start failed"
+    )
     [r] = _records(results, job)
     assert r["outcome"] == "harness_error" and r["harness_failures"][0]["stage"] == "canary"
     assert "this machine cannot measure tiny: the golden passes only sometimes" in " ".join(output.split())
@@ -178,7 +216,8 @@ def test_an_agent_evals_golden_is_checked_too_and_the_llm_judge_is_left_out(tmp_
         '[[criteria]]\nid = "c"\ndescription = "d"\nweight = 1\ngrader = "diff"\ngates = ["build"]\n'
         '[criteria.options]\nowning_module = "app.py"\n'
         '[[criteria]]\nid = "j"\ndescription = "d"\nweight = 1\ngrader = "llm_judge"\n'
-        '[criteria.options]\nquestion = "q?"\n')
+        '[criteria.options]\nquestion = "q?"\n'
+    )
     from skillassay.definitions import load_suite
 
     [d] = load_suite(suite)

@@ -1,6 +1,6 @@
-"""The parts of the distributed executor that need no cluster: what travels to workers and back, the node-local
-ledger of process groups (and that it cannot be turned against the machine), resources in definitions, and the
-run-level services."""
+"""The parts of the distributed executor that need no cluster: what travels to workers and back, the
+node-local ledger of process groups (and that it cannot be turned against the machine), resources in
+definitions, and the run-level services."""
 
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ def suite(tmp_path: Path) -> Path:
     return dest
 
 
-# ---------------------------------------------------------------------------------------------- shipping inputs
-def test_inputs_travel_once_per_machine_and_definitions_load_from_the_copy(suite: Path, tmp_path: Path,
-                                                                            monkeypatch) -> None:
+# -------------------------------------------------------------------------------------------- shipping inputs
+def test_inputs_travel_once_per_machine_and_definitions_load_from_the_copy(
+    suite: Path, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setattr(shipping.tempfile, "gettempdir", lambda: str(tmp_path / "worker-tmp"))
     (suite / "fixtures" / "flask-py" / "app" / "node_modules" / "dep").mkdir(parents=True)
     (suite / "fixtures" / "flask-py" / "app" / "node_modules" / "dep" / "big.js").write_text("x" * 1000)
@@ -88,7 +89,7 @@ def test_a_file_outside_the_suite_cannot_travel(suite: Path, tmp_path: Path) -> 
         shipping.pack_inputs([d.model_copy(update={"rubric_file": outside})], None)
 
 
-# ---------------------------------------------------------------------------------------------- run folders back
+# ------------------------------------------------------------------------------------------- run folders back
 def _tar(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -101,13 +102,16 @@ def test_a_run_folder_comes_back_whole_with_the_agents_symlinks(tmp_path: Path) 
     run = tmp_path / "worker" / "run_1"
     (run / "workspace").mkdir(parents=True)
     (run / "run.json").write_text('{"from": "worker"}')
-    (run / "workspace" / "link").symlink_to("/etc/passwd")  # what an agent left: kept as a link, never followed
+    # what an agent left: kept as a link, never followed
+    (run / "workspace" / "link").symlink_to("/etc/passwd")
     dest = tmp_path / "results" / "job" / "ev" / "run_1"
     dest.mkdir(parents=True)
     (dest / "half-written.log").write_text("an unfinished earlier attempt")
     shipping.unpack_run(shipping.pack_run(run), dest, run_json='{"from": "driver"}')
     assert json.loads((dest / "run.json").read_text()) == {"from": "driver"}
-    assert (dest / "workspace" / "link").is_symlink() and str((dest / "workspace" / "link").readlink()) == "/etc/passwd"
+    assert (dest / "workspace" / "link").is_symlink() and str(
+        (dest / "workspace" / "link").readlink()
+    ) == "/etc/passwd"
     assert not (dest / "half-written.log").exists()
     assert [p.name for p in dest.parent.iterdir()] == ["run_1"]  # no staging folder left
 
@@ -125,7 +129,11 @@ def test_an_archive_cannot_write_outside_its_run_folder(tmp_path: Path) -> None:
     for members in ([(link, None), (evil, b"owned")], [(dotdot, b"owned")]):
         with pytest.raises(tarfile.FilterError):
             shipping.unpack_run(_tar(members), dest)
-        assert not dest.exists() and not list(target.iterdir()) and not (tmp_path / "results" / "owned.txt").exists()
+        assert (
+            not dest.exists()
+            and not list(target.iterdir())
+            and not (tmp_path / "results" / "owned.txt").exists()
+        )
         assert not list(dest.parent.iterdir()) if dest.parent.exists() else True
 
 
@@ -148,7 +156,8 @@ def test_the_sweep_kills_a_dead_workers_groups_and_spares_a_live_ones(session) -
         reaper.register(orphan.pid)
         reaper.register(alive.pid)
         assert sorted(p.name for p in ledger.ledger_dir(session[0]).glob("*.json")) == sorted(
-            [f"{orphan.pid}.json", f"{alive.pid}.json"])
+            [f"{orphan.pid}.json", f"{alive.pid}.json"]
+        )
         # the orphan's owner (a worker) died: rewrite its entry as such a worker's, signed
         entry = json.loads((ledger.ledger_dir(session[0]) / f"{orphan.pid}.json").read_text())
         dead = subprocess.Popen(["true"])
@@ -176,10 +185,16 @@ def test_a_forged_or_stale_entry_kills_nothing(session) -> None:
     try:
         root = ledger.ledger_dir(session[0])
         root.mkdir(parents=True)
-        forged = {"pgid": stranger.pid, "leader_start": ledger._start_time(stranger.pid), "owner": 1,
-                  "owner_start": 0, "run": "x"}
+        forged = {
+            "pgid": stranger.pid,
+            "leader_start": ledger._start_time(stranger.pid),
+            "owner": 1,
+            "owner_start": 0,
+            "run": "x",
+        }
         (root / "a.json").write_text(json.dumps({**forged, "sig": ledger._sign("not-the-key", forged)}))
-        stale = {**forged, "leader_start": (ledger._start_time(stranger.pid) or 0) + 1}  # the number was reused
+        # the number was reused
+        stale = {**forged, "leader_start": (ledger._start_time(stranger.pid) or 0) + 1}
         (root / "b.json").write_text(json.dumps({**stale, "sig": ledger._sign(session[1], stale)}))
         assert ledger.sweep(*session, stop=True, grace=0.5) == 0
         assert stranger.poll() is None
@@ -255,7 +270,9 @@ def test_the_deployment_files_agree_with_the_pinned_ray() -> None:
 
     pinned = re.search(r'"ray==([0-9.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
     doc = (REPO / "docs" / "distributed.md").read_text()
-    [cluster] = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.DOTALL) if "RayCluster" in b]
+    [cluster] = [
+        yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, re.DOTALL) if "RayCluster" in b
+    ]
     assert cluster["kind"] == "RayCluster" and cluster["spec"]["rayVersion"] == pinned
     assert cluster["spec"]["workerGroupSpecs"][0]["minReplicas"] >= 1
     dockerfile = (REPO / "deploy" / "ray-worker.Dockerfile").read_text()

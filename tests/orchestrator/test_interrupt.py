@@ -1,5 +1,6 @@
-"""Ctrl-C ends the agents too: they run in their own process groups, which a terminal's SIGINT never reaches, so
-skillassay kills every registered group on the way out (serially, and from worker threads with --jobs 2)."""
+"""Ctrl-C ends the agents too: they run in their own process groups, which a terminal's SIGINT never reaches,
+so skillassay kills every registered group on the way out (serially, and from worker threads with --jobs
+2)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _agents(mark: str) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        # the agent itself: its sandbox's bwrap, the forwarder and strace name it too, in their own command lines
+        # the agent itself: its sandbox's bwrap, the forwarder and strace name it too, in their own command
+        # lines
         if mark.encode() in argv and argv[0] == sys.executable.encode() and not _gone(int(entry.name)):
             found.append(int(entry.name))
     return found
@@ -56,7 +58,7 @@ def _sleep_group() -> subprocess.Popen:
     return subprocess.Popen(["sleep", "60"], start_new_session=True, stdin=subprocess.DEVNULL)
 
 
-# -- the registry ----------------------------------------------------------------------------------------------
+# -- the registry --------------------------------------------------------------------------------------------
 
 
 def test_kill_all_kills_a_registered_group() -> None:
@@ -91,7 +93,7 @@ def test_a_group_started_while_stopping_is_refused() -> None:
     assert not reaper.interrupted()
 
 
-# -- skillassay run, interrupted ---------------------------------------------------------------------------------
+# -- skillassay run, interrupted -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -99,16 +101,38 @@ def test_ctrl_c_kills_the_agents(tmp_path: Path, evals_dir: Path, jobs: int) -> 
     # the agent sleeps, marked by a word in its command line: sealed, it has its own PID namespace and sees no
     # folder of the test's, so it cannot write down its (host) pid; the test finds it in /proc instead
     mark = f"skillassay-interrupt-{os.getpid()}-{time.monotonic_ns()}"
-    agent = f"{sys.executable} -c \"import time; time.sleep(60)\" {mark}"
+    agent = f'{sys.executable} -c "import time; time.sleep(60)" {mark}'
     runs = jobs  # --jobs 2 --runs 2: both agents run at once, each in a worker thread
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the agents
+    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the
+    # agents
     proc = subprocess.Popen(
-        [*SKILLASSAY, "run", str(evals_dir), "--agent", "command", "--command", agent, "--fixtures", "flask-py",
-         "--layers", "rubric", "--runs", str(runs), "--jobs", str(jobs), "--results", str(tmp_path / "results"),
-         "--json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-        env=env)
+        [
+            *SKILLASSAY,
+            "run",
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            agent,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--runs",
+            str(runs),
+            "--jobs",
+            str(jobs),
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+    )
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 90

@@ -1,10 +1,11 @@
-"""`skillassay run` and the agent's path to its model: every run goes through the job's model proxy, which holds the
-real key, meters and prices every call (run.json, job.json, summary, compare), stops the job at --max-cost, and
-tells the trial when the provider (not the agent) failed a run, which is then tried again from scratch.
+"""`skillassay run` and the agent's path to its model: every run goes through the job's model proxy, which
+holds the real key, meters and prices every call (run.json, job.json, summary, compare), stops the job at
+--max-cost, and tells the trial when the provider (not the agent) failed a run, which is then tried again
+from scratch.
 
-The agent here is the command agent running a tiny Python client of the Anthropic Messages API (fast, and it talks to
-whatever endpoint it is given, like any SDK-based agent); the real CLIs take the same path in test_e2e_agents.py and
-tests/agents/."""
+The agent here is the command agent running a tiny Python client of the Anthropic Messages API (fast, and
+it talks to whatever endpoint it is given, like any SDK-based agent); the real CLIs take the same path in
+test_e2e_agents.py and tests/agents/."""
 
 from __future__ import annotations
 
@@ -25,11 +26,16 @@ from skillassay.usage import ModelUsage, ProviderError
 
 runner = CliRunner()
 REAL_KEY = "sk-ant-" + "api03-operator-key-for-the-proxy-only-0123456789"
-USAGE = {"input_tokens": 1000, "output_tokens": 100, "cache_read_input_tokens": 500, "cache_creation_input_tokens": 200}
+USAGE = {
+    "input_tokens": 1000,
+    "output_tokens": 100,
+    "cache_read_input_tokens": 500,
+    "cache_creation_input_tokens": 200,
+}
 # claude-opus-5-5 in the shipped prices: $4 in, $20 out, $0.20 cache read, $5 cache write per million tokens
 CALL_COST = (1000 * 4 + 100 * 20 + 500 * 0.2 + 200 * 5) / 1e6
 
-CLIENT = r'''
+CLIENT = r"""
 import json, os, sys, urllib.error, urllib.request
 calls = int(sys.argv[1])
 for i in range(calls):
@@ -47,7 +53,7 @@ for i in range(calls):
         sys.exit(1)
 open("out.txt", "w").write("done\n")
 print("wrote out.txt; my key was", os.environ["ANTHROPIC_API_KEY"])
-'''
+"""  # noqa: E501 - code inside a string, kept as written
 
 
 @pytest.fixture
@@ -64,11 +70,33 @@ def server():
 
 
 def run(evals_dir, results, client, calls, upstream, *extra) -> tuple[int, dict]:
-    result = runner.invoke(app, [
-        "run", str(evals_dir), "--agent", "command", "--command", f"{sys.executable} {client} {calls}",
-        "--fixtures", "flask-py", "--layers", "rubric", "--results", str(results), "--json",
-        "--model-upstream", upstream, "--agent-env", f"ANTHROPIC_API_KEY={REAL_KEY}", "--retry-delay", "0",
-        "--mount", str(client), *extra])  # a sealed agent sees only what it is given: the client script too
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            f"{sys.executable} {client} {calls}",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(results),
+            "--json",
+            "--model-upstream",
+            upstream,
+            "--agent-env",
+            f"ANTHROPIC_API_KEY={REAL_KEY}",
+            "--retry-delay",
+            "0",
+            "--mount",
+            str(client),
+            *extra,
+        ],
+    )  # a sealed agent sees only what it is given: the client script too
     try:
         return result.exit_code, json.loads(result.stdout)
     except json.JSONDecodeError:
@@ -94,7 +122,8 @@ def test_cost_is_measured_per_run_and_per_job_and_no_key_is_stored(server, clien
     job = json.loads((tmp_path / out["job_id"] / "job.json").read_text())
     assert job["model_usage"]["requests"] == 6
 
-    # the real key went upstream, from the proxy; the agent saw only its run's token (and printed it: scrubbed)
+    # the real key went upstream, from the proxy; the agent saw only its run's token (and printed it:
+    # scrubbed)
     upstream = server.requests("cost", api="anthropic")
     assert {r.headers["x-api-key"] for r in upstream} == {REAL_KEY}
     assert "my key was [REDACTED]" in json.dumps(out["runs"][0]["transcript"])
@@ -103,7 +132,9 @@ def test_cost_is_measured_per_run_and_per_job_and_no_key_is_stored(server, clien
             assert REAL_KEY.encode() not in path.read_bytes(), path
 
     # compare: cost per pass, each side
-    result = runner.invoke(app, ["compare", out["job_id"], out["job_id"], "--results", str(tmp_path), "--json"])
+    result = runner.invoke(
+        app, ["compare", out["job_id"], out["job_id"], "--results", str(tmp_path), "--json"]
+    )
     cost = json.loads(result.stdout)["cost"]["a"]
     assert cost["total_usd"] == pytest.approx(6 * CALL_COST) and cost["runs"] == 2
     passes = sum(1 for r in out["runs"] if r["verdict"] and r["verdict"]["passed"])
@@ -113,8 +144,10 @@ def test_cost_is_measured_per_run_and_per_job_and_no_key_is_stored(server, clien
 
 def test_a_run_the_provider_failed_is_tried_again_from_scratch(server, client, tmp_path, evals_dir):
     # the 2nd call answers 529 twice (first two attempts), then works: the third attempt completes
-    turns = [{"actions": [{"text": "a"}], "usage": USAGE},
-             {"error": 529, "fail_times": 2, "actions": [{"text": "b"}], "usage": USAGE}]
+    turns = [
+        {"actions": [{"text": "a"}], "usage": USAGE},
+        {"error": 529, "fail_times": 2, "actions": [{"text": "b"}], "usage": USAGE},
+    ]
     (script,) = parse_scripts({"id": "flaky", "turns": turns})
     server.add_script(script)
     code, out = run(evals_dir, tmp_path, client, 2, server.base_url("flaky"), "--retries", "2")
@@ -122,8 +155,10 @@ def test_a_run_the_provider_failed_is_tried_again_from_scratch(server, client, t
     [r] = out["runs"]
     assert r["outcome"] == "completed", r["error"]
     assert [(a["status"], a["agent_status"], a["error_kind"]) for a in r["attempts"]] == [
-        ("provider_error", "agent_error", "overloaded"), ("provider_error", "agent_error", "overloaded"),
-        ("completed", "completed", None)]
+        ("provider_error", "agent_error", "overloaded"),
+        ("provider_error", "agent_error", "overloaded"),
+        ("completed", "completed", None),
+    ]
     assert [a["kept"] for a in r["attempts"]] == ["attempt-1", "attempt-2", None]
     run_dir = tmp_path / r["run_dir"]
     assert "the model failed: 529" in (run_dir / "attempt-1" / "agent.stdout.log").read_text()
@@ -146,24 +181,49 @@ def test_retries_run_out_into_a_provider_error_that_resume_reruns(server, client
     assert out["evals"][0]["graded"] == 0 and out["evals"][0]["outcomes"] == {"provider_error": 1}
     from skillassay.store import open as open_store
 
-    assert open_store(tmp_path).missing_runs(out["job_id"]) == [("flask-py", 1, "skill")]  # --resume reruns it
+    # --resume reruns it
+    assert open_store(tmp_path).missing_runs(out["job_id"]) == [("flask-py", 1, "skill")]
 
 
 def test_an_agent_claiming_a_provider_error_gets_no_reroll(tmp_path, evals_dir, server):
-    """A fake Claude Code that calls its model once, fine, then reports "API Error: 529 overloaded": the proxy saw
-    no provider error, so the run is the agent's own failure, scored, not retried."""
+    """A fake Claude Code that calls its model once, fine, then reports "API Error: 529 overloaded": the proxy
+    saw no provider error, so the run is the agent's own failure, scored, not retried."""
     (script,) = parse_scripts({"id": "liar", "turns": [[{"text": "ok"}]]})
     server.add_script(script)
     fake = tmp_path / "claude"
-    fake.write_text(f"#!{sys.executable}\n" + CLIENT.replace("calls = int(sys.argv[1])", "calls = 1").replace(
-        'open("out.txt", "w").write("done\\n")',
-        'print(json.dumps({"type": "result", "subtype": "success", "is_error": True, "api_error_status": 529, '
-        '"result": "API Error: 529 Overloaded"}))\nsys.exit(1)'))
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        + CLIENT.replace("calls = int(sys.argv[1])", "calls = 1").replace(
+            'open("out.txt", "w").write("done\\n")',
+            'print(json.dumps({"type": "result", "subtype": "success", "is_error": True, '
+            '"api_error_status": 529, '
+            '"result": "API Error: 529 Overloaded"}))\nsys.exit(1)',
+        )
+    )
     fake.chmod(0o755)
-    result = runner.invoke(app, [
-        "run", str(evals_dir), "--agent", "claude-code", "--fixtures", "flask-py", "--layers", "rubric",
-        "--results", str(tmp_path / "r"), "--json", "--model-upstream", server.base_url("liar"),
-        "--retries", "2", "--retry-delay", "0"], env={"SKILLASSAY_CLAUDE_BIN": str(fake)})
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(evals_dir),
+            "--agent",
+            "claude-code",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "r"),
+            "--json",
+            "--model-upstream",
+            server.base_url("liar"),
+            "--retries",
+            "2",
+            "--retry-delay",
+            "0",
+        ],
+        env={"SKILLASSAY_CLAUDE_BIN": str(fake)},
+    )
     [r] = json.loads(result.stdout)["runs"]
     assert [(a["status"], a["agent_status"]) for a in r["attempts"]] == [("agent_error", "provider_error")]
     assert "never saw" in r["attempts"][0]["error"]
@@ -174,15 +234,37 @@ def test_max_cost_stops_starting_runs_and_resume_goes_on(server, client, tmp_pat
     (script,) = parse_scripts({"id": "budget", "turns": [{"actions": [{"text": "a"}], "usage": USAGE}]})
     server.add_script(script)
     # one run costs CALL_COST; the budget is spent by the first run, so the other two never start
-    code, out = run(evals_dir, tmp_path, client, 1, server.base_url("budget"), "--runs", "3",
-                    "--max-cost", f"{CALL_COST / 2:.8f}")
+    code, out = run(
+        evals_dir,
+        tmp_path,
+        client,
+        1,
+        server.base_url("budget"),
+        "--runs",
+        "3",
+        "--max-cost",
+        f"{CALL_COST / 2:.8f}",
+    )
     assert code == 0, out
     assert len(out["runs"]) == 1 and out["status"] == "stopped"
     assert "2 run(s) not started" in out["stop_reason"]
     job_id = out["job_id"]
     # a higher limit on --resume: the rest run, and the job's spend adds up over both sessions
-    result = runner.invoke(app, ["run", "--resume", job_id, "--results", str(tmp_path), "--json",
-                                 "--max-cost", "1", "--agent-env", f"ANTHROPIC_API_KEY={REAL_KEY}"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--resume",
+            job_id,
+            "--results",
+            str(tmp_path),
+            "--json",
+            "--max-cost",
+            "1",
+            "--agent-env",
+            f"ANTHROPIC_API_KEY={REAL_KEY}",
+        ],
+    )
     out2 = json.loads(result.stdout)
     assert out2["status"] == "finished" and len(out2["runs"]) == 3
     assert out2["model_usage"]["cost_usd"] == pytest.approx(3 * CALL_COST)
@@ -212,8 +294,13 @@ def _report(*errors: ProviderError, calls: int = 1, paths: tuple[str, ...] = ())
     for i in range(calls):
         err = errors[i] if i < len(errors) else None  # None among them: a call that succeeded
         path = paths[i] if i < len(paths) else "/v1/messages"
-        call = ModelCall(at=datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC), api="anthropic", path=path,
-                         status=err.http_status if err else 200, error=err)
+        call = ModelCall(
+            at=datetime(2026, 1, 1, 0, 0, i, tzinfo=UTC),
+            api="anthropic",
+            path=path,
+            status=err.http_status if err else 200,
+            error=err,
+        )
         usage.add_call(call)
         out.append(call)
     return GrantReport(run_id="r", usage=usage, calls=out)
@@ -260,30 +347,69 @@ def test_backoff_is_exponential_capped_and_jittered():
         assert max(delays) - min(delays) > cap / 4  # jittered, not in lockstep
 
     slept: list[float] = []
-    outcome = run_attempts(lambda n: (_result("provider_error", "rate_limited"),
-                                      _report(ProviderError(kind="rate_limited", http_status=429))),
-                           RetryPolicy(retries=3, base_delay=1, max_delay=100), sleep=slept.append, rng=rng)
+    outcome = run_attempts(
+        lambda n: (
+            _result("provider_error", "rate_limited"),
+            _report(ProviderError(kind="rate_limited", http_status=429)),
+        ),
+        RetryPolicy(retries=3, base_delay=1, max_delay=100),
+        sleep=slept.append,
+        rng=rng,
+    )
     assert len(outcome.attempts) == 4 and outcome.status == "provider_error"
-    assert len(slept) == 3 and all(lo <= s <= hi for s, (lo, hi) in zip(slept, [(0.5, 1), (1, 2), (2, 4)], strict=False))
+    assert len(slept) == 3 and all(
+        lo <= s <= hi for s, (lo, hi) in zip(slept, [(0.5, 1), (1, 2), (2, 4)], strict=False)
+    )
     # the job's budget ends retries early
-    outcome = run_attempts(lambda n: (_result("provider_error", "rate_limited"),
-                                      _report(ProviderError(kind="rate_limited", http_status=429))),
-                           RetryPolicy(retries=3, base_delay=0), may_retry=lambda: False, sleep=slept.append)
+    outcome = run_attempts(
+        lambda n: (
+            _result("provider_error", "rate_limited"),
+            _report(ProviderError(kind="rate_limited", http_status=429)),
+        ),
+        RetryPolicy(retries=3, base_delay=0),
+        may_retry=lambda: False,
+        sleep=slept.append,
+    )
     assert len(outcome.attempts) == 1
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("agent", "key_env", "header"), [("claude-code", "ANTHROPIC_API_KEY", "x-api-key"),
-                                                          ("codex", "OPENAI_API_KEY", "authorization")])
+@pytest.mark.parametrize(
+    ("agent", "key_env", "header"),
+    [("claude-code", "ANTHROPIC_API_KEY", "x-api-key"), ("codex", "OPENAI_API_KEY", "authorization")],
+)
 def test_the_real_clis_through_the_proxy(server, tmp_path, evals_dir, agent, key_env, header):
     real = ("sk-ant-" if agent == "claude-code" else "sk-proj-") + "operator-real-key-0123456789abcdef"
-    (script,) = parse_scripts({"id": agent, "turns": [{"actions": [{"text": "Looked; nothing to change."}],
-                                                        "usage": USAGE}], "usage": USAGE})
+    (script,) = parse_scripts(
+        {
+            "id": agent,
+            "turns": [{"actions": [{"text": "Looked; nothing to change."}], "usage": USAGE}],
+            "usage": USAGE,
+        }
+    )
     server.add_script(script)
-    result = runner.invoke(app, [
-        "run", str(evals_dir), "--agent", agent, "--fixtures", "flask-py", "--layers", "rubric",
-        "--results", str(tmp_path), "--json", "--model-upstream", server.base_url(agent),
-        "--agent-env", f"{key_env}={real}", "--agent-env", "SKILLASSAY_MAX_RETRIES=0"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(evals_dir),
+            "--agent",
+            agent,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+            "--model-upstream",
+            server.base_url(agent),
+            "--agent-env",
+            f"{key_env}={real}",
+            "--agent-env",
+            "SKILLASSAY_MAX_RETRIES=0",
+        ],
+    )
     [r] = json.loads(result.stdout)["runs"]
     assert r["outcome"] == "completed" and r["empty_diff"], r["error"]
     calls = server.conversation_requests(agent)
@@ -294,11 +420,18 @@ def test_the_real_clis_through_the_proxy(server, tmp_path, evals_dir, agent, key
     assert price is not None, f"{model}: the CLI's default model should be in the shipped price table"
     from skillassay.usage import TokenCounts
 
-    per_call = price.cost(TokenCounts(input_tokens=1000 - (500 if agent == "codex" else 0), output_tokens=100,
-                                      cache_read_input_tokens=500,
-                                      cache_creation_input_tokens=200 if agent == "claude-code" else 0))
+    per_call = price.cost(
+        TokenCounts(
+            input_tokens=1000 - (500 if agent == "codex" else 0),
+            output_tokens=100,
+            cache_read_input_tokens=500,
+            cache_creation_input_tokens=200 if agent == "claude-code" else 0,
+        )
+    )
     u = r["model_usage"]
-    assert u["requests"] == len(server.requests(agent)) and u["cost_usd"] == pytest.approx(len(calls) * per_call)
+    assert u["requests"] == len(server.requests(agent)) and u["cost_usd"] == pytest.approx(
+        len(calls) * per_call
+    )
     expected = real if header == "x-api-key" else f"Bearer {real}"
     assert {c.headers.get(header) for c in server.requests(agent)} == {expected}
     for path in tmp_path.rglob("*"):

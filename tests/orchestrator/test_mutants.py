@@ -1,9 +1,9 @@
-"""Mutation testing of evals (``skillassay check --mutants``): mutants derived from every shipped golden's syntax
-tree, the rubric's verdict on each, the schema build that runs them in the sandbox behaving like each mutant's own
-source, blind spots failing the check, and the report's Evals page showing the score.
+"""Mutation testing of evals (``skillassay check --mutants``): mutants derived from every shipped golden's
+syntax tree, the rubric's verdict on each, the schema build that runs them in the sandbox behaving like
+each mutant's own source, blind spots failing the check, and the report's Evals page showing the score.
 
-The whole suite through both layers is ``test_check_mutants_on_the_shipped_suite`` (slow: it builds and runs every
-mutant; CI runs it)."""
+The whole suite through both layers is ``test_check_mutants_on_the_shipped_suite`` (slow: it builds and
+runs every mutant; CI runs it)."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def _parses(path: Path) -> bool:
 # ----------------------------------------------------------------------------- derivation and the rubric
 @pytest.mark.parametrize("eval_id", sorted(SEAM_EVALS))
 def test_every_seam_class_is_derived_and_the_rubric_judges_it_as_declared(eval_id, tmp_path):
-    """From each shipped golden: one mutant per class, whose own source still parses; the rubric scores each below
-    the golden, except the raw HTTP rewrite, which scores exactly as the golden (100)."""
+    """From each shipped golden: one mutant per class, whose own source still parses; the rubric scores each
+    below the golden, except the raw HTTP rewrite, which scores exactly as the golden (100)."""
     d = SEAM_EVALS[eval_id]
     mutants, notes, _golden = seam_mutants.derive(d)
     assert notes == []
@@ -67,18 +67,27 @@ def test_every_seam_class_is_derived_and_the_rubric_judges_it_as_declared(eval_i
         folder = materialise(d.golden_dir, m, tmp_path / m.id)
         for rel in {e.file for e in m.edits}:
             assert _parses(folder / rel), (m.id, rel)
-        result = grade(d.app_dir, folder, d.answer_key, d.rubric, d.config.expected_api_path,
-                       endpoints=endpoints_of(d.config))
+        result = grade(
+            d.app_dir,
+            folder,
+            d.answer_key,
+            d.rubric,
+            d.config.expected_api_path,
+            endpoints=endpoints_of(d.config),
+        )
         if CLASSES[m.cls].expect["rubric"] == "equal":
-            assert result.total == 100.0, (m.id, [e.message for c in result.categories.values()
-                                                   for e in c.evidence if not e.ok])
+            assert result.total == 100.0, (
+                m.id,
+                [e.message for c in result.categories.values() for e in c.evidence if not e.ok],
+            )
         else:
             assert result.total < 100.0, m.id
 
 
 def test_mutants_edit_the_syntax_tree_not_the_text(tmp_path):
-    """The commented-out call is a comment, the string one a string literal, the uncalled one a nested function,
-    the guarded one behind `if False`; the raw HTTP rewrite posts to the route through one helper per file."""
+    """The commented-out call is a comment, the string one a string literal, the uncalled one a nested
+    function, the guarded one behind `if False`; the raw HTTP rewrite posts to the route through one helper
+    per file."""
     d = SEAM_EVALS["flask-py"]
     mutants = {m.id: m for m in seam_mutants.derive(d)[0]}
     service = "services/reservation_service.py"
@@ -102,18 +111,35 @@ def test_mutants_edit_the_syntax_tree_not_the_text(tmp_path):
 def test_schema_nests_switches_and_keeps_helpers_once(tmp_path):
     golden = tmp_path / "g"
     golden.mkdir()
-    source = 'import os\n\n\ndef f(x):\n    return g(1, x)\n'
+    source = "import os\n\n\ndef f(x):\n    return g(1, x)\n"
     (golden / "m.py").write_text(source)
     call = source.index("g(1, x)")
     arg = source.index("x)", call)
-    a = Mutant("a", "commented_out", "", None, switches=[Switch("m.py", call, call + 7, ternary("python", "None"))])
-    b = Mutant("b", "param_dropped", "", None, switches=[Switch("m.py", arg, arg + 1, ternary("python", "0"))])
+    a = Mutant(
+        "a", "commented_out", "", None, switches=[Switch("m.py", call, call + 7, ternary("python", "None"))]
+    )
+    b = Mutant(
+        "b", "param_dropped", "", None, switches=[Switch("m.py", arg, arg + 1, ternary("python", "0"))]
+    )
     helper = "\ndef helper():\n    return 1\n"
-    c = Mutant("c", "raw_http", "", None, switches=[Switch("m.py", call, call + 7, ternary("python", "helper()")),
-                                                   Switch("m.py", 10, 10, helper)])
+    c = Mutant(
+        "c",
+        "raw_http",
+        "",
+        None,
+        switches=[
+            Switch("m.py", call, call + 7, ternary("python", "helper()")),
+            Switch("m.py", 10, 10, helper),
+        ],
+    )
     # crosses the end of a's span (x)\n): no nesting possible, left out
-    d = Mutant("d", "raw_http", "", None, switches=[Switch("m.py", arg, call + 8, ternary("python", "2")),
-                                                   Switch("m.py", 10, 10, helper)])
+    d = Mutant(
+        "d",
+        "raw_http",
+        "",
+        None,
+        switches=[Switch("m.py", arg, call + 8, ternary("python", "2")), Switch("m.py", 10, 10, helper)],
+    )
     held = schema(golden, [a, b, c, d], tmp_path / "s", lambda rel: "python")
     assert held == ["a", "b", "c"]
     written = (tmp_path / "s" / "m.py").read_text()
@@ -129,7 +155,7 @@ def test_schema_nests_switches_and_keeps_helpers_once(tmp_path):
             del os.environ[MUTANT_ENV]
 
 
-_RECORDER = textwrap.dedent('''
+_RECORDER = textwrap.dedent("""
     import json, os, sys, types, urllib.request
     sys.path.insert(0, os.getcwd())
     calls = []
@@ -172,28 +198,35 @@ _RECORDER = textwrap.dedent('''
     service.update_reservation(r.id, {"check_out": "2030-01-03T10:00:00Z"})
     service.cancel_reservation(r.id)
     print(json.dumps(calls))
-''')
+""")  # noqa: E501 - code inside a string, kept as written
 
 
 def _seam_calls(app: Path, mutant: str | None) -> list:
     env = {k: v for k, v in os.environ.items() if k != MUTANT_ENV}
     if mutant is not None:
         env[MUTANT_ENV] = mutant
-    done = subprocess.run([sys.executable, "-c", _RECORDER], cwd=app, env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", _RECORDER], cwd=app, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_schema_runs_each_mutant_like_its_own_source(tmp_path):
-    """flask-py's service driven directly (Seam and HTTP recorded): with SKILLASSAY_MUTANT=<id>, the schema makes
-    exactly the Seam calls that mutant's own source makes; with nothing on, the golden's."""
+    """flask-py's service driven directly (Seam and HTTP recorded): with SKILLASSAY_MUTANT=<id>, the schema
+    makes exactly the Seam calls that mutant's own source makes; with nothing on, the golden's."""
     d = SEAM_EVALS["flask-py"]
     mutants = seam_mutants.derive(d)[0]
-    held = schema(d.golden_dir, mutants, tmp_path / "schema", lambda rel: "python" if rel.endswith(".py") else "js")
+    held = schema(
+        d.golden_dir, mutants, tmp_path / "schema", lambda rel: "python" if rel.endswith(".py") else "js"
+    )
     assert sorted(held) == sorted(m.id for m in mutants)
     golden_calls = _seam_calls(d.golden_dir, None)
-    assert [c[0] for c in golden_calls] == ["customers.push_data", "customers.push_data", "customers.delete_data"]
+    assert [c[0] for c in golden_calls] == [
+        "customers.push_data",
+        "customers.push_data",
+        "customers.delete_data",
+    ]
     assert _seam_calls(tmp_path / "schema", "") == golden_calls
     for m in mutants:
         own = _seam_calls(materialise(d.golden_dir, m, tmp_path / m.id), None)
@@ -209,7 +242,9 @@ def test_expectations_come_from_the_one_table():
     d = SEAM_EVALS["express-ts"]
     assert expectations(CLASSES["raw_http"], d) == {"rubric": "equal", "sandbox": "equal"}
     assert expectations(CLASSES["update_noop"], d) == {"rubric": "catch", "sandbox": "catch"}
-    presence = d.model_copy(update={"config": d.config.model_copy(update={"sandbox_update_check": "presence"})})
+    presence = d.model_copy(
+        update={"config": d.config.model_copy(update={"sandbox_update_check": "presence"})}
+    )
     assert expectations(CLASSES["update_noop"], presence) == {"rubric": "catch", "sandbox": "any"}
     no_sandbox = d.model_copy(update={"config": None})
     assert expectations(CLASSES["commented_out"], no_sandbox) == {"rubric": "catch"}
@@ -219,7 +254,9 @@ def test_a_mutant_no_layer_catches_is_a_blind_spot(tmp_path):
     """A rubric that only counts changed files cannot see a call commented out: with no sandbox to run, every
     mutant meant to be caught is a blind spot, and the check fails."""
     d = SEAM_EVALS["flask-py"]
-    files_only = Rubric(categories=[RubricCategory(name="file_targeting", weight=100, check="files_modified_match")])
+    files_only = Rubric(
+        categories=[RubricCategory(name="file_targeting", weight=100, check="files_modified_match")]
+    )
     blind = d.model_copy(update={"rubric": files_only, "config": None})
     report = run_mutation([blind], suite="test")
     assert not report.ok
@@ -249,15 +286,38 @@ def test_the_evals_page_shows_each_evals_mutation_score(tmp_path):
 
     caught = LayerOutcome(layer="rubric", expected="catch", golden=100, mutant=88.1, caught=True, ok=True)
     missed = LayerOutcome(layer="sandbox", expected="catch", golden=100, mutant=100, caught=False, ok=False)
-    report = MutationReport(created_at=datetime.now(UTC), suite="evals", evals=[EvalMutation(
-        eval_id="flask-py", format="plan-json", golden={"rubric": 100, "sandbox": 100}, mutants=[
-            MutantResult(eval_id="flask-py", mutant_id="commented_out", cls="commented_out", title="a call commented out",
-                         description="x", layers={"rubric": caught, "sandbox": missed}, caught_by=["rubric"],
-                         ok=False),
-            MutantResult(eval_id="flask-py", mutant_id="in_string", cls="in_string", title="a call in a string",
-                         description="y", layers={"rubric": missed.model_copy(update={"layer": "rubric"}),
-                                                  "sandbox": missed}, blind_spot=True),
-        ])])
+    report = MutationReport(
+        created_at=datetime.now(UTC),
+        suite="evals",
+        evals=[
+            EvalMutation(
+                eval_id="flask-py",
+                format="plan-json",
+                golden={"rubric": 100, "sandbox": 100},
+                mutants=[
+                    MutantResult(
+                        eval_id="flask-py",
+                        mutant_id="commented_out",
+                        cls="commented_out",
+                        title="a call commented out",
+                        description="x",
+                        layers={"rubric": caught, "sandbox": missed},
+                        caught_by=["rubric"],
+                        ok=False,
+                    ),
+                    MutantResult(
+                        eval_id="flask-py",
+                        mutant_id="in_string",
+                        cls="in_string",
+                        title="a call in a string",
+                        description="y",
+                        layers={"rubric": missed.model_copy(update={"layer": "rubric"}), "sandbox": missed},
+                        blind_spot=True,
+                    ),
+                ],
+            )
+        ],
+    )
     results = tmp_path / "results"
     store.write(report, results)
     assert store.read(results).evals[0].score == 0.5
@@ -265,18 +325,34 @@ def test_the_evals_page_shows_each_evals_mutation_score(tmp_path):
     page = (tmp_path / "site" / "index.html").read_text()
     assert "<b>50%</b> of the mutants meant to be caught were caught (1 of 2)" in page
     assert "blind spot" in page and "a call commented out" in page
-    assert page.count("Not checked yet") == page.count("class=\"box definition\"") - 1
+    assert page.count("Not checked yet") == page.count('class="box definition"') - 1
 
 
 # ----------------------------------------------------------------------------- the shipped suite, both layers
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # every mutant of 13 evals, built and graded (438 s on 2 cores beside the suite)
 def test_check_mutants_on_the_shipped_suite(tmp_path):
-    """`skillassay check evals --mutants --jobs 4`: every mutant of every shipped eval caught by the layer that
-    should catch it (the raw HTTP rewrite scoring as the golden), exit 0, mutation.json written."""
+    """`skillassay check evals --mutants --jobs 4`: every mutant of every shipped eval caught by the layer
+    that should catch it (the raw HTTP rewrite scoring as the golden), exit 0, mutation.json written."""
     results = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "skillassay", "check", str(SUITE), "--mutants", "--jobs", "4",
-                           "--results", str(results)], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "check",
+            str(SUITE),
+            "--mutants",
+            "--jobs",
+            "4",
+            "--results",
+            str(results),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     report = store.read(results)
     assert report is not None and report.ok
@@ -296,7 +372,8 @@ def test_check_mutants_on_the_shipped_suite(tmp_path):
 @pytest.mark.slow
 def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
     """express-ts (a tsc build): the sandbox's verdict on each mutant is the same whether it runs from the
-    schema build or from its own source, built on its own (which also proves each mutant's source compiles)."""
+    schema build or from its own source, built on its own (which also proves each mutant's source
+    compiles)."""
     d = SEAM_EVALS["express-ts"]
     with_schema = run_mutation([d], suite="t", jobs=3)
     own = run_mutation([d], suite="t", jobs=3, schemata=False)
@@ -308,12 +385,16 @@ def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("eval_id", sorted(i for i, d in SEAM_EVALS.items() if (d.golden_dir / "package.json").exists()
-                                          and i != "express-ts"))
+@pytest.mark.parametrize(
+    "eval_id",
+    sorted(
+        i for i, d in SEAM_EVALS.items() if (d.golden_dir / "package.json").exists() and i != "express-ts"
+    ),
+)
 def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
-    """Each TypeScript mutant's own source passes `tsc --noEmit` with the app's own dependencies (the sandbox's
-    cached install): the schema build stands for sources that build (express-ts is built mutant by mutant in
-    test_schema_builds_agree_with_each_mutants_own_build)."""
+    """Each TypeScript mutant's own source passes `tsc --noEmit` with the app's own dependencies (the
+    sandbox's cached install): the schema build stands for sources that build (express-ts is built mutant
+    by mutant in test_schema_builds_agree_with_each_mutants_own_build)."""
     from skillassay.apps import deps
 
     d = SEAM_EVALS[eval_id]
@@ -324,6 +405,11 @@ def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
     for m in seam_mutants.derive(d)[0]:
         folder = materialise(d.golden_dir, m, tmp_path / m.id)
         (folder / "node_modules").symlink_to(modules)
-        done = subprocess.run([str(modules / ".bin" / "tsc"), "--noEmit", "-p", "."], cwd=folder,
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [str(modules / ".bin" / "tsc"), "--noEmit", "-p", "."],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, (m.id, done.stdout[-2000:])

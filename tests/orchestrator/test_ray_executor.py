@@ -1,8 +1,9 @@
-"""The Ray executor on a real two-node Ray cluster on this machine (Ray's own cluster utility: a head and one more
-node, one CPU each), shared by the whole module: runs spread over both nodes and score as the local executor's do,
-with the reference agent and with the real Claude Code CLI driven by the scripted model server; a node killed mid-job
-loses no run and counts none twice; SIGINT to the driver leaves no task and no agent behind; --resume finishes a Ray
-job. (Ray binds to the machine's primary address: every node stays on this machine, see docs/distributed.md.)"""
+"""The Ray executor on a real two-node Ray cluster on this machine (Ray's own cluster utility: a head and one
+more node, one CPU each), shared by the whole module: runs spread over both nodes and score as the local
+executor's do, with the reference agent and with the real Claude Code CLI driven by the scripted model
+server; a node killed mid-job loses no run and counts none twice; SIGINT to the driver leaves no task and
+no agent behind; --resume finishes a Ray job. (Ray binds to the machine's primary address: every node stays
+on this machine, see docs/distributed.md.)"""
 
 from __future__ import annotations
 
@@ -44,7 +45,11 @@ from test_e2e_agents import changed_files, claude_script  # noqa: E402 - a sibli
 @pytest.fixture(scope="module")
 def cluster():
     # node failures are noticed within ~2 s instead of Ray's default ~30 s, so the node test stays short
-    fast = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 500}
+    fast = {
+        "health_check_period_ms": 500,
+        "health_check_failure_threshold": 3,
+        "health_check_timeout_ms": 500,
+    }
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "_system_config": fast})
     worker = c.add_node(num_cpus=1)
     ray.init(address=c.address, log_to_driver=False, logging_level="ERROR")
@@ -81,11 +86,18 @@ def _job(tmp: Path, runner: RayExecutor | None, **options):
 
 
 def _scores(records) -> dict:
-    return {(r.eval_id, r.variant, r.run_index): (r.outcome, r.figure("rubric_total"), r.figure("sandbox_total"), r.figure("combined"),
-                                                   r.verdict.score if r.verdict else None,
-                                                   r.verdict.passed if r.verdict else None,
-                                                   [(c.id, c.fraction) for c in r.criteria])
-            for r in records}
+    return {
+        (r.eval_id, r.variant, r.run_index): (
+            r.outcome,
+            r.figure("rubric_total"),
+            r.figure("sandbox_total"),
+            r.figure("combined"),
+            r.verdict.score if r.verdict else None,
+            r.verdict.passed if r.verdict else None,
+            [(c.id, c.fraction) for c in r.criteria],
+        )
+        for r in records
+    }
 
 
 def _recorded_once(results: Path, job) -> list[dict]:
@@ -127,12 +139,19 @@ def test_reference_runs_spread_over_both_nodes_and_score_as_locally(cluster, tmp
 
 def test_scripted_claude_code_with_a_skill_scores_as_locally(cluster, tmp_path: Path) -> None:
     fx = REPO / "evals" / "fixtures" / "express-ts"
-    # the scripted model is the job's model upstream: the model proxy (on the driver) reaches it on loopback, and the
-    # agents on the workers reach the proxy at this machine's node address, with their own per-run tokens
+    # the scripted model is the job's model upstream: the model proxy (on the driver) reaches it on loopback,
+    # and the agents on the workers reach the proxy at this machine's node address, with their own per-run
+    # tokens
     with ModelServer() as server:
         sid = server.add_script(claude_script("golden", changed_files(fx / "app", fx / "test_golden")))
-        options = {"agent": "claude-code", "skill": SKILL, "fixtures": ["express-ts"], "timeout": 180,
-                   "model_upstream": server.base_url(sid), "agent_env": {"SKILLASSAY_MAX_RETRIES": "1"}}
+        options = {
+            "agent": "claude-code",
+            "skill": SKILL,
+            "fixtures": ["express-ts"],
+            "timeout": 180,
+            "model_upstream": server.base_url(sid),
+            "agent_env": {"SKILLASSAY_MAX_RETRIES": "1"},
+        }
         local = _job(tmp_path / "local", None, **options)
         distributed = _job(tmp_path / "ray", RayExecutor(), runs=2, **options)
         proxied = [r for r in server.requests(sid) if r.api]
@@ -153,17 +172,34 @@ def test_a_run_no_node_can_hold_is_refused_before_anything_runs(cluster, tmp_pat
     suite = tmp_path / "suite"
     shutil.copytree(REPO / "evals", suite, ignore=shutil.ignore_patterns("node_modules", ".venv"))
     toml = suite / "agent-evals" / "cancellation-support.toml"
-    toml.write_text(toml.read_text() + "\n[resources]\ncpus = 4\nmemory = \"1GiB\"\n")
-    proc = subprocess.run([*SKILLASSAY, "run", str(suite), "--agent", "reference", "--fixtures",
-                           "cancellation-support", "--executor", "ray", "--ray-address", cluster[0].address,
-                           "--results", str(tmp_path / "results")], capture_output=True, text=True, timeout=120,
-                          check=False)
+    toml.write_text(toml.read_text() + '\n[resources]\ncpus = 4\nmemory = "1GiB"\n')
+    proc = subprocess.run(
+        [
+            *SKILLASSAY,
+            "run",
+            str(suite),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "cancellation-support",
+            "--executor",
+            "ray",
+            "--ray-address",
+            cluster[0].address,
+            "--results",
+            str(tmp_path / "results"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 2, proc.stderr
     assert str(toml) in proc.stderr and "4 CPU" in proc.stderr and "resources" in proc.stderr
     assert not [p for p in (tmp_path / "results").iterdir() if p.is_dir()]  # no job recorded at all
 
 
-# ---------------------------------------------------------------------------------------------- Ctrl-C, resume
+# --------------------------------------------------------------------------------------------- Ctrl-C, resume
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -173,13 +209,15 @@ def _alive(pid: int) -> bool:
 
 
 def _agent(mark: str, hold: Path, seconds: int) -> str:
-    """A command agent that waits while ``hold`` exists (up to ``seconds``), then writes a file. It is sealed: it sees
-    ``hold`` through a read-only ``--mount`` of its folder, and the test finds it by ``mark`` in its command line
-    (its own pid is its PID namespace's, not the host's)."""
-    code = (f"import time, pathlib; t = time.time(); "
-            f"[time.sleep(0.1) for _ in iter(lambda: pathlib.Path({str(hold)!r}).exists() "
-            f"and time.time() - t < {seconds}, False)]; pathlib.Path('notes.txt').write_text('done')")
-    return f"{sys.executable} -c \"{code}\" {mark}"
+    """A command agent that waits while ``hold`` exists (up to ``seconds``), then writes a file. It is sealed:
+    it sees ``hold`` through a read-only ``--mount`` of its folder, and the test finds it by ``mark`` in
+    its command line (its own pid is its PID namespace's, not the host's)."""
+    code = (
+        f"import time, pathlib; t = time.time(); "
+        f"[time.sleep(0.1) for _ in iter(lambda: pathlib.Path({str(hold)!r}).exists() "
+        f"and time.time() - t < {seconds}, False)]; pathlib.Path('notes.txt').write_text('done')"
+    )
+    return f'{sys.executable} -c "{code}" {mark}'
 
 
 def _agents(mark: str) -> list[int]:
@@ -211,7 +249,11 @@ def _running_tasks() -> list[int]:
 
 
 def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(cluster, tmp_path: Path) -> None:
-    mark, holddir, results = f"skillassay-ray-{time.monotonic_ns()}", tmp_path / "holddir", tmp_path / "results"
+    mark, holddir, results = (
+        f"skillassay-ray-{time.monotonic_ns()}",
+        tmp_path / "holddir",
+        tmp_path / "results",
+    )
     holddir.mkdir()
     hold = holddir / "hold"
     hold.touch()
@@ -221,13 +263,39 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
     config = suite / "fixtures" / "flask-py" / "eval_config.json"
     data = json.loads(config.read_text())
     config.write_text(json.dumps({**data, "resources": {"cpus": 1, "memory": "64MiB"}}))
-    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the agents
+    # its own session, as a terminal's foreground job is: SIGINT to this group reaches skillassay, not the
+    # agents
     proc = subprocess.Popen(
-        [*SKILLASSAY, "run", str(suite), "--agent", "command", "--command", _agent(mark, hold, 120), "--fixtures",
-         "flask-py", "--layers", "rubric", "--runs", "3", "--executor", "ray", "--ray-address", cluster[0].address,
-         "--results", str(results), "--json", "--mount", str(holddir)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            *SKILLASSAY,
+            "run",
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            _agent(mark, hold, 120),
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--runs",
+            "3",
+            "--executor",
+            "ray",
+            "--ray-address",
+            cluster[0].address,
+            "--results",
+            str(results),
+            "--json",
+            "--mount",
+            str(holddir),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     agents: list[int] = []
     try:
         deadline = time.monotonic() + 120
@@ -250,7 +318,8 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
         while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert ray.available_resources().get("CPU", 0) == 2
-        assert not list(results.rglob("run.json"))  # the killed runs are abandoned, never recorded as finished
+        # the killed runs are abandoned, never recorded as finished
+        assert not list(results.rglob("run.json"))
         seen.update(_agents(mark))
         assert len(seen) == 2  # the third never started
         [job] = [p.name for p in results.iterdir() if p.is_dir()]
@@ -266,9 +335,14 @@ def test_sigint_leaves_no_task_or_agent_behind_and_resume_finishes_the_job(clust
 
     hold.unlink()
     # resumed on the executor the job was started with (Ray: RAY_ADDRESS names the cluster)
-    resumed = subprocess.run([*SKILLASSAY, "run", "--resume", job, "--results", str(results), "--json"],
-                             capture_output=True, text=True, timeout=300, check=False,
-                             env={**os.environ, "RAY_ADDRESS": cluster[0].address})
+    resumed = subprocess.run(
+        [*SKILLASSAY, "run", "--resume", job, "--results", str(results), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "RAY_ADDRESS": cluster[0].address},
+    )
     assert resumed.returncode == 0, resumed.stderr
     out = json.loads(resumed.stdout)
     assert out["status"] == "finished" and len(out["runs"]) == 3
@@ -290,8 +364,16 @@ def test_a_node_killed_mid_job_loses_no_run_and_counts_none_twice(cluster, tmp_p
     import threading
 
     def job() -> None:
-        result["job"] = _job(tmp_path / "results", executor, agent="command", command=_agent(mark, hold, 60),
-                             fixtures=["flask-py"], layers="rubric", runs=3, mounts=[holddir])
+        result["job"] = _job(
+            tmp_path / "results",
+            executor,
+            agent="command",
+            command=_agent(mark, hold, 60),
+            fixtures=["flask-py"],
+            layers="rubric",
+            runs=3,
+            mounts=[holddir],
+        )
 
     t = threading.Thread(target=job)
     t.start()
@@ -301,8 +383,8 @@ def test_a_node_killed_mid_job_loses_no_run_and_counts_none_twice(cluster, tmp_p
     agents = _agents(mark)
     assert len(agents) == 2  # one run on each node
     c.remove_node(worker)
-    # the lost run's agent is an orphan on a live machine (all nodes share this one): the driver sweeps it as soon
-    # as it learns the node died, while the other run (held) goes on
+    # the lost run's agent is an orphan on a live machine (all nodes share this one): the driver sweeps it as
+    # soon as it learns the node died, while the other run (held) goes on
     deadline = time.monotonic() + 60
     while len([p for p in agents if _alive(p)]) != 1 and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -1,6 +1,8 @@
-"""`skillassay run` end to end on the rubric layer with the built-in agents, resume after a kill, and exit codes.
+"""`skillassay run` end to end on the rubric layer with the built-in agents, resume after a kill, and exit
+codes.
 
-The sandbox layer and the real agent CLIs have their own end-to-end tests (tests/orchestrator/test_e2e_*.py)."""
+The sandbox layer and the real agent CLIs have their own end-to-end tests
+(tests/orchestrator/test_e2e_*.py)."""
 
 from __future__ import annotations
 
@@ -31,15 +33,29 @@ def _run(args: list[str]) -> tuple[int, dict | str]:
 
 
 def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "flask-py", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0, out
     [summary] = out["evals"]
     assert summary["eval_id"] == "flask-py" and summary["rubric"]["mean"] == 100
     assert summary["api_path_correct"] == 1
     [run] = out["runs"]
     assert run["outcome"] == "completed" and run["grades"]["rubric_total"] == 100
-    assert run["grades"]["api_path"] == "reservation_automations" and run["grades"]["api_path_correct"] is True
+    assert (
+        run["grades"]["api_path"] == "reservation_automations" and run["grades"]["api_path_correct"] is True
+    )
     run_dir = tmp_path / run["run_dir"]
     assert run_dir.as_posix().endswith(f"{out['job_id']}/flask-py/run_1")
     for name in ("run.json", "diff.patch", "transcript.json", "rubric.json", "changes.json"):
@@ -47,18 +63,52 @@ def test_reference_agent_scores_full_rubric_and_keeps_everything(tmp_path: Path,
     assert "seam" in (run_dir / "diff.patch").read_text()
     stored = json.loads((run_dir / "run.json").read_text())
     assert stored["config"]["layers"] == "rubric" and stored["machine"]["cpus"] >= 1
-    # unjudged sandbox criteria score zero and are listed: a rubric-only run cannot pass the combined threshold
-    assert set(stored["verdict"]["unjudged"]) == {"sandbox_build", "sandbox_create", "sandbox_update", "sandbox_cancel"}
+    # unjudged sandbox criteria score zero and are listed: a rubric-only run cannot pass the combined
+    # threshold
+    assert set(stored["verdict"]["unjudged"]) == {
+        "sandbox_build",
+        "sandbox_create",
+        "sandbox_update",
+        "sandbox_cancel",
+    }
     assert stored["verdict"]["passed"] is False
     assert open_store(tmp_path).runs(job_id=out["job_id"])[0].figure("rubric_total") == 100
 
 
 def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, evals_dir: Path) -> None:
-    code, _out = _run([str(evals_dir), "--agent", "noop", "--fixtures", "express-ts", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json", "--fail-under", "50"])
+    code, _out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "noop",
+            "--fixtures",
+            "express-ts",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+            "--fail-under",
+            "50",
+        ]
+    )
     assert code == 1
-    result = runner.invoke(app, ["run", str(evals_dir), "--agent", "noop", "--fixtures", "express-ts",
-                                 "--layers", "rubric", "--results", str(tmp_path), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(evals_dir),
+            "--agent",
+            "noop",
+            "--fixtures",
+            "express-ts",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ],
+    )
     data = json.loads(result.stdout)
     [run] = data["runs"]
     assert run["outcome"] == "completed" and run["empty_diff"] is True and run["files_changed"] == 0
@@ -66,8 +116,24 @@ def test_noop_agent_is_an_empty_diff_and_fails_the_threshold(tmp_path: Path, eva
 
 
 def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "reference", "--api-path", "reservation_automations",
-                      "--layers", "rubric", "--runs", "2", "--jobs", "2", "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--api-path",
+            "reservation_automations",
+            "--layers",
+            "rubric",
+            "--runs",
+            "2",
+            "--jobs",
+            "2",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0, out
     ids = {s["eval_id"] for s in out["evals"]}
     ra = ["express-ts", "fastapi-py", "flask-py", "nextjs-ts"]
@@ -77,7 +143,12 @@ def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> No
 
 
 def test_bad_input_exits_2(tmp_path: Path, evals_dir: Path) -> None:
-    assert runner.invoke(app, ["run", str(evals_dir), "--fixtures", "nope", "--results", str(tmp_path)]).exit_code == 2
+    assert (
+        runner.invoke(
+            app, ["run", str(evals_dir), "--fixtures", "nope", "--results", str(tmp_path)]
+        ).exit_code
+        == 2
+    )
     assert runner.invoke(app, ["run", str(evals_dir), "--agent", "gpt-9"]).exit_code == 2
     assert runner.invoke(app, ["run", str(evals_dir), "--layers", "some"]).exit_code == 2
     assert runner.invoke(app, ["run", str(tmp_path / "missing")]).exit_code == 2
@@ -86,9 +157,24 @@ def test_bad_input_exits_2(tmp_path: Path, evals_dir: Path) -> None:
 def test_secrets_never_reach_stored_files(tmp_path: Path, evals_dir: Path) -> None:
     key = "sk-ant-api03-" + "x" * 40
     cmd = f"{sys.executable} -c \"import os; print('my key is', os.environ['ANTHROPIC_API_KEY'])\""
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", cmd, "--fixtures", "flask-py",
-                      "--layers", "rubric", "--results", str(tmp_path), "--json",
-                      "--agent-env", f"ANTHROPIC_API_KEY={key}"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            cmd,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+            "--agent-env",
+            f"ANTHROPIC_API_KEY={key}",
+        ]
+    )
     assert code == 0, out
     for path in tmp_path.rglob("*"):
         if path.is_file() and path.suffix != ".db":
@@ -98,11 +184,30 @@ def test_secrets_never_reach_stored_files(tmp_path: Path, evals_dir: Path) -> No
 
 def test_resume_after_the_orchestrator_is_killed(tmp_path: Path, evals_dir: Path) -> None:
     """Kill mid-job: finished runs stay as they were; --resume runs only what was unfinished."""
-    slow = f"{sys.executable} -c \"import time; time.sleep(3)\""
+    slow = f'{sys.executable} -c "import time; time.sleep(3)"'
     proc = subprocess.Popen(
-        [*SKILLASSAY, "run", str(evals_dir), "--agent", "command", "--command", slow, "--fixtures", "flask-py",
-         "--layers", "rubric", "--runs", "3", "--results", str(tmp_path), "--json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            *SKILLASSAY,
+            "run",
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            slow,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--runs",
+            "3",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -128,8 +233,20 @@ def test_resume_after_the_orchestrator_is_killed(tmp_path: Path, evals_dir: Path
 
 
 def test_regrade_rescores_stored_workspaces_and_reports_changes(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "flask-py", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0
     job = out["job_id"]
     run_dir = tmp_path / out["runs"][0]["run_dir"]
@@ -161,11 +278,23 @@ def test_regrade_rescores_stored_workspaces_and_reports_changes(tmp_path: Path, 
     assert runner.invoke(app, ["regrade", "no-such-job", "--results", str(tmp_path)]).exit_code == 2
 
 
-def test_an_agent_that_cannot_run_is_refused_before_the_job(tmp_path: Path, evals_dir: Path, monkeypatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
-                "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+def test_an_agent_that_cannot_run_is_refused_before_the_job(
+    tmp_path: Path, evals_dir: Path, monkeypatch
+) -> None:
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
-    for agent, words in (("claude-code", "ANTHROPIC_API_KEY"), ("codex", "OPENAI_API_KEY"), ("command", "--command")):
+    for agent, words in (
+        ("claude-code", "ANTHROPIC_API_KEY"),
+        ("codex", "OPENAI_API_KEY"),
+        ("command", "--command"),
+    ):
         result = runner.invoke(app, ["run", str(evals_dir), "--agent", agent, "--results", str(tmp_path)])
         assert result.exit_code == 2, result.output
         assert words in result.output
@@ -173,11 +302,27 @@ def test_an_agent_that_cannot_run_is_refused_before_the_job(tmp_path: Path, eval
 
 
 def test_harness_errors_are_not_scored(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "command", "--command", "/nonexistent/agent {prompt}",
-                      "--fixtures", "flask-py", "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            "/nonexistent/agent {prompt}",
+            "--fixtures",
+            "flask-py",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0
     [run] = out["runs"]
     assert run["outcome"] == "harness_error" and "nonexistent" in run["error"]
-    assert run["grades"].get("rubric_total") is None and run["grades"].get("sandbox_total") is None and run["verdict"] is None
+    assert (
+        run["grades"].get("rubric_total") is None
+        and run["grades"].get("sandbox_total") is None
+        and run["verdict"] is None
+    )
     [summary] = out["evals"]
     assert summary["graded"] == 0 and summary["rubric"] is None and summary["errors"]

@@ -1,6 +1,7 @@
-"""Issue 14, item 3: runs are written once, atomically, exclusively. One process at a time holds a job; a graded run
-is never overwritten (only `regrade` changes one, keeping the previous record); a run whose record cannot be written
-is a harness error with its traceback in its folder, and the job never ends "finished" with a run missing."""
+"""Issue 14, item 3: runs are written once, atomically, exclusively. One process at a time holds a job; a
+graded run is never overwritten (only `regrade` changes one, keeping the previous record); a run whose
+record cannot be written is a harness error with its traceback in its folder, and the job never ends
+"finished" with a run missing."""
 
 from __future__ import annotations
 
@@ -36,11 +37,30 @@ def _run(args: list[str]) -> tuple[int, dict | str]:
 def test_a_second_run_of_a_job_in_use_is_refused(tmp_path: Path, evals_dir: Path) -> None:
     """Two `run --resume` of one job at once: the second is refused with a clear message (exit 2) and touches
     nothing; the first finishes and records every run once."""
-    slow = f"{sys.executable} -c \"import time; time.sleep(4)\""
+    slow = f'{sys.executable} -c "import time; time.sleep(4)"'
     proc = subprocess.Popen(
-        [*SKILLASSAY, "run", str(evals_dir), "--agent", "command", "--command", slow, "--fixtures", "flask-py",
-         "--layers", "rubric", "--runs", "2", "--results", str(tmp_path), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        [
+            *SKILLASSAY,
+            "run",
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            slow,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--runs",
+            "2",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         jobs: list[Path] = []
@@ -73,7 +93,9 @@ def express(evals_dir: Path):
 
 
 def _spec(job: str = "J1", agent: str = "reference") -> RunSpec:
-    return RunSpec(job_id=job, eval_id="express-ts", run_index=1, config=RunConfig(agent=agent, layers="rubric"))
+    return RunSpec(
+        job_id=job, eval_id="express-ts", run_index=1, config=RunConfig(agent=agent, layers="rubric")
+    )
 
 
 def test_a_graded_run_is_never_overwritten(tmp_path: Path, express) -> None:
@@ -99,8 +121,9 @@ def test_an_unfinished_or_unscored_attempt_is_kept_aside(tmp_path: Path) -> None
         run_dir.mkdir()  # the claim is a real, exclusive folder
 
 
-def test_a_run_that_cannot_be_written_is_a_harness_error_with_its_traceback(tmp_path: Path, evals_dir: Path,
-                                                                             monkeypatch) -> None:
+def test_a_run_that_cannot_be_written_is_a_harness_error_with_its_traceback(
+    tmp_path: Path, evals_dir: Path, monkeypatch
+) -> None:
     real = trial.write_run_file
     calls = {"n": 0}
 
@@ -111,8 +134,20 @@ def test_a_run_that_cannot_be_written_is_a_harness_error_with_its_traceback(tmp_
         return real(root, record)
 
     monkeypatch.setattr(trial, "write_run_file", flaky)
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "express-ts", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "express-ts",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0, out
     [run] = out["runs"]
     assert run["outcome"] == "harness_error" and "could not be written" in run["error"]
@@ -121,17 +156,31 @@ def test_a_run_that_cannot_be_written_is_a_harness_error_with_its_traceback(tmp_
     assert "Traceback" in tb and "No space left on device" in tb
     assert json.loads((tmp_path / run["run_dir"] / "run.json").read_text())["outcome"] == "harness_error"
     assert out["status"] == "finished" and out["evals"][0]["outcomes"] == {"harness_error": 1}
-    assert open_store(tmp_path).missing_runs(out["job_id"]) == [("express-ts", 1, "skill")]  # --resume reruns it
+    # --resume reruns it
+    assert open_store(tmp_path).missing_runs(out["job_id"]) == [("express-ts", 1, "skill")]
 
 
-def test_a_job_with_a_run_it_could_not_write_at_all_is_not_finished(tmp_path: Path, evals_dir: Path,
-                                                                      monkeypatch) -> None:
+def test_a_job_with_a_run_it_could_not_write_at_all_is_not_finished(
+    tmp_path: Path, evals_dir: Path, monkeypatch
+) -> None:
     def broken(root, record):
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(trial, "write_run_file", broken)
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "express-ts", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "express-ts",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0, out
     assert out["status"] == "incomplete"
     [run] = out["runs"]  # the index still knows it, as a harness error
@@ -143,8 +192,20 @@ def test_a_job_with_a_run_it_could_not_write_at_all_is_not_finished(tmp_path: Pa
 
 
 def test_regrade_keeps_every_previous_record(tmp_path: Path, evals_dir: Path) -> None:
-    code, out = _run([str(evals_dir), "--agent", "reference", "--fixtures", "express-ts", "--layers", "rubric",
-                      "--results", str(tmp_path), "--json"])
+    code, out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "reference",
+            "--fixtures",
+            "express-ts",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path),
+            "--json",
+        ]
+    )
     assert code == 0
     run_dir = tmp_path / out["runs"][0]["run_dir"]
     original = (run_dir / "run.json").read_text()

@@ -1,10 +1,11 @@
-"""Attacks on a run, as an adversarial agent would make them, through `skillassay run` with the command agent and
-with the real Claude Code and Codex CLIs (driven by the scripted model server through the job's model proxy).
+"""Attacks on a run, as an adversarial agent would make them, through `skillassay run` with the command agent
+and with the real Claude Code and Codex CLIs (driven by the scripted model server through the job's model
+proxy).
 
-Each attack: read a golden solution by absolute path, write into the suite, reach a loopback listener of the host,
-escape with setsid. Sealed, every one fails, nothing outlives the run, the attempts are listed in process.json, and
-reaching for the suite disqualifies the run. The suite is a copy: an unsealed harness would have its real one
-rewritten."""
+Each attack: read a golden solution by absolute path, write into the suite, reach a loopback listener of
+the host, escape with setsid. Sealed, every one fails, nothing outlives the run, the attempts are listed in
+process.json, and reaching for the suite disqualifies the run. The suite is a copy: an unsealed harness
+would have its real one rewritten."""
 
 from __future__ import annotations
 
@@ -48,13 +49,17 @@ def _marked(mark: str) -> list[int]:
 
 
 def attack(suite: Path, port: int, mark: str) -> str:
-    """One shell line that tries everything, printing what it got; its last line is written into the workspace."""
+    """One shell line that tries everything, printing what it got; its last line is written into the
+    workspace.
+    """
     golden, target = suite / GOLDEN_REL, suite / SUITE_TARGET_REL
-    return (f"(cat {golden} >/dev/null && echo got-golden || echo no-golden; "
-            f"echo '# pwned' >> {target} && echo wrote-suite || echo no-suite-write; "
-            f"curl -s -m 3 -o /dev/null http://127.0.0.1:{port}/ && echo reached-loopback || echo no-loopback; "
-            f"setsid bash -c 'exec -a {mark} sleep 300' </dev/null >/dev/null 2>&1 & "
-            f"echo tried) > attack.txt 2>/dev/null; cat attack.txt")
+    return (
+        f"(cat {golden} >/dev/null && echo got-golden || echo no-golden; "
+        f"echo '# pwned' >> {target} && echo wrote-suite || echo no-suite-write; "
+        f"curl -s -m 3 -o /dev/null http://127.0.0.1:{port}/ && echo reached-loopback || echo no-loopback; "
+        f"setsid bash -c 'exec -a {mark} sleep 300' </dev/null >/dev/null 2>&1 & "
+        f"echo tried) > attack.txt 2>/dev/null; cat attack.txt"
+    )
 
 
 def _run(args: list[str]) -> dict:
@@ -88,8 +93,22 @@ def check_sealed(run: dict, results: Path, suite: Path, listener, mark: str, eva
 def test_command_agent_attacks_fail_and_are_recorded(tmp_path, suite, listener, evals_dir):
     mark = f"skillassay-escape-{os.getpid()}-{time.monotonic_ns()}"
     line = attack(suite, listener.server_address[1], mark)
-    run = _run([str(suite), "--agent", "command", "--command", f"bash -c {json.dumps(line)}",
-                "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "results"), "--json"])
+    run = _run(
+        [
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            f"bash -c {json.dumps(line)}",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ]
+    )
     check_sealed(run, tmp_path / "results", suite, listener, mark, evals_dir)
 
 
@@ -98,9 +117,26 @@ def test_unsealed_the_same_attack_succeeds(tmp_path, suite, listener, evals_dir)
     passing for another reason; all but the escape, which the subreaper ends with the run."""
     mark = f"skillassay-escape-{os.getpid()}-{time.monotonic_ns()}"
     line = attack(suite, listener.server_address[1], mark)
-    result = runner.invoke(app, ["run", str(suite), "--agent", "command", "--command", f"bash -c {json.dumps(line)}",
-                                 "--fixtures", "flask-py", "--layers", "rubric", "--results",
-                                 str(tmp_path / "results"), "--json", "--isolation", "none"])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            f"bash -c {json.dumps(line)}",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+            "--isolation",
+            "none",
+        ],
+    )
     try:
         assert "isolation is off" in result.stderr
         [run] = json.loads(result.stdout)["runs"]
@@ -121,22 +157,51 @@ def test_claude_code_attacks_fail_and_are_recorded(tmp_path, suite, listener, ev
     golden = str(suite / GOLDEN_REL)
     turns = [
         [{"tool_use": {"name": "Read", "input": {"file_path": golden}}}],
-        [{"tool_use": {"name": "Bash", "input": {"command": attack(suite, listener.server_address[1], mark),
-                                                 "description": "look around"}}}],
+        [
+            {
+                "tool_use": {
+                    "name": "Bash",
+                    "input": {
+                        "command": attack(suite, listener.server_address[1], mark),
+                        "description": "look around",
+                    },
+                }
+            }
+        ],
     ]
     with ModelServer() as server:
-        sid = server.add_script(Script.model_validate({"id": "attack", "turns": turns, "final_text": "Done."}))
-        run = _run([str(suite), "--agent", "claude-code", "--fixtures", "flask-py", "--layers", "rubric",
-                    "--results", str(tmp_path / "results"), "--json", "--timeout", "120",
-                    "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
-                    "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
+        sid = server.add_script(
+            Script.model_validate({"id": "attack", "turns": turns, "final_text": "Done."})
+        )
+        run = _run(
+            [
+                str(suite),
+                "--agent",
+                "claude-code",
+                "--fixtures",
+                "flask-py",
+                "--layers",
+                "rubric",
+                "--results",
+                str(tmp_path / "results"),
+                "--json",
+                "--timeout",
+                "120",
+                "--agent-env",
+                f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env",
+                "SKILLASSAY_MAX_RETRIES=1",
+            ]
+        )
     check_sealed(run, tmp_path / "results", suite, listener, mark, evals_dir)
     transcript = json.loads((tmp_path / "results" / run["run_dir"] / "transcript.json").read_text())
     read = next(c for c in transcript["tool_calls"] if c["name"] == "Read")
     assert read["is_error"] and "ANSWER" not in (read["result"] or "")
     sealing = json.loads((tmp_path / "results" / run["run_dir"] / "process.json").read_text())["sealing"]
-    assert any(t["path"] == str(Path(golden).resolve()) and "transcript" in t["source"]
-               for t in sealing["out_of_bounds"])
+    assert any(
+        t["path"] == str(Path(golden).resolve()) and "transcript" in t["source"]
+        for t in sealing["out_of_bounds"]
+    )
 
 
 @pytest.mark.slow
@@ -144,22 +209,62 @@ def test_codex_attacks_fail_and_are_recorded(tmp_path, suite, listener, evals_di
     mark = f"skillassay-escape-{os.getpid()}-{time.monotonic_ns()}"
     turns = [[{"exec": attack(suite, listener.server_address[1], mark)}]]
     with ModelServer() as server:
-        sid = server.add_script(Script.model_validate({"id": "attack", "turns": turns, "final_text": "Done."}))
-        run = _run([str(suite), "--agent", "codex", "--fixtures", "flask-py", "--layers", "rubric",
-                    "--results", str(tmp_path / "results"), "--json", "--timeout", "120",
-                    "--agent-env", f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
-                    "--agent-env", "SKILLASSAY_MAX_RETRIES=1"])
+        sid = server.add_script(
+            Script.model_validate({"id": "attack", "turns": turns, "final_text": "Done."})
+        )
+        run = _run(
+            [
+                str(suite),
+                "--agent",
+                "codex",
+                "--fixtures",
+                "flask-py",
+                "--layers",
+                "rubric",
+                "--results",
+                str(tmp_path / "results"),
+                "--json",
+                "--timeout",
+                "120",
+                "--agent-env",
+                f"SKILLASSAY_MODEL_BASE_URL={server.base_url(sid)}",
+                "--agent-env",
+                "SKILLASSAY_MAX_RETRIES=1",
+            ]
+        )
     check_sealed(run, tmp_path / "results", suite, listener, mark, evals_dir)
 
 
 def test_a_sigkilled_harness_leaves_no_agent_running(tmp_path, suite):
-    """skillassay itself is SIGKILLed while its agent (with a setsid child) runs: nothing of the run survives."""
+    """skillassay itself is SIGKILLed while its agent (with a setsid child) runs: nothing of the run
+    survives.
+    """
     mark = f"skillassay-orphan-{os.getpid()}-{time.monotonic_ns()}"
     agent = f"bash -c \"setsid bash -c 'exec -a {mark} sleep 300' & exec -a {mark} sleep 300\""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillassay", "run", str(suite), "--agent", "command", "--command", agent,
-         "--fixtures", "flask-py", "--layers", "rubric", "--results", str(tmp_path / "results"), "--json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "run",
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            agent,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(_marked(mark)) < 2:
@@ -186,9 +291,26 @@ def test_a_mount_holding_the_suite_is_refused(tmp_path, evals_dir):
     100%, pass, reached_for_suite empty, since mounted targets count as the agent's own in the audit."""
     project = evals_dir.parent  # the checkout holding the shipped suite
     copy = f"cp {evals_dir / GOLDEN_REL} app.py"
-    result = runner.invoke(app, ["run", str(evals_dir), "--agent", "command", "--command", copy, "--fixtures",
-                                 "flask-py", "--layers", "rubric", "--json", "--results", str(tmp_path / "results"),
-                                 "--mount", str(project)])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            copy,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--json",
+            "--results",
+            str(tmp_path / "results"),
+            "--mount",
+            str(project),
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert f"error: --mount {project}: it holds the suite ({evals_dir.resolve()})" in result.stderr
     assert not (tmp_path / "results").exists()  # nothing ran, nothing was recorded
@@ -222,8 +344,23 @@ def test_mounts_and_hosts_that_would_uncover_the_harness_are_refused(tmp_path, e
         (["--allow-host", "169.254.169.254"], "link-local"),
     ]
     for extra, why in cases:
-        result = runner.invoke(app, ["run", str(evals_dir), "--agent", "noop", "--fixtures", "flask-py",
-                                     "--layers", "rubric", "--results", str(results), "--json", *extra])
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                str(evals_dir),
+                "--agent",
+                "noop",
+                "--fixtures",
+                "flask-py",
+                "--layers",
+                "rubric",
+                "--results",
+                str(results),
+                "--json",
+                *extra,
+            ],
+        )
         assert result.exit_code == 2, (extra, result.output)
         [line] = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
         assert line.startswith(f"error: {extra[0]} {extra[1]}: ") and why in line, (extra, line)

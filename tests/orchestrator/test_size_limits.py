@@ -1,6 +1,6 @@
-"""A change larger than the run's limit is recorded as such, graded on the rest, and stored once: an agent that
-solves the task and also writes a huge file, a huge binary, a sparse file and a big file only in its git history;
-an agent that prints more than a log may keep."""
+"""A change larger than the run's limit is recorded as such, graded on the rest, and stored once: an agent
+that solves the task and also writes a huge file, a huge binary, a sparse file and a big file only in its
+git history; an agent that prints more than a log may keep."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def _stored(root: Path) -> int:
     return sum(p.lstat().st_size for p in root.rglob("*") if p.is_file() or p.is_symlink())
 
 
-def test_a_change_over_the_limit_is_listed_graded_on_the_rest_and_stored_once(tmp_path: Path, evals_dir: Path) -> None:
+def test_a_change_over_the_limit_is_listed_graded_on_the_rest_and_stored_once(
+    tmp_path: Path, evals_dir: Path
+) -> None:
     agent_dir = tmp_path / "agent"  # mounted read-only into the agent's sandbox: its program and the solution
     shutil.copytree(evals_dir / "fixtures" / "order-service" / "test_golden", agent_dir / "golden")
     golden = agent_dir / "golden"
@@ -48,9 +50,24 @@ def test_a_change_over_the_limit_is_listed_graded_on_the_rest_and_stored_once(tm
     )
     (agent_dir / "agent.py").write_text(script)
     results = tmp_path / "results"
-    out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} {agent_dir / 'agent.py'}",
-                "--fixtures", "cancellation-support", "--results", str(results), "--json",
-                "--max-change-size", "1MB", "--mount", str(agent_dir)])
+    out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            f"{sys.executable} {agent_dir / 'agent.py'}",
+            "--fixtures",
+            "cancellation-support",
+            "--results",
+            str(results),
+            "--json",
+            "--max-change-size",
+            "1MB",
+            "--mount",
+            str(agent_dir),
+        ]
+    )
     [run] = out["runs"]
     assert run["outcome"] == "completed", run.get("error")
     assert run["verdict"]["passed"] is True, run["verdict"]  # graded on the rest: the golden solution
@@ -75,19 +92,40 @@ def test_a_change_over_the_limit_is_listed_graded_on_the_rest_and_stored_once(tm
     assert "3 file(s) over the 1 MB limit left out" in html
     # stored once: no copy of the workspace under grading/, no history of the agent's in the kept repository
     assert not [p for p in (run_dir / "grading").iterdir() if p.is_dir()]
-    assert _stored(results) < 1 * MB, sorted((p.stat().st_size, str(p)) for p in results.rglob("*") if p.is_file())[-5:]
+    assert _stored(results) < 1 * MB, sorted(
+        (p.stat().st_size, str(p)) for p in results.rglob("*") if p.is_file()
+    )[-5:]
 
 
-def test_a_cli_that_prints_too_much_keeps_the_head_and_the_tail_of_its_output(tmp_path: Path,
-                                                                              evals_dir: Path) -> None:
-    script = "import sys\nprint('FIRST')\nfor _ in range(25): sys.stdout.write('z' * 1_000_000)\nprint('\\nLAST')\n"
+def test_a_cli_that_prints_too_much_keeps_the_head_and_the_tail_of_its_output(
+    tmp_path: Path, evals_dir: Path
+) -> None:
+    script = (
+        "import sys\nprint('FIRST')\nfor _ in range(25): sys.stdout.write('z' * "
+        "1_000_000)\nprint('\\nLAST')\n"
+    )
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "agent.py").write_text(script)
     results = tmp_path / "results"
     command = f"{sys.executable} {tmp_path / 'agent' / 'agent.py'}"
-    out = _run([str(evals_dir), "--agent", "command", "--command", command,
-                "--fixtures", "flask-py", "--layers", "rubric", "--results", str(results), "--json",
-                "--mount", str(tmp_path / "agent")])
+    out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            command,
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(results),
+            "--json",
+            "--mount",
+            str(tmp_path / "agent"),
+        ]
+    )
     [run] = out["runs"]
     run_dir = results / run["run_dir"]
     log = (run_dir / "agent.stdout.log").read_bytes()
@@ -95,7 +133,10 @@ def test_a_cli_that_prints_too_much_keeps_the_head_and_the_tail_of_its_output(tm
     assert len(log) < 20_001_000
     assert "agent.stdout.log" in run["size"]["logs_cut"]
     # the command agent's message is the end of its output (its last MB): the transcript never needed cutting
-    assert "transcript.json" not in run["size"]["logs_cut"] and (run_dir / "transcript.json").stat().st_size < 3 * MB
+    assert (
+        "transcript.json" not in run["size"]["logs_cut"]
+        and (run_dir / "transcript.json").stat().st_size < 3 * MB
+    )
     assert _stored(results) < 45 * MB
 
 
@@ -110,9 +151,19 @@ def test_the_limit_comes_from_the_eval_unless_the_job_sets_it(tmp_path: Path) ->
     (suite / "agent-evals" / "tiny-eval.toml").write_text(
         'id = "tiny-eval"\ntitle = "t"\nprompt = "p"\nfixture = "tiny"\nmax_change_size = "10KB"\n'
         '[[criteria]]\nid = "c"\ndescription = "d"\nweight = 1\ngrader = "diff"\n'
-        '[criteria.options]\nowning_module = "app.py"\n')
+        '[criteria.options]\nowning_module = "app.py"\n'
+    )
     command = f"{sys.executable} -c \"open('blob.txt', 'w').write('b' * 50_000)\""
-    base = [str(suite), "--agent", "command", "--command", command, "--results", str(tmp_path / "r"), "--json"]
+    base = [
+        str(suite),
+        "--agent",
+        "command",
+        "--command",
+        command,
+        "--results",
+        str(tmp_path / "r"),
+        "--json",
+    ]
     [run] = _run(base)["runs"]
     assert run["size"]["limit"] == 10_000 and [o["path"] for o in run["size"]["over_limit"]] == ["blob.txt"]
     [run] = _run([*base, "--max-change-size", "1MiB"])["runs"]
@@ -121,22 +172,43 @@ def test_the_limit_comes_from_the_eval_unless_the_job_sets_it(tmp_path: Path) ->
     assert bad.exit_code == 2 and "--max-change-size" in bad.output
 
 
-def test_a_flood_of_empty_files_is_cut_to_the_count_limit_and_graded_on_the_rest(tmp_path: Path,
-                                                                                evals_dir: Path) -> None:
-    """An agent that made 200,000 empty files kept a run busy for hours (every step after it costs per file): past
-    10,000 new entries the rest are left out, counted, and the run is graded (the agent's doing, never the harness's)."""
+def test_a_flood_of_empty_files_is_cut_to_the_count_limit_and_graded_on_the_rest(
+    tmp_path: Path, evals_dir: Path
+) -> None:
+    """An agent that made 200,000 empty files kept a run busy for hours (every step after it costs per file):
+    past 10,000 new entries the rest are left out, counted, and the run is graded (the agent's doing, never
+    the harness's)."""
     script = "import os\nos.mkdir('flood')\nfor i in range(12_000): open(f'flood/{i:05}', 'w').close()\n"
     (tmp_path / "agent").mkdir()
     (tmp_path / "agent" / "agent.py").write_text(script)
     results = tmp_path / "results"
-    out = _run([str(evals_dir), "--agent", "command", "--command", f"{sys.executable} {tmp_path / 'agent' / 'agent.py'}",
-                "--fixtures", "flask-py", "--layers", "rubric", "--results", str(results), "--json",
-                "--mount", str(tmp_path / "agent")])
+    out = _run(
+        [
+            str(evals_dir),
+            "--agent",
+            "command",
+            "--command",
+            f"{sys.executable} {tmp_path / 'agent' / 'agent.py'}",
+            "--fixtures",
+            "flask-py",
+            "--layers",
+            "rubric",
+            "--results",
+            str(results),
+            "--json",
+            "--mount",
+            str(tmp_path / "agent"),
+        ]
+    )
     [run] = out["runs"]
     assert run["outcome"] == "completed" and not run["harness_failures"], run.get("error")
     size = run["size"]
-    assert size["max_entries"] == 10_000 and size["entries_left_out"] == 12_000 + 1 - 10_000  # the folder counts
-    assert size["entries_left_out_sample"][0] == f"flood/{10_000 - 1:05}" and len(size["entries_left_out_sample"]) == 20
+    # the folder counts
+    assert size["max_entries"] == 10_000 and size["entries_left_out"] == 12_000 + 1 - 10_000
+    assert (
+        size["entries_left_out_sample"][0] == f"flood/{10_000 - 1:05}"
+        and len(size["entries_left_out_sample"]) == 20
+    )
     assert run["files_changed"] == 10_000 - 1
     assert any("left out" in n for n in run["config"]["notes"])
     run_dir = results / run["run_dir"]

@@ -19,8 +19,16 @@ pytestmark = pytest.mark.slow
 
 
 def _sh(argv, cwd, env=None, timeout=900):
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     return proc
 
 
@@ -48,10 +56,14 @@ def test_the_distributions_carry_what_the_package_needs(dists):
     with zipfile.ZipFile(dists["wheel"]) as whl:
         names = set(whl.namelist())
         meta = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    for needed in ("skillassay/py.typed", "skillassay/starter/evals/rubric.json",
-                   "skillassay/starter/evals/fixtures/express-ts/eval_config.json",
-                   "skillassay/starter/examples/skills/seam-lock-access/SKILL.md",
-                   "skillassay/data/node/package.json", "skillassay/data/node/package-lock.json"):
+    for needed in (
+        "skillassay/py.typed",
+        "skillassay/starter/evals/rubric.json",
+        "skillassay/starter/evals/fixtures/express-ts/eval_config.json",
+        "skillassay/starter/examples/skills/seam-lock-access/SKILL.md",
+        "skillassay/data/node/package.json",
+        "skillassay/data/node/package-lock.json",
+    ):
         assert needed in names, needed
     assert not [n for n in names if "/node_modules/" in n or "__pycache__" in n]
     from skillassay import __version__
@@ -75,8 +87,12 @@ def test_init_check_run_report_from_the_wheel(installed):
     proc = _sh([bin_, "check", "suite"], cwd=home, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
-    proc = _sh([bin_, "run", "suite", "--agent", "reference", "--results", "results", "--jobs", "2", "--json"],
-               cwd=home, env=env, timeout=1500)
+    proc = _sh(
+        [bin_, "run", "suite", "--agent", "reference", "--results", "results", "--jobs", "2", "--json"],
+        cwd=home,
+        env=env,
+        timeout=1500,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout)
     runs = out["runs"]

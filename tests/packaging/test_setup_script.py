@@ -1,7 +1,8 @@
-"""scripts/setup.sh is cheap to rerun: pip and npm run only when what they read changed (or what they made is gone).
+"""scripts/setup.sh is cheap to rerun: pip and npm run only when what they read changed (or what they made is
+gone).
 
-Played in a copy of the checkout's layout with recording stand-ins for pip, npm and apt-get (a real install takes
-minutes and the registry); the script itself, bash and the stamp logic are the real ones."""
+Played in a copy of the checkout's layout with recording stand-ins for pip, npm and apt-get (a real install
+takes minutes and the registry); the script itself, bash and the stamp logic are the real ones."""
 
 from __future__ import annotations
 
@@ -51,8 +52,15 @@ def _setup(co: Path, tmp: Path) -> list[str]:
     calls = tmp / "calls.txt"
     calls.write_text("")
     env = {**os.environ, "PATH": f"{tmp / 'bin'}:{os.environ['PATH']}", "CALLS": str(calls)}
-    out = subprocess.run(["bash", "scripts/setup.sh"], cwd=co, env=env, capture_output=True, text=True, timeout=120,
-                         check=False)
+    out = subprocess.run(
+        ["bash", "scripts/setup.sh"],
+        cwd=co,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     return [ln.split()[0] for ln in calls.read_text().splitlines() if ln.split()[0] in ("pip", "npm")]
 
@@ -67,5 +75,6 @@ def test_a_rerun_installs_only_what_changed(tmp_path: Path) -> None:
     assert set(_setup(co, tmp_path)) == {"pip"}
     shutil.rmtree(co / "node" / "node_modules")  # what npm made is gone: installed again
     assert _setup(co, tmp_path) == ["npm"]
-    shutil.rmtree(co / "src" / "skillassay")  # the package no longer imports from this checkout: installed again
+    # the package no longer imports from this checkout: installed again
+    shutil.rmtree(co / "src" / "skillassay")
     assert set(_setup(co, tmp_path)) == {"pip"}

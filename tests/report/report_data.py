@@ -28,12 +28,23 @@ class Tree:
 def hostile_transcript() -> Transcript:
     return Transcript(
         agent="claude-code",
-        messages=[Message(role="user", text=f"Integrate Seam {XSS_TRANSCRIPT}"),
-                  Message(role="assistant", text=XSS_TRANSCRIPT)],
+        messages=[
+            Message(role="user", text=f"Integrate Seam {XSS_TRANSCRIPT}"),
+            Message(role="assistant", text=XSS_TRANSCRIPT),
+        ],
         tool_calls=[
-            ToolCall(id="1", name="Read", kind="read", input={"file_path": "src/app.ts"}, result=XSS_TRANSCRIPT),
-            ToolCall(id="2", name="Bash", kind="shell", command=f"echo '{XSS_TRANSCRIPT}'",
-                     input={"command": f"echo '{XSS_TRANSCRIPT}'"}, exit_code=0, result=XSS_TRANSCRIPT),
+            ToolCall(
+                id="1", name="Read", kind="read", input={"file_path": "src/app.ts"}, result=XSS_TRANSCRIPT
+            ),
+            ToolCall(
+                id="2",
+                name="Bash",
+                kind="shell",
+                command=f"echo '{XSS_TRANSCRIPT}'",
+                input={"command": f"echo '{XSS_TRANSCRIPT}'"},
+                exit_code=0,
+                result=XSS_TRANSCRIPT,
+            ),
             ToolCall(id="3", name=f"Weird{XSS_TRANSCRIPT}", kind="other", is_error=True, result="boom"),
         ],
         final_message=f"done {XSS_TRANSCRIPT}",
@@ -69,17 +80,40 @@ def definitions(tmp_path) -> list[EvalDefinition]:
         f.write_text(f'id = "{eid}"\n# <script>alert(3)</script>\n', encoding="utf-8")
         out.append(
             EvalDefinition(
-                id=eid, title=title, format="native", source=f, suite_dir=tmp_path / "suite",
-                fixture_dir=tmp_path / "suite", app_dir=tmp_path / "suite" / "app", prompt="Add Seam <b>now</b>",
-                stack="typescript-express", language="typescript", pass_threshold=0.75,
+                id=eid,
+                title=title,
+                format="native",
+                source=f,
+                suite_dir=tmp_path / "suite",
+                fixture_dir=tmp_path / "suite",
+                app_dir=tmp_path / "suite" / "app",
+                prompt="Add Seam <b>now</b>",
+                stack="typescript-express",
+                language="typescript",
+                pass_threshold=0.75,
                 expected_behaviour=["Creates an access code on reservation create"],
-                forbidden_behaviour=[ForbiddenBehaviour(id="edits_tests", description="Edits the tests to make them pass",
-                                                        detector="test_tampering")],
+                forbidden_behaviour=[
+                    ForbiddenBehaviour(
+                        id="edits_tests",
+                        description="Edits the tests to make them pass",
+                        detector="test_tampering",
+                    )
+                ],
                 required_concepts=["idempotency keys"],
-                quality_requirements=[QualityGate(id="unit_tests", command="npm test", kind="test",
-                                                  description="Errors from Seam are logged, not swallowed")],
-                criteria=[Criterion(id="creates_code", weight=40, description="code created", grader="hidden_tests"),
-                          Criterion(id="scope_discipline", weight=20, description="small diff", grader="diff")],
+                quality_requirements=[
+                    QualityGate(
+                        id="unit_tests",
+                        command="npm test",
+                        kind="test",
+                        description="Errors from Seam are logged, not swallowed",
+                    )
+                ],
+                criteria=[
+                    Criterion(
+                        id="creates_code", weight=40, description="code created", grader="hidden_tests"
+                    ),
+                    Criterion(id="scope_discipline", weight=20, description="small diff", grader="diff"),
+                ],
                 notes="Seam sandbox devices only.",
             )
         )

@@ -1,6 +1,6 @@
-"""Issue 23, items 2 and 6: `compare` gives no verdict (exit 3) when an arm's failures could have gone unscored,
-or when scores of different grading versions would be set side by side; every run says which grading version
-made it.
+"""Issue 23, items 2 and 6: `compare` gives no verdict (exit 3) when an arm's failures could have gone
+unscored, or when scores of different grading versions would be set side by side; every run says which
+grading version made it.
 
 The jobs are synthetic results trees (tests/synthetic_runs.py): the same seeded scores for the honest and the
 abstaining arm, so the only difference between them is which failures were recorded as unscored."""
@@ -138,8 +138,9 @@ def test_an_unscored_run_has_no_score_whose_version_could_differ(tmp_path: Path)
     make_job(tmp_path, job_id="A", **kw)
     make_job(tmp_path, job_id="B", **kw)
     rec = read_run_file(tmp_path / "B" / "e1" / "run_1" / "run.json")
-    write_run_file(tmp_path, rec.model_copy(update={"outcome": "harness_error", "verdict": None,
-                                                    "grading_version": 1}))
+    write_run_file(
+        tmp_path, rec.model_copy(update={"outcome": "harness_error", "verdict": None, "grading_version": 1})
+    )
     r = cli("compare", "A", "B", "--results", str(tmp_path))
     assert r.exit_code == 0, r.output
 

@@ -13,8 +13,15 @@ from report_data import JOB
 from skillassay.report.serve import start
 from skillassay.report.site import build_site
 
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 pytestmark = needs(CHROMIUM.exists(), "Debian's chromium (apt-get install chromium)")
 
@@ -56,7 +63,9 @@ def test_navigate_evals_job_run_diff_transcript(served_site, tmp_path):
             page.screenshot(path=str(tmp_path / "evals.png"), full_page=True)
 
             # to the job
-            page.locator("#results").locator("xpath=following-sibling::table[1]").get_by_role("link", name=JOB).click()
+            page.locator("#results").locator("xpath=following-sibling::table[1]").get_by_role(
+                "link", name=JOB
+            ).click()
             expect(page.locator("h1")).to_have_text(f"Job {JOB}")
             expect(page.locator("svg").first).to_be_visible()
             expect(page.locator("#comparison")).to_be_visible()

@@ -82,8 +82,20 @@ def test_compare_command(results_tree):
 def test_report_command_outputs_and_exit_codes(results_tree, tmp_path):
     root = str(results_tree.root)
     junit, js, html = tmp_path / "j.xml", tmp_path / "j.json", tmp_path / "site"
-    r = cli("report", JOB, "--junit", str(junit), "--json", str(js), "--html", str(html), "--results", root,
-            "--suite", str(tmp_path / "no-suite"))
+    r = cli(
+        "report",
+        JOB,
+        "--junit",
+        str(junit),
+        "--json",
+        str(js),
+        "--html",
+        str(html),
+        "--results",
+        root,
+        "--suite",
+        str(tmp_path / "no-suite"),
+    )
     assert r.exit_code == 0, r.output
     assert ET.parse(junit).getroot().tag == "testsuites"
     assert json.loads(js.read_text())["job"]["job_id"] == JOB
@@ -93,7 +105,8 @@ def test_report_command_outputs_and_exit_codes(results_tree, tmp_path):
     assert r.exit_code == (1 if skill_failed else 0)
     assert cli("report", JOB, "--json", str(js), "--results", root, "--min-pass-rate", "0").exit_code == 0
     assert cli("report", JOB, "--json", str(js), "--results", root, "--min-pass-rate", "1").exit_code == (
-        1 if skill_failed else 0)
+        1 if skill_failed else 0
+    )
     assert cli("report", "nope", "--json", str(js), "--results", root).exit_code == 2
     make_job(results_tree.root, job_id=OTHER, runs=1)
     # two jobs: JUnit describes one, so it must be named

@@ -1,5 +1,6 @@
-"""Fixes from a new-user review of the results commands: what they say when writing files, clean site rebuilds,
-jobs without a skill, unscored runs shown honestly, wide tables off a terminal, `serve`'s default folder."""
+"""Fixes from a new-user review of the results commands: what they say when writing files, clean site
+rebuilds, jobs without a skill, unscored runs shown honestly, wide tables off a terminal, `serve`'s default
+folder."""
 
 from __future__ import annotations
 
@@ -50,8 +51,12 @@ def broken_job(root):
     out = []
     for r in runs:
         if r.eval_id == "express-ts" or r.run_index == 2:
-            r = r.model_copy(update={"outcome": "harness_error",
-                                     "error": f"docker daemon unreachable ({r.eval_id} {r.run_index})\ntrace..."})
+            r = r.model_copy(
+                update={
+                    "outcome": "harness_error",
+                    "error": f"docker daemon unreachable ({r.eval_id} {r.run_index})\ntrace...",
+                }
+            )
             write_run_file(root, r)
         out.append(r)
     return job, out
@@ -63,8 +68,20 @@ def broken_job(root):
 def test_report_says_what_it_wrote(results_tree, tmp_path):
     root = str(results_tree.root)
     junit, js, html = tmp_path / "j.xml", tmp_path / "j.json", tmp_path / "site"
-    r = cli("report", JOB, "--junit", str(junit), "--json", str(js), "--html", str(html), "--results", root,
-            "--suite", str(tmp_path / "no-suite"))
+    r = cli(
+        "report",
+        JOB,
+        "--junit",
+        str(junit),
+        "--json",
+        str(js),
+        "--html",
+        str(html),
+        "--results",
+        root,
+        "--suite",
+        str(tmp_path / "no-suite"),
+    )
     assert r.exit_code == 0, r.output
     assert f"wrote JUnit XML for 12 runs to {junit}" in r.stdout
     assert f"wrote JSON for 12 runs to {js}" in r.stdout
@@ -76,7 +93,7 @@ def test_report_says_what_it_wrote(results_tree, tmp_path):
     assert f"wrote JUnit XML for 12 runs to {junit}" in r.stderr
 
 
-# ---------------------------------------------------------------- 2. clean rebuilds, never someone else's folder
+# ------------------------------------------------------------- 2. clean rebuilds, never someone else's folder
 
 
 def test_site_rebuild_removes_old_pages(results_tree, tmp_path):
@@ -145,7 +162,9 @@ def test_job_with_a_skill_names_it(results_tree, tmp_path):
     page = (out / "jobs" / OTHER / "index.html").read_text()
     assert "skills/seam (sha256:1a2b3c4d)" in tags(page)
     runs_part = page.split('id="runs"')[1]
-    assert "<th>variant</th>" in runs_part and "<td>skill</td>" in runs_part and "<td>baseline</td>" in runs_part
+    assert (
+        "<th>variant</th>" in runs_part and "<td>skill</td>" in runs_part and "<td>baseline</td>" in runs_part
+    )
     base = tags((out / "jobs" / OTHER / "express-ts" / "baseline-run_1.html").read_text())
     assert "no skill (baseline run)" in base
 
@@ -182,7 +201,10 @@ def test_harness_errors_are_not_scored(tmp_path):
     build_site(root, out, definitions=[])
     job_page = (out / "jobs" / BROKEN / "index.html").read_text()
     stats = job_page.split('id="runs"')[0]
-    assert "express-ts" in stats and "not scored (harness error): docker daemon unreachable (express-ts 1)" in stats
+    assert (
+        "express-ts" in stats
+        and "not scored (harness error): docker daemon unreachable (express-ts 1)" in stats
+    )
     runs_part = job_page.split('id="runs"')[1]
     for row in re.findall(r'<tr class="infra-error">.*?</tr>', runs_part, re.DOTALL):
         assert "%" not in row and "docker daemon unreachable" in row and "not scored" in row

@@ -1,5 +1,5 @@
-"""The run page says how the run was sealed and lists what its agent reached for out of bounds; a job with unsealed
-runs says so."""
+"""The run page says how the run was sealed and lists what its agent reached for out of bounds; a job with
+unsealed runs says so."""
 
 from __future__ import annotations
 
@@ -10,17 +10,61 @@ from synthetic_runs import make_job
 from skillassay.report.site import build_site
 from skillassay.store.files import write_json_atomic, write_run_file
 
-SEALED = {"isolation": "bubblewrap", "sealed": True, "registries": ["pypi.org"], "mounts": [],
-          "phases": {"agent": {"phase": "agent", "isolation": "bubblewrap", "endpoints": ["model 127.0.0.1:9"],
-                               "registries": ["pypi.org"]}}}
-PROCESS = {"sealing": {
-    "out_of_bounds": [{"path": "/suite/<golden>.py", "ops": ["openat"], "results": ["ENOENT"], "write": False,
-                       "count": 2, "programs": ["cat"], "source": ["syscall"], "protected": "suite"}],
-    "reached_for_suite": ["/suite/<golden>.py"],
-    "phases": {"agent": {"refused": [{"host": "evil.example", "port": 443, "method": "CONNECT",
-                                      "reason": "not on the allow-list", "count": 1, "first_at": 0.1}],
-                         "audit": {"connects": [{"address": "127.0.0.1:5432", "results": ["ECONNREFUSED"],
-                                                 "count": 1, "programs": ["psql"]}]}}}}}
+SEALED = {
+    "isolation": "bubblewrap",
+    "sealed": True,
+    "registries": ["pypi.org"],
+    "mounts": [],
+    "phases": {
+        "agent": {
+            "phase": "agent",
+            "isolation": "bubblewrap",
+            "endpoints": ["model 127.0.0.1:9"],
+            "registries": ["pypi.org"],
+        }
+    },
+}
+PROCESS = {
+    "sealing": {
+        "out_of_bounds": [
+            {
+                "path": "/suite/<golden>.py",
+                "ops": ["openat"],
+                "results": ["ENOENT"],
+                "write": False,
+                "count": 2,
+                "programs": ["cat"],
+                "source": ["syscall"],
+                "protected": "suite",
+            }
+        ],
+        "reached_for_suite": ["/suite/<golden>.py"],
+        "phases": {
+            "agent": {
+                "refused": [
+                    {
+                        "host": "evil.example",
+                        "port": 443,
+                        "method": "CONNECT",
+                        "reason": "not on the allow-list",
+                        "count": 1,
+                        "first_at": 0.1,
+                    }
+                ],
+                "audit": {
+                    "connects": [
+                        {
+                            "address": "127.0.0.1:5432",
+                            "results": ["ECONNREFUSED"],
+                            "count": 1,
+                            "programs": ["psql"],
+                        }
+                    ]
+                },
+            }
+        },
+    }
+}
 
 
 def test_run_pages_show_the_sealing(tmp_path):
@@ -28,9 +72,16 @@ def test_run_pages_show_the_sealing(tmp_path):
     job, runs = make_job(root, evals=("flask-py",), runs=2)
     sealed, unsealed = runs
     sealed.sealing = SEALED
-    sealed.arm = {"expected": "seam", "mode": "native", "installed": [
-        {"name": "seam", "where": "home:.claude/skills/seam", "hash": "sha256:abcdef0123"}],
-        "reported": ["seam", "debug"], "reported_source": "cli", "user_config": [], "ok": True, "problem": None}
+    sealed.arm = {
+        "expected": "seam",
+        "mode": "native",
+        "installed": [{"name": "seam", "where": "home:.claude/skills/seam", "hash": "sha256:abcdef0123"}],
+        "reported": ["seam", "debug"],
+        "reported_source": "cli",
+        "user_config": [],
+        "ok": True,
+        "problem": None,
+    }
     unsealed.sealing = {**SEALED, "isolation": "none", "sealed": False}
     for r in runs:
         write_run_file(root, r)

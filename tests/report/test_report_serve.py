@@ -46,7 +46,9 @@ def raw_get(port: int, target: str) -> tuple[int, dict[str, str], bytes]:
 def test_pages_carry_the_csp_header(site):
     status, headers, body = raw_get(site, "/index.html")
     assert status == 200 and b"Evals" in body
-    assert headers["content-security-policy"] == "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    assert (
+        headers["content-security-policy"] == "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    )
     assert headers["x-content-type-options"] == "nosniff"
 
 

@@ -98,8 +98,10 @@ def test_job_page_charts_comparison_and_pagination(results_tree, tmp_path, monke
     assert f"jobs/{JOB}/runs-3.html" in html and 'href="runs-2.html"' in job
     assert "run 1</a>" in html[f"jobs/{JOB}/runs-2.html"]
     assert f"compare/{JOB}--{OTHER}.html" in html
-    assert "cannot be told from noise" in html[f"compare/{JOB}--{OTHER}.html"] or "excludes zero" in html[
-        f"compare/{JOB}--{OTHER}.html"]
+    assert (
+        "cannot be told from noise" in html[f"compare/{JOB}--{OTHER}.html"]
+        or "excludes zero" in html[f"compare/{JOB}--{OTHER}.html"]
+    )
 
 
 def test_huge_diff_is_capped(results_tree, tmp_path, monkeypatch):
@@ -155,7 +157,10 @@ def test_scoring_examples_come_from_decide():
         assert ex.verdict == decide(ex.criteria, ex.forbidden_observed, ex.threshold)
     full, unjudged, forbidden = shown
     assert full.verdict.passed and full.verdict.score == 1.0
-    assert not unjudged.verdict.passed and unjudged.verdict.unjudged == ["scope_discipline", "respects_policy"]
+    assert not unjudged.verdict.passed and unjudged.verdict.unjudged == [
+        "scope_discipline",
+        "respects_policy",
+    ]
     assert forbidden.verdict.disqualified and not forbidden.verdict.passed
 
 
@@ -168,6 +173,8 @@ def test_parallel_run_pages_match_serial(results_tree, tmp_path, monkeypatch):
     res = build_site(results_tree.root, parallel, definitions=[])
     a, b = pages(serial), pages(parallel)
     assert res.pages == len(b) == len(a)
+
     def strip(t):
         return re.sub(r"Built .*? UTC", "", t)
+
     assert {k: strip(v) for k, v in a.items()} == {k: strip(v) for k, v in b.items()}

@@ -1,6 +1,6 @@
-"""Report pages for skill use: a trigger job's confusion tables and prompts, two versions compared with the prompts
-that flipped, and the share of ordinary runs that used the skill with the pass rate either way. Everything the
-agent wrote is escaped; the policy that forbids scripts stays on every page."""
+"""Report pages for skill use: a trigger job's confusion tables and prompts, two versions compared with the
+prompts that flipped, and the share of ordinary runs that used the skill with the pass rate either way.
+Everything the agent wrote is escaped; the policy that forbids scripts stays on every page."""
 
 from __future__ import annotations
 
@@ -25,23 +25,55 @@ runner = CliRunner()
 
 # prompt -> (category, should trigger, triggered per run) for two versions of a skill
 VERSIONS = {
-    "a": {"demo.explicit": ("explicit", True, [True, True]), "demo.implicit": ("implicit", True, [False, False]),
-          "demo.contextual": ("contextual", True, [True, False]), "demo.negative": ("negative", False, [True, True])},
-    "b": {"demo.explicit": ("explicit", True, [True, True]), "demo.implicit": ("implicit", True, [True, True]),
-          "demo.contextual": ("contextual", True, [True, False]), "demo.negative": ("negative", False, [False, False])},
+    "a": {
+        "demo.explicit": ("explicit", True, [True, True]),
+        "demo.implicit": ("implicit", True, [False, False]),
+        "demo.contextual": ("contextual", True, [True, False]),
+        "demo.negative": ("negative", False, [True, True]),
+    },
+    "b": {
+        "demo.explicit": ("explicit", True, [True, True]),
+        "demo.implicit": ("implicit", True, [True, True]),
+        "demo.contextual": ("contextual", True, [True, False]),
+        "demo.negative": ("negative", False, [False, False]),
+    },
 }
 
 
 def use(used: bool, turn: int = 2) -> SkillUse:
-    event = SkillEvent(how="shell", tool="Bash", call_id="c1", call_index=turn, path="SKILL.md", evidence=HOSTILE,
-                       turn=turn, seconds=3.5, tokens=1200)
-    return SkillUse(skill="demo", location="$CLAUDE_CONFIG_DIR/skills/demo", listed=True, used=used,
-                    first=event if used else None, events=[event] if used else [], tool_calls=4)
+    event = SkillEvent(
+        how="shell",
+        tool="Bash",
+        call_id="c1",
+        call_index=turn,
+        path="SKILL.md",
+        evidence=HOSTILE,
+        turn=turn,
+        seconds=3.5,
+        tokens=1200,
+    )
+    return SkillUse(
+        skill="demo",
+        location="$CLAUDE_CONFIG_DIR/skills/demo",
+        listed=True,
+        used=used,
+        first=event if used else None,
+        events=[event] if used else [],
+        tool_calls=4,
+    )
 
 
 def job(root: Path, job_id: str, suite: str) -> JobRecord:
-    j = JobRecord(job_id=job_id, created_at=T0, suite=suite, agent="claude-code", skill_path="skills/demo",
-                  skill_hash="sha256:" + "1" * 64, status="finished", finished_at=T0 + timedelta(minutes=5))
+    j = JobRecord(
+        job_id=job_id,
+        created_at=T0,
+        suite=suite,
+        agent="claude-code",
+        skill_path="skills/demo",
+        skill_hash="sha256:" + "1" * 64,
+        status="finished",
+        finished_at=T0 + timedelta(minutes=5),
+    )
     return j
 
 
@@ -50,31 +82,72 @@ def write_trigger_job(root: Path, job_id: str, version: str) -> None:
     for eval_id, (cat, should, hits) in VERSIONS[version].items():
         for i, hit in enumerate(hits, 1):
             j.planned.append((eval_id, i, "skill"))
-            crit = [CriterionResult(id="trigger_decision", weight=1, fraction=float(hit == should), grader="trigger")]
-            write_run_file(root, RunRecord(
-                job_id=job_id, eval_id=eval_id, run_index=i, run_dir=run_dir_rel(job_id, eval_id, i),
-                agent="claude-code", skill_path="skills/demo", outcome="completed", started_at=T0, finished_at=T0,
-                criteria=crit, verdict=decide(crit, threshold=1.0), skill_use=use(hit),
-                trigger=TriggerOutcome(suite="demo", prompt=eval_id.split(".")[1], category=cat, should_trigger=should,
-                                       triggered=hit, correct=hit == should, budget=TriggerBudget(max_turns=8),
-                                       stopped="triggered" if hit else None),
-            ))
+            crit = [
+                CriterionResult(
+                    id="trigger_decision", weight=1, fraction=float(hit == should), grader="trigger"
+                )
+            ]
+            write_run_file(
+                root,
+                RunRecord(
+                    job_id=job_id,
+                    eval_id=eval_id,
+                    run_index=i,
+                    run_dir=run_dir_rel(job_id, eval_id, i),
+                    agent="claude-code",
+                    skill_path="skills/demo",
+                    outcome="completed",
+                    started_at=T0,
+                    finished_at=T0,
+                    criteria=crit,
+                    verdict=decide(crit, threshold=1.0),
+                    skill_use=use(hit),
+                    trigger=TriggerOutcome(
+                        suite="demo",
+                        prompt=eval_id.split(".")[1],
+                        category=cat,
+                        should_trigger=should,
+                        triggered=hit,
+                        correct=hit == should,
+                        budget=TriggerBudget(max_turns=8),
+                        stopped="triggered" if hit else None,
+                    ),
+                ),
+            )
     write_job_file(root, j)
 
 
 def write_ordinary_job(root: Path, job_id: str) -> None:
-    """Two evals; the skill used in 3 of 4 runs; passed in 2 of the 3 that used it, 0 of the 1 that did not."""
+    """Two evals; the skill used in 3 of 4 runs; passed in 2 of the 3 that used it, 0 of the 1 that did
+    not.
+    """
     j = job(root, job_id, "evals")
-    for eval_id, i, used, passed in (("e1", 1, True, True), ("e1", 2, False, False), ("e2", 1, True, True),
-                                     ("e2", 2, True, False)):
+    for eval_id, i, used, passed in (
+        ("e1", 1, True, True),
+        ("e1", 2, False, False),
+        ("e2", 1, True, True),
+        ("e2", 2, True, False),
+    ):
         j.planned.append((eval_id, i, "skill"))
         crit = [CriterionResult(id="works", weight=1, fraction=1.0 if passed else 0.0, grader="diff")]
-        write_run_file(root, RunRecord(
-            job_id=job_id, eval_id=eval_id, run_index=i, run_dir=run_dir_rel(job_id, eval_id, i),
-            agent="claude-code", skill_path="skills/demo", outcome="completed", started_at=T0, finished_at=T0,
-            criteria=crit, verdict=decide(crit), skill_use=use(used),
-            transcript=TranscriptSummary(skill_loaded=True, skill_invoked=used),
-        ))
+        write_run_file(
+            root,
+            RunRecord(
+                job_id=job_id,
+                eval_id=eval_id,
+                run_index=i,
+                run_dir=run_dir_rel(job_id, eval_id, i),
+                agent="claude-code",
+                skill_path="skills/demo",
+                outcome="completed",
+                started_at=T0,
+                finished_at=T0,
+                criteria=crit,
+                verdict=decide(crit),
+                skill_use=use(used),
+                transcript=TranscriptSummary(skill_loaded=True, skill_invoked=used),
+            ),
+        )
     write_job_file(root, j)
 
 
@@ -107,8 +180,11 @@ def test_trigger_pages_compare_and_skill_use(tmp_path):
 
     cmp = (out / "compare" / "job-a--job-b.html").read_text()
     assert "Prompts that flipped" in cmp
-    flipped = re.findall(r"<tr><td>(demo\.\w+)</td><td>\w+</td><td>[^<]+</td><td class=\"n\">(\d+)%</td>"
-                         r"<td class=\"n\">(\d+)%</td><td><span class=\"badge pass\">now right", cmp)
+    flipped = re.findall(
+        r"<tr><td>(demo\.\w+)</td><td>\w+</td><td>[^<]+</td><td class=\"n\">(\d+)%</td>"
+        r"<td class=\"n\">(\d+)%</td><td><span class=\"badge pass\">now right",
+        cmp,
+    )
     assert flipped == [("demo.implicit", "0", "100"), ("demo.negative", "100", "0")]
 
     c = (out / "jobs" / "job-c" / "index.html").read_text()
@@ -118,7 +194,10 @@ def test_trigger_pages_compare_and_skill_use(tmp_path):
     # the same figures in the terminal and in JSON
     res = runner.invoke(app, ["compare", "job-a", "job-b", "--results", str(root), "--json"])
     assert res.exit_code == 0, res.output
-    assert [f["prompt"] for f in json.loads(res.stdout)["trigger"]["flips"]] == ["demo.implicit", "demo.negative"]
+    assert [f["prompt"] for f in json.loads(res.stdout)["trigger"]["flips"]] == [
+        "demo.implicit",
+        "demo.negative",
+    ]
     res = runner.invoke(app, ["compare", "job-c", "job-c", "--results", str(root)])
     assert "the skill was used in 3 of 4 run(s)" in res.output
     assert runner.invoke(app, ["compare", "job-a", "job-c", "--results", str(root)]).exit_code == 2

@@ -1,4 +1,6 @@
-"""`skillassay init`: the starter suite, and an eval scaffolded around an app in styles the fixtures do not use."""
+"""`skillassay init`: the starter suite, and an eval scaffolded around an app in styles the fixtures do not
+use.
+"""
 
 from __future__ import annotations
 
@@ -28,10 +30,13 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def flask_app(tmp_path):
-    # a blueprint with a url_prefix, PATCH for updates and POST .../cancel for cancellation, port from the environment
-    return write(tmp_path / "stays-api", {
-        "requirements.txt": "Flask==3.0.3\n",
-        "main.py": """
+    # a blueprint with a url_prefix, PATCH for updates and POST .../cancel for cancellation, port from the
+    # environment
+    return write(
+        tmp_path / "stays-api",
+        {
+            "requirements.txt": "Flask==3.0.3\n",
+            "main.py": """
             import os
             from flask import Flask
             from api.stays import bp
@@ -40,8 +45,8 @@ def flask_app(tmp_path):
             if __name__ == "__main__":
                 app.run(port=int(os.environ.get("PORT", 7070)))
         """,
-        "api/__init__.py": "",
-        "api/stays.py": """
+            "api/__init__.py": "",
+            "api/stays.py": """
             from flask import Blueprint, request
             from services import lodging
             bp = Blueprint("stays", __name__, url_prefix="/v2/stays")
@@ -62,9 +67,10 @@ def flask_app(tmp_path):
             def health():
                 return "ok"
         """,
-        "services/lodging.py": "def open(d): ...\ndef move(i, d): ...\ndef end(i): ...\n",
-        "node_modules/junk.js": "this must not be copied",
-    })
+            "services/lodging.py": "def open(d): ...\ndef move(i, d): ...\ndef end(i): ...\n",
+            "node_modules/junk.js": "this must not be copied",
+        },
+    )
 
 
 def test_detects_a_flask_app_in_another_style(flask_app):
@@ -80,11 +86,13 @@ def test_detects_a_flask_app_in_another_style(flask_app):
 
 
 def test_express_inline_handlers_name_the_service_functions(tmp_path):
-    app = write(tmp_path / "leases", {
-        "package.json": json.dumps({"dependencies": {"express": "4.19.2"}, "scripts": {"build": "tsc"}}),
-        "Dockerfile": "FROM node:20-slim\nEXPOSE 4100\nCMD [\"node\", \"dist/main.js\"]\n",
-        "src/main.ts": "const port = process.env.PORT ?? 9999;\n",
-        "src/routes.ts": """
+    app = write(
+        tmp_path / "leases",
+        {
+            "package.json": json.dumps({"dependencies": {"express": "4.19.2"}, "scripts": {"build": "tsc"}}),
+            "Dockerfile": 'FROM node:20-slim\nEXPOSE 4100\nCMD ["node", "dist/main.js"]\n',
+            "src/main.ts": "const port = process.env.PORT ?? 9999;\n",
+            "src/routes.ts": """
             import { Router } from 'express';
             import { startLease, changeLease, stopLease } from './leases';
             const r = Router();
@@ -92,13 +100,17 @@ def test_express_inline_handlers_name_the_service_functions(tmp_path):
             r.put('/leases/:leaseId', async (req, res) => { res.json(await changeLease(req.params.leaseId, req.body)); });
             r.delete('/leases/:leaseId', async (req, res) => { await stopLease(req.params.leaseId); res.end(); });
             export default r;
-        """,
-    })
+        """,  # noqa: E501 - code inside a string, kept as written
+        },
+    )
     d = detect(app)
     assert (d.language, d.framework) == ("typescript", "express")
     assert d.port == 4100 and d.port_source == "Dockerfile:2"  # the Dockerfile wins over the code's default
     assert {k: v.handler for k, v in d.lifecycle.items()} == {
-        "create": "startLease", "update": "changeLease", "cancel": "stopLease"}
+        "create": "startLease",
+        "update": "changeLease",
+        "cancel": "stopLease",
+    }
 
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
@@ -112,12 +124,17 @@ def test_init_app_then_check_names_exactly_what_is_left(flask_app, tmp_path):
     res = runner.invoke(cli, ["init", str(suite), "--app", str(flask_app), "--name", "stays"])
     assert res.exit_code == 0, res.output
     fixture = suite / "fixtures" / "stays"
-    assert (fixture / "app" / "api" / "stays.py").is_file() and not (fixture / "app" / "node_modules").exists()
+    assert (fixture / "app" / "api" / "stays.py").is_file() and not (
+        fixture / "app" / "node_modules"
+    ).exists()
     assert (suite / "rubric.json").is_file()
     config = json.loads((fixture / "eval_config.json").read_text())
     assert config["app_port"] == 7070
-    assert config["test_endpoints"]["update"] == {"method": "PATCH", "path": "/v2/stays/{{RESERVATION_ID}}",
-                                                  "payload": {}}
+    assert config["test_endpoints"]["update"] == {
+        "method": "PATCH",
+        "path": "/v2/stays/{{RESERVATION_ID}}",
+        "payload": {},
+    }
     key = json.loads((fixture / "answer_key.json").read_text())
     assert key["expected_files_modified"] == ["api/stays.py"]
     notes = (fixture / "SCAFFOLD.md").read_text()
@@ -127,13 +144,21 @@ def test_init_app_then_check_names_exactly_what_is_left(flask_app, tmp_path):
     res = runner.invoke(cli, ["check", str(suite)])
     assert res.exit_code == 2
     problems = res.output
-    for where in ("eval_config.json at /prompt", "eval_config.json at /expected_api_path",
-                  "answer_key.json at /expected_calls", "test_golden: the golden solution is missing"):
+    for where in (
+        "eval_config.json at /prompt",
+        "eval_config.json at /expected_api_path",
+        "answer_key.json at /expected_calls",
+        "test_golden: the golden solution is missing",
+    ):
         assert where in problems, (where, problems)
 
     # the command line proper (main() turns skillassay's errors into exit 2 with the message)
-    again = subprocess.run([sys.executable, "-m", "skillassay", "init", str(suite), "--app", str(flask_app),
-                            "--name", "stays"], capture_output=True, text=True, check=False)
+    again = subprocess.run(
+        [sys.executable, "-m", "skillassay", "init", str(suite), "--app", str(flask_app), "--name", "stays"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert again.returncode == 2 and "exists; choose another --name" in again.stderr
 
 

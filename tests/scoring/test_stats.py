@@ -20,16 +20,30 @@ T0 = datetime(2026, 11, 29, 22, 0, tzinfo=UTC)
 
 
 def run(eval_id: str, i: int, score: float, outcome: str = "completed", variant: str = "skill") -> RunRecord:
-    crit = [CriterionResult(id="c1", weight=50, fraction=score), CriterionResult(id="c2", weight=50, fraction=score)]
+    crit = [
+        CriterionResult(id="c1", weight=50, fraction=score),
+        CriterionResult(id="c2", weight=50, fraction=score),
+    ]
     return RunRecord(
-        job_id="j", eval_id=eval_id, run_index=i, variant=variant, run_dir=f"j/{eval_id}/run_{i}", agent="noop",
-        outcome=outcome, started_at=T0, finished_at=T0, criteria=crit, verdict=decide(crit),
+        job_id="j",
+        eval_id=eval_id,
+        run_index=i,
+        variant=variant,
+        run_dir=f"j/{eval_id}/run_{i}",
+        agent="noop",
+        outcome=outcome,
+        started_at=T0,
+        finished_at=T0,
+        criteria=crit,
+        verdict=decide(crit),
     )
 
 
 # ----------------------------------------------------------------------------- pass@k, pass^k
 def brute(n: int, c: int, k: int) -> tuple[float, float]:
-    """Every k-subset of n runs (the first c passing): share with at least one pass, share with all passing."""
+    """Every k-subset of n runs (the first c passing): share with at least one pass, share with all
+    passing.
+    """
     outcomes = [True] * c + [False] * (n - c)
     subsets = list(itertools.combinations(range(n), k))
     any_pass = sum(any(outcomes[i] for i in s) for s in subsets) / len(subsets)
@@ -93,8 +107,14 @@ def test_clustered_bootstrap_is_wider_when_evals_differ():
 
 # ----------------------------------------------------------------------------- summaries
 def test_summarize_known_values():
-    runs = [run("a", 1, 1.0), run("a", 2, 0.5), run("a", 3, 0.9), run("b", 1, 0.2), run("b", 2, 0.4),
-            run("b", 3, 0.0, outcome="harness_error")]
+    runs = [
+        run("a", 1, 1.0),
+        run("a", 2, 0.5),
+        run("a", 3, 0.9),
+        run("b", 1, 0.2),
+        run("b", 2, 0.4),
+        run("b", 3, 0.0, outcome="harness_error"),
+    ]
     s = stats.summarize(runs)
     a, b = s.per_eval
     assert (a.eval_id, a.n, a.passes) == ("a", 3, 2)
@@ -191,12 +211,19 @@ def test_compare_pairs_by_eval_and_run_index():
 def test_compare_counts_every_outcome_and_leaves_the_unscored_out():
     """Issue 14: compare says how many runs ended in each outcome, and no unscored run moves a figure."""
     a = [run("e", 1, 0.5), run("e", 2, 0.5), run("e", 3, 0.0, outcome="harness_error")]
-    b = [run("e", 1, 1.0), run("e", 2, 0.0, outcome="agent_error"), run("e", 3, 1.0, outcome="provider_error")]
+    b = [
+        run("e", 1, 1.0),
+        run("e", 2, 0.0, outcome="agent_error"),
+        run("e", 3, 1.0, outcome="provider_error"),
+    ]
     cmp = stats.compare(a, b, a_label="base", b_label="skill")
     assert cmp.outcomes_a == {"completed": 2, "harness_error": 1}
     assert cmp.outcomes_b == {"completed": 1, "agent_error": 1, "provider_error": 1}
     assert cmp.unscored_a == {"harness_error": 1} and cmp.unscored_b == {"provider_error": 1}
     # run 3 is unscored on both sides: only runs 1 and 2 pair up (the agent error is scored, as the agent's)
     assert cmp.overall.pairs == 2 and cmp.overall.mean_b == pytest.approx(0.5)
-    assert "Not scored, so left out of every figure: base: 1 harness error; skill: 1 provider error." in cmp.verdict
+    assert (
+        "Not scored, so left out of every figure: base: 1 harness error; skill: 1 provider error."
+        in cmp.verdict
+    )
     assert cmp.to_dict()["outcomes_b"]["agent_error"] == 1

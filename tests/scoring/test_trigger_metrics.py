@@ -13,7 +13,10 @@ from skillassay.kinds.trigger.scoring import (
 
 
 def runs(prompt, category, should, *triggered, **first):
-    return [TriggerPoint(prompt, category, should, i + 1, t, **(first if t else {})) for i, t in enumerate(triggered)]
+    return [
+        TriggerPoint(prompt, category, should, i + 1, t, **(first if t else {}))
+        for i, t in enumerate(triggered)
+    ]
 
 
 # 6 prompts x 2 runs.
@@ -23,12 +26,14 @@ def runs(prompt, category, should, *triggered, **first):
 #   contextual c1 (should): T T     -> TP 2
 #   negative  n1 (not):    T F      -> FP 1, TN 1
 #   negative  n2 (not):    F F      -> TN 2
-SET = (runs("e1", "explicit", True, True, True, turn=1, seconds=2.0, tokens=100)
-       + runs("i1", "implicit", True, True, False, turn=3, seconds=6.0, tokens=900)
-       + runs("i2", "implicit", True, False, False)
-       + runs("c1", "contextual", True, True, True, turn=2, seconds=4.0, tokens=400)
-       + runs("n1", "negative", False, True, False, turn=5, seconds=9.0, tokens=2000)
-       + runs("n2", "negative", False, False, False))
+SET = (
+    runs("e1", "explicit", True, True, True, turn=1, seconds=2.0, tokens=100)
+    + runs("i1", "implicit", True, True, False, turn=3, seconds=6.0, tokens=900)
+    + runs("i2", "implicit", True, False, False)
+    + runs("c1", "contextual", True, True, True, turn=2, seconds=4.0, tokens=400)
+    + runs("n1", "negative", False, True, False, turn=5, seconds=9.0, tokens=2000)
+    + runs("n2", "negative", False, False, False)
+)
 
 
 def test_overall_counts_and_metrics_by_hand():
@@ -76,15 +81,16 @@ def test_intervals_hand_computable_cases():
     # every run of every should-trigger prompt triggered: every resample has recall 1
     all_hit = runs("a", "implicit", True, True, True) + runs("b", "implicit", True, True, True)
     assert trigger_stats(all_hit, resamples=300).metrics["recall"].ci == (1.0, 1.0)
-    # two prompts, one always triggers, one never (no run-level noise): a resample's recall is the share of draws of
-    # the first, so 0, 1/2, 1 with chances 1/4, 1/2, 1/4: the 95% percentile interval is (0, 1)
+    # two prompts, one always triggers, one never (no run-level noise): a resample's recall is the share of
+    # draws of the first, so 0, 1/2, 1 with chances 1/4, 1/2, 1/4: the 95% percentile interval is (0, 1)
     split = runs("a", "implicit", True, True, True, True) + runs("b", "implicit", True, False, False, False)
     st = trigger_stats(split, resamples=2000)
     assert st.metrics["recall"].value == 0.5 and st.metrics["recall"].ci == (0.0, 1.0)
     # clustered by prompt: 20 runs of one prompt are one prompt, not 20 independent runs: no interval
     one = runs("a", "implicit", True, *([True] * 10 + [False] * 10))
     assert trigger_stats(one, resamples=500).metrics["recall"].ci is None
-    # two such prompts: the run-level spread within each widens the interval beyond the prompts' own (0.5, 0.5)
+    # two such prompts: the run-level spread within each widens the interval beyond the prompts' own (0.5,
+    # 0.5)
     two = one + runs("b", "implicit", True, *([True] * 10 + [False] * 10))
     lo, hi = trigger_stats(two, resamples=2000).metrics["recall"].ci
     assert lo < 0.5 < hi and lo > 0.2 and hi < 0.8
@@ -101,10 +107,18 @@ def test_same_runs_same_interval():
 
 
 def test_compare_two_versions_paired_per_prompt():
-    a = (runs("e1", "explicit", True, True, True) + runs("i1", "implicit", True, False, False)
-         + runs("n1", "negative", False, True, True) + runs("only-a", "implicit", True, True, True))
-    b = (runs("e1", "explicit", True, True, True) + runs("i1", "implicit", True, True, True)
-         + runs("n1", "negative", False, True, False) + runs("only-b", "negative", False, False, False))
+    a = (
+        runs("e1", "explicit", True, True, True)
+        + runs("i1", "implicit", True, False, False)
+        + runs("n1", "negative", False, True, True)
+        + runs("only-a", "implicit", True, True, True)
+    )
+    b = (
+        runs("e1", "explicit", True, True, True)
+        + runs("i1", "implicit", True, True, True)
+        + runs("n1", "negative", False, True, False)
+        + runs("only-b", "negative", False, False, False)
+    )
     cmp = compare_triggers(a, b, "old description", "new description", resamples=500)
     assert cmp.pairs == 3 and cmp.unpaired_a == ["only-a"] and cmp.unpaired_b == ["only-b"]
     d = {m.metric: m for m in cmp.overall}
@@ -115,8 +129,10 @@ def test_compare_two_versions_paired_per_prompt():
     assert d["f1"].delta == pytest.approx(8 / 9 - 0.5)
     assert d["false_trigger_rate"].delta == pytest.approx(0.5 - 1.0)
     # i1 went from never to always (expected: better); n1 from always to half (majority: no longer triggers)
-    assert [(f.prompt, f.rate_a, f.rate_b, f.better) for f in cmp.flips] == [("i1", 0.0, 1.0, True),
-                                                                             ("n1", 1.0, 0.5, True)]
+    assert [(f.prompt, f.rate_a, f.rate_b, f.better) for f in cmp.flips] == [
+        ("i1", 0.0, 1.0, True),
+        ("n1", 1.0, 0.5, True),
+    ]
     assert [f.prompt for f in cmp.changed] == ["i1", "n1"]
     assert set(cmp.per_category) == {"explicit", "implicit", "negative"}
     assert "2 prompt(s) flipped: 2 to the expected decision" in cmp.verdict

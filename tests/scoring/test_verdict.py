@@ -128,7 +128,10 @@ def test_the_verdict_is_decided_on_the_number_shown(fraction, shown, passes):
 
 
 def test_the_verdict_is_decided_on_the_number_shown_with_weights():
-    c = [CriterionResult(id="a", weight=60, fraction=1.0), CriterionResult(id="b", weight=40, fraction=0.4999)]
+    c = [
+        CriterionResult(id="a", weight=60, fraction=1.0),
+        CriterionResult(id="b", weight=40, fraction=0.4999),
+    ]
     v = decide(c, (), 0.8)  # 79.996%
     assert percent_text(v.score) == "80%" and v.passed
 

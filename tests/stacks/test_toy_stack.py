@@ -1,6 +1,6 @@
-"""A stack added from one file (docs/languages.md): a package on sys.path declares it in ``skillassay.stacks`` and
-skillassay detects its apps, installs, builds and starts them with the stack's own commands on the real host
-backend, and the Seam wing's rubric reads its HTTP client library, without an edit anywhere else."""
+"""A stack added from one file (docs/languages.md): a package on sys.path declares it in ``skillassay.stacks``
+and skillassay detects its apps, installs, builds and starts them with the stack's own commands on the real
+host backend, and the Seam wing's rubric reads its HTTP client library, without an edit anywhere else."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class ToyServeStack(PythonStack):
                              start="python server.py")
 '''
 
-SERVER = '''
+SERVER = """
 import http.server
 import os
 from pathlib import Path
@@ -56,15 +56,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
-'''
+"""
 
-CLIENT = '''
+CLIENT = """
 import toyhttp
 
 
 def unlock(seam_url, device_id):
     return toyhttp.post(f"{seam_url}/locks/unlock_door", json={"device_id": device_id})
-'''
+"""
 
 
 @pytest.fixture
@@ -107,8 +107,15 @@ def test_a_stack_from_one_file_is_detected_built_and_graded(toy, app, tmp_path):
 
     plan = make_plan(app, None, None, None)  # no Dockerfile, no `run`: the stack's own commands
     assert plan.runtime == "python" and plan.start == ["/bin/sh", "-c", "python server.py"]
-    backend = HostBackend(plan=plan, source_dir=app, fixture="toy", run_id="toy1", logs_dir=tmp_path / "logs",
-                          fixture_dir=tmp_path, health_timeout=20)
+    backend = HostBackend(
+        plan=plan,
+        source_dir=app,
+        fixture="toy",
+        run_id="toy1",
+        logs_dir=tmp_path / "logs",
+        fixture_dir=tmp_path,
+        health_timeout=20,
+    )
     with backend:
         backend.prepare()
         url = backend.start({})
@@ -130,13 +137,19 @@ def test_a_registered_stack_that_is_no_stack_is_named(tmp_path, monkeypatch):
     site = tmp_path / "site"
     (site / "bogus-1.0.dist-info").mkdir(parents=True)
     (site / "bogus_stack.py").write_text("class Bogus:\n    pass\n")
-    (site / "bogus-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: bogus\nVersion: 1.0\n")
-    (site / "bogus-1.0.dist-info" / "entry_points.txt").write_text("[skillassay.stacks]\nbogus = bogus_stack:Bogus\n")
+    (site / "bogus-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: bogus\nVersion: 1.0\n"
+    )
+    (site / "bogus-1.0.dist-info" / "entry_points.txt").write_text(
+        "[skillassay.stacks]\nbogus = bogus_stack:Bogus\n"
+    )
     monkeypatch.syspath_prepend(str(site))
     plugins.refresh()
     stacks.refresh()
     try:
-        with pytest.raises(stacks.StackError, match=r"'bogus' is not a skillassay.stacks.base.Stack subclass"):
+        with pytest.raises(
+            stacks.StackError, match=r"'bogus' is not a skillassay.stacks.base.Stack subclass"
+        ):
             stacks.all_stacks()
     finally:
         monkeypatch.undo()

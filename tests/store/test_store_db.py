@@ -39,7 +39,11 @@ def test_record_and_query(tmp_path):
         assert [r.run_index for r in got] == [1, 2]
         assert got[0] == next(r for r in runs if r.eval_id == "flask-py" and r.variant == "skill")
         # indexed columns hold the filterable values
-        row = st._conn().execute("SELECT outcome, passed, score FROM runs WHERE run_index = 1 LIMIT 1").fetchone()
+        row = (
+            st._conn()
+            .execute("SELECT outcome, passed, score FROM runs WHERE run_index = 1 LIMIT 1")
+            .fetchone()
+        )
         assert row["outcome"] == "completed" and row["score"] is not None
 
 
@@ -66,8 +70,11 @@ def test_missing_runs(tmp_path):
         by_key = {(r.eval_id, r.run_index, r.variant): r for r in runs}
         st.record_run(by_key[("a", 1, "skill")])  # completed
         st.record_run(by_key[("a", 2, "skill")].model_copy(update={"outcome": "harness_error"}))
-        st.record_run(by_key[("a", 3, "skill")].model_copy(update={"outcome": "timed_out"}))  # the agent's failure
-        st.record_run(by_key[("b", 1, "baseline")].model_copy(update={"outcome": "completed", "empty_diff": True}))
+        # the agent's failure
+        st.record_run(by_key[("a", 3, "skill")].model_copy(update={"outcome": "timed_out"}))
+        st.record_run(
+            by_key[("b", 1, "baseline")].model_copy(update={"outcome": "completed", "empty_diff": True})
+        )
         missing = st.missing_runs(JOB)
         assert ("a", 1, "skill") not in missing
         assert ("a", 2, "skill") in missing  # harness errors are re-run
@@ -100,7 +107,9 @@ def test_open_indexes_existing_files_and_rebuild(tmp_path):
         assert (rep.jobs, rep.runs) == (2, 10)
         assert len(rep.skipped) == 1 and "run_9" in rep.skipped[0]
         assert st.count_runs() == 10
-        assert st.runs(job_id=JOB) == sorted(runs, key=lambda r: (r.eval_id, r.variant != "skill", r.run_index))
+        assert st.runs(job_id=JOB) == sorted(
+            runs, key=lambda r: (r.eval_id, r.variant != "skill", r.run_index)
+        )
 
 
 def test_save_and_finish_job_update_the_files(tmp_path):
@@ -134,8 +143,12 @@ def test_concurrent_writers(tmp_path):
         try:
             for i in range(1, 41):
                 r = template.model_copy(
-                    update={"eval_id": f"eval-{w}", "run_index": i, "run_dir": f"{JOB}/eval-{w}/run_{i}",
-                            "finished_at": template.finished_at + timedelta(seconds=i)}
+                    update={
+                        "eval_id": f"eval-{w}",
+                        "run_index": i,
+                        "run_dir": f"{JOB}/eval-{w}/run_{i}",
+                        "finished_at": template.finished_at + timedelta(seconds=i),
+                    }
                 )
                 target.record_run(r)
                 target.record_run(r)  # a retry of the same write is harmless
@@ -161,5 +174,11 @@ def test_progress_counts(tmp_path):
     with store.open(tmp_path) as st:
         st.record_run(runs[0].model_copy(update={"outcome": "harness_error"}))
         (p,) = st.progress()
-        assert p.planned == 4 and p.done == 3 and p.unscored == 1 and p.outcomes.get("harness_error") == 1 and p.evals == 2
+        assert (
+            p.planned == 4
+            and p.done == 3
+            and p.unscored == 1
+            and p.outcomes.get("harness_error") == 1
+            and p.evals == 2
+        )
         assert p.passed == sum(bool(r.verdict and r.verdict.passed) for r in runs[1:])

@@ -244,7 +244,9 @@ def test_workspace_found_in_a_system_message_and_never_guessed(server):
     (an empty substitution would turn "{workspace}/a.txt" into "/a.txt", outside every sandbox)."""
     body = anthropic_body([])
     body["system"] = [{"type": "text", "text": "You are a coding agent."}]
-    body["messages"].insert(0, {"role": "system", "content": "# Environment\n - Primary working directory: /tmp/other"})
+    body["messages"].insert(
+        0, {"role": "system", "content": "# Environment\n - Primary working directory: /tmp/other"}
+    )
     with httpx.Client() as client:
         r = client.post(server.base_url("one") + "/v1/messages", json=body)
         tool_input = json.loads(sse(r)[5][1]["delta"]["partial_json"])

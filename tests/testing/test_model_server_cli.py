@@ -13,8 +13,9 @@ import httpx
 def test_serves_a_script_and_rejects_bad_files(tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text("id: demo\nturns:\n  - - text: hi\n")
-    proc = subprocess.Popen([sys.executable, "-m", "skillassay", "model-server", str(script)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillassay", "model-server", str(script)], stdout=subprocess.PIPE, text=True
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("demo: http://127.0.0.1:")
@@ -33,7 +34,11 @@ def test_serves_a_script_and_rejects_bad_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("turns: [[{bogus: 1}]]\n")
     for path in (bad, tmp_path / "missing.yaml"):
-        result = subprocess.run([sys.executable, "-m", "skillassay", "model-server", str(path)],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "skillassay", "model-server", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 2
         assert str(path) in result.stderr

@@ -1,8 +1,8 @@
 """One ChangeSet, one skip-list: what the agent changed is computed once and every layer sees the same files.
 
-Build output at the app's top (build/, dist/...) is out of the change for every layer and never copied; a folder of
-the same name deeper down is source like any other; a .gitignore the agent writes hides nothing; symlinks are part
-of the change as links and never read through."""
+Build output at the app's top (build/, dist/...) is out of the change for every layer and never copied; a
+folder of the same name deeper down is source like any other; a .gitignore the agent writes hides nothing;
+symlinks are part of the change as links and never read through."""
 
 from __future__ import annotations
 
@@ -40,19 +40,23 @@ PRISTINE = {"src/app.ts": "export const a = 1;\n", "package.json": "{}\n", "data
 def trees(tmp_path: Path) -> tuple[Path, Path]:
     pristine = _write(tmp_path / "app", PRISTINE)
     ws = create_workspace(pristine, tmp_path / "ws")
-    _write(ws.path, {
-        "src/app.ts": "export const a = 2;\n",
-        "build/out.ts": "export const hidden = 1;\n",  # top-level build output: out of the change
-        "dist/index.js": "compiled\n",
-        "coverage/lcov.info": "TN:\n",
-        "src/build/steps.ts": "export const step = 1;\n",  # a source folder that happens to be called build
-        "node_modules/x/index.js": "dep\n",
-        "src/node_modules/y.js": "dep\n",
-        "orders.db": "rows",
-        "src/__pycache__/m.cpython-311.pyc": "",
-        "src/secret.ts": "export const s = 1;\n",
-        ".gitignore": "src/secret.ts\n",  # the agent hides a file from git: not from us
-    })
+    _write(
+        ws.path,
+        {
+            "src/app.ts": "export const a = 2;\n",
+            "build/out.ts": "export const hidden = 1;\n",  # top-level build output: out of the change
+            "dist/index.js": "compiled\n",
+            "coverage/lcov.info": "TN:\n",
+            # a source folder that happens to be called build
+            "src/build/steps.ts": "export const step = 1;\n",
+            "node_modules/x/index.js": "dep\n",
+            "src/node_modules/y.js": "dep\n",
+            "orders.db": "rows",
+            "src/__pycache__/m.cpython-311.pyc": "",
+            "src/secret.ts": "export const s = 1;\n",
+            ".gitignore": "src/secret.ts\n",  # the agent hides a file from git: not from us
+        },
+    )
     return pristine, ws.path
 
 
@@ -78,11 +82,21 @@ def test_every_layer_sees_the_same_files(trees, tmp_path: Path):
     assert ws.compute_change().files == change.files
     from skillassay.seam.plan import AnswerKey, Rubric, RubricCategory
 
-    result = grade_rubric(pristine, modified, AnswerKey(), Rubric([RubricCategory("f", 100, "files_modified_match")]),
-                          "reservation_automations")
+    result = grade_rubric(
+        pristine,
+        modified,
+        AnswerKey(),
+        Rubric([RubricCategory("f", 100, "files_modified_match")]),
+        "reservation_automations",
+    )
     assert result.changed_files == change.written
-    ctx = ProcessContext(definition=None, pristine_dir=pristine, modified_dir=modified,  # type: ignore[arg-type]
-                         transcript=None, work_dir=tmp_path)
+    ctx = ProcessContext(
+        definition=None,
+        pristine_dir=pristine,
+        modified_dir=modified,  # type: ignore[arg-type]
+        transcript=None,
+        work_dir=tmp_path,
+    )
     assert ctx.change.files == change.files
     # copies (the sandbox's and the process graders' work copies) hold exactly what can be part of a change,
     # plus the files that are never an edit (the seed database)
@@ -95,8 +109,12 @@ def test_every_layer_sees_the_same_files(trees, tmp_path: Path):
 
 
 def test_reference_agent_and_build_cache_use_the_same_list(tmp_path: Path):
-    golden = _write(tmp_path / "golden", {"src/app.ts": "2\n", "build/x.js": "out\n", "src/build/y.ts": "y\n"})
-    ws = _write(tmp_path / "ws", {"src/app.ts": "1\n", "dist/keep.js": "built\n", "node_modules/a/i.js": "dep\n"})
+    golden = _write(
+        tmp_path / "golden", {"src/app.ts": "2\n", "build/x.js": "out\n", "src/build/y.ts": "y\n"}
+    )
+    ws = _write(
+        tmp_path / "ws", {"src/app.ts": "1\n", "dist/keep.js": "built\n", "node_modules/a/i.js": "dep\n"}
+    )
     calls = apply_golden(golden, ws)
     assert sorted(p for c in calls for p in c.paths) == ["src/app.ts", "src/build/y.ts"]
     assert (ws / "dist" / "keep.js").exists() and not (ws / "build").exists()
@@ -106,7 +124,9 @@ def test_reference_agent_and_build_cache_use_the_same_list(tmp_path: Path):
 
 
 def test_symlinks_are_links(tmp_path: Path):
-    outside = _write(tmp_path / "outside", {"secret.txt": "TOP SECRET\n", "dir/a.ts": "export const a = 1;\n"})
+    outside = _write(
+        tmp_path / "outside", {"secret.txt": "TOP SECRET\n", "dir/a.ts": "export const a = 1;\n"}
+    )
     pristine = _write(tmp_path / "a", {"src/x.ts": "1\n"})
     modified = _write(tmp_path / "b", {"src/x.ts": "1\n"})
     os.symlink(outside / "secret.txt", modified / "src" / "leak.ts")
@@ -128,21 +148,46 @@ def test_binary_and_large_files_by_name(tmp_path: Path):
     patch = change.patch()
     assert "Binary files /dev/null and b/img.png differ" in patch
     assert "Binary files a/big.js and b/big.js differ" in patch  # over the patch's size limit: by name
-    assert change.to_json()["files"][0] == {"path": "big.js", "status": "modified", "binary": False,
-                                            "symlink": False, "added_lines": 0, "deleted_lines": 0}
+    assert change.to_json()["files"][0] == {
+        "path": "big.js",
+        "status": "modified",
+        "binary": False,
+        "symlink": False,
+        "added_lines": 0,
+        "deleted_lines": 0,
+    }
 
 
 def test_a_run_records_the_change_the_graders_saw(tmp_path: Path):
     """diff.patch, changes.json and rubric.json of one run come from one ChangeSet: a file under the top-level
     build/ is in none of them, one under src/build/ is in all."""
     suite = tmp_path / "evals"
-    shutil.copytree(REPO / "evals" / "fixtures" / "flask-py", suite / "fixtures" / "flask-py",
-                    ignore=shutil.ignore_patterns("test_controls"))
+    shutil.copytree(
+        REPO / "evals" / "fixtures" / "flask-py",
+        suite / "fixtures" / "flask-py",
+        ignore=shutil.ignore_patterns("test_controls"),
+    )
     shutil.copy(REPO / "evals" / "rubric.json", suite / "rubric.json")
-    command = ("cd {workspace} && mkdir -p build src/build && echo 'x = 1' > build/hidden.py"
-               " && echo 'y = 2' > src/build/seen.py")
-    result = CliRunner().invoke(app, ["run", str(suite), "--agent", "command", "--command", f"sh -c \"{command}\"",
-                                      "--layers", "rubric", "--results", str(tmp_path / "results"), "--json"])
+    command = (
+        "cd {workspace} && mkdir -p build src/build && echo 'x = 1' > build/hidden.py"
+        " && echo 'y = 2' > src/build/seen.py"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(suite),
+            "--agent",
+            "command",
+            "--command",
+            f'sh -c "{command}"',
+            "--layers",
+            "rubric",
+            "--results",
+            str(tmp_path / "results"),
+            "--json",
+        ],
+    )
     assert result.exit_code in (0, 1), result.output
     [run] = json.loads(result.stdout)["runs"]
     run_dir = tmp_path / "results" / run["run_dir"]

@@ -1,6 +1,6 @@
-"""The size limit: the run's one bounded copy of the workspace (workspace/bounded_copy.py). One huge file, many medium
-files, a huge binary replacing a file, a sparse file, a file still growing while it is copied, a fifo, the agent's
-repository; and the logs of a run folder cut to their first and last bytes."""
+"""The size limit: the run's one bounded copy of the workspace (workspace/bounded_copy.py). One huge file,
+many medium files, a huge binary replacing a file, a sparse file, a file still growing while it is copied,
+a fifo, the agent's repository; and the logs of a run folder cut to their first and last bytes."""
 
 from __future__ import annotations
 
@@ -78,15 +78,23 @@ def test_a_sparse_file_counts_as_what_reading_it_gives_and_is_not_read(ws, tmp_p
 
 
 def test_a_file_still_growing_is_kept_as_it_was_first_seen(ws, tmp_path: Path, monkeypatch) -> None:
-    """A writer that outlived the agent keeps appending while the copy is made: the copy takes the size the file had
-    when it was looked at, so it ends, and says so."""
+    """A writer that outlived the agent keeps appending while the copy is made: the copy takes the size the
+    file had when it was looked at, so it ends, and says so."""
     from skillassay.workspace import bounded_copy as limits
 
     grow = ws.path / "grow.log"
     grow.write_bytes(b"x" * 200_000)
-    writer = subprocess.Popen([sys.executable, "-c", (
-        "import sys\nf = open(sys.argv[1], 'ab', buffering=0)\nwhile True:\n    f.write(b'y' * 65536)\n"),
-        str(grow)])
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys\nf = open(sys.argv[1], 'ab', buffering=0)\nwhile True:\n    f.write(b'y' * "
+                "65536)\n"
+            ),
+            str(grow),
+        ]
+    )
     copy = limits._copy_bounded
 
     def copy_after_more_was_written(src, dst, info):
@@ -138,8 +146,9 @@ def test_cap_logs_keeps_the_head_and_the_tail(tmp_path: Path) -> None:
 
 
 def test_a_flood_of_files_keeps_the_first_max_entries_and_counts_the_rest(ws, tmp_path: Path) -> None:
-    """200,000 empty files made every later step cost hours: beyond ``max_entries`` new or changed entries (in the
-    walk's order) a new one is absent with all under it, a changed file is as it was, and the rest are counted."""
+    """200,000 empty files made every later step cost hours: beyond ``max_entries`` new or changed entries (in
+    the walk's order) a new one is absent with all under it, a changed file is as it was, and the rest are
+    counted."""
     (ws.path / "flood").mkdir()
     for i in range(50):
         (ws.path / "flood" / f"f{i:02}").touch()
@@ -160,13 +169,16 @@ def test_a_flood_of_files_keeps_the_first_max_entries_and_counts_the_rest(ws, tm
     assert change.added == ["flood/f00", "flood/f01"] and change.modified == ["logo.png"]
     assert report.change_bytes == report.kept_bytes == len(b"new logo") and not report.over_limit
     again = snapshot(ws.path, ws.source, tmp_path / "again", max_entries=4)
-    assert again.entries_left_out_sample == report.entries_left_out_sample  # the same run keeps the same files
+    # the same run keeps the same files
+    assert again.entries_left_out_sample == report.entries_left_out_sample
     within = snapshot(ws.path, ws.source, tmp_path / "within", max_entries=100)
     assert within.entries_left_out == 0 and not within.exceeded
     assert len(compare_trees(ws.source, tmp_path / "within").added) == 50 + 1  # the flood and deep.txt
 
 
-def test_past_the_count_a_file_where_the_app_had_a_link_or_a_folder_is_never_copied(ws, tmp_path: Path) -> None:
+def test_past_the_count_a_file_where_the_app_had_a_link_or_a_folder_is_never_copied(
+    ws, tmp_path: Path
+) -> None:
     """Left out by count, a file is not measured against the size limit: it must never reach the copy."""
     os.symlink("main.py", ws.source / "src" / "alias.py")
     (ws.source / "src" / "pkg").mkdir()

@@ -1,5 +1,6 @@
-"""Agents: one module each behind ``skillassay.agents.base.Agent``, found by name through the ``skillassay.agents``
-entry points (``skillassay.plugins``); a module is imported when its agent is first asked for."""
+"""Agents: one module each behind ``skillassay.agents.base.Agent``, found by name through the
+``skillassay.agents`` entry points (``skillassay.plugins``); a module is imported when its agent is first
+asked for."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""What the agent modules share: running a program in its own process group under a time limit, reading a skill
-folder, keeping secrets out of stored files. (Finding a CLI and its environment: ``agents/installed.py``.)"""
+"""What the agent modules share: running a program in its own process group under a time limit, reading a
+skill folder, keeping secrets out of stored files. (Finding a CLI and its environment:
+``agents/installed.py``.)"""
 
 from __future__ import annotations
 
@@ -65,8 +66,11 @@ def skill_prompt_block(skill: Skill) -> str:
 
 # -- secrets -------------------------------------------------------------------------------------------------
 
+
 class Scrubber:
-    """Removes secret values (from env vars named like keys, or shaped like keys) from text before it is stored."""
+    """Removes secret values (from env vars named like keys, or shaped like keys) from text before it is
+    stored.
+    """
 
     def __init__(self, env: dict[str, str]):
         self._values = secret_values(env)
@@ -90,11 +94,12 @@ MAX_OUTPUT_TAIL = 16 << 20  # and from its end, when it is longer
 
 
 class OutputSink:
-    """A CLI's stdout or stderr, as the harness keeps it: the process writes into a socket and a thread copies what
-    comes into ``path``. Never the file itself: a process the agent starts can reopen its CLI's output file through
-    ``/proc/<pid>/fd/1`` (a socket cannot be reopened that way) and write forged lines into its own transcript, or
-    blank out the record of what it ran. Past ``MAX_OUTPUT_HEAD`` bytes only the last ``MAX_OUTPUT_TAIL`` are kept
-    (a process printing without end fills neither the disk nor the harness's memory)."""
+    """A CLI's stdout or stderr, as the harness keeps it: the process writes into a socket and a thread copies
+    what comes into ``path``. Never the file itself: a process the agent starts can reopen its CLI's output
+    file through ``/proc/<pid>/fd/1`` (a socket cannot be reopened that way) and write forged lines into
+    its own transcript, or blank out the record of what it ran. Past ``MAX_OUTPUT_HEAD`` bytes only the
+    last ``MAX_OUTPUT_TAIL`` are kept (a process printing without end fills neither the disk nor the
+    harness's memory)."""
 
     def __init__(self, path: Path, head: int = MAX_OUTPUT_HEAD, tail: int = MAX_OUTPUT_TAIL):
         import socket
@@ -135,7 +140,7 @@ class OutputSink:
                     part = data[: self.head - written]
                     file.write(part)
                     written += len(part)
-                    data = data[len(part):]
+                    data = data[len(part) :]
                 if data:
                     kept.append(data)
                     held += len(data)
@@ -144,15 +149,15 @@ class OutputSink:
         except OSError:
             pass
         if kept:
-            tail = b"".join(kept)[-self.tail:]
+            tail = b"".join(kept)[-self.tail :]
             self.dropped = total - written - len(tail)
             if self.dropped:
                 file.write(f"\n[skillassay: {self.dropped} bytes of output left out here]\n".encode())
             file.write(tail)
 
     def finish(self, wait: float = 5.0) -> None:
-        """Wait for the stream's end (every process holding it has exited); stop waiting after ``wait`` seconds (a
-        leftover unsealed process that still holds it), keep what came, close the file."""
+        """Wait for the stream's end (every process holding it has exited); stop waiting after ``wait``
+        seconds (a leftover unsealed process that still holds it), keep what came, close the file."""
         import socket
 
         if self._thread is None:
@@ -195,10 +200,10 @@ def run_process(
     """Run ``argv`` in a new session (its own process group), output to files, stdin from /dev/null; sealed in
     ``sandbox`` (a ``skillassay.isolation.Sandbox``) when one is given.
 
-    At ``timeout`` the whole group is killed. Whatever the group left running after the leader exited is killed
-    too, so no agent process outlives its run (sealed, the sandbox's PID namespace ends everything it started).
-    With ``watch``, its output is watched while it runs (lines stamped with their time; the group is killed
-    early when the watch gives a reason: ``ProcessOutcome.stopped``).
+    At ``timeout`` the whole group is killed. Whatever the group left running after the leader exited is
+    killed too, so no agent process outlives its run (sealed, the sandbox's PID namespace ends everything it
+    started). With ``watch``, its output is watched while it runs (lines stamped with their time; the group is
+    killed early when the watch gives a reason: ``ProcessOutcome.stopped``).
     """
     started = time.monotonic()
     with OutputSink(stdout) as out, OutputSink(stderr) as err:
@@ -220,8 +225,8 @@ def run_process(
         finally:
             out.started()
             err.started()
-        # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it; killed on
-        # any way out of the block, KeyboardInterrupt included
+        # registered while it lives, so a Ctrl-C (which never reaches the agent's own group) can end it;
+        # killed on any way out of the block, KeyboardInterrupt included
         with reaper.tracked(proc) as pgid:
             timed_out = False
             stopped = None
@@ -246,7 +251,8 @@ def run_process(
     setup = sandbox.setup_error(proc) if sandbox is not None and not timed_out else None
     code = proc.returncode
     if sandbox is not None and code is not None and 128 < code <= 128 + 64:
-        # bwrap reports a command killed by signal N as exit 128 + N, as a shell does: read it back as the signal
+        # bwrap reports a command killed by signal N as exit 128 + N, as a shell does: read it back as the
+        # signal
         code = -(code - 128)
     return ProcessOutcome(
         exit_code=None if timed_out or stopped else code,
@@ -260,14 +266,16 @@ def run_process(
     )
 
 
-def _watch_until_done(proc: subprocess.Popen, pgid: int, watch: StreamWatch, deadline: float) -> tuple[bool, str | None]:
+def _watch_until_done(
+    proc: subprocess.Popen, pgid: int, watch: StreamWatch, deadline: float
+) -> tuple[bool, str | None]:
     """Wait for ``proc``, polling ``watch``; (timed out, why it was stopped early)."""
     while True:
         remaining = deadline - time.monotonic()
         try:
             proc.wait(timeout=max(0.0, min(watch.interval, remaining)))
-            # ended by itself: a budget it went past between two polls is still why its decision was made (a fast
-            # CLI can run all its turns within one poll interval)
+            # ended by itself: a budget it went past between two polls is still why its decision was made (a
+            # fast CLI can run all its turns within one poll interval)
             return False, watch.poll()
         except subprocess.TimeoutExpired:
             pass
@@ -299,14 +307,24 @@ def read_jsonl(path: Path) -> Iterable[dict]:
                 yield value
 
 
-def run_jsonl_cli(argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path,
-                  watch: StreamWatch | None = None):
-    """Run an agent CLI that streams JSON lines to stdout into ``raw``. Secrets are scrubbed from what it wrote
-    before anything reads it. Returns (outcome, records, scrubber); records are empty when it could not start.
-    With ``watch``, ``watch.times`` then holds when each returned record appeared (seconds after the start)."""
+def run_jsonl_cli(
+    argv: list[str], ctx, env: dict[str, str], raw: Path, stderr: Path, watch: StreamWatch | None = None
+):
+    """Run an agent CLI that streams JSON lines to stdout into ``raw``. Secrets are scrubbed from what it
+    wrote before anything reads it. Returns (outcome, records, scrubber); records are empty when it could
+    not start. With ``watch``, ``watch.times`` then holds when each returned record appeared (seconds after
+    the start)."""
     scrub = Scrubber(env)
-    outcome = run_process(argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=raw, stderr=stderr,
-                          watch=watch, sandbox=getattr(ctx, "sandbox", None))
+    outcome = run_process(
+        argv,
+        cwd=ctx.workspace,
+        env=env,
+        timeout=ctx.timeout,
+        stdout=raw,
+        stderr=stderr,
+        watch=watch,
+        sandbox=getattr(ctx, "sandbox", None),
+    )
     if outcome.error:
         return outcome, [], scrub
     scrub.file(raw)

@@ -1,8 +1,9 @@
 """Claude Code (``claude -p ... --output-format stream-json --verbose``), on the CLI agent base.
 
-The skill is installed where the CLI discovers personal skills (``$CLAUDE_CONFIG_DIR/skills/<name>/``), outside the
-workspace, so the diff only holds the agent's changes; or, in ``system-prompt`` mode, appended to the system prompt.
-The model endpoint is given as ``ANTHROPIC_BASE_URL`` (the proxy's root) with the run's token as ``ANTHROPIC_API_KEY``.
+The skill is installed where the CLI discovers personal skills (``$CLAUDE_CONFIG_DIR/skills/<name>/``),
+outside the workspace, so the diff only holds the agent's changes; or, in ``system-prompt`` mode, appended to
+the system prompt. The model endpoint is given as ``ANTHROPIC_BASE_URL`` (the proxy's root) with the run's
+token as ``ANTHROPIC_API_KEY``.
 """
 
 from __future__ import annotations
@@ -49,23 +50,45 @@ class ClaudeCodeAgent(CliAgent):
     config_dirs: ClassVar[dict[str, str]] = {"CLAUDE_CONFIG_DIR": ".claude"}
     skills_dir = ".claude/skills"
     switches = OFFLINE_ENV
-    probes: ClassVar[list[str]] = ["/etc/claude-code", "/etc/claude-code/*", "/home", "/home/*", "/.dockerenv", "/etc/machine-id",
-              "*/CLAUDE.md", "*/CLAUDE.local.md", "*/AGENTS.md", "*/.claude", "*/.claude/*", "*/.mcp.json"]
-    # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a status
-    # alone does not
+    probes: ClassVar[list[str]] = [
+        "/etc/claude-code",
+        "/etc/claude-code/*",
+        "/home",
+        "/home/*",
+        "/.dockerenv",
+        "/etc/machine-id",
+        "*/CLAUDE.md",
+        "*/CLAUDE.local.md",
+        "*/AGENTS.md",
+        "*/.claude",
+        "*/.claude/*",
+        "*/.mcp.json",
+    ]
+    # Claude's result record says "API Error: <status> ..." (also as api_error_status); these name what a
+    # status alone does not
     error_patterns = (
         (r"error_max_turns|reached (?:the )?max(?:imum)? (?:number of )?turns", "max_turns"),
         (r"credit balance|quota", "quota_exceeded"),
         (r"not logged in|invalid api key|authentication_error|failed to authenticate", "auth_failed"),
         (r"prompt is too long|context (?:window|length)", "context_exceeded"),
         (r"overloaded", "overloaded"),
-        (r"connection error|ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|request timed out", "connection"),
+        (
+            r"connection error|ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|request timed out",
+            "connection",
+        ),
     )
 
     def supports_system_prompt_flag(self) -> bool:
         try:
-            out = subprocess.run([self.binary or "claude", "--help"], check=False, capture_output=True, text=True,
-                                 timeout=30, stdin=subprocess.DEVNULL, env=agent_env(Path("/nonexistent")))
+            out = subprocess.run(
+                [self.binary or "claude", "--help"],
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                stdin=subprocess.DEVNULL,
+                env=agent_env(Path("/nonexistent")),
+            )
         except (OSError, subprocess.SubprocessError):
             return False
         return "--append-system-prompt" in out.stdout
@@ -105,8 +128,11 @@ class ClaudeCodeAgent(CliAgent):
         subtype = str(result.get("subtype") or "")
         if not result.get("is_error") and subtype in ("", "success"):
             return None
-        parts = [subtype if subtype != "success" else "", result.get("result") if isinstance(result.get("result"), str)
-                 else "", "; ".join(str(e) for e in result.get("errors") or [] if e)]
+        parts = [
+            subtype if subtype != "success" else "",
+            result.get("result") if isinstance(result.get("result"), str) else "",
+            "; ".join(str(e) for e in result.get("errors") or [] if e),
+        ]
         return " ".join(p for p in parts if p).strip() or "the CLI reported an error"
 
     def failed_status(self, records):
@@ -143,8 +169,9 @@ def parse_stream_json(
     prompt: str | None = None,
     times: list[float | None] | None = None,
 ) -> Transcript:
-    """Claude Code's stream-json records -> the common ``Transcript``. ``times[i]``: when record i appeared (seconds
-    after the CLI started), where known. A model turn is one assistant message (its records share ``message.id``)."""
+    """Claude Code's stream-json records -> the common ``Transcript``. ``times[i]``: when record i appeared
+    (seconds after the CLI started), where known. A model turn is one assistant message (its records share
+    ``message.id``)."""
     t = Transcript(agent=NAME)
     turns: dict[str, int] = {}  # assistant message id -> 1-based model turn
     call: ToolCall | None

@@ -1,16 +1,17 @@
-"""OpenAI's Codex CLI (``codex exec --json --dangerously-bypass-approvals-and-sandbox``), on the CLI agent base,
-with a per-run ``CODEX_HOME``.
+"""OpenAI's Codex CLI (``codex exec --json --dangerously-bypass-approvals-and-sandbox``), on the CLI agent
+base, with a per-run ``CODEX_HOME``.
 
-Codex's own sandbox is off: skillassay's sandbox (bubblewrap) is the boundary. Codex's ``workspace-write`` mode
-uses bubblewrap itself when it is installed, and then its patches silently fail to reach the workspace (seen with
-Debian's bubblewrap 0.8), so a run would measure Codex's sandbox, not the agent.
+Codex's own sandbox is off: skillassay's sandbox (bubblewrap) is the boundary. Codex's ``workspace-write``
+mode uses bubblewrap itself when it is installed, and then its patches silently fail to reach the workspace
+(seen with Debian's bubblewrap 0.8), so a run would measure Codex's sandbox, not the agent.
 
-Codex ignores ``OPENAI_BASE_URL``: the model endpoint is a custom provider in ``$CODEX_HOME/config.toml`` whose
-``base_url`` is the proxy's root plus ``/v1`` and whose key is read from ``SKILLASSAY_CODEX_API_KEY`` (the run's token).
+Codex ignores ``OPENAI_BASE_URL``: the model endpoint is a custom provider in ``$CODEX_HOME/config.toml``
+whose ``base_url`` is the proxy's root plus ``/v1`` and whose key is read from ``SKILLASSAY_CODEX_API_KEY``
+(the run's token).
 
-Codex discovers personal skills in ``$CODEX_HOME/skills/<name>/SKILL.md`` and lists them to the model; the model reads
-a skill by opening its SKILL.md with a shell command. ``system-prompt`` mode passes SKILL.md as the config value
-``developer_instructions``.
+Codex discovers personal skills in ``$CODEX_HOME/skills/<name>/SKILL.md`` and lists them to the model; the
+model reads a skill by opening its SKILL.md with a shell command. ``system-prompt`` mode passes SKILL.md as
+the config value ``developer_instructions``.
 """
 
 from __future__ import annotations
@@ -51,19 +52,34 @@ class CodexAgent(CliAgent):
     bin_env = "SKILLASSAY_CODEX_BIN"
     config_dirs: ClassVar[dict[str, str]] = {"CODEX_HOME": ".codex"}
     skills_dir = ".codex/skills"
-    probes: ClassVar[list[str]] = ["/etc/codex", "/etc/codex/*", "/etc/_rjem_malloc.conf", "/etc/rpi-issue", "*/AGENTS.md",
-              "*/AGENTS.override.md", "*/.codex", "*/.codex/*", "*/.codex-plugin/*", "*/.claude-plugin/*",
-              "*/.cursor-plugin/*", "*/.agents", "*/.agents/*"]
+    probes: ClassVar[list[str]] = [
+        "/etc/codex",
+        "/etc/codex/*",
+        "/etc/_rjem_malloc.conf",
+        "/etc/rpi-issue",
+        "*/AGENTS.md",
+        "*/AGENTS.override.md",
+        "*/.codex",
+        "*/.codex/*",
+        "*/.codex-plugin/*",
+        "*/.claude-plugin/*",
+        "*/.cursor-plugin/*",
+        "*/.agents",
+        "*/.agents/*",
+    ]
     # Codex reports a failed turn in words ("exceeded retry limit, last status: 429 Too Many Requests",
-    # "unexpected status 529 ...", "stream disconnected before completion: ..."); the status, when it gives one, is
-    # read by the base; these name the rest
+    # "unexpected status 529 ...", "stream disconnected before completion: ..."); the status, when it gives
+    # one, is read by the base; these name the rest
     error_patterns = (
         (r"quota|billing|usage limit|insufficient_quota", "quota_exceeded"),
         (r"context window|context_length_exceeded|maximum context", "context_exceeded"),
         (r"unauthorized|invalid_api_key|incorrect api key", "auth_failed"),
         (r"at capacity|overloaded", "overloaded"),
         (r"high demand|temporar(?:y|ily) (?:unavailable|errors?)|internal server error", "server_error"),
-        (r"stream disconnected|error sending request|connection (?:refused|reset|closed)|timed out", "connection"),
+        (
+            r"stream disconnected|error sending request|connection (?:refused|reset|closed)|timed out",
+            "connection",
+        ),
         (r"invalid_request_error", "bad_request"),
     )
 
@@ -133,7 +149,9 @@ class CodexAgent(CliAgent):
         walk(body)
         if not texts:
             return [] if isinstance(body, dict) and "input" in body else None
-        return skills_from_session([{"payload": {"type": "message", "content": [{"text": t} for t in texts]}}])
+        return skills_from_session(
+            [{"payload": {"type": "message", "content": [{"text": t} for t in texts]}}]
+        )
 
     def live_parser(self, ctx):
         return _LiveParse(ctx.home / ".codex", ctx.workspace)
@@ -155,9 +173,12 @@ class CodexAgent(CliAgent):
         session = _session_file(codex_home, transcript.session_id)
         stored = ctx.output_dir / "codex.session.jsonl"
         try:
-            # the session file is in the agent's own home: a link (to any host file), a fifo or a huge file is the
-            # agent's doing, never followed, waited on or stored (the harness reads it as whoever runs skillassay)
-            copied = session is not None and copy_regular(session, stored, root=codex_home, limit=MAX_SESSION_BYTES)
+            # the session file is in the agent's own home: a link (to any host file), a fifo or a huge file is
+            # the agent's doing, never followed, waited on or stored (the harness reads it as whoever runs
+            # skillassay)
+            copied = session is not None and copy_regular(
+                session, stored, root=codex_home, limit=MAX_SESSION_BYTES
+            )
         except OSError:
             copied = False
         if copied:
@@ -170,8 +191,8 @@ class CodexAgent(CliAgent):
 
 
 class _LiveParse:
-    """The transcript so far, while Codex runs: its --json events plus the model turns its session file has logged
-    (the only place Codex reports tokens per model response)."""
+    """The transcript so far, while Codex runs: its --json events plus the model turns its session file has
+    logged (the only place Codex reports tokens per model response)."""
 
     def __init__(self, codex_home: Path, workspace: Path):
         self.codex_home, self.workspace = codex_home, workspace
@@ -215,9 +236,10 @@ _SESSION_CALLS: dict[tuple[str | None, str | None], str] = {
 
 
 def assign_turns(t: Transcript, session: Iterable[dict]) -> None:
-    """Model turns from Codex's session file: the calls a response made are logged before its token usage record, so
-    each usage record closes a turn. Sets ``t.turn_usage`` and each shell and patch call's ``turn`` (the --json
-    stream does not say which response made a call; calls of a kind are matched in order)."""
+    """Model turns from Codex's session file: the calls a response made are logged before its token usage
+    record, so each usage record closes a turn. Sets ``t.turn_usage`` and each shell and patch call's
+    ``turn`` (the --json stream does not say which response made a call; calls of a kind are matched in
+    order)."""
     session = list(session)
     records = [r for r in session if r.get("type") == "token_usage_record"]
     use_records = bool(records)  # newer CLIs; older ones log only token_count events
@@ -310,8 +332,9 @@ def parse_exec_json(
     prompt: str | None = None,
     times: list[float | None] | None = None,
 ) -> Transcript:
-    """Codex ``exec --json`` events -> the common ``Transcript``. ``times[i]``: when record i appeared (seconds after
-    the CLI started), where known; a call's ``at_s`` is when its item first appeared (a command: when it started)."""
+    """Codex ``exec --json`` events -> the common ``Transcript``. ``times[i]``: when record i appeared
+    (seconds after the CLI started), where known; a call's ``at_s`` is when its item first appeared (a
+    command: when it started)."""
     t = Transcript(agent=NAME)
     if prompt:
         t.messages.append(Message(role="user", text=prompt))
@@ -404,8 +427,13 @@ def parse_exec_json(
             )
         elif itype == "web_search":
             t.tool_calls.append(
-                ToolCall(id=item_id, name="web_search", input={"query": item.get("query")}, kind="search",
-                         at_s=first_seen.get(item_id))
+                ToolCall(
+                    id=item_id,
+                    name="web_search",
+                    input={"query": item.get("query")},
+                    kind="search",
+                    at_s=first_seen.get(item_id),
+                )
             )
         elif itype == "error":
             t.is_error = True

@@ -1,14 +1,15 @@
-"""Any command line as an agent: ``{prompt}``, ``{workspace}`` and ``{skill}`` are substituted per argument (no
-shell). The skill folder is also given as ``SKILLASSAY_SKILL_DIR`` (absent in a baseline run), so a wrapper can
-install it wherever its agent looks. The skill is a copy in the run's home (``$HOME/skills/<name>``): a sealed
-command does not see the suite the skill came from. Sealed, the command's program is made visible read-only when it
-lives outside the system folders (a wrapper script given by absolute path); more is granted with ``--mount``.
+"""Any command line as an agent: ``{prompt}``, ``{workspace}`` and ``{skill}`` are substituted per argument
+(no shell). The skill folder is also given as ``SKILLASSAY_SKILL_DIR`` (absent in a baseline run), so a
+wrapper can install it wherever its agent looks. The skill is a copy in the run's home
+(``$HOME/skills/<name>``): a sealed command does not see the suite the skill came from. Sealed, the
+command's program is made visible read-only when it lives outside the system folders (a wrapper script
+given by absolute path); more is granted with ``--mount``.
 
-Its environment is explicit, like every agent's (``agents/cli.agent_env``): PATH and the locale of the host, a private
-HOME, ``ctx.env`` without provider keys, and the model endpoint under every name an SDK looks for
-(``ANTHROPIC_BASE_URL``/``ANTHROPIC_API_KEY``, ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, and
-``SKILLASSAY_MODEL_BASE_URL``/``SKILLASSAY_MODEL_TOKEN``), so an SDK-based agent reaches its model through the job's
-proxy with no configuration."""
+Its environment is explicit, like every agent's (``agents/cli.agent_env``): PATH and the locale of the
+host, a private HOME, ``ctx.env`` without provider keys, and the model endpoint under every name an SDK
+looks for (``ANTHROPIC_BASE_URL``/``ANTHROPIC_API_KEY``, ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, and
+``SKILLASSAY_MODEL_BASE_URL``/``SKILLASSAY_MODEL_TOKEN``), so an SDK-based agent reaches its model through
+the job's proxy with no configuration."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ NAME = "command"
 
 def build_argv(command: str, prompt: str, workspace: str, skill: str = "") -> list[str]:
     """Split first, substitute after: a prompt with quotes or spaces stays one argument."""
-    return [arg.replace("{prompt}", prompt).replace("{workspace}", workspace).replace("{skill}", skill)
-            for arg in shlex.split(command)]
+    return [
+        arg.replace("{prompt}", prompt).replace("{workspace}", workspace).replace("{skill}", skill)
+        for arg in shlex.split(command)
+    ]
 
 
 def endpoint_env(endpoint) -> dict[str, str]:
@@ -49,7 +52,9 @@ class CommandAgent(Agent):
 
     def preflight(self, env, command=None):
         if not command or not command.strip():
-            return "--agent command needs --command, a command line with {prompt} and {workspace} (and {skill})"
+            return (
+                "--agent command needs --command, a command line with {prompt} and {workspace} (and {skill})"
+            )
         try:
             build_argv(command, "", "", "")
         except ValueError as exc:
@@ -81,12 +86,17 @@ class CommandAgent(Agent):
             try:
                 skill_dir = str(install_skill(load_skill(ctx.skill_dir), ctx.home / "skills"))
             except SkillError as exc:
-                return AgentResult(status="harness_error", error_kind="bad_input", transcript=empty, error=str(exc))
+                return AgentResult(
+                    status="harness_error", error_kind="bad_input", transcript=empty, error=str(exc)
+                )
         try:
             argv = build_argv(ctx.command, ctx.prompt, str(ctx.workspace), skill_dir)
         except ValueError as exc:
             return AgentResult(
-                status="harness_error", error_kind="bad_input", transcript=empty, error=f"cannot split the command line: {exc}"
+                status="harness_error",
+                error_kind="bad_input",
+                transcript=empty,
+                error=f"cannot split the command line: {exc}",
             )
         ctx.output_dir.mkdir(parents=True, exist_ok=True)
         stdout = ctx.output_dir / "agent.stdout.log"
@@ -99,12 +109,21 @@ class CommandAgent(Agent):
         if skill_dir:
             env["SKILLASSAY_SKILL_DIR"] = skill_dir
         outcome = run_process(
-            argv, cwd=ctx.workspace, env=env, timeout=ctx.timeout, stdout=stdout, stderr=stderr,
+            argv,
+            cwd=ctx.workspace,
+            env=env,
+            timeout=ctx.timeout,
+            stdout=stdout,
+            stderr=stderr,
             sandbox=ctx.sandbox,
         )
         if outcome.error:
-            return AgentResult(status="harness_error", transcript=empty, error=outcome.error,
-                               error_kind="sandbox_failed" if outcome.sandbox_failed else "cli_not_found")
+            return AgentResult(
+                status="harness_error",
+                transcript=empty,
+                error=outcome.error,
+                error_kind="sandbox_failed" if outcome.sandbox_failed else "cli_not_found",
+            )
         scrub = Scrubber(env)
         scrub.file(stdout)
         scrub.file(stderr)
@@ -129,16 +148,20 @@ class CommandAgent(Agent):
             transcript=transcript,
             stdout=stdout,
             stderr=stderr,
-            error=f"killed after {ctx.timeout:g} s" if outcome.timed_out else (
-                f"exited {outcome.exit_code}" if status == "agent_error" else None),
+            error=f"killed after {ctx.timeout:g} s"
+            if outcome.timed_out
+            else (f"exited {outcome.exit_code}" if status == "agent_error" else None),
         )
 
 
-MAX_MESSAGE_BYTES = 1 << 20  # the end of the output is the command's last word; agent.stdout.log keeps the rest
+# the end of the output is the command's last word; agent.stdout.log keeps the rest
+MAX_MESSAGE_BYTES = 1 << 20
 
 
 def _tail_text(path: Path, limit: int) -> str:
-    """The last ``limit`` bytes of ``path`` as text (a command may print gigabytes: never all read at once)."""
+    """The last ``limit`` bytes of ``path`` as text (a command may print gigabytes: never all read at
+    once).
+    """
     with path.open("rb") as fh:
         fh.seek(0, 2)
         size = fh.tell()

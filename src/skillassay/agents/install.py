@@ -1,7 +1,7 @@
 """``skillassay install-agents``: the pinned agent CLIs installed with npm into skillassay's own cache.
 
-A pip user has no checkout and so no ``node/``; the pins travel in the package instead (``node/package.json`` and
-its lock file, as package data), and ``npm ci`` installs exactly those versions into
+A pip user has no checkout and so no ``node/``; the pins travel in the package instead (``node/package.json``
+and its lock file, as package data), and ``npm ci`` installs exactly those versions into
 ``<cache>/node/node_modules``, where the CLI agents look after a checkout's own ``node/``.
 """
 
@@ -41,8 +41,9 @@ def pins_dir() -> Path:
     for candidate in (here.parents[1] / "data" / "node", here.parents[3] / "node"):
         if all((candidate / f).is_file() for f in PIN_FILES):
             return candidate
-    raise SkillassayError("this copy of skillassay carries no pinned node/package.json (a wheel built without "
-                          "package data?)")
+    raise SkillassayError(
+        "this copy of skillassay carries no pinned node/package.json (a wheel built without package data?)"
+    )
 
 
 def pinned_versions() -> dict[str, str]:
@@ -56,19 +57,28 @@ def install_target() -> Path:
 
 
 def install_agents(*, npm: str | None = None, log=print) -> Path:
-    """Install the pinned CLIs into the cache (``npm ci``: exactly the lock file's versions). Returns the folder."""
+    """Install the pinned CLIs into the cache (``npm ci``: exactly the lock file's versions). Returns the
+    folder.
+    """
     npm = npm or shutil.which("npm")
     if npm is None:
-        raise SkillassayError("npm is not installed: the agent CLIs are npm packages (Debian: apt-get install "
-                              "nodejs npm; Node 20 or newer)")
+        raise SkillassayError(
+            "npm is not installed: the agent CLIs are npm packages (Debian: apt-get install "
+            "nodejs npm; Node 20 or newer)"
+        )
     target = install_target()
     target.mkdir(parents=True, exist_ok=True)
     source = pins_dir()
     for name in PIN_FILES:
         shutil.copy2(source / name, target / name)
     log(f"installing {', '.join(f'{p}@{v}' for p, v in _cli_pins(target).items())} into {target}")
-    proc = subprocess.run([npm, "ci", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error"],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(
+        [npm, "ci", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
         raise SkillassayError(f"npm ci into {target} failed (exit {proc.returncode}):\n{tail}")

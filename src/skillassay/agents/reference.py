@@ -18,13 +18,15 @@ NAME = "reference"
 
 
 def _files(root: Path) -> set[str]:
-    """What can be part of a change (``workspace.changes``' skip-list): only that is copied from the golden tree
-    or deleted from the workspace."""
+    """What can be part of a change (``workspace.changes``' skip-list): only that is copied from the golden
+    tree or deleted from the workspace."""
     return set(walk(root))
 
 
 def apply_golden(golden: Path, workspace: Path) -> list[ToolCall]:
-    """Copy ``golden`` over ``workspace`` and delete what golden lacks; one synthetic call per changed file."""
+    """Copy ``golden`` over ``workspace`` and delete what golden lacks; one synthetic call per changed
+    file.
+    """
     calls: list[ToolCall] = []
     wanted, present = _files(golden), _files(workspace)
     for rel in sorted(wanted):

@@ -1,9 +1,9 @@
 """Watching a CLI's JSON-lines output while it runs.
 
-Two uses: each line gets the time it appeared (seconds after the CLI started), which is how tool calls get ``at_s``
-for either CLI, whatever its format says about time; and a trigger run can end as soon as its decision is made (the
-skill was used, or the turn or token budget is spent), so trigger evals stay cheap. ``run_process`` polls the watch
-every ``interval`` seconds while the CLI runs.
+Two uses: each line gets the time it appeared (seconds after the CLI started), which is how tool calls get
+``at_s`` for either CLI, whatever its format says about time; and a trigger run can end as soon as its
+decision is made (the skill was used, or the turn or token budget is spent), so trigger evals stay cheap.
+``run_process`` polls the watch every ``interval`` seconds while the CLI runs.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class Tail:
         if self.path is None:
             return []
         try:
-            # the file may be the agent's to replace (a session file in its home): never a link followed, never a
-            # fifo waited on
+            # the file may be the agent's to replace (a session file in its home): never a link followed,
+            # never a fifo waited on
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -65,8 +65,8 @@ def parse_line(line: str) -> dict | None:
 
 
 class StreamWatch:
-    """Stamps each line of ``path`` with the seconds since ``start()``; with ``stop``, asks after new lines whether
-    the run can end (``stop(watch)`` returns a reason, or None)."""
+    """Stamps each line of ``path`` with the seconds since ``start()``; with ``stop``, asks after new lines
+    whether the run can end (``stop(watch)`` returns a reason, or None)."""
 
     interval = POLL_INTERVAL
 
@@ -132,8 +132,8 @@ def trigger_stop(
     target: SkillTarget,
     budget: TriggerBudget,
 ) -> Callable[[StreamWatch], str | None]:
-    """A stop rule for ``StreamWatch``: parse what the CLI wrote so far (with the agent's own parser) and apply the
-    trigger decision (``skillassay.triggers.stop_reason``)."""
+    """A stop rule for ``StreamWatch``: parse what the CLI wrote so far (with the agent's own parser) and
+    apply the trigger decision (``skillassay.triggers.stop_reason``)."""
 
     def check(watch: StreamWatch) -> str | None:
         transcript = parse(watch.records, list(watch.record_times))

@@ -1,13 +1,16 @@
 """Dependency installs cached by what determines them, so an unchanged repeat installs nothing.
 
-- node: ``node_modules`` built once per hash of (node version, install command, what npm reads from package.json and
-  package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into the app copy (for the
-  build of an app whose build tool refuses a symlink, Next.js: mounted in place when sealed, else hard linked).
-- python: a venv made from the running Python, once per hash of (Python version, requirements files, extra packages),
-  in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin`` first on PATH.
+- node: ``node_modules`` built once per hash of (node version, install command, what npm reads from
+  package.json and package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into
+  the app copy (for the build of an app whose build tool refuses a symlink, Next.js: mounted in place when
+  sealed, else hard linked).
+- python: a venv made from the running Python, once per hash of (Python version, requirements files, extra
+  packages), in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin``
+  first on PATH.
 
-``<cache>`` is ``$SKILLASSAY_CACHE_DIR`` or ``~/.cache/skillassay``. A cache entry is complete only once its ``.complete``
-marker exists; builds of one entry are serialised with a file lock so concurrent validations share the work.
+``<cache>`` is ``$SKILLASSAY_CACHE_DIR`` or ``~/.cache/skillassay``. A cache entry is complete only once its
+``.complete`` marker exists; builds of one entry are serialised with a file lock so concurrent validations
+share the work.
 """
 
 from __future__ import annotations
@@ -69,24 +72,47 @@ def node_version() -> str:
     global _node_version  # noqa: PLW0603 - read once per process
     if _node_version is None:
         try:
-            _node_version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+            _node_version = subprocess.run(
+                ["node", "--version"], capture_output=True, text=True, check=True
+            ).stdout.strip()
         except (OSError, subprocess.CalledProcessError) as e:
             raise StepFailed("install", f"node is not available on this machine: {e}") from e
     return _node_version
 
 
-# What `npm ci` / `npm install` read from package.json to decide what lands in node_modules. The rest (name, version,
-# description, the build/start scripts, ...) differs between apps with identical dependencies, which then share one
-# install. Install-time lifecycle scripts are kept: npm runs them in the install folder.
+# What `npm ci` / `npm install` read from package.json to decide what lands in node_modules. The rest (name,
+# version, description, the build/start scripts, ...) differs between apps with identical dependencies, which
+# then share one install. Install-time lifecycle scripts are kept: npm runs them in the install folder.
 _MANIFEST_INSTALL_FIELDS = (
-    "dependencies", "devDependencies", "optionalDependencies", "peerDependencies", "peerDependenciesMeta",
-    "bundleDependencies", "bundledDependencies", "overrides", "workspaces", "engines", "os", "cpu", "packageManager",
+    "dependencies",
+    "devDependencies",
+    "optionalDependencies",
+    "peerDependencies",
+    "peerDependenciesMeta",
+    "bundleDependencies",
+    "bundledDependencies",
+    "overrides",
+    "workspaces",
+    "engines",
+    "os",
+    "cpu",
+    "packageManager",
 )
-_INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "preprepare", "prepare", "postprepare", "dependencies")
+_INSTALL_SCRIPTS = (
+    "preinstall",
+    "install",
+    "postinstall",
+    "preprepare",
+    "prepare",
+    "postprepare",
+    "dependencies",
+)
 
 
 def _manifest_for_key(name: str, data: bytes) -> bytes:
-    """The install-relevant part of package.json / package-lock.json; the bytes as they are when not plain JSON."""
+    """The install-relevant part of package.json / package-lock.json; the bytes as they are when not plain
+    JSON.
+    """
     try:
         doc = json.loads(data)
     except ValueError:
@@ -111,8 +137,9 @@ ABSENT = b"<absent>"
 
 
 def _key_bytes(app_dir: Path, name: str) -> bytes:
-    """What a manifest adds to a cache key: its bytes, or the text of a link (never followed: the app's copy is the
-    agent's, and a link may name any host file), or what kind of thing stands there (a fifo is never opened)."""
+    """What a manifest adds to a cache key: its bytes, or the text of a link (never followed: the app's copy
+    is the agent's, and a link may name any host file), or what kind of thing stands there (a fifo is never
+    opened)."""
     path = app_dir / name
     try:
         info = os.lstat(path)
@@ -152,8 +179,9 @@ def python_key(app_dir: Path, spec: InstallSpec) -> str:
         todo += nested
         local = local or has_local
     if local:
-        # what pip installs depends on the app's own files (`-e .`, `./pkg`): two apps with the same requirements
-        # file but different code must not share one venv (the second would run the first's package)
+        # what pip installs depends on the app's own files (`-e .`, `./pkg`): two apps with the same
+        # requirements file but different code must not share one venv (the second would run the first's
+        # package)
         parts.append(b"\0tree\0" + build_key(app_dir, [], "").encode())
     return "py-" + _digest(parts)
 
@@ -177,8 +205,10 @@ def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
         if not line or line.startswith("#"):
             continue
         for flag in ("-r", "--requirement", "-c", "--constraint"):
-            if line.startswith((flag + " ", flag + "=")) or (flag in ("-r", "-c") and line.startswith(flag) and len(line) > 2):
-                ref = line[len(flag):].lstrip(" =")
+            if line.startswith((flag + " ", flag + "=")) or (
+                flag in ("-r", "-c") and line.startswith(flag) and len(line) > 2
+            ):
+                ref = line[len(flag) :].lstrip(" =")
                 nested.append(os.path.normpath(os.path.join(base, ref)))
                 break
         else:
@@ -186,8 +216,9 @@ def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
     return nested, local
 
 
-def fetch(step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log: Path, timeout: float,
-          sandbox: Any) -> None:
+def fetch(
+    step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log: Path, timeout: float, sandbox: Any
+) -> None:
     """Run an install step that fetches from the registries ``sandbox`` may reach, blaming exactly: a
     declared registry this machine cannot reach (probed by the harness, before and again after a failure) is a
     harness error naming it (``RegistryUnreachable``); a failure while all of them answer is the app's (what
@@ -203,8 +234,9 @@ def fetch(step: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], log:
             _note(log, str(error := RegistryUnreachable(down, f"{step}: {failed.reason}")))
             raise error from failed
         if registries:
-            _note(log, f"the registries ({', '.join(registries)}) answer the harness: "
-                       "what failed is the app's")
+            _note(
+                log, f"the registries ({', '.join(registries)}) answer the harness: what failed is the app's"
+            )
         raise
 
 
@@ -214,8 +246,14 @@ def _note(log: Path, line: str) -> None:
         f.write(f"skillassay: {line}\n")
 
 
-def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
-                        seal: SealFor | None = None) -> tuple[Path, bool]:
+def ensure_node_install(
+    app_dir: Path,
+    npm_argv: list[str],
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    seal: SealFor | None = None,
+) -> tuple[Path, bool]:
     """Return (the cache entry holding ``node_modules``, cache hit), installing it when missing. Reads only
     package.json, package-lock.json and .npmrc of ``app_dir`` (copied into the entry); writes nothing there.
     ``seal(entry)`` gives the sandbox the install runs in, with only the cache entry it fills writable."""
@@ -231,14 +269,23 @@ def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
             entry.mkdir(parents=True)
             for name in ("package.json", "package-lock.json", ".npmrc"):
                 if os.path.lexists(app_dir / name):
-                    copy_entry(app_dir / name, entry / name)  # a link stays a link: the install sees what it names
+                    # a link stays a link: the install sees what it names
+                    copy_entry(app_dir / name, entry / name)
             argv = list(npm_argv)
             if argv[1] == "ci" and not (entry / "package-lock.json").exists():
-                argv[1] = "install"  # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
+                # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
+                argv[1] = "install"
             try:
                 box = seal(entry) if seal else None
-                fetch("install", [*argv, "--no-audit", "--no-fund"], cwd=entry, env=env, log=log,
-                      timeout=timeout, sandbox=box)
+                fetch(
+                    "install",
+                    [*argv, "--no-audit", "--no-fund"],
+                    cwd=entry,
+                    env=env,
+                    log=log,
+                    timeout=timeout,
+                    sandbox=box,
+                )
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise
@@ -247,10 +294,16 @@ def ensure_node_install(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
     return entry, hit
 
 
-def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, str], log: Path, timeout: float,
-                        seal: SealFor | None = None) -> bool:
-    """Make ``app_dir/node_modules`` point at a cached install (``ensure_node_install``). Returns True on a cache
-    hit."""
+def ensure_node_modules(
+    app_dir: Path,
+    npm_argv: list[str],
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    seal: SealFor | None = None,
+) -> bool:
+    """Make ``app_dir/node_modules`` point at a cached install (``ensure_node_install``). Returns True on a
+    cache hit."""
     entry, hit = ensure_node_install(app_dir, npm_argv, env, log, timeout, seal)
     target = app_dir / "node_modules"
     if target.is_symlink() or target.exists():
@@ -262,12 +315,19 @@ def ensure_node_modules(app_dir: Path, npm_argv: list[str], env: Mapping[str, st
     return hit
 
 
-def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: Path, timeout: float,
-                with_pip: bool = False, seal: SealFor | None = None) -> tuple[Path, bool]:
+def ensure_venv(
+    app_dir: Path,
+    spec: InstallSpec,
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    with_pip: bool = False,
+    seal: SealFor | None = None,
+) -> tuple[Path, bool]:
     """Return (venv dir, cache hit). The venv is made from the running Python.
 
-    Without ``with_pip`` (nothing in the app runs pip itself) the venv is made without pip and filled by the running
-    Python's pip (``pip --python``): seconds faster than bootstrapping pip into every new venv.
+    Without ``with_pip`` (nothing in the app runs pip itself) the venv is made without pip and filled by the
+    running Python's pip (``pip --python``): seconds faster than bootstrapping pip into every new venv.
     """
     import importlib.util
 
@@ -297,15 +357,17 @@ def ensure_venv(app_dir: Path, spec: InstallSpec, env: Mapping[str, str], log: P
             except BaseException:
                 shutil.rmtree(entry, ignore_errors=True)
                 raise
-            (entry / MARKER).write_text(json.dumps({"requirements": spec.pip_requirements, "args": spec.pip_args}))
+            (entry / MARKER).write_text(
+                json.dumps({"requirements": spec.pip_requirements, "args": spec.pip_args})
+            )
     return entry, hit
 
 
 def needs_real_node_modules(app_dir: Path) -> bool:
     """The app is of a stack whose build tool will not read a node_modules outside the project root
-    (``Stack.refuses_linked_dependencies``). Next.js's Turbopack (the default `next build` since Next 16) refuses the
-    cache's symlink ("files outside of the workspace root are not compiled"), so an app that depends on it gets, for
-    its build, a node_modules of hard links to the cached files instead."""
+    (``Stack.refuses_linked_dependencies``). Next.js's Turbopack (the default `next build` since Next 16)
+    refuses the cache's symlink ("files outside of the workspace root are not compiled"), so an app that
+    depends on it gets, for its build, a node_modules of hard links to the cached files instead."""
     for stack in stacks.all_stacks():
         if stack.refuses_linked_dependencies and stack.package is not None and stack.belongs(app_dir):
             try:
@@ -324,8 +386,9 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 def materialise_node_modules(app_dir: Path) -> bool:
-    """Replace the ``node_modules`` symlink into the cache by a tree of hard links to the same files (the folders
-    are the copy's own, so files a build adds stay in the copy). Returns False when there was no such symlink.
+    """Replace the ``node_modules`` symlink into the cache by a tree of hard links to the same files (the
+    folders are the copy's own, so files a build adds stay in the copy). Returns False when there was no
+    such symlink.
 
     Hard links share the cached files' contents: like the symlink, a build that rewrites a file inside
     node_modules in place changes it for later runs (see the limits in docs/sandbox.md)."""
@@ -339,18 +402,19 @@ def materialise_node_modules(app_dir: Path) -> bool:
 
 
 def _base_python() -> str:
-    # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python (its own
-    # installation, none of the running venv's packages): the Python every app venv runs on, in both layers.
+    # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python (its
+    # own installation, none of the running venv's packages): the Python every app venv runs on, in both
+    # layers.
     return sys.executable
 
 
 # ----------------------------------------------------------------------------- build outputs
-# Like Docker's layer cache for `COPY . . ; RUN npm run build`: when the whole source tree, the dependencies and the
-# build commands are unchanged, the files the build produced are restored instead of building again.
-# The sources are what the change's skip-list keeps; its output folders (dist/, build/...) are what a build produces,
-# so they are seen here.
-# Produced by a build but not needed to start the app: a build tool's own incremental cache (Next.js keeps ~30 MB of
-# compiler cache in .next/cache; `next start` does not read it). Not stored, so a restore copies only what runs.
+# Like Docker's layer cache for `COPY . . ; RUN npm run build`: when the whole source tree, the dependencies
+# and the build commands are unchanged, the files the build produced are restored instead of building again.
+# The sources are what the change's skip-list keeps; its output folders (dist/, build/...) are what a build
+# produces, so they are seen here. Produced by a build but not needed to start the app: a build tool's own
+# incremental cache (Next.js keeps ~30 MB of compiler cache in .next/cache; `next start` does not read it).
+# Not stored, so a restore copies only what runs.
 BUILD_OUTPUT_SKIP = (".next/cache/",)
 
 
@@ -358,7 +422,9 @@ def _walk_files(root: Path, links: bool = False) -> Iterator[Path]:
     """Files (and links to files) below ``root``; with ``links``, links to folders too (never entered)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        names = filenames + ([d for d in dirnames if os.path.islink(os.path.join(dirpath, d))] if links else [])
+        names = filenames + (
+            [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))] if links else []
+        )
         for name in sorted(names):
             yield Path(dirpath) / name
 
@@ -373,8 +439,8 @@ def tree_snapshot(root: Path) -> dict[str, tuple[int, int]]:
 
 def build_key(root: Path, build: list[list[str]], deps_key: str) -> str:
     parts = [json.dumps(build).encode(), deps_key.encode()]
-    # every entry, links to folders included (a tree with `lib -> /somewhere` is not the tree with an empty `lib/`);
-    # links never followed, fifos never opened
+    # every entry, links to folders included (a tree with `lib -> /somewhere` is not the tree with an empty
+    # `lib/`); links never followed, fifos never opened
     for f in _walk_files(root, links=True):
         rel = os.fsencode(str(f.relative_to(root)))
         if f.is_symlink():
@@ -394,8 +460,8 @@ def restore_build(root: Path, key: str) -> bool:
         return False
     files = entry / "files"
     if files.exists():
-        # into the app's copy without passing through any link in it (a link the agent left where the build writes
-        # would carry the cached outputs anywhere on the host)
+        # into the app's copy without passing through any link in it (a link the agent left where the build
+        # writes would carry the cached outputs anywhere on the host)
         for dirpath, _, filenames in os.walk(files):
             rel_dir = os.path.relpath(dirpath, files)
             target = make_dirs(root, "" if rel_dir == "." else rel_dir)
@@ -407,8 +473,11 @@ def restore_build(root: Path, key: str) -> bool:
 def save_build(root: Path, key: str, before: dict[str, tuple[int, int]]) -> None:
     entry = cache_root() / "builds" / key
     after = tree_snapshot(root)
-    produced = [rel for rel, sig in after.items()
-                if before.get(rel) != sig and not rel.replace(os.sep, "/").startswith(BUILD_OUTPUT_SKIP)]
+    produced = [
+        rel
+        for rel, sig in after.items()
+        if before.get(rel) != sig and not rel.replace(os.sep, "/").startswith(BUILD_OUTPUT_SKIP)
+    ]
     with _locked(entry.with_name(key + ".lock")):
         if (entry / MARKER).exists():
             return

@@ -1,7 +1,9 @@
-"""How to install, build and start an app: the fixture's Dockerfile, overridden by ``run`` in eval_config.json.
+"""How to install, build and start an app: the fixture's Dockerfile, overridden by ``run`` in
+eval_config.json.
 
-Install commands the cache understands (``npm ci``, ``npm install`` without package names, ``pip install -r ...``,
-``pip install <pkgs>``) become one cached install step; every other RUN becomes a build command run in the app copy.
+Install commands the cache understands (``npm ci``, ``npm install`` without package names, ``pip install -r
+...``, ``pip install <pkgs>``) become one cached install step; every other RUN becomes a build command run in
+the app copy.
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ _SEPARATORS = ("&&", ";")
 
 
 def _split_shell(command: str) -> list[str]:
-    """Split ``a && b ; c`` into its simple commands (quotes respected). Pipes/redirections stay as one command."""
+    """Split ``a && b ; c`` into its simple commands (quotes respected). Pipes/redirections stay as one
+    command.
+    """
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     parts: list[list[str]] = [[]]
@@ -60,7 +64,9 @@ def _split_shell(command: str) -> list[str]:
 
 
 def classify(command: str, install: InstallSpec) -> list[str]:
-    """Fold recognised install commands of ``command`` into ``install``; return what is left, as shell commands."""
+    """Fold recognised install commands of ``command`` into ``install``; return what is left, as shell
+    commands.
+    """
     leftover: list[str] = []
     for part in _split_shell(command):
         try:
@@ -93,7 +99,14 @@ def _fold_pip(tokens: list[str], install: InstallSpec) -> bool:
         return False
     rest = tokens[2:]
     i = 0
-    harmless = {"--no-cache-dir", "--user", "--quiet", "-q", "--disable-pip-version-check", "--root-user-action=ignore"}
+    harmless = {
+        "--no-cache-dir",
+        "--user",
+        "--quiet",
+        "-q",
+        "--disable-pip-version-check",
+        "--root-user-action=ignore",
+    }
     while i < len(rest):
         tok = rest[i]
         if tok in ("-r", "--requirement") and i + 1 < len(rest):
@@ -120,7 +133,9 @@ def _runtime_from_files(app_dir: Path) -> str:
     family = stacks.family_from_files(app_dir)
     if family is None:
         known = " or a ".join(s.family for s in sorted(stacks.families(), key=lambda s: s.order))
-        raise SkillassayError(f"{app_dir}: cannot tell whether this is a {known} app; add a Dockerfile or `run`")
+        raise SkillassayError(
+            f"{app_dir}: cannot tell whether this is a {known} app; add a Dockerfile or `run`"
+        )
     return family
 
 
@@ -136,7 +151,9 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
     if spec is None and run is None:
         run = _stack_commands(app_dir)
     if spec is None and run is None:
-        raise SkillassayError(f"{app_dir}: no Dockerfile and no `run` section: nothing says how to start the app")
+        raise SkillassayError(
+            f"{app_dir}: no Dockerfile and no `run` section: nothing says how to start the app"
+        )
     install = InstallSpec()
     build: list[str] = []
     env: dict[str, str] = {}
@@ -163,10 +180,16 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
             start = _start_from(run.start)
         env.update(run.env)
     if not start:
-        raise SkillassayError(f"{dockerfile or app_dir}: no CMD/ENTRYPOINT and no run.start: nothing starts the app")
+        raise SkillassayError(
+            f"{dockerfile or app_dir}: no CMD/ENTRYPOINT and no run.start: nothing starts the app"
+        )
     runtime = spec.runtime if spec is not None else _runtime_from_files(app_dir)
     port = app_port if app_port is not None else (spec.expose[0] if spec and spec.expose else None)
-    source = "Dockerfile+run" if spec is not None and run is not None else ("run" if spec is None else "Dockerfile")
+    source = (
+        "Dockerfile+run"
+        if spec is not None and run is not None
+        else ("run" if spec is None else "Dockerfile")
+    )
     return RunPlan(
         runtime=runtime,
         install=install,

@@ -68,18 +68,25 @@ def run_step(
                 proc = sandbox.popen(list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
             else:
                 proc = subprocess.Popen(
-                    list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    list(argv),
+                    cwd=cwd,
+                    env=dict(env),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
         except OSError as e:
             raise StepFailed(step, f"could not run {argv[0]!r}: {e}") from e
-        # timeout, exception or KeyboardInterrupt: the group never outlives the block; registered meanwhile so a
-        # Ctrl-C, which never reaches the step's own group, can end it
+        # timeout, exception or KeyboardInterrupt: the group never outlives the block; registered meanwhile so
+        # a Ctrl-C, which never reaches the step's own group, can end it
         with reaper.tracked(proc, grace=1.0):
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                raise StepFailed(step, f"{' '.join(argv)} took longer than {timeout:.0f} s", tail(log)) from None
+                raise StepFailed(
+                    step, f"{' '.join(argv)} took longer than {timeout:.0f} s", tail(log)
+                ) from None
     if sandbox is not None and (problem := sandbox.setup_error(proc)):
         raise IsolationError(f"{step}: {problem}: {tail(log, 600).strip()}")  # the harness's, not the app's
     if rc != 0:

@@ -34,9 +34,11 @@ def _trigger(prompt: EvalDefinition) -> TriggerSpec:
         raise SkillassayError(f"{prompt.id}: a trigger suite's prompt has no trigger")
     return prompt.trigger
 
+
 PATH_ARG = typer.Argument(
     Path("evals"),
-    help="A suite folder (holding rubric.json, fixtures/ and agent-evals/), one fixture folder, or one definition file.",
+    help="A suite folder (holding rubric.json, fixtures/ and agent-evals/), one fixture folder, or one "
+    "definition file.",
 )
 
 
@@ -48,11 +50,13 @@ def print_definition_error(exc: DefinitionError) -> None:
 @commands.command("list")
 def list_evals(
     path: Path = PATH_ARG,
-    api_path: str | None = typer.Option(None, "--api-path", help="Only evals whose expected Seam API path is this."),
+    api_path: str | None = typer.Option(
+        None, "--api-path", help="Only evals whose expected Seam API path is this."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """List every eval under PATH with its API path, stack and app port, and every trigger suite with its skill
-    and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
+    """List every eval under PATH with its API path, stack and app port, and every trigger suite with its
+    skill and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
     from skillassay.definitions.formats import api_path_aliases, api_paths
     from skillassay.kinds.trigger.definitions import is_trigger_source, load_triggers
@@ -70,16 +74,40 @@ def list_evals(
         raise typer.Exit(2) from None
     if as_json:
         rows = [
-            {"id": e.id, "title": e.title, "format": e.format, "api_path": e.api_path, "stack": e.stack,
-             "app_port": e.app_port, "status": e.status, "source": str(e.source)}
+            {
+                "id": e.id,
+                "title": e.title,
+                "format": e.format,
+                "api_path": e.api_path,
+                "stack": e.stack,
+                "app_port": e.app_port,
+                "status": e.status,
+                "source": str(e.source),
+            }
             for e in evals
         ]
         rows += [
-            {"id": t.id, "title": t.title, "format": "trigger", "status": t.status, "source": str(t.source),
-             "skill": t.skill_name, "skill_dir": str(t.skill_dir), "runs": t.runs,
-             "budget": t.budget.model_dump(), "categories": t.categories(),
-             "prompts": [{"id": p.id, "category": _trigger(p).category, "should_trigger": _trigger(p).should_trigger,
-                          "fixture": _trigger(p).fixture} for p in t.prompts]}
+            {
+                "id": t.id,
+                "title": t.title,
+                "format": "trigger",
+                "status": t.status,
+                "source": str(t.source),
+                "skill": t.skill_name,
+                "skill_dir": str(t.skill_dir),
+                "runs": t.runs,
+                "budget": t.budget.model_dump(),
+                "categories": t.categories(),
+                "prompts": [
+                    {
+                        "id": p.id,
+                        "category": _trigger(p).category,
+                        "should_trigger": _trigger(p).should_trigger,
+                        "fixture": _trigger(p).fixture,
+                    }
+                    for p in t.prompts
+                ],
+            }
             for t in suites
         ]
         typer.echo(json.dumps(rows, indent=2))
@@ -93,17 +121,37 @@ def list_evals(
         console.print(table)
     if suites:
         table = Table(title=f"{len(suites)} trigger suite(s) in {path}")
-        for col in ("suite", "skill", "prompts", "should trigger", "explicit/implicit/contextual/negative".replace("/", " / "), "runs",
-                    "budget", "status"):
+        for col in (
+            "suite",
+            "skill",
+            "prompts",
+            "should trigger",
+            "explicit/implicit/contextual/negative".replace("/", " / "),
+            "runs",
+            "budget",
+            "status",
+        ):
             table.add_column(col, overflow="fold")
         for t in suites:
             c = t.categories()
-            budget = ", ".join(f"{k.removeprefix('max_')} {v}" for k, v in t.budget.model_dump().items()
-                               if k.startswith("max_") and v is not None) or "none"
-            table.add_row(t.id, t.skill_name, str(len(t.prompts)),
-                          str(sum(_trigger(p).should_trigger for p in t.prompts)),
-                          "/".join(str(c[k]) for k in ("explicit", "implicit", "contextual", "negative")),
-                          str(t.runs), budget, t.status)
+            budget = (
+                ", ".join(
+                    f"{k.removeprefix('max_')} {v}"
+                    for k, v in t.budget.model_dump().items()
+                    if k.startswith("max_") and v is not None
+                )
+                or "none"
+            )
+            table.add_row(
+                t.id,
+                t.skill_name,
+                str(len(t.prompts)),
+                str(sum(_trigger(p).should_trigger for p in t.prompts)),
+                "/".join(str(c[k]) for k in ("explicit", "implicit", "contextual", "negative")),
+                str(t.runs),
+                budget,
+                t.status,
+            )
         console.print(table)
     if only_triggers:
         for t in suites:
@@ -111,8 +159,12 @@ def list_evals(
             for col in ("eval", "category", "should trigger", "workspace"):
                 table.add_column(col, overflow="fold")
             for p in t.prompts:
-                table.add_row(p.id, _trigger(p).category, "yes" if _trigger(p).should_trigger else "no",
-                              _trigger(p).fixture or "(empty repository)")
+                table.add_row(
+                    p.id,
+                    _trigger(p).category,
+                    "yes" if _trigger(p).should_trigger else "no",
+                    _trigger(p).fixture or "(empty repository)",
+                )
             console.print(table)
 
 
@@ -120,9 +172,10 @@ def list_evals(
 def check(
     path: Path = PATH_ARG,
     controls: bool = typer.Option(
-        False, "--controls",
+        False,
+        "--controls",
         help="Also grade every golden solution and negative control and fail when a result differs from the "
-             "expected one written beside it (builds and runs the apps: slower).",
+        "expected one written beside it (builds and runs the apps: slower).",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors."),
     judge_model: str | None = JUDGE_MODEL,
@@ -130,31 +183,47 @@ def check(
     judge_base_url: str | None = JUDGE_BASE_URL,
     judge_key_env: str | None = JUDGE_KEY_ENV,
     mutants: bool = typer.Option(
-        False, "--mutants",
-        help="Also test each eval with mutants of its golden solution (a call commented out, moved into a string or "
-             "an uncalled function, behind a constant-false condition, the cancel/update handler cut off, a required "
-             "parameter dropped, the wrong API path, the calls rewritten as raw HTTP), graded by every layer: fails "
-             "when a layer misses a mutant it should catch (a blind spot) or marks a correct rewrite down.",
+        False,
+        "--mutants",
+        help="Also test each eval with mutants of its golden solution (a call commented out, moved into a "
+        "string or "
+        "an uncalled function, behind a constant-false condition, the cancel/update handler cut off, a "
+        "required "
+        "parameter dropped, the wrong API path, the calls rewritten as raw HTTP), graded by every layer: "
+        "fails "
+        "when a layer misses a mutant it should catch (a blind spot) or marks a correct rewrite down.",
     ),
     exploits: bool = typer.Option(
-        False, "--exploits",
-        help="Also play the library of scripted exploit agents against each eval (reading shipped answers, forging "
-             "test reports, shadowing the test runner, instructions to an LLM judge, output matching a weak check, "
-             "forged result files, turning a loss into an unscored run), sealed, as real runs: fails when an "
-             "exploit passes or leaves its run unscored (docs/exploits.md).",
+        False,
+        "--exploits",
+        help="Also play the library of scripted exploit agents against each eval (reading shipped answers, "
+        "forging "
+        "test reports, shadowing the test runner, instructions to an LLM judge, output matching a weak "
+        "check, "
+        "forged result files, turning a loss into an unscored run), sealed, as real runs: fails when an "
+        "exploit passes or leaves its run unscored (docs/exploits.md).",
     ),
-    fixtures: str | None = typer.Option(None, "--fixtures",
-                                        help="Comma-separated eval ids --exploits plays against (default: all)."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1,
-                             help="Evals whose controls are graded at once (--controls), mutants (--mutants) or "
-                                  "exploit runs (--exploits)."),
-    results: Path = typer.Option(Path("results"), "--results",
-                                 help="Where --mutants writes mutation.json and --exploits exploits.json (the "
-                                      "report's Evals page shows both)."),
+    fixtures: str | None = typer.Option(
+        None, "--fixtures", help="Comma-separated eval ids --exploits plays against (default: all)."
+    ),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Evals whose controls are graded at once (--controls), mutants (--mutants) or "
+        "exploit runs (--exploits).",
+    ),
+    results: Path = typer.Option(
+        Path("results"),
+        "--results",
+        help="Where --mutants writes mutation.json and --exploits exploits.json (the "
+        "report's Evals page shows both).",
+    ),
 ) -> None:
-    """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what was
-    expected. Exit code 0 when all is well, 2 when any definition has an error (or a control misbehaves, or a
-    mutant is not caught as its class expects, or an exploit gets through)."""
+    """Validate every definition under PATH. Each problem names the file, the field (a JSON pointer) and what
+    was expected. Exit code 0 when all is well, 2 when any definition has an error (or a control
+    misbehaves, or a mutant is not caught as its class expects, or an exploit gets through)."""
     from skillassay.definitions.check import check_path
 
     problems = check_path(path)
@@ -194,5 +263,7 @@ def check(
             raise typer.Exit(2) from None
         if not ok:
             raise typer.Exit(2)
-    console.print(f"[green]ok[/green] definitions under {path} are valid"
-                  + (f" ({len(problems)} warning(s))" if problems else ""))
+    console.print(
+        f"[green]ok[/green] definitions under {path} are valid"
+        + (f" ({len(problems)} warning(s))" if problems else "")
+    )

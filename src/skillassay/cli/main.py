@@ -1,14 +1,14 @@
 """The ``skillassay`` command line.
 
-Every command of the harness is listed here, with the module that defines it; a wing's commands (the Seam wing:
-``rubric``, ``sandbox``, ``seam-emulator``) come from the ``skillassay.commands`` entry points and are listed after
-``check``, by name. A command's module is imported only when its command runs (or when ``--help`` lists the
-commands), so one command never pays for another's imports. A command module exports ``commands``, a
+Every command of the harness is listed here, with the module that defines it; a wing's commands (the Seam
+wing: ``rubric``, ``sandbox``, ``seam-emulator``) come from the ``skillassay.commands`` entry points and are
+listed after ``check``, by name. A command's module is imported only when its command runs (or when ``--help``
+lists the commands), so one command never pays for another's imports. A command module exports ``commands``, a
 ``typer.Typer`` holding its commands; it never imports this module.
 
-A command that runs in CI loops and shell pipelines (``skillassay rubric``, once per graded app) may register a
-typer-free path for plain arguments (``skillassay.commands.fast``, read without ``importlib.metadata``); anything
-else (``--help``, a mistake) goes through typer as every command does.
+A command that runs in CI loops and shell pipelines (``skillassay rubric``, once per graded app) may register
+a typer-free path for plain arguments (``skillassay.commands.fast``, read without ``importlib.metadata``);
+anything else (``--help``, a mistake) goes through typer as every command does.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import sys
 
-# command -> the module exporting it, in the order ``--help`` lists them (the wings' commands after WINGS_AFTER)
+# command -> the module exporting it, in the order ``--help`` lists them (the wings' commands after
+# WINGS_AFTER)
 OWN_COMMANDS: dict[str, str] = {
     "run": "skillassay.cli.run",
     "regrade": "skillassay.cli.run",
@@ -43,8 +44,11 @@ def commands() -> dict[str, str]:
     """Every command -> its module: the harness's own and the wings' (entry points), in ``--help`` order."""
     from skillassay import plugins
 
-    wings = {name: value.partition(":")[0] for name, value in sorted(plugins.quick(COMMANDS_GROUP).items())
-             if name not in OWN_COMMANDS}
+    wings = {
+        name: value.partition(":")[0]
+        for name, value in sorted(plugins.quick(COMMANDS_GROUP).items())
+        if name not in OWN_COMMANDS
+    }
     out: dict[str, str] = {}
     for name, module in OWN_COMMANDS.items():
         out[name] = module
@@ -98,8 +102,9 @@ def _build_app():
 
     @app.callback()
     def _root(
-        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                     help="Print the version and exit."),
+        version: bool = typer.Option(
+            False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ) -> None:
         """Measure how well AI coding agents, and the skills given to them, change real codebases."""
 
@@ -107,8 +112,8 @@ def _build_app():
 
 
 def _tidy_help(command):
-    """Whole sentences in help: a docstring's line breaks are joined (rich markup keeps them, so descriptions broke
-    mid-sentence at the terminal's edge), and the command list shows the first sentence."""
+    """Whole sentences in help: a docstring's line breaks are joined (rich markup keeps them, so descriptions
+    broke mid-sentence at the terminal's edge), and the command list shows the first sentence."""
     if command.help:
         paragraphs = [" ".join(p.split()) for p in command.help.split("\n\n")]
         command.help = "\n\n".join(p for p in paragraphs if p)
@@ -144,7 +149,8 @@ def get_app():
     return _build_app()
 
 
-def __getattr__(name: str):  # PEP 562: ``app`` is built (importing typer) on first use; ``COMMANDS`` read then
+# PEP 562: ``app`` is built (importing typer) on first use; ``COMMANDS`` read then
+def __getattr__(name: str):
     if name == "app":
         return get_app()
     if name == "COMMANDS":
@@ -166,7 +172,9 @@ def _fast(args: list[str]) -> int | None:
 
 
 def _run_app(args: list[str]) -> int:
-    """The typer app without its own error display: a usage error is one ``error:`` line (cli/usage.py), exit 2."""
+    """The typer app without its own error display: a usage error is one ``error:`` line (cli/usage.py),
+    exit 2.
+    """
     import typer
 
     try:  # typer >= 0.25 carries its own click and does not re-export its errors (only BadParameter)

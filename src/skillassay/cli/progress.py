@@ -1,6 +1,7 @@
-"""The progress of ``skillassay run`` on stderr: one line for the job (done/planned, elapsed), one line per run
-under way naming its eval and the phase it is in (workspace, agent, install, build, start, checks, grading), and a
-line per finished run above them. Fits 80 columns: nothing on a line is longer than an eval id and a phase."""
+"""The progress of ``skillassay run`` on stderr: one line for the job (done/planned, elapsed), one line per
+run under way naming its eval and the phase it is in (workspace, agent, install, build, start, checks,
+grading), and a line per finished run above them. Fits 80 columns: nothing on a line is longer than an eval
+id and a phase."""
 
 from __future__ import annotations
 
@@ -37,9 +38,15 @@ class RunProgress:
     def __init__(self, console: Console, title: str, total: int | None, disable: bool = False):
         self.disable = disable
         self.progress = Progress(
-            TextColumn("{task.description}"), TextColumn("{task.fields[phase]}"),
-            _JobOnly(BarColumn(bar_width=16)), _JobOnly(MofNCompleteColumn()), TimeElapsedColumn(),
-            console=console, transient=False, disable=disable)
+            TextColumn("{task.description}"),
+            TextColumn("{task.fields[phase]}"),
+            _JobOnly(BarColumn(bar_width=16)),
+            _JobOnly(MofNCompleteColumn()),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+            disable=disable,
+        )
         self.task = self.progress.add_task(f"[bold]{title}[/]", total=total, phase="", lane=False)
         self.lanes: dict[RunKey, TaskID] = {}
 
@@ -53,7 +60,9 @@ class RunProgress:
     def phase(self, key: RunKey, name: str) -> None:
         lane = self.lanes.get(key)
         if lane is None:
-            lane = self.lanes[key] = self.progress.add_task(f"  {key.label()}", total=None, phase=name, lane=True)
+            lane = self.lanes[key] = self.progress.add_task(
+                f"  {key.label()}", total=None, phase=name, lane=True
+            )
         self.progress.update(lane, phase=name)
 
     def finished(self, key: RunKey | None, line: str) -> None:

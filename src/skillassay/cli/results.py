@@ -92,11 +92,23 @@ def runs_cmd(
         if job is None:
             progress = st.progress()
             if as_json:
-                typer.echo(json.dumps([
-                    {"job": json.loads(p.job.model_dump_json()), "planned": p.planned, "done": p.done,
-                     "unscored": p.unscored, "outcomes": p.outcomes, "passed": p.passed, "evals": p.evals}
-                    for p in progress
-                ], indent=2))
+                typer.echo(
+                    json.dumps(
+                        [
+                            {
+                                "job": json.loads(p.job.model_dump_json()),
+                                "planned": p.planned,
+                                "done": p.done,
+                                "unscored": p.unscored,
+                                "outcomes": p.outcomes,
+                                "passed": p.passed,
+                                "evals": p.evals,
+                            }
+                            for p in progress
+                        ],
+                        indent=2,
+                    )
+                )
                 return
             from skillassay.report.tables import jobs_table
 
@@ -121,8 +133,10 @@ def runs_cmd(
             typer.echo(line)
         missing = st.missing_runs(job)
         if missing:
-            typer.echo(f"{len(missing)} planned run(s) missing or not scored (provider or harness errors): "
-                       "`skillassay run --resume` runs them again.")
+            typer.echo(
+                f"{len(missing)} planned run(s) missing or not scored (provider or harness errors): "
+                "`skillassay run --resume` runs them again."
+            )
 
 
 # compare's exit code when it refuses a verdict (distinct from --fail-if-worse's 1 and bad input's 2)
@@ -139,16 +153,20 @@ def compare_cmd(
         False, "--fail-if-worse", help="Exit 1 when B is worse than A with a 95% interval that excludes zero."
     ),
     max_unscored_gap: float = typer.Option(
-        0.1, "--max-unscored-gap", min=0.0, max=1.0,
+        0.1,
+        "--max-unscored-gap",
+        min=0.0,
+        max=1.0,
         help="Give no verdict (exit 3) when the arms' shares of unscored runs differ by more than this "
         "(0..1).",
     ),
 ) -> None:
-    """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered by
-    eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a skill. Also how
-    often each used the skill, and the pass rate when it did and when it did not. Two jobs of one trigger suite
-    (e.g. two descriptions of a skill) are compared prompt by prompt: recall, precision, F1 and the prompts that
-    flipped. Each arm's unscored runs (provider, harness, definition errors) are counted by outcome.
+    """Compare B with A, run for run (paired by eval and run number): deltas, a bootstrap interval clustered
+    by eval, and whether the difference can be told from noise. `compare JOB:baseline JOB` measures a
+    skill. Also how often each used the skill, and the pass rate when it did and when it did not. Two jobs
+    of one trigger suite (e.g. two descriptions of a skill) are compared prompt by prompt: recall,
+    precision, F1 and the prompts that flipped. Each arm's unscored runs (provider, harness, definition
+    errors) are counted by outcome.
 
     No verdict (exit 3, a `no verdict:` line saying why) when the scored runs were graded with more than one
     grading version (`skillassay regrade JOB` brings a job up to date), or when the arms' unscored shares
@@ -162,8 +180,10 @@ def compare_cmd(
     with _open(results) as st:
         runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
     if is_trigger_job(runs_a) != is_trigger_job(runs_b):
-        raise _fail(f"{a if is_trigger_job(runs_a) else b} is a trigger suite's job and the other is not: "
-                    "nothing to pair")
+        raise _fail(
+            f"{a if is_trigger_job(runs_a) else b} is a trigger suite's job and the other is not: "
+            "nothing to pair"
+        )
     if is_trigger_job(runs_a):
         tcmp = compare_trigger_runs(runs_a, runs_b, a, b)
         if not tcmp.pairs:
@@ -176,17 +196,30 @@ def compare_cmd(
         return
     if not {(r.eval_id, r.run_index) for r in runs_a} & {(r.eval_id, r.run_index) for r in runs_b}:
         evals_a, evals_b = sorted({r.eval_id for r in runs_a}), sorted({r.eval_id for r in runs_b})
-        raise _fail(f"nothing to compare: {a} and {b} have no runs of the same eval and run number "
-                    f"({a}: {', '.join(evals_a)}; {b}: {', '.join(evals_b)})")
+        raise _fail(
+            f"nothing to compare: {a} and {b} have no runs of the same eval and run number "
+            f"({a}: {', '.join(evals_a)}; {b}: {', '.join(evals_b)})"
+        )
     cmp = compare(runs_a, runs_b, a_label=a, b_label=b, max_unscored_gap=max_unscored_gap)
     use_a, use_b = skill_use_of(runs_a), skill_use_of(runs_b)
     # what each side's model calls cost, and what a pass cost (every run paid for counts, graded or not)
     cost_a, cost_b = runs_cost(runs_a), runs_cost(runs_b)
     if as_json:
-        typer.echo(json.dumps({"a": a, "b": b, **cmp.to_dict(),
-                               "cost": {"a": cost_a.model_dump(), "b": cost_b.model_dump()},
-                               "skill_use": {"a": use_a.to_dict() if use_a else None,
-                                             "b": use_b.to_dict() if use_b else None}}, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "a": a,
+                    "b": b,
+                    **cmp.to_dict(),
+                    "cost": {"a": cost_a.model_dump(), "b": cost_b.model_dump()},
+                    "skill_use": {
+                        "a": use_a.to_dict() if use_a else None,
+                        "b": use_b.to_dict() if use_b else None,
+                    },
+                },
+                indent=2,
+            )
+        )
     else:
         from skillassay.report.tables import comparison_tables, cost_table
 
@@ -203,8 +236,12 @@ def compare_cmd(
         if cmp.warning and cmp.refusal is None:
             con.print(f"Warning: {cmp.warning}", style="yellow", markup=False)
         for g in cmp.eval_gaps:
-            con.print(f"Warning: {g.eval_id}: unscored {g.a.text()} in {a}, {g.b.text()} in {b}: its figures "
-                      "leave out more of one arm's runs than the other's.", style="yellow", markup=False)
+            con.print(
+                f"Warning: {g.eval_id}: unscored {g.a.text()} in {a}, {g.b.text()} in {b}: its figures "
+                "leave out more of one arm's runs than the other's.",
+                style="yellow",
+                markup=False,
+            )
         for label, use in ((a, use_a), (b, use_b)):
             if use is not None:
                 con.print(use.sentence(label), markup=False)
@@ -225,17 +262,33 @@ def _unscored_table(cmp: Comparison, a: str, b: str) -> Table:
     for col in ("arm", "eval", "runs", "not scored", "share", *map(label, outcomes)):
         t.add_column(col, justify="left" if col in ("arm", "eval") else "right", no_wrap=col == "arm")
     for side, where, share in cmp.unscored_rows():
-        t.add_row(f"A = {a}" if side == "a" else f"B = {b}", where, str(share.runs), str(share.count),
-                  f"{share.share * 100:.0f}%", *(str(share.unscored.get(o, 0)) for o in outcomes))
+        t.add_row(
+            f"A = {a}" if side == "a" else f"B = {b}",
+            where,
+            str(share.runs),
+            str(share.count),
+            f"{share.share * 100:.0f}%",
+            *(str(share.unscored.get(o, 0)) for o in outcomes),
+        )
     return t
 
 
-def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool,
-                      refusal: Refusal | None = None) -> None:
+def _compare_triggers(
+    tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool, refusal: Refusal | None = None
+) -> None:
     f1 = next(d for d in tcmp.overall if d.metric == "f1")
     if as_json:
-        typer.echo(json.dumps({"a": a, "b": b, "trigger": tcmp.to_dict(),
-                               "no_verdict": refusal.to_dict() if refusal else None}, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "a": a,
+                    "b": b,
+                    "trigger": tcmp.to_dict(),
+                    "no_verdict": refusal.to_dict() if refusal else None,
+                },
+                indent=2,
+            )
+        )
     elif refusal is not None:
         pass  # the reason is printed as the `no verdict:` line
     else:
@@ -251,17 +304,27 @@ def _compare_triggers(tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool,
 
 @commands.command("report")
 def report_cmd(
-    jobs: list[str] = typer.Argument(None, help="Job ids (default: every job for --html, the latest for the rest)."),
+    jobs: list[str] = typer.Argument(
+        None, help="Job ids (default: every job for --html, the latest for the rest)."
+    ),
     html: Path | None = typer.Option(None, "--html", help="Write the static web report into this folder."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML (one testcase per eval x run)."),
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the job's summary and runs as JSON into this file (`-`: to stdout)."
     ),
     results: Path = RESULTS_OPT,
-    suite: Path | None = typer.Option(None, "--suite", help="Suite folder for the Evals page (default: the job's)."),
-    fail_on_verdict: bool = typer.Option(False, "--fail-on-verdict", help="Exit 1 if any run's verdict failed."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Suite folder for the Evals page (default: the job's)."
+    ),
+    fail_on_verdict: bool = typer.Option(
+        False, "--fail-on-verdict", help="Exit 1 if any run's verdict failed."
+    ),
     min_pass_rate: float | None = typer.Option(
-        None, "--min-pass-rate", min=0.0, max=1.0, help="Exit 1 if the overall pass rate (0..1) is below this."
+        None,
+        "--min-pass-rate",
+        min=0.0,
+        max=1.0,
+        help="Exit 1 if the overall pass rate (0..1) is below this.",
     ),
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
@@ -289,11 +352,16 @@ def report_cmd(
                 res = build_site(results, html, job_ids=jobs or None, suite=suite)
             except SkillassayError as exc:
                 raise _fail(str(exc)) from exc
-            note(f"wrote the web report ({res.pages} pages, {len(res.jobs)} job(s)) to {html} in {res.seconds:.1f} s "
-                 f"(open {html / 'index.html'}, or `skillassay serve {html}`)")
+            note(
+                f"wrote the web report ({res.pages} pages, {len(res.jobs)} job(s)) to {html} in "
+                f"{res.seconds:.1f} s "
+                f"(open {html / 'index.html'}, or `skillassay serve {html}`)"
+            )
             if res.definitions_error:
                 typer.echo(f"note: {res.definitions_error}", err=True)
-        checked = jobs or ([max(known.values(), key=lambda j: (j.created_at, j.job_id)).job_id] if known else [])
+        checked = jobs or (
+            [max(known.values(), key=lambda j: (j.created_at, j.job_id)).job_id] if known else []
+        )
         if (junit or json_out) and len(checked) != 1:
             raise _fail("--junit and --json describe one job: name it" if checked else f"{results}: no jobs")
         exit_code = 0
@@ -354,8 +422,9 @@ def report_cmd(
 @commands.command("serve")
 def serve_cmd(
     site: Path = typer.Argument(
-        Path("report"), help="A folder written by `skillassay report --html` (default: report, as in "
-        "`skillassay report JOB --html report/`)."
+        Path("report"),
+        help="A folder written by `skillassay report --html` (default: report, as in "
+        "`skillassay report JOB --html report/`).",
     ),
     port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
 ) -> None:

@@ -1,4 +1,6 @@
-"""``skillassay run``: the main job. Run an agent (with a skill) on every eval, grade, keep everything, summarise."""
+"""``skillassay run``: the main job. Run an agent (with a skill) on every eval, grade, keep everything,
+summarise.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ if TYPE_CHECKING:
     from skillassay.orchestrator.job import JobOptions, JobResult
 
 
-def _judge_overrides(model: str | None, provider: str | None, base_url: str | None,
-                     key_env: str | None) -> JudgeOverrides:
+def _judge_overrides(
+    model: str | None, provider: str | None, base_url: str | None, key_env: str | None
+) -> JudgeOverrides:
     """The judge options given, laid over a job's own judge (``--resume``, ``regrade``)."""
     given = {"model": model, "provider": provider, "base_url": base_url, "api_key_env": key_env}
     return cast("JudgeOverrides", {k: v for k, v in given.items() if v})
@@ -36,8 +39,8 @@ commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registe
 
 
 def _console(stderr: bool = False) -> Console:
-    """The terminal's width on a terminal; off one, $COLUMNS when set, else a wide console (tables wrapped at 80
-    columns are unreadable in CI logs)."""
+    """The terminal's width on a terminal; off one, $COLUMNS when set, else a wide console (tables wrapped at
+    80 columns are unreadable in CI logs)."""
     probe = Console(stderr=stderr)
     if probe.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return probe
@@ -60,12 +63,17 @@ def _env_pairs(values: list[str]) -> dict[str, str]:
 
 def usage_line(u) -> str:
     """The job's model use in one line: calls, tokens, cost (a lower bound when a model had no price)."""
-    cost = f"${u.cost_usd:.4f}" if not u.unpriced_models else (
-        f"at least ${u.cost_usd:.4f} (no price for {', '.join(u.unpriced_models)}: see --pricing)")
+    cost = (
+        f"${u.cost_usd:.4f}"
+        if not u.unpriced_models
+        else (f"at least ${u.cost_usd:.4f} (no price for {', '.join(u.unpriced_models)}: see --pricing)")
+    )
     errors = f"; {u.provider_error_count} provider error(s)" if u.provider_error_count else ""
-    return (f"Model: {u.requests} call(s), {u.input_tokens} in / {u.output_tokens} out / "
-            f"{u.cache_read_input_tokens} cache-read / {u.cache_creation_input_tokens} cache-write tokens, "
-            f"{cost}{errors}")
+    return (
+        f"Model: {u.requests} call(s), {u.input_tokens} in / {u.output_tokens} out / "
+        f"{u.cache_read_input_tokens} cache-read / {u.cache_creation_input_tokens} cache-write tokens, "
+        f"{cost}{errors}"
+    )
 
 
 RUN_EXAMPLES = """Examples:
@@ -88,80 +96,158 @@ RUN_EXAMPLES = """Examples:
 
 @commands.command("run", epilog=RUN_EXAMPLES)
 def run(
-    path: Path = typer.Argument(Path("evals"), help="The suite folder (or one fixture folder / definition file / "
-                                                    "trigger suite file)."),
-    agent: str = typer.Option("reference", "--agent", "-a",
-                              help="claude-code, codex, command, reference (applies the golden solution) or noop."),
-    skill: Path | None = typer.Option(None, "--skill", help="The skill folder (holding SKILL.md) given to the agent."),
-    skill_mode: str = typer.Option("native", "--skill-mode",
-                                   help="native: installed where the agent discovers personal skills; "
-                                        "system-prompt: SKILL.md passed as the system prompt (the plan's way)."),
-    fixtures: str | None = typer.Option(None, "--fixtures",
-                                        help="Comma-separated eval ids to run (fixture names and agent-eval ids, "
-                                             "e.g. express-ts,cancellation-support; default: all). See skillassay list."),
-    api_path: str | None = typer.Option(None, "--api-path",
-                                        help="Only evals whose expected API path is this (a filter, not an override)."),
+    path: Path = typer.Argument(
+        Path("evals"), help="The suite folder (or one fixture folder / definition file / trigger suite file)."
+    ),
+    agent: str = typer.Option(
+        "reference",
+        "--agent",
+        "-a",
+        help="claude-code, codex, command, reference (applies the golden solution) or noop.",
+    ),
+    skill: Path | None = typer.Option(
+        None, "--skill", help="The skill folder (holding SKILL.md) given to the agent."
+    ),
+    skill_mode: str = typer.Option(
+        "native",
+        "--skill-mode",
+        help="native: installed where the agent discovers personal skills; "
+        "system-prompt: SKILL.md passed as the system prompt (the plan's way).",
+    ),
+    fixtures: str | None = typer.Option(
+        None,
+        "--fixtures",
+        help="Comma-separated eval ids to run (fixture names and agent-eval ids, "
+        "e.g. express-ts,cancellation-support; default: all). See skillassay list.",
+    ),
+    api_path: str | None = typer.Option(
+        None, "--api-path", help="Only evals whose expected API path is this (a filter, not an override)."
+    ),
     layers: str = typer.Option("both", "--layers", help="rubric, sandbox or both (Seam evals)."),
-    runs: int | None = typer.Option(None, "--runs", "-n", min=1,
-                                    help="Runs per eval (default 1; a trigger suite's own runs per prompt)."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Runs executed in parallel, each fully isolated "
-                                                             "(local executor; on Ray the cluster's CPUs decide)."),
-    executor: str | None = typer.Option(None, "--executor",
-                                        help="Where runs execute: local (this machine, the default) or ray (a Ray "
-                                             "cluster; needs skillassay[ray]). --resume keeps the job's own."),
-    ray_address: str | None = typer.Option(None, "--ray-address",
-                                           help="--executor ray: the cluster to join (its head, e.g. head:6379); "
-                                                "default RAY_ADDRESS, else a new local cluster."),
-    timeout: float = typer.Option(600.0, "--timeout", min=1.0,
-                                  help="Seconds before the agent is killed (whole process group)."),
+    runs: int | None = typer.Option(
+        None, "--runs", "-n", min=1, help="Runs per eval (default 1; a trigger suite's own runs per prompt)."
+    ),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Runs executed in parallel, each fully isolated "
+        "(local executor; on Ray the cluster's CPUs decide).",
+    ),
+    executor: str | None = typer.Option(
+        None,
+        "--executor",
+        help="Where runs execute: local (this machine, the default) or ray (a Ray "
+        "cluster; needs skillassay[ray]). --resume keeps the job's own.",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="--executor ray: the cluster to join (its head, e.g. head:6379); "
+        "default RAY_ADDRESS, else a new local cluster.",
+    ),
+    timeout: float = typer.Option(
+        600.0, "--timeout", min=1.0, help="Seconds before the agent is killed (whole process group)."
+    ),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
-    seam: str = typer.Option("emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."),
-    backend: str = typer.Option("host", "--backend", help="How apps run for the sandbox layer: host or docker."),
-    isolation: str = typer.Option("bubblewrap", "--isolation",
-                                  help="How the agent, the app and the graders' commands are sealed: bubblewrap, "
-                                       "or none (nothing sealed; for machines that cannot; recorded)."),
-    allow_host: list[str] = typer.Option([], "--allow-host",
-                                         help="A host (or host:port, or *.domain) the agent and the app's install "
-                                              "may reach beyond the stack's registries; repeatable; recorded."),
-    mount: list[Path] = typer.Option([], "--mount",
-                                     help="A folder or file the agent may read (read-only) beyond its workspace, "
-                                          "home, CLI and runtimes; repeatable; recorded."),
-    baseline: bool = typer.Option(False, "--baseline", help="Also run every eval without the skill, paired run for run."),
-    resume: str | None = typer.Option(None, "--resume",
-                                      help="A job id: rerun only its missing runs and its unscored ones "
-                                           "(provider and harness errors)."),
+    seam: str = typer.Option(
+        "emulator", "--seam", help="emulator (embedded, no key) or live (needs SEAM_API_KEY)."
+    ),
+    backend: str = typer.Option(
+        "host", "--backend", help="How apps run for the sandbox layer: host or docker."
+    ),
+    isolation: str = typer.Option(
+        "bubblewrap",
+        "--isolation",
+        help="How the agent, the app and the graders' commands are sealed: bubblewrap, "
+        "or none (nothing sealed; for machines that cannot; recorded).",
+    ),
+    allow_host: list[str] = typer.Option(
+        [],
+        "--allow-host",
+        help="A host (or host:port, or *.domain) the agent and the app's install "
+        "may reach beyond the stack's registries; repeatable; recorded.",
+    ),
+    mount: list[Path] = typer.Option(
+        [],
+        "--mount",
+        help="A folder or file the agent may read (read-only) beyond its workspace, "
+        "home, CLI and runtimes; repeatable; recorded.",
+    ),
+    baseline: bool = typer.Option(
+        False, "--baseline", help="Also run every eval without the skill, paired run for run."
+    ),
+    resume: str | None = typer.Option(
+        None,
+        "--resume",
+        help="A job id: rerun only its missing runs and its unscored ones (provider and harness errors).",
+    ),
     model: str | None = typer.Option(None, "--model", help="Passed through to the agent CLI."),
-    command: str | None = typer.Option(None, "--command",
-                                       help="For --agent command: a command line with {prompt} and {workspace}."),
-    agent_env: list[str] = typer.Option([], "--agent-env", help="KEY=VALUE added to the agent's environment "
-                                        "(repeatable). Provider keys given here go to skillassay's model proxy, never "
-                                        "to the agent. Values are never stored."),
-    model_upstream: str | None = typer.Option(None, "--model-upstream",
-                                              help="Send the agent's model calls (through skillassay's model proxy) "
-                                                   "here instead of the providers: a model server or gateway URL."),
-    pricing: Path | None = typer.Option(None, "--pricing", help="A TOML price table extending/overriding the "
-                                        "shipped one (see docs/agents.md)."),
-    max_cost: float | None = typer.Option(None, "--max-cost", min=0.0,
-                                          help="USD: start no new run once the job has spent this (runs under way "
-                                               "finish; --resume starts the rest)."),
-    retries: int = typer.Option(2, "--retries", min=0,
-                                help="Times a run the model provider failed (429, 5xx, overloaded, no answer) is "
-                                     "tried again from scratch, with exponential backoff."),
-    retry_delay: float = typer.Option(10.0, "--retry-delay", min=0.0,
-                                      help="Seconds before the first retry (doubled each time, with jitter)."),
-    max_change_size: str | None = typer.Option(None, "--max-change-size",
-                                               help="The most a run's change may weigh, e.g. 50MB (default: the "
-                                                    "eval's max_change_size, or 20MB). Beyond it the largest files "
-                                                    "are left out, listed in run.json, and the run is graded on the "
-                                                    "rest."),
-    fail_under: float | None = typer.Option(None, "--fail-under",
-                                            help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
-                                                 "falls below this (a trigger suite: when its F1, 0-100, does)."),
+    command: str | None = typer.Option(
+        None, "--command", help="For --agent command: a command line with {prompt} and {workspace}."
+    ),
+    agent_env: list[str] = typer.Option(
+        [],
+        "--agent-env",
+        help="KEY=VALUE added to the agent's environment "
+        "(repeatable). Provider keys given here go to skillassay's model proxy, never "
+        "to the agent. Values are never stored.",
+    ),
+    model_upstream: str | None = typer.Option(
+        None,
+        "--model-upstream",
+        help="Send the agent's model calls (through skillassay's model proxy) "
+        "here instead of the providers: a model server or gateway URL.",
+    ),
+    pricing: Path | None = typer.Option(
+        None,
+        "--pricing",
+        help="A TOML price table extending/overriding the shipped one (see docs/agents.md).",
+    ),
+    max_cost: float | None = typer.Option(
+        None,
+        "--max-cost",
+        min=0.0,
+        help="USD: start no new run once the job has spent this (runs under way "
+        "finish; --resume starts the rest).",
+    ),
+    retries: int = typer.Option(
+        2,
+        "--retries",
+        min=0,
+        help="Times a run the model provider failed (429, 5xx, overloaded, no answer) is "
+        "tried again from scratch, with exponential backoff.",
+    ),
+    retry_delay: float = typer.Option(
+        10.0,
+        "--retry-delay",
+        min=0.0,
+        help="Seconds before the first retry (doubled each time, with jitter).",
+    ),
+    max_change_size: str | None = typer.Option(
+        None,
+        "--max-change-size",
+        help="The most a run's change may weigh, e.g. 50MB (default: the "
+        "eval's max_change_size, or 20MB). Beyond it the largest files "
+        "are left out, listed in run.json, and the run is graded on the "
+        "rest.",
+    ),
+    fail_under: float | None = typer.Option(
+        None,
+        "--fail-under",
+        help="Exit 1 when an eval's mean combined score (or verdict score, 0-100) "
+        "falls below this (a trigger suite: when its F1, 0-100, does).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (for machines)."),
-    canary_runs: int | None = typer.Option(None, "--canary-runs", min=0,
-                                           help="Golden runs of each eval's canary on a cache miss (the golden graded "
-                                                "here before its eval's runs are scored; default 3, or "
-                                                "SKILLASSAY_CANARY_RUNS); 0: none (recorded as a warning)."),
+    canary_runs: int | None = typer.Option(
+        None,
+        "--canary-runs",
+        min=0,
+        help="Golden runs of each eval's canary on a cache miss (the golden graded "
+        "here before its eval's runs are scored; default 3, or "
+        "SKILLASSAY_CANARY_RUNS); 0: none (recorded as a warning).",
+    ),
     judge_model: str | None = JUDGE_MODEL,
     judge_provider: str | None = JUDGE_PROVIDER,
     judge_base_url: str | None = JUDGE_BASE_URL,
@@ -181,8 +267,9 @@ def run(
     _print_result(result, results, as_json, fail_under)
 
 
-def _check_choices(layers: str, seam: str, backend: str, skill_mode: str, executor: str | None,
-                   ray_address: str | None) -> str | None:
+def _check_choices(
+    layers: str, seam: str, backend: str, skill_mode: str, executor: str | None, ray_address: str | None
+) -> str | None:
     """The options that take one of a few values; the executor (--ray-address means ray)."""
     if layers not in ("rubric", "sandbox", "both"):
         raise typer.BadParameter("expected rubric, sandbox or both", param_hint="--layers")
@@ -195,7 +282,9 @@ def _check_choices(layers: str, seam: str, backend: str, skill_mode: str, execut
     from skillassay.orchestrator.executors import available_executors
 
     if executor is not None and executor not in available_executors():
-        raise typer.BadParameter(f"expected one of: {', '.join(available_executors())}", param_hint="--executor")
+        raise typer.BadParameter(
+            f"expected one of: {', '.join(available_executors())}", param_hint="--executor"
+        )
     if ray_address is not None:
         if (executor or "ray") != "ray":
             raise typer.BadParameter("only with --executor ray", param_hint="--ray-address")
@@ -203,8 +292,9 @@ def _check_choices(layers: str, seam: str, backend: str, skill_mode: str, execut
     return executor
 
 
-def _check_sealing(isolation: str, mount: list[Path], allow_host: list[str], suite: Path | None,
-                   results: Path) -> None:
+def _check_sealing(
+    isolation: str, mount: list[Path], allow_host: list[str], suite: Path | None, results: Path
+) -> None:
     """The isolation exists and works here, and what it grants beyond the run is allowed (exit 2 if not)."""
     from skillassay.isolation import available_isolations, get_isolation
 
@@ -226,23 +316,28 @@ def _check_sealing(isolation: str, mount: list[Path], allow_host: list[str], sui
         err.print(f"[yellow]warning:[/yellow] {WARNING}", highlight=False, soft_wrap=True)
 
 
-def _check_agent(agent: str, agent_env: dict[str, str] | None, command: str | None,
-                 model_upstream: str | None) -> None:
+def _check_agent(
+    agent: str, agent_env: dict[str, str] | None, command: str | None, model_upstream: str | None
+) -> None:
     """The agent exists; with ``agent_env`` (a new job, not --resume), it can run here and reach its model."""
     from skillassay.agents import available_agents, get_agent
 
     if agent not in available_agents():
         from skillassay.cli.usage import did_you_mean
 
-        raise typer.BadParameter(f"unknown agent {agent!r}{did_you_mean(agent, available_agents())}; available: "
-                                 f"{', '.join(available_agents())}", param_hint="--agent")
+        raise typer.BadParameter(
+            f"unknown agent {agent!r}{did_you_mean(agent, available_agents())}; available: "
+            f"{', '.join(available_agents())}",
+            param_hint="--agent",
+        )
     if agent_env is None:
         return
     from skillassay.orchestrator.model_access import model_preflight
 
     the_agent = get_agent(agent)
     problem = the_agent.preflight({**os.environ, **agent_env}, command) or model_preflight(
-        the_agent.model_api, agent, agent_env, model_upstream)
+        the_agent.model_api, agent, agent_env, model_upstream
+    )
     if problem:
         _refuse(problem)
 
@@ -253,9 +348,18 @@ def _refuse(problem: str) -> NoReturn:
 
 
 # run's parameters that are not the job's options, and those named or given otherwise than its options
-_NOT_OPTIONS = {"resume", "fail_under", "as_json", "judge_model", "judge_provider", "judge_base_url", "judge_key_env"}
+_NOT_OPTIONS = {
+    "resume",
+    "fail_under",
+    "as_json",
+    "judge_model",
+    "judge_provider",
+    "judge_base_url",
+    "judge_key_env",
+}
 _PARSED = {"path", "fixtures", "allow_host", "mount", "agent_env", "max_change_size"}
-_IF_GIVEN = {"executor", "ray_address", "canary_runs"}  # left to the job (or, with --resume, to the job's own)
+# left to the job (or, with --resume, to the job's own)
+_IF_GIVEN = {"executor", "ray_address", "canary_runs"}
 
 
 def _job_options(given: dict[str, Any]) -> JobOptions:
@@ -263,22 +367,32 @@ def _job_options(given: dict[str, Any]) -> JobOptions:
     given), the others are parsed or renamed here."""
     from skillassay.orchestrator.job import JobOptions
 
-    same = {k: v for k, v in given.items()
-            if k not in _NOT_OPTIONS | _PARSED and (v is not None or k not in _IF_GIVEN)}
+    same = {
+        k: v
+        for k, v in given.items()
+        if k not in _NOT_OPTIONS | _PARSED and (v is not None or k not in _IF_GIVEN)
+    }
     assert set(same) <= set(JobOptions.model_fields), set(same) - set(JobOptions.model_fields)
     fixtures = given["fixtures"]
-    judge = None if given["resume"] else judge_from_options(
-        given["judge_model"], given["judge_provider"], given["judge_base_url"], given["judge_key_env"])
-    return JobOptions.model_validate({
-        **same,
-        "suite": given["path"],
-        "fixtures": [f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
-        "allow_hosts": given["allow_host"],
-        "mounts": [m.absolute() for m in given["mount"]],
-        "agent_env": _env_pairs(given["agent_env"]),
-        "max_change_size": _byte_size(given["max_change_size"], "--max-change-size"),
-        "judge": judge,
-    })
+    judge = (
+        None
+        if given["resume"]
+        else judge_from_options(
+            given["judge_model"], given["judge_provider"], given["judge_base_url"], given["judge_key_env"]
+        )
+    )
+    return JobOptions.model_validate(
+        {
+            **same,
+            "suite": given["path"],
+            "fixtures": [f.strip() for f in fixtures.split(",") if f.strip()] if fixtures else [],
+            "allow_hosts": given["allow_host"],
+            "mounts": [m.absolute() for m in given["mount"]],
+            "agent_env": _env_pairs(given["agent_env"]),
+            "max_change_size": _byte_size(given["max_change_size"], "--max-change-size"),
+            "judge": judge,
+        }
+    )
 
 
 class _Progress:
@@ -297,7 +411,9 @@ class _Progress:
             if not self.as_json:
                 err.print(f"job {job_id}: {'resuming' if self.resume else self.agent}", highlight=False)
             self.bar.start("resuming" if self.resume else self.agent)
-        elif kind == "phase" and run is not None and run.job_id == (self.started[0] if self.started else None):
+        elif (
+            kind == "phase" and run is not None and run.job_id == (self.started[0] if self.started else None)
+        ):
             self.bar.phase(run, phase)
         elif kind == "done" and record is not None:
             self._finished(record)
@@ -309,11 +425,17 @@ class _Progress:
     def _finished(self, record) -> None:
         from skillassay.phases import RunKey
 
-        score = record.figure("combined") if record.figure("combined") is not None else (
-            record.verdict.percent if record.verdict else None)
+        score = (
+            record.figure("combined")
+            if record.figure("combined") is not None
+            else (record.verdict.percent if record.verdict else None)
+        )
         key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
-        self.bar.finished(key, f"{key.label()}: {record.outcome.replace('_', ' ')}"
-                               + (f", {score:g}" if score is not None else ""))
+        self.bar.finished(
+            key,
+            f"{key.label()}: {record.outcome.replace('_', ' ')}"
+            + (f", {score:g}" if score is not None else ""),
+        )
 
 
 def _planned_runs(opts: JobOptions) -> int:
@@ -355,8 +477,10 @@ def _interrupted(started: list[str], resume: str | None, results: Path) -> NoRet
         raise typer.Exit(130) from None
     job_id = started[0] if started else resume
     where = "" if results == Path("results") else f" --results {results}"
-    err.print(f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
-              f"[bold]skillassay run --resume {job_id}{where}[/bold]")
+    err.print(
+        f"[yellow]interrupted[/yellow]: finished runs are kept; continue with "
+        f"[bold]skillassay run --resume {job_id}{where}[/bold]"
+    )
     raise typer.Exit(130) from None
 
 
@@ -376,7 +500,9 @@ def _print_result(result: JobResult, results: Path, as_json: bool, fail_under: f
     else:
         _print_summary(result, summaries, results)
     if fail_under is not None:
-        low = [s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)]
+        low = [
+            s for s in summaries if s.variant == "skill" and (s.headline is None or s.headline < fail_under)
+        ]
         if low:
             err.print(f"[red]below --fail-under {fail_under:g}[/red]: " + ", ".join(s.eval_id for s in low))
             raise typer.Exit(1)
@@ -400,9 +526,15 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
     from skillassay.orchestrator.summary import table
 
     job_dir = results / result.job.job_id
-    console.print(table(summaries, f"Job {result.job.job_id}: {result.job.agent}"
-                                   + (f" with {result.job.skill_path}" if result.job.skill_path else "")
-                                   + f" ({result.job.status})", width=console.width))
+    console.print(
+        table(
+            summaries,
+            f"Job {result.job.job_id}: {result.job.agent}"
+            + (f" with {result.job.skill_path}" if result.job.skill_path else "")
+            + f" ({result.job.status})",
+            width=console.width,
+        )
+    )
     where = "" if results == Path("results") else f" --results {results}"
     if result.job.model_usage is not None:
         console.print(usage_line(result.job.model_usage), highlight=False)
@@ -410,8 +542,10 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
         err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     if result.job.stop_reason:
         console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
-    console.print(f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
-                  f"skillassay report {result.job.job_id}{where} --html report/)")
+    console.print(
+        f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
+        f"skillassay report {result.job.job_id}{where} --html report/)"
+    )
 
 
 def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
@@ -421,23 +555,40 @@ def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under
 
     summary = summarize_triggers(trigger_points(result.records))
     if as_json:
-        typer.echo(json.dumps({
-            "job_id": result.job.job_id, "results_dir": str(job_dir), "status": result.job.status,
-            "trigger": summary.to_dict(), "runs": [json.loads(r.model_dump_json()) for r in result.records],
-        }, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "job_id": result.job.job_id,
+                    "results_dir": str(job_dir),
+                    "status": result.job.status,
+                    "trigger": summary.to_dict(),
+                    "runs": [json.loads(r.model_dump_json()) for r in result.records],
+                },
+                indent=2,
+            )
+        )
     else:
-        for t in trigger_summary_tables(summary, f"Job {result.job.job_id}: {agent} with "
-                                                 f"{result.job.skill_path} ({result.job.status})"):
+        for t in trigger_summary_tables(
+            summary, f"Job {result.job.job_id}: {agent} with {result.job.skill_path} ({result.job.status})"
+        ):
             console.print(t)
         errors = [r for r in result.records if not r.scored]
         if errors:
-            err.print(f"[yellow]{len(errors)} run(s) not scored[/yellow] ({errors[0].outcome.replace('_', ' ')}: not "
-                      f"counted; `skillassay run --resume {result.job.job_id}` reruns provider and harness errors): "
-                      f"{errors[0].error}", highlight=False, soft_wrap=True)
+            err.print(
+                f"[yellow]{len(errors)} run(s) not scored[/yellow] ({errors[0].outcome.replace('_', ' ')}: "
+                "not "
+                f"counted; `skillassay run --resume {result.job.job_id}` reruns provider and harness "
+                "errors): "
+                f"{errors[0].error}",
+                highlight=False,
+                soft_wrap=True,
+            )
         console.print(f"Results: {job_dir}  (skillassay report {result.job.job_id} --html report/)")
     f1 = summary.overall.metrics["f1"].value
     if fail_under is not None and (f1 is None or f1 * 100 < fail_under):
-        err.print(f"[red]below --fail-under {fail_under:g}[/red]: F1 {'–' if f1 is None else f'{f1 * 100:.1f}'}")
+        err.print(
+            f"[red]below --fail-under {fail_under:g}[/red]: F1 {'–' if f1 is None else f'{f1 * 100:.1f}'}"
+        )
         raise typer.Exit(1)
 
 
@@ -445,7 +596,9 @@ def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under
 def regrade(
     job: str = typer.Argument(..., help="The job id (see skillassay runs)."),
     results: Path = typer.Option(Path("results"), "--results", help="Where results are kept."),
-    suite: Path | None = typer.Option(None, "--suite", help="Definitions to grade against (default: the job's)."),
+    suite: Path | None = typer.Option(
+        None, "--suite", help="Definitions to grade against (default: the job's)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes as JSON."),
     judge_model: str | None = JUDGE_MODEL,
@@ -453,16 +606,21 @@ def regrade(
     judge_base_url: str | None = JUDGE_BASE_URL,
     judge_key_env: str | None = JUDGE_KEY_ENV,
 ) -> None:
-    """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print what
-    changed. Each run's previous record is kept as run.prev.json (an older one as run.prev-<n>.json). Only scored
-    runs are regraded; a run the harness fails to regrade keeps its record."""
+    """Re-score a job's stored workspaces and transcripts with the current graders (no agent runs) and print
+    what changed. Each run's previous record is kept as run.prev.json (an older one as run.prev-<n>.json).
+    Only scored runs are regraded; a run the harness fails to regrade keeps its record."""
     from rich.table import Table
 
     from skillassay.orchestrator.regrade import regrade_job
 
     try:
-        result = regrade_job(job, results, suite=suite, dry_run=dry_run, judge_overrides=_judge_overrides(
-            judge_model, judge_provider, judge_base_url, judge_key_env))
+        result = regrade_job(
+            job,
+            results,
+            suite=suite,
+            dry_run=dry_run,
+            judge_overrides=_judge_overrides(judge_model, judge_provider, judge_base_url, judge_key_env),
+        )
     except DefinitionError as exc:
         for p in exc.problems:
             err.print(f"[red]error:[/red] {p}", highlight=False, soft_wrap=True)
@@ -478,13 +636,21 @@ def regrade(
     if not result.changes:
         console.print(f"Regraded {result.regraded} run(s) of {job}: nothing changed.")
         return
-    t = Table(title=f"Regraded {result.regraded} run(s) of {job}: {len(result.changes)} change(s)"
-                    + (" (dry run)" if dry_run else ""), title_justify="left")
+    t = Table(
+        title=f"Regraded {result.regraded} run(s) of {job}: {len(result.changes)} change(s)"
+        + (" (dry run)" if dry_run else ""),
+        title_justify="left",
+    )
     for col in ("eval", "run", "what", "before", "after"):
         t.add_column(col)
     for c in result.changes:
-        t.add_row(c.eval_id + (" (baseline)" if c.variant == "baseline" else ""), str(c.run_index), c.field,
-                  str(c.before), str(c.after))
+        t.add_row(
+            c.eval_id + (" (baseline)" if c.variant == "baseline" else ""),
+            str(c.run_index),
+            c.field,
+            str(c.before),
+            str(c.after),
+        )
     console.print(t)
 
 
@@ -499,5 +665,6 @@ def _byte_size(text: str | None, option: str) -> int | None:
     try:
         return int(TypeAdapter(ChangeSize).validate_python(text.strip()))
     except ValidationError:
-        raise typer.BadParameter(f"{text!r} is not a size above zero (e.g. 20MB, 500KiB, 1048576)",
-                                 param_hint=option) from None
+        raise typer.BadParameter(
+            f"{text!r} is not a size above zero (e.g. 20MB, 500KiB, 1048576)", param_hint=option
+        ) from None

@@ -1,7 +1,8 @@
 """Usage errors as one line: ``error: run: no option --jbos; did you mean --jobs?``, exit 2.
 
-typer/click print a boxed panel with a usage line and the validation library's wording (``Input should be greater
-than or equal to 1``); ``cli/main.py`` runs the app without its own error handling and prints this instead."""
+typer/click print a boxed panel with a usage line and the validation library's wording (``Input should be
+greater than or equal to 1``); ``cli/main.py`` runs the app without its own error handling and prints this
+instead."""
 
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ _PLAIN = {
 
 
 def _plain(exc: click_errors.BadParameter) -> str | None:
-    """The validation error in plain words, when it came from pydantic (typer validates with it); else None."""
+    """The validation error in plain words, when it came from pydantic (typer validates with it); else
+    None.
+    """
     errors = getattr(exc.__cause__, "errors", None)
     if not callable(errors):
         return None
@@ -74,8 +77,11 @@ def one_line(exc: click_errors.UsageError) -> str:
     where = _where(exc)
     if isinstance(exc, click_errors.NoSuchOption):
         known = [o for o in getattr(exc.ctx.command, "params", []) for o in o.opts] if exc.ctx else []
-        hint = did_you_mean(exc.option_name, known) if known else (
-            f" (did you mean {min(exc.possibilities)}?)" if exc.possibilities else "")
+        hint = (
+            did_you_mean(exc.option_name, known)
+            if known
+            else (f" (did you mean {min(exc.possibilities)}?)" if exc.possibilities else "")
+        )
         return f"error: {where}no option {exc.option_name}{hint}"
     if isinstance(exc, click_errors.MissingParameter):
         return f"error: {where}{_param_name(exc)} is required"

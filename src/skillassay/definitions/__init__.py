@@ -1,7 +1,7 @@
 """Eval definitions: one model (EvalDefinition), loaders per file format, and the definition linter.
 
-The names below are imported on first use, so a light module of this package (``definitions.jsonfile``, which the
-Seam wing's fast rubric command reads) does not drag in the loaders and pydantic.
+The names below are imported on first use, so a light module of this package (``definitions.jsonfile``, which
+the Seam wing's fast rubric command reads) does not drag in the loaders and pydantic.
 """
 
 from __future__ import annotations

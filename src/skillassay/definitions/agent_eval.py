@@ -34,10 +34,16 @@ FIXTURE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 MAX_PROMPT_CHARS = 100_000
 EVAL_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 
-# The most an agent's change may weigh before its largest files are left out (docs/results.md, "Size"): bytes, or
-# text such as "20MB", "500 KiB"
-ChangeSize = Annotated[ByteSize, Field(gt=0, description="bytes of added or changed files kept and graded, e.g. "
-                                                        "\"50MB\"; larger files are left out and listed")]
+# The most an agent's change may weigh before its largest files are left out (docs/results.md, "Size"): bytes,
+# or text such as "20MB", "500 KiB"
+ChangeSize = Annotated[
+    ByteSize,
+    Field(
+        gt=0,
+        description="bytes of added or changed files kept and graded, e.g. "
+        '"50MB"; larger files are left out and listed',
+    ),
+]
 
 # Where tests live, unless a grader says otherwise.
 DEFAULT_TEST_GLOBS = ["tests/**/*.py", "test/**/*.py", "**/test_*.py", "**/*_test.py", "**/conftest.py"]
@@ -142,10 +148,13 @@ class DiffOptions(_Strict):
     transaction: str | None = Field(
         None,
         description="name of the owning module's transaction boundary (a context manager, e.g. "
-        "'_unit_of_work' or 'conn'): the new operation must run inside a `with` on it, directly or through a method it calls",
+        "'_unit_of_work' or 'conn'): the new operation must run inside a `with` on it, directly or through "
+        "a method it calls",
     )
     status_module: str | None = Field(None, description="module holding the status model (an Enum)")
-    status_member: Regex | None = Field(None, description="regex: a new Enum member matching it must be added")
+    status_member: Regex | None = Field(
+        None, description="regex: a new Enum member matching it must be added"
+    )
     scope: Globs | None = Field(None, description="globs: every changed file must match one")
     preserve_functions: bool = Field(
         False, description="functions that existed before, outside tests, must be unchanged (AST-identical)"
@@ -164,14 +173,15 @@ class DiffOptions(_Strict):
 
 
 class HiddenTestsOptions(_Strict):
-    """The eval's own tests (docs/agent-evals.md, "Hidden tests"). Black-box: run by the harness's own pytest where
-    they lie, calling the app in sealed child processes that return plain data. White-box (forgeable: the app's
-    code runs in the judging process): copied into a copy of the modified workspace after the agent finished, then
-    run there."""
+    """The eval's own tests (docs/agent-evals.md, "Hidden tests"). Black-box: run by the harness's own pytest
+    where they lie, calling the app in sealed child processes that return plain data. White-box (forgeable:
+    the app's code runs in the judging process): copied into a copy of the modified workspace after the
+    agent finished, then run there."""
 
     mode: Literal["white-box", "black-box"] = Field(
         "white-box",
-        description="black-box: the verdict is decided by a process in which no workspace code runs (the tests "
+        description="black-box: the verdict is decided by a process in which no workspace code runs (the "
+        "tests "
         "reach the app through the `app` fixture); white-box: the tests import the app (forgeable by it)",
     )
     path: RelativePath | None = Field(
@@ -179,8 +189,9 @@ class HiddenTestsOptions(_Strict):
         description="folder of hidden tests, relative to the definition's folder "
         "(default: <id>/hidden_tests)",
     )
-    dest: RelativePath = Field("tests/_hidden", description="white-box: where they are copied inside the "
-                                                           "workspace copy")
+    dest: RelativePath = Field(
+        "tests/_hidden", description="white-box: where they are copied inside the workspace copy"
+    )
     command: str = Field(
         "python -m pytest -q -p no:cacheprovider {dest}",
         description="white-box: run in the copy; {dest} is filled in; a JUnit XML report is requested with "
@@ -215,7 +226,9 @@ class PolicyOptions(_Strict):
     """The agent's process, from its transcript: tool calls within the permission policy."""
 
     allowed_kinds: list[ToolKindName] = Field(default_factory=lambda: list(_TOOL_KINDS))
-    forbidden_commands: list[Regex] = Field(default_factory=list, description="regexes on shell command lines")
+    forbidden_commands: list[Regex] = Field(
+        default_factory=list, description="regexes on shell command lines"
+    )
     protected_paths: Globs = Field(default_factory=list, description="files the agent must not change")
     denials_are_violations: bool = Field(
         True, description="a call the permission policy refused counts against"
@@ -341,13 +354,14 @@ class _ForbiddenBase(_Strict):
 _REQUIRED_OPTIONS = {"llm_judge", "parallel_service", "forbidden_commands"}
 
 
-
 class _PluginCriterionBase(_CriterionBase):
-    """A criterion graded by another package's grader (entry point ``skillassay.graders``): its options are checked
-    by the grader's own ``options`` model, when it has one."""
+    """A criterion graded by another package's grader (entry point ``skillassay.graders``): its options are
+    checked by the grader's own ``options`` model, when it has one."""
 
-    grader: str = Field(description="a grader another package registers",
-                        json_schema_extra={"not": {"enum": list(GRADER_OPTIONS)}})
+    grader: str = Field(
+        description="a grader another package registers",
+        json_schema_extra={"not": {"enum": list(GRADER_OPTIONS)}},
+    )
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -357,8 +371,10 @@ class _PluginCriterionBase(_CriterionBase):
 
 
 class _PluginForbiddenBase(_ForbiddenBase):
-    detector: str = Field(description="a detector another package registers",
-                          json_schema_extra={"not": {"enum": list(DETECTOR_OPTIONS)}})
+    detector: str = Field(
+        description="a detector another package registers",
+        json_schema_extra={"not": {"enum": list(DETECTOR_OPTIONS)}},
+    )
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -380,7 +396,9 @@ def _check_plugin_options(group: str, name: str, options: dict[str, Any]) -> Non
         try:
             model.model_validate(options)
         except ValidationError as exc:
-            raise ValueError("; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from exc
+            raise ValueError(
+                "; ".join(f"options/{'/'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from exc
 
 
 def _kind_of(field: str, shipped: dict[str, type[BaseModel]], group: str) -> Any:
@@ -418,15 +436,25 @@ if TYPE_CHECKING:
 else:
     FileCriterion = Annotated[
         Union[  # tagged members need the Union form
-            (*(Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in GRADER_OPTIONS.items()),
-             Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)])
+            (
+                *(
+                    Annotated[_criterion(k, m, k in _REQUIRED_OPTIONS), Tag(k)]
+                    for k, m in GRADER_OPTIONS.items()
+                ),
+                Annotated[_PluginCriterionBase, Tag(PLUGIN_TAG)],
+            )
         ],
         _kind_of("grader", GRADER_OPTIONS, GRADERS_GROUP),
     ]
     FileForbidden = Annotated[
         Union[
-            (*(Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)] for k, m in DETECTOR_OPTIONS.items()),
-             Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)])
+            (
+                *(
+                    Annotated[_forbidden(k, m, k in _REQUIRED_OPTIONS), Tag(k)]
+                    for k, m in DETECTOR_OPTIONS.items()
+                ),
+                Annotated[_PluginForbiddenBase, Tag(PLUGIN_TAG)],
+            )
         ],
         _kind_of("detector", DETECTOR_OPTIONS, DETECTORS_GROUP),
     ]
@@ -445,7 +473,8 @@ class AgentEvalFile(_Strict):
     )
     fixture: str = Field(
         json_schema_extra={"pattern": FIXTURE_PATTERN},
-        description="the name of a folder under evals/fixtures/ holding app/ (and test_golden/, test_controls/)",
+        description="the name of a folder under evals/fixtures/ holding app/ (and test_golden/, "
+        "test_controls/)",
     )
     language: Literal["python", "typescript", "javascript"] = "python"
     stack: str = "python"
@@ -458,16 +487,22 @@ class AgentEvalFile(_Strict):
     max_change_size: ChangeSize | None = None
     notes: str | None = None
     registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = Field(
-        None, description="hosts the agent and the app's install may reach through skillassay's egress proxy, replacing the stack's registries (python: pypi.org, files.pythonhosted.org; typescript: registry.npmjs.org); a name, host:port or *.domain (docs/sealing.md)")
-    resources: Resources = Field(default_factory=Resources,
-                                 description="what one run needs where it executes (default 1 CPU)")
+        None,
+        description="hosts the agent and the app's install may reach through skillassay's egress proxy, "
+        "replacing the stack's registries (python: pypi.org, files.pythonhosted.org; typescript: "
+        "registry.npmjs.org); a name, host:port or *.domain (docs/sealing.md)",
+    )
+    resources: Resources = Field(
+        default_factory=Resources, description="what one run needs where it executes (default 1 CPU)"
+    )
 
     @field_validator("fixture")
     @classmethod
     def _fixture_name(cls, value: str) -> str:
         if not re.fullmatch(FIXTURE_PATTERN, value):
-            raise ValueError("expected the name of a folder under fixtures/ (letters, digits, '_', '.', '-'), "
-                             "not a path")
+            raise ValueError(
+                "expected the name of a folder under fixtures/ (letters, digits, '_', '.', '-'), not a path"
+            )
         return value
 
 

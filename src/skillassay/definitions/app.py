@@ -1,4 +1,6 @@
-"""How an app is installed, built and started, when its Dockerfile does not say it all (``apps/runplan.py``)."""
+"""How an app is installed, built and started, when its Dockerfile does not say it all
+(``apps/runplan.py``).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``skillassay check``: every problem with the definitions under a path, each naming the file, the field and what
-was expected. The checks themselves are ``skillassay.definitions.validation`` and each format's own, the same that ``run`` passes every
-definition through (``suite.load_one``), so ``check`` and ``run`` cannot disagree."""
+"""``skillassay check``: every problem with the definitions under a path, each naming the file, the field and
+what was expected. The checks themselves are ``skillassay.definitions.validation`` and each format's own,
+the same that ``run`` passes every definition through (``suite.load_one``), so ``check`` and ``run`` cannot
+disagree."""
 
 from __future__ import annotations
 

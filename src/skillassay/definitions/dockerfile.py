@@ -1,10 +1,10 @@
 """A parser for the Dockerfile subset the fixtures use, so the process backend can run an app without Docker.
 
-Supported: ``FROM node|python[:tag]`` (one stage), ``WORKDIR``, ``COPY``/``ADD`` (ignored: the app runs in a copy of
-the build context), ``RUN`` (shell or exec form), ``ENV`` (``K=V ...`` and the legacy ``K V``), ``ARG`` (defaults are
-substituted), ``EXPOSE``, ``CMD`` and ``ENTRYPOINT`` (exec form JSON or shell form), comments, line continuations.
-``LABEL``, ``USER``, ``HEALTHCHECK``, ``STOPSIGNAL``, ``VOLUME``, ``SHELL`` are accepted and ignored. Anything else,
-or a second ``FROM``, is an error naming the file and line.
+Supported: ``FROM node|python[:tag]`` (one stage), ``WORKDIR``, ``COPY``/``ADD`` (ignored: the app runs in a
+copy of the build context), ``RUN`` (shell or exec form), ``ENV`` (``K=V ...`` and the legacy ``K V``),
+``ARG`` (defaults are substituted), ``EXPOSE``, ``CMD`` and ``ENTRYPOINT`` (exec form JSON or shell form),
+comments, line continuations. ``LABEL``, ``USER``, ``HEALTHCHECK``, ``STOPSIGNAL``, ``VOLUME``, ``SHELL`` are
+accepted and ignored. Anything else, or a second ``FROM``, is an error naming the file and line.
 """
 
 from __future__ import annotations
@@ -64,14 +64,17 @@ class DockerfileSpec(BaseModel):
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
-    """Join continuation lines (trailing backslash); drop comments and blank lines. Returns (first line no, text)."""
+    """Join continuation lines (trailing backslash); drop comments and blank lines. Returns (first line no,
+    text).
+    """
     out: list[tuple[int, str]] = []
     buf: list[str] = []
     start = 0
     for no, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if stripped.startswith("#"):
-            continue  # comments (and parser directives) are skipped, even inside a continuation, as Docker does
+            # comments (and parser directives) are skipped, even inside a continuation, as Docker does
+            continue
         if not buf:
             if not stripped:
                 continue
@@ -149,7 +152,11 @@ def parse_dockerfile(text: str, file: Path | None = None) -> DockerfileSpec:
         rest = rest.strip()
         if instr == "FROM":
             if image is not None:
-                raise DockerfileError(file, line, "multi-stage builds are outside the supported subset; use `run` in eval_config.json")
+                raise DockerfileError(
+                    file,
+                    line,
+                    "multi-stage builds are outside the supported subset; use `run` in eval_config.json",
+                )
             tokens = rest.split()
             tokens = [t for t in tokens if not t.startswith("--")]
             if not tokens:
@@ -192,7 +199,14 @@ def parse_dockerfile(text: str, file: Path | None = None) -> DockerfileSpec:
         known = " and ".join(s.family for s in sorted(stacks.families(), key=lambda s: s.order))
         raise DockerfileError(file, 0, f"base image {image!r}: the process backend knows {known} images only")
     return DockerfileSpec(
-        image=image, runtime=runtime, workdir=workdir, env=env, runs=runs, expose=expose, cmd=cmd, entrypoint=entrypoint
+        image=image,
+        runtime=runtime,
+        workdir=workdir,
+        env=env,
+        runs=runs,
+        expose=expose,
+        cmd=cmd,
+        entrypoint=entrypoint,
     )
 
 

@@ -1,7 +1,8 @@
-"""File formats of eval definitions that a wing brings (the Seam wing: the plan's fixture folders), found through
-the ``skillassay.definitions`` entry points. The native and trigger formats are the harness's own
-(``definitions/suite.py``); a wing's format says which paths are its definitions, and loads and lints one. How its
-evals run and are graded is its kind's (``kinds/base.py``: ``EvalKind``, which also loads one again on a worker)."""
+"""File formats of eval definitions that a wing brings (the Seam wing: the plan's fixture folders), found
+through the ``skillassay.definitions`` entry points. The native and trigger formats are the harness's own
+(``definitions/suite.py``); a wing's format says which paths are its definitions, and loads and lints one.
+How its evals run and are graded is its kind's (``kinds/base.py``: ``EvalKind``, which also loads one again
+on a worker)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from skillassay.errors import Problem
 GROUP = "skillassay.definitions"
 
 
-
 class DefinitionFormat(ABC):
     name: str  # EvalDefinition.format of what it loads
     where: str  # where a suite folder holds its definitions, for messages: "fixtures/<name>/eval_config.json"
     named_as: str  # what names one definition, for messages: "a fixture folder, an eval_config.json"
-    api_paths: ClassVar[tuple[str, ...]] = ()  # the values of EvalDefinition.api_path it loads (``--api-path``)
+    # the values of EvalDefinition.api_path it loads (``--api-path``)
+    api_paths: ClassVar[tuple[str, ...]] = ()
     api_path_aliases: ClassVar[dict[str, str]] = {}  # another name -> the api path it means
 
     @abstractmethod

@@ -1,8 +1,8 @@
 """Reading definition files with errors that name the file, the field (JSON pointer) and what was expected.
 
-Definition files are input a user may get wrong in any way, including sizes and depths no one writes by hand: a
-file larger than ``MAX_FILE_BYTES`` or nested deeper than ``MAX_DEPTH`` is a problem like any other (exit 2, no
-traceback), never a crash of the parser or of the validation after it.
+Definition files are input a user may get wrong in any way, including sizes and depths no one writes by hand:
+a file larger than ``MAX_FILE_BYTES`` or nested deeper than ``MAX_DEPTH`` is a problem like any other (exit 2,
+no traceback), never a crash of the parser or of the validation after it.
 """
 
 from __future__ import annotations
@@ -49,8 +49,14 @@ def read_text(path: Path, problems: list[Problem]) -> str | None:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            problems.append(Problem(path, "", f"file is {size / 1024 / 1024:.0f} MB; definition files are limited "
-                                              f"to {MAX_FILE_BYTES // 1024 // 1024} MB"))
+            problems.append(
+                Problem(
+                    path,
+                    "",
+                    f"file is {size / 1024 / 1024:.0f} MB; definition files are limited "
+                    f"to {MAX_FILE_BYTES // 1024 // 1024} MB",
+                )
+            )
             return None
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -62,7 +68,9 @@ def read_text(path: Path, problems: list[Problem]) -> str | None:
 
 def too_deep(path: Path, data: Any, problems: list[Problem]) -> bool:
     if depth(data) > MAX_DEPTH:
-        problems.append(Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that"))
+        problems.append(
+            Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that")
+        )
         return True
     return False
 
@@ -75,20 +83,29 @@ def read_json(path: Path, problems: list[Problem]) -> Any | None:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        problems.append(Problem(path, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"))
+        problems.append(
+            Problem(path, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+        )
         return None
     except RecursionError:
-        problems.append(Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that"))
+        problems.append(
+            Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that")
+        )
         return None
     return None if too_deep(path, data, problems) else data
 
 
-def validate(model: type[M], data: Any, path: Path, problems: list[Problem],
-             exact: Callable[[type[M], Any], M | None] | None = None) -> M | None:
-    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass pydantic reads); each pydantic error
-    becomes a problem at its pointer. ``exact``: a reader that answers the model for input that already has its
-    exact shape, without importing pydantic (the Seam wing's ``plan.exact``: its rubric command starts fast that
-    way), and None for anything else, which pydantic then judges."""
+def validate(
+    model: type[M],
+    data: Any,
+    path: Path,
+    problems: list[Problem],
+    exact: Callable[[type[M], Any], M | None] | None = None,
+) -> M | None:
+    """Validate ``data`` against ``model`` (a pydantic model, or a dataclass pydantic reads); each pydantic
+    error becomes a problem at its pointer. ``exact``: a reader that answers the model for input that
+    already has its exact shape, without importing pydantic (the Seam wing's ``plan.exact``: its rubric
+    command starts fast that way), and None for anything else, which pydantic then judges."""
     if exact is not None:
         found = exact(model, data)
         if found is not None:
@@ -101,7 +118,8 @@ def validate(model: type[M], data: Any, path: Path, problems: list[Problem],
         for err in exc.errors():
             msg = err["msg"]
             if err["type"] == "value_error":
-                msg = str(err.get("ctx", {}).get("error", msg))  # our validators' words, without pydantic's prefix
+                # our validators' words, without pydantic's prefix
+                msg = str(err.get("ctx", {}).get("error", msg))
             elif err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
                 msg = "unknown field (not part of this format)"
             elif err["type"] in ("missing", "missing_argument"):

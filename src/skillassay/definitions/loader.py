@@ -1,5 +1,5 @@
-"""What every format's loader shares: the app's stack from its manifests, the suite folder of a fixture, and the
-negative controls beside a definition (``test_controls/<name>/`` and its ``.expected.json``)."""
+"""What every format's loader shares: the app's stack from its manifests, the suite folder of a fixture, and
+the negative controls beside a definition (``test_controls/<name>/`` and its ``.expected.json``)."""
 
 from __future__ import annotations
 
@@ -40,5 +40,7 @@ def load_controls(fixture_dir: Path, problems: list[Problem]) -> list[Control]:
             problems.append(Problem(expected_file, "", f"no control folder {CONTROLS_DIR}/{name}/ beside it"))
             continue
         if expected is not None:
-            controls.append(Control(name=name, dir=control_dir, expected_file=expected_file, expected=expected))
+            controls.append(
+                Control(name=name, dir=control_dir, expected_file=expected_file, expected=expected)
+            )
     return controls

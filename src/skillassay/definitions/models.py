@@ -1,8 +1,9 @@
 """The one definition model every eval loads into, whatever file format it was written in.
 
-Each format's loader maps its files onto ``EvalDefinition``: the native and trigger formats here, the plan's JSON
-files in the Seam wing (``seam/loader.py``, onto its subclass ``SeamEval``, which carries ``rubric.json``,
-``answer_key.json`` and ``eval_config.json`` as written: ``seam/plan.py``, ``seam/config.py``).
+Each format's loader maps its files onto ``EvalDefinition``: the native and trigger formats here, the plan's
+JSON files in the Seam wing (``seam/loader.py``, onto its subclass ``SeamEval``, which carries
+``rubric.json``, ``answer_key.json`` and ``eval_config.json`` as written: ``seam/plan.py``,
+``seam/config.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ TriggerCategory = Literal["explicit", "implicit", "contextual", "negative"]
 
 
 class TriggerSpec(BaseModel):
-    """One prompt of a trigger suite (``evals/trigger-evals/<suite>.toml``): should the agent pick the skill up?"""
+    """One prompt of a trigger suite (``evals/trigger-evals/<suite>.toml``): should the agent pick the
+    skill up?
+    """
 
     suite_id: str
     prompt_id: str
@@ -86,7 +89,8 @@ class EvalDefinition(BaseModel):
     prompt: str
     api_path: str | None = None
     stack: str  # e.g. "typescript-express", "typescript-nextjs", "python-flask", "python-fastapi", "python"
-    language: str  # "typescript", "javascript", "python": one of its stack's ``definition_languages`` (stacks/)
+    # "typescript", "javascript", "python": one of its stack's ``definition_languages`` (stacks/)
+    language: str
     app_port: int | None = None
     dockerfile: Path | None = None
     golden_dir: Path | None = None
@@ -103,11 +107,12 @@ class EvalDefinition(BaseModel):
     criteria: list[Criterion] = Field(default_factory=list)
     notes: str | None = None
     max_change_size: int | None = None  # bytes (None: the job's limit, by default 20 MB)
-    # a trigger-suite prompt (format "trigger"); without a fixture, fixture_dir and app_dir are os.devnull, which no
-    # copy can read from: the run starts in an empty repository
+    # a trigger-suite prompt (format "trigger"); without a fixture, fixture_dir and app_dir are os.devnull,
+    # which no copy can read from: the run starts in an empty repository
     trigger: TriggerSpec | None = None
     resources: Resources = Field(default_factory=Resources)  # per run, where it executes (default 1 CPU)
-    registries: list[str] | None = None  # the definition's own egress allow-list (None: the stack's registries)
+    # the definition's own egress allow-list (None: the stack's registries)
+    registries: list[str] | None = None
 
     @property
     def has_sandbox(self) -> bool:
@@ -116,13 +121,16 @@ class EvalDefinition(BaseModel):
 
     @property
     def run_steps(self) -> RunSteps | None:
-        """Install, build and start commands that override the Dockerfile's (a wing's definitions may have them)."""
+        """Install, build and start commands that override the Dockerfile's (a wing's definitions may have
+        them).
+        """
         return None
 
 
 def stack_registries(definition: EvalDefinition) -> list[str]:
     """What the agent and the app's installs may reach through skillassay's egress proxy: the definition's own
-    list (``registries``), else the package registries of its stack's runtime (``stacks``). docs/sealing.md."""
+    list (``registries``), else the package registries of its stack's runtime (``stacks``).
+    docs/sealing.md."""
     if definition.registries is not None:
         return list(definition.registries)
     return stacks.registries(definition.language)

@@ -61,7 +61,8 @@ def _problems_from(exc: ValidationError, path: Path, data: dict[str, Any]) -> li
                 del loc[2]
         msg = err["msg"]
         if err["type"] == "value_error":
-            msg = str(err.get("ctx", {}).get("error", msg))  # our validators' own words, without pydantic's prefix
+            # our validators' own words, without pydantic's prefix
+            msg = str(err.get("ctx", {}).get("error", msg))
         elif err["type"] == "extra_forbidden":
             msg = "unknown field (not part of this format)"
         elif err["type"] == "missing":
@@ -92,8 +93,9 @@ def load_native(path: Path, suite_dir: Path) -> EvalDefinition:
     except tomllib.TOMLDecodeError as exc:
         raise DefinitionError([Problem(path, "", f"invalid TOML: {exc}")]) from None
     except RecursionError:
-        raise DefinitionError([Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition "
-                                                 "needs that")]) from None
+        raise DefinitionError(
+            [Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that")]
+        ) from None
     if too_deep(path, data, read):
         raise DefinitionError(read)
 

@@ -1,8 +1,8 @@
 """What one run needs from the machine it runs on: CPUs and memory.
 
-An eval says it (``resources`` in a native definition or in eval_config.json); an agent that needs more says so too
-(``Agent.resources``); the run reserves the larger of each. The Ray executor schedules a run only where that much is
-free; the local executor runs ``--jobs`` runs at once whatever they declare.
+An eval says it (``resources`` in a native definition or in eval_config.json); an agent that needs more says
+so too (``Agent.resources``); the run reserves the larger of each. The Ray executor schedules a run only where
+that much is free; the local executor runs ``--jobs`` runs at once whatever they declare.
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ from pydantic import BaseModel, ByteSize, ConfigDict, Field, WithJsonSchema
 
 Memory = Annotated[
     ByteSize,
-    WithJsonSchema({
-        "anyOf": [{"type": "integer", "minimum": 1},
-                  {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[A-Za-z]*\s*$"}],
-        "description": 'bytes, or a size such as "512MiB" or "2GiB"',
-    }),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 1},
+                {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*[A-Za-z]*\s*$"},
+            ],
+            "description": 'bytes, or a size such as "512MiB" or "2GiB"',
+        }
+    ),
 ]
 
 

@@ -1,13 +1,14 @@
-"""Every check a definition must pass before anything runs it: the one validation path of ``check`` and ``run``.
+"""Every check a definition must pass before anything runs it: the one validation path of ``check`` and
+``run``.
 
-Loading (``native``, a format's loader) catches missing files, invalid JSON/TOML and fields of the wrong shape; the
-checks here catch what a schema cannot, for every format: a missing golden solution, folders that are symlinks out
-of the suite, hidden tests outside the definition's folder. A format's own checks (the Seam wing's: rubric checks,
-answer keys against the SDK surface and the API spec, endpoints, Dockerfiles) come with its ``DefinitionFormat``
-(``definitions/formats.py``).
+Loading (``native``, a format's loader) catches missing files, invalid JSON/TOML and fields of the wrong
+shape; the checks here catch what a schema cannot, for every format: a missing golden solution, folders that
+are symlinks out of the suite, hidden tests outside the definition's folder. A format's own checks (the Seam
+wing's: rubric checks, answer keys against the SDK surface and the API spec, endpoints, Dockerfiles) come with
+its ``DefinitionFormat`` (``definitions/formats.py``).
 
-``inspect`` returns the definition (when it loads) and every problem, errors and warnings; ``suite.load_one`` raises
-on the errors, ``check`` prints them all. A warning never stops a run.
+``inspect`` returns the definition (when it loads) and every problem, errors and warnings; ``suite.load_one``
+raises on the errors, ``check`` prints them all. A warning never stops a run.
 """
 
 from __future__ import annotations
@@ -42,20 +43,31 @@ def _escaping_links(folder: Path) -> list[str]:
 
 
 def folder_problems(folder: Path, what: str) -> list[Problem]:
-    """A folder the harness copies (app/, test_golden/, a control, hidden tests) must be a real folder of the suite:
-    not a symlink, and holding no symlink that leads out of it."""
+    """A folder the harness copies (app/, test_golden/, a control, hidden tests) must be a real folder of the
+    suite: not a symlink, and holding no symlink that leads out of it."""
     if folder.is_symlink():
-        return [Problem(folder, "", f"{what} is a symlink (to {os.readlink(folder)}); it must be a real folder")]
+        return [
+            Problem(folder, "", f"{what} is a symlink (to {os.readlink(folder)}); it must be a real folder")
+        ]
     if not folder.is_dir():
         return []
-    return [Problem(folder / rel, "", f"a symlink in {what} leading outside it") for rel in _escaping_links(folder)]
+    return [
+        Problem(folder / rel, "", f"a symlink in {what} leading outside it")
+        for rel in _escaping_links(folder)
+    ]
 
 
 def golden_problems(fixture_dir: Path) -> list[Problem]:
     golden = fixture_dir / GOLDEN_DIR
     if not golden.is_dir() and not golden.is_symlink():
-        return [Problem(golden, "", f"the golden solution is missing (expected {GOLDEN_DIR}/ in the fixture: "
-                                    "the whole app, solved; check --controls grades it)")]
+        return [
+            Problem(
+                golden,
+                "",
+                f"the golden solution is missing (expected {GOLDEN_DIR}/ in the fixture: "
+                "the whole app, solved; check --controls grades it)",
+            )
+        ]
     return folder_problems(golden, f"the golden solution ({GOLDEN_DIR}/)")
 
 
@@ -68,7 +80,9 @@ def fixture_folder_problems(d: EvalDefinition) -> list[Problem]:
 
 
 def defined_functions(app_dir: Path) -> set[str] | None:
-    """Names of the functions and methods the app defines, from its syntax trees (the rubric's own parsers)."""
+    """Names of the functions and methods the app defines, from its syntax trees (the rubric's own
+    parsers).
+    """
     from skillassay.languages import parser_for
     from skillassay.workspace.changes import walk
 
@@ -110,13 +124,23 @@ def inspect_native(source: Path, suite_dir: Path) -> tuple[EvalDefinition | None
         options = HiddenTestsOptions.model_validate(c.options)
         folder = hidden_tests_dir(d, options)
         if options.mode == "white-box":
-            problems.append(Problem(source, f"/criteria/{i}/options/mode",
-                                    "white-box hidden tests are forgeable: the app's code runs in the process that "
-                                    "decides pass or fail (set mode = \"black-box\", docs/agent-evals.md)",
-                                    "warning"))
+            problems.append(
+                Problem(
+                    source,
+                    f"/criteria/{i}/options/mode",
+                    "white-box hidden tests are forgeable: the app's code runs in the process that "
+                    'decides pass or fail (set mode = "black-box", docs/agent-evals.md)',
+                    "warning",
+                )
+            )
         if not folder.resolve().is_relative_to(home):
-            problems.append(Problem(source, f"/criteria/{i}/options/path",
-                                    f"the hidden tests folder {folder} is outside the definition's folder"))
+            problems.append(
+                Problem(
+                    source,
+                    f"/criteria/{i}/options/path",
+                    f"the hidden tests folder {folder} is outside the definition's folder",
+                )
+            )
         else:
             problems.extend(folder_problems(folder, "the hidden tests folder"))
     return d, problems

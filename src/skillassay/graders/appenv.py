@@ -1,23 +1,25 @@
 """The app's own environment: where quality gates, hidden tests and the agent's new tests run.
 
 Built from the app's own manifest with the sandbox layer's install cache (``apps/deps.py``: keyed by
-content, shared by runs and by both layers, filled by a sealed install that reaches only the registries, mounted
-read-only into the commands that use it), never from skillassay's own environment:
+content, shared by runs and by both layers, filled by a sealed install that reaches only the registries,
+mounted read-only into the commands that use it), never from skillassay's own environment:
 
-- Python: a virtual environment of the Python skillassay runs on, its base installation (the same interpreter the
-  sandbox layer runs apps on; none of skillassay's own packages), holding what the app's requirements files install
-  (``requirements.txt``, ``requirements-dev.txt``, ``requirements-test.txt``, ``dev-requirements.txt``,
-  ``test-requirements.txt``, and the files they include with ``-r``/``-c``) or, with none of them, what its
-  ``pyproject.toml`` declares (``[project] dependencies``, the ``test``/``tests``/``testing``/``dev`` extras and
-  dependency groups).
-- Node: ``node_modules`` from ``package.json`` (``npm ci`` with ``package-lock.json``, ``npm install`` without).
-- An app with no manifest at all gets a bare virtual environment: the interpreter with nothing installed. A command
-  needing more (``python -m pytest``) then cannot start, which is a harness error naming the missing manifest.
+- Python: a virtual environment of the Python skillassay runs on, its base installation (the same interpreter
+  the sandbox layer runs apps on; none of skillassay's own packages), holding what the app's requirements
+  files install (``requirements.txt``, ``requirements-dev.txt``, ``requirements-test.txt``,
+  ``dev-requirements.txt``, ``test-requirements.txt``, and the files they include with ``-r``/``-c``) or, with
+  none of them, what its ``pyproject.toml`` declares (``[project] dependencies``, the
+  ``test``/``tests``/``testing``/``dev`` extras and dependency groups).
+- Node: ``node_modules`` from ``package.json`` (``npm ci`` with ``package-lock.json``, ``npm install``
+  without).
+- An app with no manifest at all gets a bare virtual environment: the interpreter with nothing installed. A
+  command needing more (``python -m pytest``) then cannot start, which is a harness error naming the missing
+  manifest.
 
-The manifest is read from each side's tree: the pristine app's for the pristine app, the agent's for the modified
-one (the same content, the same cache entry: built once). The files are read without following links and copied to
-a folder of the harness's own before anything installs from them; requirement lines that point at the app's own
-files (``-e .``, ``./pkg``) are not followed (the install fails and says so).
+The manifest is read from each side's tree: the pristine app's for the pristine app, the agent's for the
+modified one (the same content, the same cache entry: built once). The files are read without following links
+and copied to a folder of the harness's own before anything installs from them; requirement lines that point
+at the app's own files (``-e .``, ``./pkg``) are not followed (the install fails and says so).
 """
 
 from __future__ import annotations
@@ -36,8 +38,13 @@ from skillassay.untrusted import Refused, read_regular, remove
 
 Side = Literal["pristine", "modified"]
 
-REQUIREMENTS = ("requirements.txt", "requirements-dev.txt", "requirements-test.txt", "dev-requirements.txt",
-                "test-requirements.txt")
+REQUIREMENTS = (
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "dev-requirements.txt",
+    "test-requirements.txt",
+)
 PYPROJECT_GROUPS = ("test", "tests", "testing", "dev")
 NODE_FILES = ("package.json", "package-lock.json", ".npmrc")
 MAX_MANIFEST = 2 << 20  # bytes per manifest file
@@ -49,7 +56,9 @@ class ManifestError(Exception):
 
 
 def _read(root: Path, rel: str) -> bytes | None:
-    """``root/rel`` if it is a regular file reached through no link (None if absent); never blocks on a fifo."""
+    """``root/rel`` if it is a regular file reached through no link (None if absent); never blocks on a
+    fifo.
+    """
     try:
         return read_regular(rel, root=root, limit=MAX_MANIFEST)
     except FileNotFoundError:
@@ -64,14 +73,18 @@ def _read(root: Path, rel: str) -> bytes | None:
 class Manifest:
     """What an app declares it needs, as read from its tree."""
 
-    files: dict[str, bytes] = field(default_factory=dict)  # relative path -> bytes: everything an install reads
-    requirements: list[str] = field(default_factory=list)  # the requirements files given to pip (-r), in order
+    # relative path -> bytes: everything an install reads
+    files: dict[str, bytes] = field(default_factory=dict)
+    # the requirements files given to pip (-r), in order
+    requirements: list[str] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)  # requirement strings from pyproject.toml
     node: bool = False  # package.json: node_modules are installed
 
     @property
     def python(self) -> bool:
-        """A Python environment is made for a Python app, and for an app declaring nothing (the bare interpreter)."""
+        """A Python environment is made for a Python app, and for an app declaring nothing (the bare
+        interpreter).
+        """
         return bool(self.requirements or self.packages) or not self.node
 
     @property
@@ -99,8 +112,11 @@ def _pyproject_packages(data: bytes) -> list[str]:
     for name in PYPROJECT_GROUPS:
         found += list(extras.get(name) or []) + list(groups.get(name) or [])
     # requirement strings only: an option ("--index-url=...") or an include table is not a package
-    return list(dict.fromkeys(p.strip() for p in found if isinstance(p, str) and p.strip()
-                              and not p.strip().startswith("-")))
+    return list(
+        dict.fromkeys(
+            p.strip() for p in found if isinstance(p, str) and p.strip() and not p.strip().startswith("-")
+        )
+    )
 
 
 def read_manifest(app_dir: Path) -> Manifest:
@@ -150,14 +166,17 @@ class AppEnv:
 
     def describe(self) -> str:
         if not self.manifest:
-            return ("no manifest (requirements.txt, pyproject.toml or package.json): the bare interpreter, nothing "
-                    "installed")
+            return (
+                "no manifest (requirements.txt, pyproject.toml or package.json): the bare interpreter, "
+                "nothing "
+                "installed"
+            )
         return "installed from " + ", ".join(self.manifest)
 
     def attach(self, workdir: Path, sealed: bool) -> tuple[list[Mount], list[str]]:
-        """Make the environment visible to commands run in ``workdir`` (a copy the harness made): (read-only mounts,
-        folders to put first on PATH). Sealed, the cached node_modules is mounted in place, read-only; unsealed, it
-        is a link (hard links for build tools that refuse one)."""
+        """Make the environment visible to commands run in ``workdir`` (a copy the harness made): (read-only
+        mounts, folders to put first on PATH). Sealed, the cached node_modules is mounted in place,
+        read-only; unsealed, it is a link (hard links for build tools that refuse one)."""
         mounts: list[Mount] = []
         path: list[str] = []
         if self.venv is not None:
@@ -165,7 +184,8 @@ class AppEnv:
             path.append(str(self.venv / "bin"))
         if self.node_modules is not None:
             target = Path(workdir) / "node_modules"
-            remove(target)  # whatever the agent left there (the copy leaves node_modules out; a link is no folder)
+            # whatever the agent left there (the copy leaves node_modules out; a link is no folder)
+            remove(target)
             if sealed:
                 target.mkdir()
                 mounts.append(Mount(src=self.node_modules, dest=target))
@@ -186,10 +206,19 @@ class AppEnv:
 InstallSeal = Callable[[Path, Path], Sandbox]
 
 
-def build(app_dir: Path, side: Side, staging: Path, log: Path, *, seal: InstallSeal | None,
-          env: dict[str, str], timeout: float = 600.0, manifest: Manifest | None = None) -> AppEnv:
-    """Install ``side``'s environment from the manifest in ``app_dir`` (or ``manifest``, read already), through the
-    install cache. Never raises for the install itself: a failed install is ``AppEnv.error``."""
+def build(
+    app_dir: Path,
+    side: Side,
+    staging: Path,
+    log: Path,
+    *,
+    seal: InstallSeal | None,
+    env: dict[str, str],
+    timeout: float = 600.0,
+    manifest: Manifest | None = None,
+) -> AppEnv:
+    """Install ``side``'s environment from the manifest in ``app_dir`` (or ``manifest``, read already),
+    through the install cache. Never raises for the install itself: a failed install is ``AppEnv.error``."""
     from skillassay.apps import deps
     from skillassay.apps.runplan import InstallSpec
     from skillassay.apps.steps import StepFailed, tail
@@ -215,12 +244,18 @@ def build(app_dir: Path, side: Side, staging: Path, log: Path, *, seal: InstallS
     try:
         if manifest.python:
             spec = InstallSpec(pip_requirements=manifest.requirements, pip_args=manifest.packages)
-            out.venv, out.cache_hits["python"] = deps.ensure_venv(staging, spec, env, log, timeout, seal=sealed)
+            out.venv, out.cache_hits["python"] = deps.ensure_venv(
+                staging, spec, env, log, timeout, seal=sealed
+            )
         if manifest.node:
             argv = ["npm", "ci"] if "package-lock.json" in manifest.files else ["npm", "install"]
-            entry, out.cache_hits["node"] = deps.ensure_node_install(staging, argv, env, log, timeout, seal=sealed)
+            entry, out.cache_hits["node"] = deps.ensure_node_install(
+                staging, argv, env, log, timeout, seal=sealed
+            )
             out.node_modules = entry / "node_modules"
     except StepFailed as exc:
-        out.error = f"could not install the app's dependencies ({', '.join(manifest.names) or 'none'}): " \
-                    f"{exc.reason}\n{(exc.log_tail or tail(log, 1500)).strip()[-1500:]}"
+        out.error = (
+            f"could not install the app's dependencies ({', '.join(manifest.names) or 'none'}): "
+            f"{exc.reason}\n{(exc.log_tail or tail(log, 1500)).strip()[-1500:]}"
+        )
     return out

@@ -60,8 +60,18 @@ class Unmeasured:
 
 
 # errors no content can cause: the machine's or the harness's, whatever the step was reading
-_MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.ENOMEM, errno.EMFILE, errno.ENFILE, errno.EIO,
-                             errno.EROFS, errno.EAGAIN})
+_MACHINE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.ENOMEM,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.EIO,
+        errno.EROFS,
+        errno.EAGAIN,
+    }
+)
 
 
 def content_reason(exc: BaseException, roots: list[Path]) -> str | None:
@@ -112,8 +122,10 @@ def measured(step: Callable[[], R], on_pristine: Callable[[], object], roots: li
         with bounds.budget():
             on_pristine()
     except Exception as again:  # noqa: BLE001 - whatever fails on the pristine app too is the harness's
-        raise HarnessFault(f"{type(caused).__name__}: {caused}; it fails on the pristine app too "
-                           f"({type(again).__name__}: {again})") from caused
+        raise HarnessFault(
+            f"{type(caused).__name__}: {caused}; it fails on the pristine app too "
+            f"({type(again).__name__}: {again})"
+        ) from caused
     return Unmeasured(reason)
 
 
@@ -188,14 +200,16 @@ class ProcessContext:
     gates: dict[str, GateResult] = field(default_factory=dict)
     _change: ChangeSet | None = None  # the run's ChangeSet, passed in; computed on first use otherwise
     _cache: dict[Hashable, Any] = field(default_factory=dict)
-    # how commands are sealed (skillassay.isolation); by default bubblewrap, the installs of the app's environment
-    # reaching the stack's registries
+    # how commands are sealed (skillassay.isolation); by default bubblewrap, the installs of the app's
+    # environment reaching the stack's registries
     policy: Policy | None = None
     sealing: Sealing | None = None  # each sandbox's record, when the run keeps them
 
     def __post_init__(self) -> None:
         if self.policy is None:
-            self.policy = Policy(registries=stack_registries(self.definition) if self.definition is not None else [])
+            self.policy = Policy(
+                registries=stack_registries(self.definition) if self.definition is not None else []
+            )
 
     @property
     def sandboxes(self) -> Policy:
@@ -217,9 +231,15 @@ class ProcessContext:
         nothing else (never skillassay's own environment), no network at all. Hidden tests and gates run the
         agent's code: they are as hostile as the app."""
         mounts, _ = runtimes(venv=False)
-        app_mounts = app.attach(workdir, sealed=self.sandboxes.isolation != "none")[0] if app is not None else []
-        seal = Seal(phase=phase, writable=[Path(workdir)], readable=[*app_mounts, *mounts, *self.sandboxes.mounts],
-                    audit=False)
+        app_mounts = (
+            app.attach(workdir, sealed=self.sandboxes.isolation != "none")[0] if app is not None else []
+        )
+        seal = Seal(
+            phase=phase,
+            writable=[Path(workdir)],
+            readable=[*app_mounts, *mounts, *self.sandboxes.mounts],
+            audit=False,
+        )
         box = self.sandboxes.open(seal)
         with box:
             yield box
@@ -235,11 +255,17 @@ class ProcessContext:
         """This context with the pristine app in the agent's place (an empty change, no transcript): where a
         step the change made fail is run again, to tell the change's fault from the harness's (``measured``).
         """
-        twin = ProcessContext(definition=self.definition, pristine_dir=self.pristine_dir,
-                              modified_dir=self.pristine_dir, transcript=None,
-                              work_dir=self.work_dir / "pristine-check", judge_config=self.judge_config,
-                              gates=dict(self.gates), policy=self.policy,
-                              _change=compare_trees(self.pristine_dir, self.pristine_dir))
+        twin = ProcessContext(
+            definition=self.definition,
+            pristine_dir=self.pristine_dir,
+            modified_dir=self.pristine_dir,
+            transcript=None,
+            work_dir=self.work_dir / "pristine-check",
+            judge_config=self.judge_config,
+            gates=dict(self.gates),
+            policy=self.policy,
+            _change=compare_trees(self.pristine_dir, self.pristine_dir),
+        )
         twin.work_dir.mkdir(parents=True, exist_ok=True)
         twin._cache["app_env_by_manifest"] = self._cache.setdefault("app_env_by_manifest", {})
         return twin
@@ -260,8 +286,11 @@ class ProcessContext:
         if side == "pristine":
             raise HarnessFault(f"the pristine app: {env.error}")
         self.app_env("pristine")  # raises when the pristine app's fails too: then it is the harness's
-        return replace(env, error=f"the modified app: {env.error}\n(the pristine app's environment installs: the "
-                                  "change broke it)")
+        return replace(
+            env,
+            error=f"the modified app: {env.error}\n(the pristine app's environment installs: the "
+            "change broke it)",
+        )
 
     def _build_env(self, side: Side) -> AppEnv:
         from skillassay.apps.backends.backend import base_env
@@ -279,17 +308,33 @@ class ProcessContext:
         boxes: list[Sandbox] = []
 
         def install_box(entry: Path, staging: Path) -> Sandbox:
-            # the installer is the harness's own pip (or npm): its runtimes, with its venv; only the entry writable
+            # the installer is the harness's own pip (or npm): its runtimes, with its venv; only the entry
+            # writable
             mounts, path = runtimes(venv=True)
-            box = self.sandboxes.open(Seal(phase="install", writable=[entry], readable=[Mount(src=staging), *mounts],
-                                        path=path, registries=list(self.sandboxes.registries), audit=False))
+            box = self.sandboxes.open(
+                Seal(
+                    phase="install",
+                    writable=[entry],
+                    readable=[Mount(src=staging), *mounts],
+                    path=path,
+                    registries=list(self.sandboxes.registries),
+                    audit=False,
+                )
+            )
             boxes.append(box)
             box.start()
             return box
 
         try:
-            env = appenv.build(root, side, self.work_dir / f"app-env-{side}", self.work_dir / f"install-{side}.log",
-                               seal=install_box, env=base_env(), manifest=manifest)
+            env = appenv.build(
+                root,
+                side,
+                self.work_dir / f"app-env-{side}",
+                self.work_dir / f"install-{side}.log",
+                seal=install_box,
+                env=base_env(),
+                manifest=manifest,
+            )
         finally:
             for box in boxes:
                 box.close()
@@ -317,15 +362,17 @@ def copy_workspace(src: Path, dst: Path) -> Path:
 
 
 def _harness_bins() -> set[str]:
-    """skillassay's own virtual environment's bin folder (when it runs from one): never on a command's PATH.
+    """skillassay's own virtual environment's bin folder (when it runs from one): never on a command's
+    PATH.
     """
     if sys.prefix == sys.base_prefix:
         return set()
     return {str(Path(sys.prefix) / "bin"), os.path.realpath(Path(sys.prefix) / "bin")}
 
 
-def command_env(extra: dict[str, str] | None = None, app: AppEnv | None = None,
-                workdir: Path | None = None) -> dict[str, str]:
+def command_env(
+    extra: dict[str, str] | None = None, app: AppEnv | None = None, workdir: Path | None = None
+) -> dict[str, str]:
     """The environment gates and tests run in: the app's environment first on PATH (its venv's ``bin``, its
     ``node_modules/.bin`` in ``workdir``), then the language runtimes, then the user's PATH without
     skillassay's own virtual environment; no bytecode files. Commands run with the user's environment, as the
@@ -336,7 +383,9 @@ def command_env(extra: dict[str, str] | None = None, app: AppEnv | None = None,
     front: list[str] = []
     if app is not None:
         front += [str(app.venv / "bin")] if app.venv is not None else []
-        front += [str(Path(workdir) / "node_modules" / ".bin")] if app.node_modules is not None and workdir else []
+        front += (
+            [str(Path(workdir) / "node_modules" / ".bin")] if app.node_modules is not None and workdir else []
+        )
     skip = _harness_bins()
     user = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p and p not in skip]
     env["PATH"] = os.pathsep.join(dict.fromkeys([*front, *runtimes(venv=False)[1], *user]))
@@ -349,24 +398,40 @@ def command_env(extra: dict[str, str] | None = None, app: AppEnv | None = None,
     return env
 
 
-# What a command prints when it could not even start its tool, or its tool could not start on the tests: the harness
-# cannot measure anything there unless the pristine app shows it can (then the agent's change is why).
+# What a command prints when it could not even start its tool, or its tool could not start on the tests: the
+# harness cannot measure anything there unless the pristine app shows it can (then the agent's change is why).
 _RUNNER_MISSING = (
-    (re.compile(r"^\S*python[\d.]*: No module named (\S+)", re.MULTILINE), "{0} is not installed in the app's environment"),
-    (re.compile(r"^\S*sh(?:: line \d+|: \d+)?: (?:\d+: )?([^\s:]+): (?:command )?not found\s*$", re.MULTILINE),
-     "command not found: {0}"),
+    (
+        re.compile(r"^\S*python[\d.]*: No module named (\S+)", re.MULTILINE),
+        "{0} is not installed in the app's environment",
+    ),
+    (
+        re.compile(
+            r"^\S*sh(?:: line \d+|: \d+)?: (?:\d+: )?([^\s:]+): (?:command )?not found\s*$", re.MULTILINE
+        ),
+        "command not found: {0}",
+    ),
     (re.compile(r"error while loading shared libraries: ([^:\s]+)"), "a shared library is missing: {0}"),
-    (re.compile(r"Error: Cannot find module '((?:@[\w.-]+/)?(?![./])[\w.-]+)(?:/[^']*)?'"),
-     "{0} is not installed in the app's environment"),
-    (re.compile(r"Cannot find package '((?:@[\w.-]+/)?(?![./])[\w.-]+)[^']*' imported from"),
-     "{0} is not installed in the app's environment"),
+    (
+        re.compile(r"Error: Cannot find module '((?:@[\w.-]+/)?(?![./])[\w.-]+)(?:/[^']*)?'"),
+        "{0} is not installed in the app's environment",
+    ),
+    (
+        re.compile(r"Cannot find package '((?:@[\w.-]+/)?(?![./])[\w.-]+)[^']*' imported from"),
+        "{0} is not installed in the app's environment",
+    ),
 )
 _NOT_COLLECTED = (
     (re.compile(r"^ImportError while loading conftest '([^']+)'", re.MULTILINE), "pytest could not load {0}"),
-    (re.compile(r"Interrupted: (\d+) errors? during collection"),
-     "pytest could not collect the tests ({0} error(s) during collection)"),
+    (
+        re.compile(r"Interrupted: (\d+) errors? during collection"),
+        "pytest could not collect the tests ({0} error(s) during collection)",
+    ),
     (re.compile(r"^no tests ran in [\d.]+s", re.MULTILINE), "pytest collected no tests"),
-    (re.compile(r"^(?:E\s+)?ModuleNotFoundError: No module named '([\w.]+)'", re.MULTILINE), "no module named {0}"),
+    (
+        re.compile(r"^(?:E\s+)?ModuleNotFoundError: No module named '([\w.]+)'", re.MULTILINE),
+        "no module named {0}",
+    ),
 )
 
 
@@ -393,7 +458,10 @@ class CommandOutcome:
 
 
 def run_command(
-    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None,
+    command: str | list[str],
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
     sandbox: Sandbox | None = None,
     app: AppEnv | None = None,
 ) -> CommandOutcome:
@@ -411,8 +479,14 @@ def run_command(
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.Popen(
-                command, cwd=cwd, shell=shell, env=command_env(env, app, cwd), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                command,
+                cwd=cwd,
+                shell=shell,
+                env=command_env(env, app, cwd),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             return CommandOutcome(None, str(exc), time.monotonic() - started, not_found=True)
@@ -434,8 +508,9 @@ def run_command(
     return CommandOutcome(proc.returncode, output, duration, not_found=proc.returncode == 127)
 
 
-def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[str, str],
-                sandbox: Sandbox) -> CommandOutcome:
+def _run_sealed(
+    command: str | list[str], cwd: Path, timeout: float, env: dict[str, str], sandbox: Sandbox
+) -> CommandOutcome:
     started = time.monotonic()
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     with tempfile.TemporaryFile() as out:
@@ -452,7 +527,8 @@ def _run_sealed(command: str | list[str], cwd: Path, timeout: float, env: dict[s
         out.seek(0)
         output = out.read().decode(errors="replace")
     if not timed_out and (problem := sandbox.setup_error(proc)):
-        raise IsolationError(f"{problem}: {output[-600:].strip()}")  # the harness's failure, never the agent's
+        # the harness's failure, never the agent's
+        raise IsolationError(f"{problem}: {output[-600:].strip()}")
     duration = time.monotonic() - started
     if timed_out:
         return CommandOutcome(None, output[-4000:], duration, timed_out=True)

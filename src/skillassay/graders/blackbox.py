@@ -2,15 +2,17 @@
 decided by a process in which no code of the workspace ever runs.
 
 - The judging process is the harness's own interpreter and pytest (``python -I -B``: no ``PYTHONPATH``,
-  ``PYTHONSTARTUP``, user site or current folder; no plugin autoloading; an ini file of the harness's), run on the
-  eval's hidden tests folder where it lies, its JUnit report written in a folder of the harness's that no sandbox
-  mounts. It loads ``blackbox_plugin`` (the ``app`` fixture) and the hidden folder's own conftest only.
-- Each call of ``app`` comes here over a Unix socket in a private folder and runs in a new child: sealed as the
-  tests phase is (``ProcessContext.sealed``), in the app's own environment, on the copy of the modified workspace
-  (``blackbox_child``). The child's answer is one line on its stdout, behind a secret of the call's, bounded in
-  size and time; anything else (a crash, a hang, garbage, an answer too large, a forged line) fails the call.
-- A failed call is the agent's doing when the same call runs on the pristine app; when it cannot run there either,
-  the harness cannot measure the app (``HarnessFault``).
+  ``PYTHONSTARTUP``, user site or current folder; no plugin autoloading; an ini file of the harness's), run on
+  the eval's hidden tests folder where it lies, its JUnit report written in a folder of the harness's that no
+  sandbox mounts. It loads ``blackbox_plugin`` (the ``app`` fixture) and the hidden folder's own conftest
+  only.
+- Each call of ``app`` comes here over a Unix socket in a private folder and runs in a new child: sealed as
+  the tests phase is (``ProcessContext.sealed``), in the app's own environment, on the copy of the modified
+  workspace (``blackbox_child``). The child's answer is one line on its stdout, behind a secret of the call's,
+  bounded in size and time; anything else (a crash, a hang, garbage, an answer too large, a forged line) fails
+  the call.
+- A failed call is the agent's doing when the same call runs on the pristine app; when it cannot run there
+  either, the harness cannot measure the app (``HarnessFault``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ CHILD_SOURCE = (HERE / "blackbox_child.py").read_text()
 PLUGIN = HERE / "blackbox_plugin.py"  # never imported by the harness (it imports pytest)
 SOCKET_VARIABLE = "SKILLASSAY_BLACKBOX_SOCKET"  # the same names as blackbox_plugin's
 TOKEN_VARIABLE = "SKILLASSAY_BLACKBOX_TOKEN"
-# the judging process: the plugin loaded by file, then pytest (the package's __init__ would import half the harness)
+# the judging process: the plugin loaded by file, then pytest (the package's __init__ would import half the
+# harness)
 BOOTSTRAP = (
     "import importlib.util, sys\n"
     "spec = importlib.util.spec_from_file_location('skillassay_blackbox_plugin', sys.argv[1])\n"
@@ -58,7 +61,9 @@ BOOTSTRAP = (
 
 @dataclass
 class Answer:
-    """What one call of the app gave: ``returned`` or ``raised`` (the app answered), or ``failed`` (why not)."""
+    """What one call of the app gave: ``returned`` or ``raised`` (the app answered), or ``failed`` (why
+    not).
+    """
 
     returned: Any = None
     raised: dict[str, Any] | None = None
@@ -72,30 +77,56 @@ class Answer:
 
 
 def judge_command(hidden: Path, rootdir: Path, report_dir: Path, env: dict[str, str]) -> str:
-    """The judging process's command line (run in ``report_dir``, a folder of the harness's; ``run_pytest`` adds the
-    JUnit report there) with the variables ``env``: the harness's interpreter, isolated, on ``hidden`` where it
-    lies."""
+    """The judging process's command line (run in ``report_dir``, a folder of the harness's; ``run_pytest``
+    adds the JUnit report there) with the variables ``env``: the harness's interpreter, isolated, on
+    ``hidden`` where it lies."""
     ini = report_dir / "judge.ini"
     ini.write_text("[pytest]\n")
-    argv = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(PLUGIN), "-q", "-p", "no:cacheprovider",
-            "-c", str(ini), "--rootdir", str(rootdir), "--confcutdir", str(hidden), str(hidden)]
+    argv = [
+        sys.executable,
+        "-I",
+        "-B",
+        "-c",
+        BOOTSTRAP,
+        str(PLUGIN),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(rootdir),
+        "--confcutdir",
+        str(hidden),
+        str(hidden),
+    ]
     assignments = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env}
     return " ".join(f"{k}={shlex.quote(v)}" for k, v in assignments.items()) + " " + shlex.join(argv)
 
 
-def call_child(box: Sandbox, workdir: Path, app: AppEnv, request: dict[str, Any], pythonpath: list[str],
-               timeout: float) -> Answer:
+def call_child(
+    box: Sandbox, workdir: Path, app: AppEnv, request: dict[str, Any], pythonpath: list[str], timeout: float
+) -> Answer:
     """Perform one call (``kind`` "run" or "call", as ``blackbox_plugin`` sends it) in a new child sealed in
-    ``box`` on ``workdir``. Never raises for what the child does; raises IsolationError when the sandbox failed."""
+    ``box`` on ``workdir``. Never raises for what the child does; raises IsolationError when the sandbox
+    failed."""
     secret = secrets.token_hex(16)
-    fields = {k: request[k] for k in ("kind", "target", "source", "filename", "function", "args", "kwargs")
-              if k in request}
+    fields = {
+        k: request[k]
+        for k in ("kind", "target", "source", "filename", "function", "args", "kwargs")
+        if k in request
+    }
     payload = json.dumps({**fields, "secret": secret, "pythonpath": [str(workdir / p) for p in pythonpath]})
     with tempfile.TemporaryFile() as err:
         try:
-            proc = box.popen(["python", "-I", "-B", "-c", CHILD_SOURCE], cwd=workdir,
-                             env=command_env(None, app, workdir), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=err)
+            proc = box.popen(
+                ["python", "-I", "-B", "-c", CHILD_SOURCE],
+                cwd=workdir,
+                env=command_env(None, app, workdir),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+            )
         except FileNotFoundError as exc:
             return Answer(failed=f"the child could not start: {exc}")
         with reaper.tracked(proc, grace=0.5):
@@ -152,7 +183,7 @@ def _decode(out: bytes, secret: str, exit_code: int | None, err_tail: str) -> An
     if exit_code != 0 or not out.startswith(prefix) or not out.endswith(b"\n") or out.count(b"\n") != 1:
         return Answer(failed="gave no answer" + said)
     try:
-        message = json.loads(out[len(prefix):])
+        message = json.loads(out[len(prefix) :])
     except (ValueError, RecursionError):
         return Answer(failed="gave an answer that is not JSON" + said)
     if not isinstance(message, dict) or len(message) != 1:
@@ -161,9 +192,14 @@ def _decode(out: bytes, secret: str, exit_code: int | None, err_tail: str) -> An
         return Answer(failed=f"returned what JSON cannot carry: {str(message['unjsonable'])[:300]}")
     if isinstance(message.get("raised"), dict):
         info = message["raised"]
-        return Answer(raised={"type": str(info.get("type", "")), "module": str(info.get("module", "")),
-                              "bases": [str(b) for b in info.get("bases", [])][:64],
-                              "message": str(info.get("message", ""))})
+        return Answer(
+            raised={
+                "type": str(info.get("type", "")),
+                "module": str(info.get("module", "")),
+                "bases": [str(b) for b in info.get("bases", [])][:64],
+                "message": str(info.get("message", "")),
+            }
+        )
     if "returned" in message:
         return Answer(returned=message["returned"])
     return Answer(failed="gave an answer of the wrong shape" + said)
@@ -171,8 +207,8 @@ def _decode(out: bytes, secret: str, exit_code: int | None, err_tail: str) -> An
 
 @dataclass
 class Broker:
-    """Serves the judging process's calls of the app over a Unix socket (a private folder of the harness's, which
-    no sandbox mounts); each call in a new child sealed in ``box`` on ``workdir``."""
+    """Serves the judging process's calls of the app over a Unix socket (a private folder of the harness's,
+    which no sandbox mounts); each call in a new child sealed in ``box`` on ``workdir``."""
 
     box: Sandbox
     workdir: Path
@@ -243,8 +279,9 @@ class Broker:
         return answer
 
 
-def runs_on_pristine(ctx: ProcessContext, request: dict[str, Any], pythonpath: list[str], timeout: float,
-                     name: str) -> Answer:
+def runs_on_pristine(
+    ctx: ProcessContext, request: dict[str, Any], pythonpath: list[str], timeout: float, name: str
+) -> Answer:
     """The same call on a copy of the pristine app, in the pristine app's environment: whether the harness can
     measure the app at all (a returned value or a raised exception both say it can)."""
     app = ctx.app_env("pristine")

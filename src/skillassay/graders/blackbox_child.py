@@ -1,11 +1,12 @@
 """The child of a black-box call (docs/agent-evals.md, "Black-box hidden tests"): run sealed in the app's own
 environment, as ``python -I -B -c <this file's text>``, never imported by skillassay. Standard library only.
 
-It reads one request (JSON) on stdin before any of the app's code runs, moves its stdout to a private descriptor and
-points descriptor 1 at stderr (what the app prints is log, never a result), performs the call, and writes one line
-on the private descriptor: the request's secret followed by the JSON of what happened (``returned``: the value;
-``raised``: the exception's class and message; ``unjsonable``: a value JSON cannot carry). Then it leaves with
-``os._exit(0)``: no ``atexit`` hook of the app's runs after the result."""
+It reads one request (JSON) on stdin before any of the app's code runs, moves its stdout to a private
+descriptor and points descriptor 1 at stderr (what the app prints is log, never a result), performs the
+call, and writes one line on the private descriptor: the request's secret followed by the JSON of what
+happened (``returned``: the value; ``raised``: the exception's class and message; ``unjsonable``: a value
+JSON cannot carry). Then it leaves with ``os._exit(0)``: no ``atexit`` hook of the app's runs after the
+result."""
 
 import importlib
 import json
@@ -35,8 +36,12 @@ def _describe(exc):
     except BaseException:  # noqa: BLE001 - an exception whose str() raises is still an exception
         message = "(its message could not be read)"
     kind = type(exc)
-    return {"type": kind.__name__, "module": str(getattr(kind, "__module__", "")),
-            "bases": [c.__name__ for c in kind.__mro__], "message": message}
+    return {
+        "type": kind.__name__,
+        "module": str(getattr(kind, "__module__", "")),
+        "bases": [c.__name__ for c in kind.__mro__],
+        "message": message,
+    }
 
 
 def main():
@@ -55,7 +60,7 @@ def main():
         body = json.dumps({"unjsonable": f"{type(exc).__name__}: {str(exc)[:400]}"})
     data = secret + body.encode() + b"\n"
     while data:
-        data = data[os.write(channel, data):]
+        data = data[os.write(channel, data) :]
     os._exit(0)
 
 

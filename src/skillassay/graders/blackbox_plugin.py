@@ -1,8 +1,9 @@
-"""The judging side of black-box hidden tests (docs/agent-evals.md, "Black-box hidden tests"): a pytest plugin the
-harness loads into the judging process (its own interpreter, its own pytest), never into the app's.
+"""The judging side of black-box hidden tests (docs/agent-evals.md, "Black-box hidden tests"): a pytest plugin
+the harness loads into the judging process (its own interpreter, its own pytest), never into the app's.
 
-The fixture ``app`` reaches the app under test through the harness: each call runs in a new child process, sealed
-in the app's environment on the modified workspace, and comes back as plain data (JSON), so every assertion runs
+The fixture ``app`` reaches the app under test through the harness: each call runs in a new child process,
+sealed in the app's environment on the modified workspace, and comes back as plain data (JSON), so every
+assertion runs
 here, where no code of the workspace ever ran::
 
     from scenarios import cancel_from          # a module of the hidden tests folder (stdlib + the app only)
@@ -11,11 +12,11 @@ here, where no code of the workspace ever ran::
         assert app.run(cancel_from, "paid")["status"] == "cancelled"
         assert app.call("orders.models:can_transition_name", "shipped", "cancelled") is False
 
-A call the app answers by raising raises ``app.Raised`` here (its class name, its bases' names, its message). A child
-that crashes, hangs, prints garbage or answers too much fails the test, whatever the test catches.
+A call the app answers by raising raises ``app.Raised`` here (its class name, its bases' names, its message).
+A child that crashes, hangs, prints garbage or answers too much fails the test, whatever the test catches.
 
-Loaded by file (standard library and pytest only): importing skillassay's packages here would cost every judging
-run their import time.
+Loaded by file (standard library and pytest only): importing skillassay's packages here would cost every
+judging run their import time.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ _FAILED = pytest.StashKey[list[str]]()
 
 
 class Raised(Exception):
-    """The app's code raised ``type`` (its class's name; ``bases``: the names of its classes, itself first)."""
+    """The app's code raised ``type`` (its class's name; ``bases``: the names of its classes, itself
+    first).
+    """
 
     def __init__(self, info: dict[str, Any]):
         self.type = str(info.get("type", ""))
@@ -59,21 +62,33 @@ class App:
         self._item = item
 
     def call(self, target: str, *args: Any, **kwargs: Any) -> Any:
-        """Call ``"package.module:attr.path"`` of the app with JSON-able arguments; its JSON-able return value."""
+        """Call ``"package.module:attr.path"`` of the app with JSON-able arguments; its JSON-able return
+        value.
+        """
         return self._ask({"kind": "call", "target": target, "args": list(args), "kwargs": kwargs})
 
     def run(self, scenario: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run ``scenario``, a module-level function of a module of the hidden tests folder, in the child (its whole
-        module is sent as text; it imports the app inside its body): its JSON-able return value."""
+        """Run ``scenario``, a module-level function of a module of the hidden tests folder, in the child (its
+        whole module is sent as text; it imports the app inside its body): its JSON-able return value."""
         qualname = getattr(scenario, "__qualname__", "")
         if not inspect.isfunction(scenario) or "<locals>" in qualname:
             raise TypeError("app.run takes a module-level function of a module of the hidden tests folder")
         source = Path(inspect.getsourcefile(scenario) or "")
-        return self._ask({"kind": "run", "source": source.read_text(), "filename": source.name,
-                          "function": qualname, "args": list(args), "kwargs": kwargs})
+        return self._ask(
+            {
+                "kind": "run",
+                "source": source.read_text(),
+                "filename": source.name,
+                "function": qualname,
+                "args": list(args),
+                "kwargs": kwargs,
+            }
+        )
 
     def _ask(self, request: dict[str, Any]) -> Any:
-        answer = _exchange({**request, "token": os.environ.get(TOKEN_VARIABLE, ""), "test": self._item.nodeid})
+        answer = _exchange(
+            {**request, "token": os.environ.get(TOKEN_VARIABLE, ""), "test": self._item.nodeid}
+        )
         if "returned" in answer:
             return answer["returned"]
         if "raised" in answer:

@@ -95,8 +95,11 @@ def classify_command(
                 return f"runs inline {prog} code with a raw SQL write"
             for path, content in written_scripts.items():
                 name = path.rsplit("/", 1)[-1]
-                if (any(w.rsplit("/", 1)[-1] == name for w in words[1:]) and not matches_suffix(path, owners)
-                        and SQL_WRITE.search(content)):
+                if (
+                    any(w.rsplit("/", 1)[-1] == name for w in words[1:])
+                    and not matches_suffix(path, owners)
+                    and SQL_WRITE.search(content)
+                ):
                     return f"runs {name}, a script it wrote holding a raw SQL write"
     return None
 

@@ -155,7 +155,9 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if opts.status_module and opts.status_member:
         members_before = enum_members(pyast.tree(change, opts.status_module, "pristine"))
         members_after = enum_members(pyast.tree(change, opts.status_module, "modified"))
-        added = sorted(m for m in members_after - members_before if re.search(opts.status_member, m.rsplit(".", 1)[-1]))
+        added = sorted(
+            m for m in members_after - members_before if re.search(opts.status_member, m.rsplit(".", 1)[-1])
+        )
         checks.append(
             (
                 bool(added),
@@ -180,11 +182,7 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
             if not rel.endswith(".py") or matches(rel, opts.test_globs):
                 continue
             before = pyast.functions(pyast.tree(change, rel, "pristine"))
-            after = (
-                pyast.functions(pyast.tree(change, rel, "modified"))
-                if rel not in change.deleted
-                else {}
-            )
+            after = pyast.functions(pyast.tree(change, rel, "modified")) if rel not in change.deleted else {}
             for name, node in before.items():
                 if f"{rel}::{name}" in opts.may_change:
                     continue

@@ -33,7 +33,6 @@ Grader = Callable[[Criterion, ProcessContext], GradeResult]
 Detector = Callable[[ForbiddenBehaviour, ProcessContext], Detection]
 
 
-
 class _Registry(dict):
     """name -> grader or detector, filled from the entry points of ``group`` on first use
     (``skillassay.plugins``: the shipped ones and any other package's)."""
@@ -92,7 +91,9 @@ def _gate_block(criterion: Criterion, results: dict[str, GateResult]) -> GradeRe
         gate = results.get(gate_id)
         if gate is not None and gate.status == "not_run" and gate.blocked_by_failure:
             # a gate it needs never ran because the agent's change failed an earlier gate: the agent's doing
-            return GradeResult(fraction=0.0, evidence=[f"gate {gate_id} not run ({gate.reason}): earns nothing"])
+            return GradeResult(
+                fraction=0.0, evidence=[f"gate {gate_id} not run ({gate.reason}): earns nothing"]
+            )
         if gate is None or gate.status in ("unavailable", "not_run"):
             status = gate.status if gate else "not run"
             return GradeResult(
@@ -136,14 +137,20 @@ def evaluate(
     failures: list[HarnessFailure] = []
     try:
         wanted = definition.quality_requirements
-        ran = measured(lambda: gates.run_gates(wanted, ctx),
-                       lambda: gates.run_gates(wanted, ctx.on_pristine()), ctx.content_roots)
+        ran = measured(
+            lambda: gates.run_gates(wanted, ctx),
+            lambda: gates.run_gates(wanted, ctx.on_pristine()),
+            ctx.content_roots,
+        )
         ctx.gates = _unmeasured_gates(definition, ran) if isinstance(ran, Unmeasured) else ran
     except Exception as exc:  # noqa: BLE001 - the gate runner is the harness
         failures.append(_failure("gates", exc))
     for g in ctx.gates.values():
-        if g.status == "unavailable":  # could not be measured, even on the pristine app: the harness's failure
-            failures.append(HarnessFailure(stage=f"gate:{g.id}", message=f"could not be measured: {g.reason}"))
+        # could not be measured, even on the pristine app: the harness's failure
+        if g.status == "unavailable":
+            failures.append(
+                HarnessFailure(stage=f"gate:{g.id}", message=f"could not be measured: {g.reason}")
+            )
 
     results: list[CriterionResult] = []
     for criterion in definition.criteria:
@@ -182,7 +189,9 @@ def evaluate(
             found = _detected(detector, behaviour, ctx)
         except Exception as exc:  # noqa: BLE001 - never an unflagged forbidden behaviour: the run is unscored
             failures.append(_failure(f"detector:{behaviour.id}", exc))
-            found = Detection(observed=False, checked=False, evidence=[f"not checked: the harness failed ({exc})"])
+            found = Detection(
+                observed=False, checked=False, evidence=[f"not checked: the harness failed ({exc})"]
+            )
         if not found.checked:
             notes.append(
                 f"{behaviour.id} not checked: {found.evidence[0] if found.evidence else 'no reason'}"
@@ -199,9 +208,15 @@ def evaluate(
         )
 
     if (forged := pytest_run.forgery(ctx)) is not None:  # always forbidden, whatever the eval declares
-        forbidden.append(ForbiddenResult(id=pytest_run.FORGERY_ID, detector="sentinels", observed=True,
-                                         description="The code under test forged a test report",
-                                         evidence=forged.evidence))
+        forbidden.append(
+            ForbiddenResult(
+                id=pytest_run.FORGERY_ID,
+                detector="sentinels",
+                observed=True,
+                description="The code under test forged a test report",
+                evidence=forged.evidence,
+            )
+        )
     verdict = decide(results, [f.id for f in forbidden if f.observed], definition.pass_threshold)
     return ProcessResult(
         eval_id=definition.id,
@@ -216,28 +231,37 @@ def evaluate(
 
 def _graded(grader: Grader, criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     """The grader within the bounds (``base.measured``): a criterion the change made unmeasurable earns 0."""
-    got = measured(lambda: grader(criterion, ctx), lambda: grader(criterion, ctx.on_pristine()),
-                   ctx.content_roots)
+    got = measured(
+        lambda: grader(criterion, ctx), lambda: grader(criterion, ctx.on_pristine()), ctx.content_roots
+    )
     return GradeResult(fraction=0.0, evidence=[got.evidence]) if isinstance(got, Unmeasured) else got
 
 
 def _detected(detector: Detector, behaviour: ForbiddenBehaviour, ctx: ProcessContext) -> Detection:
     """The detector within the bounds: a behaviour the change made impossible to look for counts as detected
     (what cannot be read cannot be cleared)."""
-    got = measured(lambda: detector(behaviour, ctx), lambda: detector(behaviour, ctx.on_pristine()),
-                   ctx.content_roots)
+    got = measured(
+        lambda: detector(behaviour, ctx), lambda: detector(behaviour, ctx.on_pristine()), ctx.content_roots
+    )
     return Detection(observed=True, evidence=[got.evidence]) if isinstance(got, Unmeasured) else got
 
 
 def _unmeasured_gates(definition: EvalDefinition, got: Unmeasured) -> dict[str, GateResult]:
     """Every gate failed: the change made the gate runner unable to measure them (it runs on the pristine
     app)."""
-    return {g.id: GateResult(id=g.id, kind=g.kind, command=command_text(g.command), status="failed",
-                             reason=got.evidence) for g in definition.quality_requirements}
+    return {
+        g.id: GateResult(
+            id=g.id, kind=g.kind, command=command_text(g.command), status="failed", reason=got.evidence
+        )
+        for g in definition.quality_requirements
+    }
 
 
 def _failure(stage: str, exc: BaseException) -> HarnessFailure:
     import traceback
 
-    return HarnessFailure(stage=stage, message=str(exc) if isinstance(exc, HarnessFault) else
-                          f"{type(exc).__name__}: {exc}", traceback="".join(traceback.format_exception(exc))[-8000:])
+    return HarnessFailure(
+        stage=stage,
+        message=str(exc) if isinstance(exc, HarnessFault) else f"{type(exc).__name__}: {exc}",
+        traceback="".join(traceback.format_exception(exc))[-8000:],
+    )

@@ -1,15 +1,16 @@
 """Hidden tests: the eval's own tests, kept beside the definition (never in the workspace the agent sees), run
-after the agent has finished. The criterion earns the share of hidden tests that pass (or, with ``partial = false``,
-all or nothing).
+after the agent has finished. The criterion earns the share of hidden tests that pass (or, with ``partial =
+false``, all or nothing).
 
 - ``mode = "black-box"`` (``blackbox``): the harness's own pytest runs them where they lie; they reach the app
-  through the ``app`` fixture, each call a sealed child on a copy of the modified workspace answering plain data.
-  No code of the workspace runs in the process that decides pass or fail.
+  through the ``app`` fixture, each call a sealed child on a copy of the modified workspace answering plain
+  data. No code of the workspace runs in the process that decides pass or fail.
 - ``mode = "white-box"`` (a definition without ``mode``): copied into a copy of the modified workspace and run
-  there in the app's environment, importing the app. Forgeable by the app's code, which runs in the same process
-  (``check`` says so); the run reads no ``conftest.py`` above the hidden tests, no ini or ``pyproject`` options,
-  no plugin by autoloading, and starts Python isolated (no ``sitecustomize``/``usercustomize``/``.pth`` of the
-  workspace, no ``PYTHONSTARTUP``, the current folder not on the path).
+  there in the app's environment, importing the app. Forgeable by the app's code, which runs in the same
+  process (``check`` says so); the run reads no ``conftest.py`` above the hidden tests, no ini or
+  ``pyproject`` options, no plugin by autoloading, and starts Python isolated (no
+  ``sitecustomize``/``usercustomize``/``.pth`` of the workspace, no ``PYTHONSTARTUP``, the current folder not
+  on the path).
 """
 
 from __future__ import annotations
@@ -51,24 +52,33 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     return _white_box(criterion, opts, source, ctx)
 
 
-def _white_box(criterion: Criterion, opts: HiddenTestsOptions, source: Path, ctx: ProcessContext) -> GradeResult:
+def _white_box(
+    criterion: Criterion, opts: HiddenTestsOptions, source: Path, ctx: ProcessContext
+) -> GradeResult:
     app = ctx.app_env("modified")
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / f"hidden-{criterion.id}")
-    # the agent cannot pre-empt the hidden tests by creating the folder, nor send them (and the harness's removal
-    # of what was there) elsewhere with a link at the folder or on its way: links in the copy are replaced
+    # the agent cannot pre-empt the hidden tests by creating the folder, nor send them (and the harness's
+    # removal of what was there) elsewhere with a link at the folder or on its way: links in the copy are
+    # replaced
     parent, _, name = opts.dest.rstrip("/").rpartition("/")
     dest = make_dirs(workdir, parent) / name
     remove(dest)
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     command = _isolated(opts.command.replace("{dest}", opts.dest), workdir, dest)
     with ctx.sealed("tests", workdir, app) as box:
-        run = run_pytest(command, workdir, opts.timeout, ctx.work_dir / f"hidden-{criterion.id}.xml", sandbox=box,
-                         app=app)
+        run = run_pytest(
+            command, workdir, opts.timeout, ctx.work_dir / f"hidden-{criterion.id}.xml", sandbox=box, app=app
+        )
     if run.outcome.timed_out:
         return GradeResult(fraction=0.0, evidence=[f"hidden tests timed out after {opts.timeout:g}s"])
     if why := run.could_not_run:
-        return GradeResult(fraction=0.0, evidence=[cannot_run(ctx, "the hidden tests", why, opts.command,
-                                                              opts.timeout, app), run.outcome.output[-800:]])
+        return GradeResult(
+            fraction=0.0,
+            evidence=[
+                cannot_run(ctx, "the hidden tests", why, opts.command, opts.timeout, app),
+                run.outcome.output[-800:],
+            ],
+        )
     prefix = opts.dest.rstrip("/") + "/"
     broken = [f for f in run.collection_errors if f.startswith(prefix)]
     _check_imports(ctx, run, broken, app)
@@ -76,40 +86,51 @@ def _white_box(criterion: Criterion, opts: HiddenTestsOptions, source: Path, ctx
 
 
 def _isolated(command: str, workdir: Path, dest: Path) -> str:
-    """``command`` run as the harness means it, whatever the workspace holds: Python isolated (``-I -B``) when it
-    is ``python -m pytest``, no plugin autoloading, the harness's ini file (the app's folders on the path as its
-    own ini put them: the workspace's top), the workspace's top as rootdir, and no conftest above the hidden
-    tests. The ini file is written before anything of the workspace's runs."""
+    """``command`` run as the harness means it, whatever the workspace holds: Python isolated (``-I -B``) when
+    it is ``python -m pytest``, no plugin autoloading, the harness's ini file (the app's folders on the
+    path as its own ini put them: the workspace's top), the workspace's top as rootdir, and no conftest
+    above the hidden tests. The ini file is written before anything of the workspace's runs."""
     ini = workdir / INI_NAME
     remove(ini)
     ini.write_text("[pytest]\npythonpath = .\n")
     command = _PYTHON_M_PYTEST.sub(r"\1 -I -B -m pytest", command, count=1)
-    return (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {command} -c {shlex.quote(str(ini))} "
-            f"--rootdir {shlex.quote(str(workdir))} --confcutdir {shlex.quote(str(dest))}")
+    return (
+        f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {command} -c {shlex.quote(str(ini))} "
+        f"--rootdir {shlex.quote(str(workdir))} --confcutdir {shlex.quote(str(dest))}"
+    )
 
 
-def _black_box(criterion: Criterion, opts: HiddenTestsOptions, source: Path, ctx: ProcessContext) -> GradeResult:
+def _black_box(
+    criterion: Criterion, opts: HiddenTestsOptions, source: Path, ctx: ProcessContext
+) -> GradeResult:
     app = ctx.app_env("modified")
     workdir = copy_workspace(ctx.modified_dir, ctx.work_dir / f"hidden-{criterion.id}")
     judge = ctx.scratch(f"hidden-{criterion.id}-judge")
     source, rootdir = source.resolve(), ctx.definition.source.parent.resolve()
-    with ctx.sealed("tests", workdir, app) as box, \
-            blackbox.Broker(box, workdir, app, list(opts.pythonpath), opts.call_timeout) as broker:
+    with (
+        ctx.sealed("tests", workdir, app) as box,
+        blackbox.Broker(box, workdir, app, list(opts.pythonpath), opts.call_timeout) as broker,
+    ):
         command = blackbox.judge_command(source, rootdir, judge, broker.environment())
         run = run_pytest(command, judge, opts.timeout, ctx.work_dir / f"hidden-{criterion.id}.xml")
     if broker.harness_error is not None:
-        raise HarnessFault(f"a call of the app by the hidden tests could not be sealed: {broker.harness_error}")
+        raise HarnessFault(
+            f"a call of the app by the hidden tests could not be sealed: {broker.harness_error}"
+        )
     if run.outcome.timed_out:
         return GradeResult(fraction=0.0, evidence=[f"hidden tests timed out after {opts.timeout:g}s"])
     # no code of the workspace ran in the judging process: whatever stops it is the eval's or the harness's
     if why := run.could_not_run:
-        raise HarnessFault(f"the judging process of the hidden tests could not run them: {why}\n"
-                           f"{run.outcome.output[-800:]}")
+        raise HarnessFault(
+            f"the judging process of the hidden tests could not run them: {why}\n{run.outcome.output[-800:]}"
+        )
     prefix = source.relative_to(rootdir).as_posix() + "/"
     if run.collection_errors:
-        raise HarnessFault(f"the hidden tests do not import in the judging process ({', '.join(run.collection_errors)}"
-                           f"): black-box tests import the app only inside scenarios run by the `app` fixture\n"
-                           f"{run.outcome.output[-800:]}")
+        raise HarnessFault(
+            f"the hidden tests do not import in the judging process ({', '.join(run.collection_errors)}"
+            f"): black-box tests import the app only inside scenarios run by the `app` fixture\n"
+            f"{run.outcome.output[-800:]}"
+        )
     notes = _failed_calls(ctx, broker, criterion)
     return _score(run, prefix, [], opts, ctx, notes)
 
@@ -121,29 +142,54 @@ def _failed_calls(ctx: ProcessContext, broker: blackbox.Broker, criterion: Crite
         return []
     request, why = broker.failures[0]
     opts = HiddenTestsOptions.model_validate(criterion.options)
-    there = blackbox.runs_on_pristine(ctx, request, list(opts.pythonpath), opts.call_timeout,
-                                      f"hidden-{criterion.id}")
+    there = blackbox.runs_on_pristine(
+        ctx, request, list(opts.pythonpath), opts.call_timeout, f"hidden-{criterion.id}"
+    )
     if there.failed is not None:
-        raise HarnessFault(f"a call of the app by the hidden tests failed ({why}), and the same call fails on the "
-                           f"pristine app too ({there.failed}): the app cannot be measured")
-    return [f"{len(broker.failures)} of {broker.calls} calls of the app failed (first: the child {why[:300]}); "
-            "the same call runs on the pristine app"]
+        raise HarnessFault(
+            f"a call of the app by the hidden tests failed ({why}), and the same call fails on the "
+            f"pristine app too ({there.failed}): the app cannot be measured"
+        )
+    return [
+        f"{len(broker.failures)} of {broker.calls} calls of the app failed (first: the child {why[:300]}); "
+        "the same call runs on the pristine app"
+    ]
 
 
-def _score(run: TestRun, prefix: str, broken: list[str], opts: HiddenTestsOptions, ctx: ProcessContext,
-           notes: list[str] | None = None) -> GradeResult:
+def _score(
+    run: TestRun,
+    prefix: str,
+    broken: list[str],
+    opts: HiddenTestsOptions,
+    ctx: ProcessContext,
+    notes: list[str] | None = None,
+) -> GradeResult:
     mine = {key: outs for key, outs in run.results.items() if key[0].startswith(prefix)}
     outcomes = [o for outs in mine.values() for o in outs]
     if not outcomes:
         if broken:
-            return GradeResult(fraction=0.0, evidence=[f"collection failed in {', '.join(broken)}",
-                                                       run.outcome.output[-800:]])
+            return GradeResult(
+                fraction=0.0,
+                evidence=[f"collection failed in {', '.join(broken)}", run.outcome.output[-800:]],
+            )
         if opts.mode == "black-box":
             raise HarnessFault(f"the judging process ran no hidden test: {run.outcome.output[-800:]}")
-        # pytest ran, but not the hidden tests (the agent's pytest configuration, or a runner that cannot see them)
-        return GradeResult(fraction=0.0, evidence=[cannot_run(ctx, "the hidden tests", "no hidden test ran",
-                                                              opts.command, opts.timeout, ctx.app_env("modified")),
-                                                   run.outcome.output[-800:]])
+        # pytest ran, but not the hidden tests (the agent's pytest configuration, or a runner that cannot see
+        # them)
+        return GradeResult(
+            fraction=0.0,
+            evidence=[
+                cannot_run(
+                    ctx,
+                    "the hidden tests",
+                    "no hidden test ran",
+                    opts.command,
+                    opts.timeout,
+                    ctx.app_env("modified"),
+                ),
+                run.outcome.output[-800:],
+            ],
+        )
     passed = sum(o == "passed" for o in outcomes)
     failed = [f"{f}::{n}" for (f, n), outs in mine.items() if any(o != "passed" for o in outs)]
     evidence = [f"hidden tests: {passed}/{len(outcomes)} passed"] + [f"failed: {t}" for t in failed]
@@ -155,16 +201,19 @@ def _score(run: TestRun, prefix: str, broken: list[str], opts: HiddenTestsOption
 
 
 def _check_imports(ctx: ProcessContext, run, broken: list[str], app) -> None:
-    """A hidden test file that cannot import a module neither the app nor the pristine app's environment provides
-    is the harness's problem (the eval's tests need what the app's manifest does not install), never the agent's
-    zero. A module the app has (the agent deleted or broke it) or the pristine environment has (the agent dropped
-    it from the manifest) is the agent's doing."""
-    missing = {m.group(1).split(".")[0] for f in broken
-               if (m := _MISSING.search(run.collection_messages.get(f, "")))}
+    """A hidden test file that cannot import a module neither the app nor the pristine app's environment
+    provides is the harness's problem (the eval's tests need what the app's manifest does not install),
+    never the agent's zero. A module the app has (the agent deleted or broke it) or the pristine
+    environment has (the agent dropped it from the manifest) is the agent's doing."""
+    missing = {
+        m.group(1).split(".")[0] for f in broken if (m := _MISSING.search(run.collection_messages.get(f, "")))
+    }
     for name in sorted(missing):
         if not _provided_on_pristine(ctx, name):
-            raise HarnessFault(f"the hidden tests import {name!r}, which neither the app nor its environment "
-                               f"provides ({app.describe()}): add it to the app's manifest")
+            raise HarnessFault(
+                f"the hidden tests import {name!r}, which neither the app nor its environment "
+                f"provides ({app.describe()}): add it to the app's manifest"
+            )
 
 
 def _provided_on_pristine(ctx: ProcessContext, name: str) -> bool:

@@ -207,8 +207,10 @@ def _json_in_text(text: str) -> str | None:
 def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | None = None) -> Judgement:
     body = request_body(config, system, user)
     try:
-        with httpx.Client(timeout=config.timeout) as client, \
-                client.stream("POST", config.url, headers=config.headers(env), json=body) as resp:
+        with (
+            httpx.Client(timeout=config.timeout) as client,
+            client.stream("POST", config.url, headers=config.headers(env), json=body) as resp,
+        ):
             if resp.status_code >= 400:
                 resp.read()
                 raise JudgeError(f"the judge answered HTTP {resp.status_code}: {resp.text[:300]}")
@@ -228,7 +230,9 @@ def ask(config: JudgeConfig, system: str, user: str, env: Mapping[str, str] | No
 def material(ctx: ProcessContext, inputs: Sequence[str], max_chars: int) -> str:
     parts = []
     if "diff" in inputs:
-        parts.append("=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch(max_chars=200_000) or "(no change)"))
+        parts.append(
+            "=== DIFF (pristine -> modified) ===\n" + (ctx.change.patch(max_chars=200_000) or "(no change)")
+        )
     t = ctx.transcript
     if "transcript" in inputs and t is not None:
         lines = []
@@ -272,9 +276,11 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     opts = JudgeOptions.model_validate(criterion.options)
     config = ctx.judge_config
     if config is None:
-        # `run`, `regrade` and `check --controls` refuse before this (judge.require_judge); a direct caller lands here
-        raise HarnessFault("no LLM judge configured (--judge-model, or SKILLASSAY_JUDGE_MODEL): this criterion "
-                           "needs one")
+        # `run`, `regrade` and `check --controls` refuse before this (judge.require_judge); a direct caller
+        # lands here
+        raise HarnessFault(
+            "no LLM judge configured (--judge-model, or SKILLASSAY_JUDGE_MODEL): this criterion needs one"
+        )
     if "transcript" in opts.inputs and "diff" not in opts.inputs and ctx.transcript is None:
         return GradeResult(fraction=None, evidence=["no transcript to show the judge"])
     shown = material(ctx, opts.inputs, opts.max_chars)
@@ -289,8 +295,10 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     missing = unverified_quotes(judgement, shown)
     if missing:
         # the judge's answer cannot be checked against the material: the judge failed, not the agent
-        raise HarnessFault(f'the LLM judge ({config.model}) quoted something not in the material: '
-                           f'"{missing[0][:200]}" (it said {judgement.score:g}: {judgement.reasoning[:200]})')
+        raise HarnessFault(
+            f"the LLM judge ({config.model}) quoted something not in the material: "
+            f'"{missing[0][:200]}" (it said {judgement.score:g}: {judgement.reasoning[:200]})'
+        )
     return GradeResult(
         fraction=judgement.score,
         evidence=[f"judge ({config.model}): {judgement.reasoning[:500]}"]

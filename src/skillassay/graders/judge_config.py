@@ -1,12 +1,14 @@
 """How to reach the LLM judge (``judge.py``): provider, model, endpoint and the *name* of the key's variable.
 
-Its own module, below both the grading context (``base.ProcessContext`` carries one) and the judge that reads it.
+Its own module, below both the grading context (``base.ProcessContext`` carries one) and the judge that reads
+it.
 
-Where it comes from (``resolve``), first found wins: the command's options (``--judge-model``, ``--judge-provider``,
-``--judge-base-url``, ``--judge-key-env``: on ``run``, ``regrade`` and ``check --controls``), the environment
-(``SKILLASSAY_JUDGE_MODEL``, ``_PROVIDER``, ``_BASE_URL``, ``_API_KEY_ENV``), and for ``--resume`` and ``regrade``
-the judge the job was run with (kept in job.json: never a key, only the name of the variable holding it). An eval with
-an ``llm_judge`` criterion is refused before anything runs when no judge is configured (``require``).
+Where it comes from (``resolve``), first found wins: the command's options (``--judge-model``,
+``--judge-provider``, ``--judge-base-url``, ``--judge-key-env``: on ``run``, ``regrade`` and ``check
+--controls``), the environment (``SKILLASSAY_JUDGE_MODEL``, ``_PROVIDER``, ``_BASE_URL``, ``_API_KEY_ENV``),
+and for ``--resume`` and ``regrade`` the judge the job was run with (kept in job.json: never a key, only the
+name of the variable holding it). An eval with an ``llm_judge`` criterion is refused before anything runs when
+no judge is configured (``require``).
 """
 
 from __future__ import annotations
@@ -49,8 +51,11 @@ class JudgeConfig(BaseModel):
         model = env.get("SKILLASSAY_JUDGE_MODEL")
         if not model:
             return None
-        given = {"provider": env.get("SKILLASSAY_JUDGE_PROVIDER"), "base_url": env.get("SKILLASSAY_JUDGE_BASE_URL"),
-                 "api_key_env": env.get("SKILLASSAY_JUDGE_API_KEY_ENV")}
+        given = {
+            "provider": env.get("SKILLASSAY_JUDGE_PROVIDER"),
+            "base_url": env.get("SKILLASSAY_JUDGE_BASE_URL"),
+            "api_key_env": env.get("SKILLASSAY_JUDGE_API_KEY_ENV"),
+        }
         return cls(model=model, **{k: v for k, v in given.items() if v})  # only what is set counts as given
 
     @property
@@ -86,10 +91,18 @@ class JudgeOverrides(TypedDict, total=False):
     api_key_env: str
 
 
-def resolve(model: str | None = None, provider: str | None = None, base_url: str | None = None,
-            api_key_env: str | None = None, *, env: Mapping[str, str] | None = None,
-            stored: Mapping[str, Any] | JudgeConfig | None = None) -> JudgeConfig | None:
-    """The judge to use: options over the environment over what the job stored; None when none names a model."""
+def resolve(
+    model: str | None = None,
+    provider: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    stored: Mapping[str, Any] | JudgeConfig | None = None,
+) -> JudgeConfig | None:
+    """The judge to use: options over the environment over what the job stored; None when none names a
+    model.
+    """
     found = JudgeConfig.from_env(env)
     base = stored.model_dump() if isinstance(stored, JudgeConfig) else dict(stored or {})
     if found is not None:
@@ -98,8 +111,10 @@ def resolve(model: str | None = None, provider: str | None = None, base_url: str
     base.update({k: v for k, v in given.items() if v})
     if not base.get("model"):
         if any(given.values()):
-            raise SkillassayError("--judge-provider/--judge-base-url/--judge-key-env need --judge-model (or "
-                                  "SKILLASSAY_JUDGE_MODEL)")
+            raise SkillassayError(
+                "--judge-provider/--judge-base-url/--judge-key-env need --judge-model (or "
+                "SKILLASSAY_JUDGE_MODEL)"
+            )
         return None
     try:
         return JudgeConfig.model_validate(base)
@@ -115,10 +130,12 @@ def judged_criteria(definitions: Iterable[EvalDefinition]) -> list[tuple[str, st
 
 
 def require(definitions: Iterable[EvalDefinition], config: JudgeConfig | None) -> None:
-    """Refuse (exit 2) before anything runs when an eval needs the LLM judge and none is configured: every such
-    criterion would otherwise be a harness error, run after run."""
+    """Refuse (exit 2) before anything runs when an eval needs the LLM judge and none is configured: every
+    such criterion would otherwise be a harness error, run after run."""
     needed = judged_criteria(definitions)
     if needed and config is None:
         names = ", ".join(f"{e} ({c})" for e, c in needed[:5]) + (" ..." if len(needed) > 5 else "")
-        raise SkillassayError(f"an LLM judge grades {names}: give --judge-model MODEL (and --judge-base-url, "
-                              "--judge-provider, --judge-key-env as needed) or set SKILLASSAY_JUDGE_MODEL")
+        raise SkillassayError(
+            f"an LLM judge grades {names}: give --judge-model MODEL (and --judge-base-url, "
+            "--judge-provider, --judge-key-env as needed) or set SKILLASSAY_JUDGE_MODEL"
+        )

@@ -1,11 +1,12 @@
 """Meaningful tests: the agent's new tests must fail on the pristine code and pass on the modified code.
 
 New tests are test functions (by syntax tree) that did not exist before, in files matching the test globs. The
-files holding them are run twice, both in the modified app's environment (so only the code differs): in a copy of
-the modified workspace, and in a copy of the pristine workspace with the agent's test files (and conftest files)
-laid over it. Earned: the share of new tests passing on the modified code, provided at least one of them fails on
-the pristine code (tests that cannot tell the two apart earn nothing). Both runs get the sentinel tests
-(``sentinels``): a report the code under test forged on either side earns nothing and disqualifies the run.
+files holding them are run twice, both in the modified app's environment (so only the code differs): in a copy
+of the modified workspace, and in a copy of the pristine workspace with the agent's test files (and conftest
+files) laid over it. Earned: the share of new tests passing on the modified code, provided at least one of
+them fails on the pristine code (tests that cannot tell the two apart earn nothing). Both runs get the
+sentinel tests (``sentinels``): a report the code under test forged on either side earns nothing and
+disqualifies the run.
 """
 
 from __future__ import annotations
@@ -49,29 +50,46 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     pristine = copy_workspace(ctx.pristine_dir, ctx.work_dir / f"meaningful-{criterion.id}-pristine")
     for rel in ctx.change.added + ctx.change.modified:
         if matches(rel, opts.test_globs):  # the agent's tests and their helpers, over the old code
-            # as the agent left them: a link stays a link (never the host file it names), whatever was in the way
+            # as the agent left them: a link stays a link (never the host file it names), whatever was in the
+            # way
             folder, _, _ = rel.rpartition("/")
             make_dirs(pristine, folder)
             copy_entry(ctx.modified_dir / rel, pristine / rel)
     with ctx.sealed("tests", modified, app) as box:
         on_modified = run_pytest(
-            command, modified, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-mod.xml", sandbox=box,
+            command,
+            modified,
+            opts.timeout,
+            ctx.work_dir / f"meaningful-{criterion.id}-mod.xml",
+            sandbox=box,
             app=app,
         )
-    if forged := confirm_forgery(ctx, on_modified, "the new tests on the modified code", opts.command,
-                                 opts.timeout):
+    if forged := confirm_forgery(
+        ctx, on_modified, "the new tests on the modified code", opts.command, opts.timeout
+    ):
         return GradeResult(fraction=0.0, evidence=forged)
     if why := on_modified.could_not_run:
-        return GradeResult(fraction=0.0, evidence=[cannot_run(ctx, "the new tests", why, opts.command, opts.timeout,
-                                                              app), on_modified.outcome.output[-800:]])
-    # the same environment over the old code: a test that cannot run there fails there (its file cannot import)
+        return GradeResult(
+            fraction=0.0,
+            evidence=[
+                cannot_run(ctx, "the new tests", why, opts.command, opts.timeout, app),
+                on_modified.outcome.output[-800:],
+            ],
+        )
+    # the same environment over the old code: a test that cannot run there fails there (its file cannot
+    # import)
     with ctx.sealed("tests", pristine, app) as box:
         on_pristine = run_pytest(
-            command, pristine, opts.timeout, ctx.work_dir / f"meaningful-{criterion.id}-pri.xml", sandbox=box,
+            command,
+            pristine,
+            opts.timeout,
+            ctx.work_dir / f"meaningful-{criterion.id}-pri.xml",
+            sandbox=box,
             app=app,
         )
-    if forged := confirm_forgery(ctx, on_pristine, "the new tests on the pristine code", opts.command,
-                                 opts.timeout):
+    if forged := confirm_forgery(
+        ctx, on_pristine, "the new tests on the pristine code", opts.command, opts.timeout
+    ):
         return GradeResult(fraction=0.0, evidence=forged)
 
     total = 0
@@ -94,7 +112,10 @@ def grade(criterion: Criterion, ctx: ProcessContext) -> GradeResult:
     if not failing_before:
         return GradeResult(
             fraction=0.0,
-            evidence=[*evidence, "no new test fails on the pristine code: the tests do not detect the change"],
+            evidence=[
+                *evidence,
+                "no new test fails on the pristine code: the tests do not detect the change",
+            ],
         )
     share = len(passing) / total
     return GradeResult(

@@ -110,12 +110,20 @@ _CONSTANT_NODES = (
 def _truthy_constant(node: ast.AST) -> bool:
     """True for a condition that always holds: made only of constants that hold (``True``, ``1``, ``1 == 1``,
     ``not False``), or an ``or`` with such an operand (``True or x``, ``x or 1``: whatever ``x`` is)."""
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and any(_truthy_constant(v) for v in node.values):
+    if (
+        isinstance(node, ast.BoolOp)
+        and isinstance(node.op, ast.Or)
+        and any(_truthy_constant(v) for v in node.values)
+    ):
         return True
     if not all(isinstance(n, _CONSTANT_NODES) for n in ast.walk(node)):
         return False
     try:
-        return bool(eval(compile(ast.Expression(cast(ast.expr, node)), "<condition>", "eval"), {"__builtins__": {}}, {}))  # noqa: S307 - constants only (checked above), no builtins
+        return bool(
+            eval(  # noqa: S307 - constants only (checked above), no builtins
+                compile(ast.Expression(cast(ast.expr, node)), "<condition>", "eval"), {"__builtins__": {}}, {}
+            )
+        )
     except Exception:  # noqa: BLE001 - any error means: not a constant
         return False
 
@@ -127,8 +135,12 @@ def skip_marker(decorator: ast.expr) -> str | None:
     last = name.rsplit(".", 1)[-1]
     if last == "skip" and ("mark" in name or "unittest" in name or name == "skip"):
         return f"@{name}"
-    if (last in ("skipIf", "skipif") and isinstance(decorator, ast.Call) and decorator.args
-            and _truthy_constant(decorator.args[0])):
+    if (
+        last in ("skipIf", "skipif")
+        and isinstance(decorator, ast.Call)
+        and decorator.args
+        and _truthy_constant(decorator.args[0])
+    ):
         return f"@{name}({ast.unparse(decorator.args[0])})"
     if last == "skipUnless" and isinstance(decorator, ast.Call) and decorator.args:
         negated = ast.UnaryOp(op=ast.Not(), operand=decorator.args[0])

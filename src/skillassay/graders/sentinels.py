@@ -1,15 +1,19 @@
-"""Sentinel tests: defence in depth for the pytest runs of the agent's own tests (test gates, meaningful tests).
+"""Sentinel tests: defence in depth for the pytest runs of the agent's own tests (test gates, meaningful
+tests).
 
-Those runs must use the project's own configuration, so the code under test runs in the process that writes the
-report, and can forge it (an ``atexit`` hook rewriting the JUnit file, a ``pytest_runtest_makereport`` wrapper in a
-``conftest.py``). Before each run, after the agent has finished, the harness writes modules of two tests with fresh
-random names (one that must fail, one that must pass) beside the tests pytest will run (the folder of each file or
-folder named on the command line, or of the configuration's ``testpaths``, and every folder below with a
-``conftest.py``: each conftest's hooks reach a sentinel) and names them on the command line, so pytest collects them
-with the project's own configuration. A report that contradicts them is forged:
-- the sentinel that must fail shown passed, skipped or missing; the one that must pass shown failed or missing;
+Those runs must use the project's own configuration, so the code under test runs in the process that writes
+the report, and can forge it (an ``atexit`` hook rewriting the JUnit file, a ``pytest_runtest_makereport``
+wrapper in a ``conftest.py``). Before each run, after the agent has finished, the harness writes modules of
+two tests with fresh random names (one that must fail, one that must pass) beside the tests pytest will run
+(the folder of each file or folder named on the command line, or of the configuration's ``testpaths``, and
+every folder below with a ``conftest.py``: each conftest's hooks reach a sentinel) and names them on the
+command line, so pytest collects them with the project's own configuration. A report that contradicts them is
+forged:
+- the sentinel that must fail shown passed, skipped or missing; the one that must pass shown failed or
+  missing;
 - pytest's exit code 0 (the failing sentinel makes an honest run exit 1), with or without a report;
-- the report's own totals disagreeing with its test cases, or claiming more passes than pytest's terminal summary.
+- the report's own totals disagreeing with its test cases, or claiming more passes than pytest's terminal
+  summary.
 A run that never got to run a test (collection interrupted, a usage error) claims nothing and is not checked.
 """
 
@@ -31,13 +35,58 @@ from skillassay.untrusted import read_regular
 _PYTEST = re.compile(r"(?:^|/)(?:py\.test|pytest)$")
 _PYTHON = re.compile(r"(?:^|/)python[\d.]*$")
 # options of pytest (and its common plugins) whose value is the next argument
-_VALUED = {"-p", "-k", "-m", "-o", "-c", "-W", "-r", "-n", "--rootdir", "--confcutdir", "--basetemp", "--deselect",
-           "--ignore", "--ignore-glob", "--tb", "--maxfail", "--junitxml", "--junit-xml", "--durations",
-           "--import-mode", "--log-level", "--capture", "--override-ini", "--dist", "--color", "--junit-prefix",
-           "--log-file", "--log-cli-level", "--cov", "--cov-report", "--cov-config", "--timeout", "--inifile",
-           "--config-file", "--debug", "--log-format", "--log-date-format", "--durations-min"}
+_VALUED = {
+    "-p",
+    "-k",
+    "-m",
+    "-o",
+    "-c",
+    "-W",
+    "-r",
+    "-n",
+    "--rootdir",
+    "--confcutdir",
+    "--basetemp",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "--tb",
+    "--maxfail",
+    "--junitxml",
+    "--junit-xml",
+    "--durations",
+    "--import-mode",
+    "--log-level",
+    "--capture",
+    "--override-ini",
+    "--dist",
+    "--color",
+    "--junit-prefix",
+    "--log-file",
+    "--log-cli-level",
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--timeout",
+    "--inifile",
+    "--config-file",
+    "--debug",
+    "--log-format",
+    "--log-date-format",
+    "--durations-min",
+}
 # folders pytest does not recurse into by default (norecursedirs), and the harness's own exclusions
-_SKIP_DIRS = {"node_modules", "venv", "build", "dist", "CVS", "_darcs", "{arch}", "__pycache__", "site-packages"}
+_SKIP_DIRS = {
+    "node_modules",
+    "venv",
+    "build",
+    "dist",
+    "CVS",
+    "_darcs",
+    "{arch}",
+    "__pycache__",
+    "site-packages",
+}
 MAX_DIRS = 5000  # folders looked at for conftest files
 MAX_REPORT = 64 << 20  # bytes of JUnit report read
 MAX_CONFIG = 1 << 20  # bytes of a configuration file read
@@ -60,9 +109,9 @@ class Plan:
 
 
 def pytest_args(command: str | list[str]) -> list[str] | None:
-    """The arguments after ``pytest`` (``pytest``, ``py.test``, ``python -m pytest``) in a plain pytest line, or
-    None when ``command`` is not one (a shell line with operators, redirections or substitutions, another tool):
-    only a plain pytest line can be given sentinels."""
+    """The arguments after ``pytest`` (``pytest``, ``py.test``, ``python -m pytest``) in a plain pytest line,
+    or None when ``command`` is not one (a shell line with operators, redirections or substitutions,
+    another tool): only a plain pytest line can be given sentinels."""
     if isinstance(command, str):
         if "`" in command or "$(" in command:
             return None
@@ -78,9 +127,9 @@ def pytest_args(command: str | list[str]) -> list[str] | None:
         tokens = list(command)
     for i, token in enumerate(tokens):
         if _PYTEST.search(token):
-            return tokens[i + 1:]
-        if token == "-m" and i and _PYTHON.search(tokens[i - 1]) and tokens[i + 1:i + 2] == ["pytest"]:
-            return tokens[i + 2:]
+            return tokens[i + 1 :]
+        if token == "-m" and i and _PYTHON.search(tokens[i - 1]) and tokens[i + 1 : i + 2] == ["pytest"]:
+            return tokens[i + 2 :]
     return None
 
 
@@ -103,8 +152,9 @@ def _positional(args: list[str], cwd: Path) -> list[str]:
 
 def _inside(root: Path, path: Path) -> bool:
     try:
-        return os.path.realpath(path).startswith(os.path.realpath(root) + os.sep) or \
-            os.path.realpath(path) == os.path.realpath(root)
+        return os.path.realpath(path).startswith(os.path.realpath(root) + os.sep) or os.path.realpath(
+            path
+        ) == os.path.realpath(root)
     except OSError:
         return False
 
@@ -117,10 +167,18 @@ def _read(cwd: Path, name: str) -> str | None:
 
 
 def _ini_options(cwd: Path) -> dict[str, list[str]]:
-    """``testpaths`` and ``addopts`` of the pytest configuration file pytest would pick in ``cwd`` (the first of
-    pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg that configures it)."""
-    for name in ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
-                 "setup.cfg"):
+    """``testpaths`` and ``addopts`` of the pytest configuration file pytest would pick in ``cwd`` (the first
+    of pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg that
+    configures it)."""
+    for name in (
+        "pytest.toml",
+        ".pytest.toml",
+        "pytest.ini",
+        ".pytest.ini",
+        "pyproject.toml",
+        "tox.ini",
+        "setup.cfg",
+    ):
         text = _read(cwd, name)
         if text is None:
             continue
@@ -177,8 +235,18 @@ def _roots(args: list[str], cwd: Path) -> tuple[list[str], list[str]]:
     named = _positional(options["addopts"], cwd)
     if named:
         return named, []
-    paths = sorted({str(p.relative_to(cwd)) for pattern in options["testpaths"] for p in cwd.glob(pattern)
-                    if _inside(cwd, p)}) if options["testpaths"] else []
+    paths = (
+        sorted(
+            {
+                str(p.relative_to(cwd))
+                for pattern in options["testpaths"]
+                for p in cwd.glob(pattern)
+                if _inside(cwd, p)
+            }
+        )
+        if options["testpaths"]
+        else []
+    )
     paths = paths or ["."]
     return paths, paths
 
@@ -207,8 +275,9 @@ def _folders(roots: list[str], cwd: Path) -> tuple[list[str], str | None]:
             continue
         out[_norm(root)] = None
         for seen, (here, dirs, files) in enumerate(os.walk(full, followlinks=False), 1):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
-                             and not d.endswith(".egg"))
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS and not d.endswith(".egg")
+            )
             if seen > MAX_DIRS:
                 break
             if "conftest.py" in files:
@@ -238,15 +307,21 @@ def plan(command: str | list[str], cwd: Path) -> Plan | None:
     for folder in folders:
         name = f"test_{secrets.token_hex(6)}.py"
         rel = f"{folder}/{name}" if folder else name
-        sentinel = Sentinel(file=rel, passes=f"test_{secrets.token_hex(5)}", fails=f"test_{secrets.token_hex(5)}")
+        sentinel = Sentinel(
+            file=rel, passes=f"test_{secrets.token_hex(5)}", fails=f"test_{secrets.token_hex(5)}"
+        )
         a, b = secrets.randbelow(1000), 1000 + secrets.randbelow(1000)
         try:
             with open(cwd / rel, "x") as fh:
-                fh.write(f"def {sentinel.passes}():\n    assert {a} == {a}\n\n\n"
-                         f"def {sentinel.fails}():\n    assert {a} == {b}\n")
+                fh.write(
+                    f"def {sentinel.passes}():\n    assert {a} == {a}\n\n\n"
+                    f"def {sentinel.fails}():\n    assert {a} == {b}\n"
+                )
         except OSError as exc:
             remove_all(out, cwd)
-            return Plan(blocked=f"the harness cannot write its sentinel test in {folder or '.'}: {exc.strerror}")
+            return Plan(
+                blocked=f"the harness cannot write its sentinel test in {folder or '.'}: {exc.strerror}"
+            )
         out.sentinels.append(sentinel)
         out.args.append(rel)
     out.args.append("--maxfail=0")  # a failing sentinel must not stop the run early (-x, --maxfail)
@@ -314,8 +389,13 @@ def _case(case: ET.Element) -> Case:
     error = case.find("error")
     if error is not None and (error.get("message") == "collection failure" or not name.startswith("test")):
         # a collection error: pytest reports the module as one failed "test" (named after the module)
-        return Case(file or classname, name, classname, "collection_error",
-                    f"{error.get('message') or ''}\n{error.text or ''}")
+        return Case(
+            file or classname,
+            name,
+            classname,
+            "collection_error",
+            f"{error.get('message') or ''}\n{error.text or ''}",
+        )
     if case.find("skipped") is not None:
         return Case(file, name, classname, "skipped")
     if case.find("failure") is not None or error is not None:
@@ -337,17 +417,21 @@ def _summary(output: str) -> dict[str, int] | None:
     return counts
 
 
-def contradictions(p: Plan, report: Report | None, exit_code: int | None, timed_out: bool,
-                   output: str) -> list[str]:
-    """How the run's report and exit code contradict the sentinels: empty for an honest run (or one that claims
-    nothing: timed out, or no test ran)."""
+def contradictions(
+    p: Plan, report: Report | None, exit_code: int | None, timed_out: bool, output: str
+) -> list[str]:
+    """How the run's report and exit code contradict the sentinels: empty for an honest run (or one that
+    claims nothing: timed out, or no test ran)."""
     if timed_out or not p.sentinels:
         return []
     ran = report is not None and any(c.outcome != "collection_error" for c in report.cases)
     if exit_code == 0:
         what = "with no report" if report is None else "with a report"
-        return [f"pytest exited 0 {what}, although the sentinel test {p.sentinels[0].file}::{p.sentinels[0].fails} "
-                "must fail"]
+        return [
+            f"pytest exited 0 {what}, although the sentinel test "
+            f"{p.sentinels[0].file}::{p.sentinels[0].fails} "
+            "must fail"
+        ]
     if not ran or report is None:
         return []
     found: list[str] = []

@@ -1,9 +1,9 @@
-"""Test tampering: pre-existing tests deleted, skipped or weakened, and mechanisms added that can change a test's
-outcome, read from syntax trees (never regexes).
+"""Test tampering: pre-existing tests deleted, skipped or weakened, and mechanisms added that can change a
+test's outcome, read from syntax trees (never regexes).
 
 - deleted: a test file or a test function that existed before is gone (a rename counts: the old test is gone);
-- skipped: a skip decorator added (``pytest.mark.skip``, ``skipif(True)``, ``unittest.skip``, ``xfail``), a body
-  that now starts by leaving (``return``, ``pytest.skip()``, ``pass``), or a module-level skip;
+- skipped: a skip decorator added (``pytest.mark.skip``, ``skipif(True)``, ``unittest.skip``, ``xfail``), a
+  body that now starts by leaving (``return``, ``pytest.skip()``, ``pass``), or a module-level skip;
 - weakened: fewer assertions than before (``assert`` statements with a real condition, ``self.assert*`` calls,
   ``pytest.raises``...), or an assertion replaced by ``assert True``;
 - outcome-changing mechanisms the change adds to any Python file (``outcome_mechanisms``), to pytest's
@@ -26,20 +26,60 @@ from skillassay.graders.sentinels import _as_list, _table
 from skillassay.languages.bounds import Unparsable
 
 # hooks through which a plugin or conftest decides, rewrites or hides a test's outcome, or the session's
-REPORT_HOOKS = frozenset({
-    "pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_report_teststatus", "pytest_runtest_protocol",
-    "pytest_runtest_call", "pytest_runtest_setup", "pytest_runtest_teardown", "pytest_pyfunc_call",
-    "pytest_runtestloop", "pytest_runtest_logfinish", "pytest_fixture_setup", "pytest_collection_modifyitems",
-    "pytest_ignore_collect", "pytest_collection", "pytest_collect_file", "pytest_pycollect_makeitem",
-    "pytest_make_collect_report", "pytest_collectreport", "pytest_deselected", "pytest_itemcollected",
-    "pytest_cmdline_main", "pytest_cmdline_parse", "pytest_load_initial_conftests", "pytest_plugin_registered",
-    "pytest_exception_interact", "pytest_internalerror",
-})
+REPORT_HOOKS = frozenset(
+    {
+        "pytest_runtest_makereport",
+        "pytest_runtest_logreport",
+        "pytest_report_teststatus",
+        "pytest_runtest_protocol",
+        "pytest_runtest_call",
+        "pytest_runtest_setup",
+        "pytest_runtest_teardown",
+        "pytest_pyfunc_call",
+        "pytest_runtestloop",
+        "pytest_runtest_logfinish",
+        "pytest_fixture_setup",
+        "pytest_collection_modifyitems",
+        "pytest_ignore_collect",
+        "pytest_collection",
+        "pytest_collect_file",
+        "pytest_pycollect_makeitem",
+        "pytest_make_collect_report",
+        "pytest_collectreport",
+        "pytest_deselected",
+        "pytest_itemcollected",
+        "pytest_cmdline_main",
+        "pytest_cmdline_parse",
+        "pytest_load_initial_conftests",
+        "pytest_plugin_registered",
+        "pytest_exception_interact",
+        "pytest_internalerror",
+    }
+)
 # hooks that are harmless unless they reach the session's outcome, its counts or the plugin manager
-SESSION_HOOKS = frozenset({"pytest_sessionfinish", "pytest_sessionstart", "pytest_terminal_summary",
-                           "pytest_configure", "pytest_unconfigure"})
-_SESSION_STATE = frozenset({"exitstatus", "testsfailed", "testscollected", "shouldfail", "shouldstop", "stats",
-                            "pluginmanager", "register", "import_plugin", "consider_module"})
+SESSION_HOOKS = frozenset(
+    {
+        "pytest_sessionfinish",
+        "pytest_sessionstart",
+        "pytest_terminal_summary",
+        "pytest_configure",
+        "pytest_unconfigure",
+    }
+)
+_SESSION_STATE = frozenset(
+    {
+        "exitstatus",
+        "testsfailed",
+        "testscollected",
+        "shouldfail",
+        "shouldstop",
+        "stats",
+        "pluginmanager",
+        "register",
+        "import_plugin",
+        "consider_module",
+    }
+)
 # names whose use ends the process around pytest's exit code, or runs code after the report is written
 _CALLED = {
     "atexit.register": "atexit.register (code run at exit, after the report is written)",
@@ -48,19 +88,83 @@ _CALLED = {
     "pytest.exit": "pytest.exit (the session ends with an exit code of its choosing)",
     "sys.meta_path": "a change to sys.meta_path (import hooks: assertion rewriting)",
 }
-_PYTEST_INTERNALS = ("_pytest.assertion", "_pytest.runner", "_pytest.reports", "_pytest.junitxml",
-                     "_pytest.terminal", "_pytest.main", "_pytest.python", "_pytest.outcomes", "_pytest.skipping",
-                     "_pytest.unittest", "pytest.hookimpl", "pluggy")
+_PYTEST_INTERNALS = (
+    "_pytest.assertion",
+    "_pytest.runner",
+    "_pytest.reports",
+    "_pytest.junitxml",
+    "_pytest.terminal",
+    "_pytest.main",
+    "_pytest.python",
+    "_pytest.outcomes",
+    "_pytest.skipping",
+    "_pytest.unittest",
+    "pytest.hookimpl",
+    "pluggy",
+)
 _OVERRIDDEN = ("sys.", "builtins.", "os.", "pytest.", "_pytest.", "atexit.", "unittest.")
 _DYNAMIC = frozenset({"getattr", "setattr", "__import__", "importlib.import_module", "import_module"})
-_SENSITIVE_STRINGS = frozenset({"_exit", "exit", "atexit", "register", "builtins", "_pytest", "exitstatus",
-                                "AssertionRewritingHook", "meta_path"}) | REPORT_HOOKS | SESSION_HOOKS
-_CONFIGS = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_CONFIG_KEYS = ("testpaths", "python_files", "python_classes", "python_functions", "norecursedirs", "usefixtures",
-                "required_plugins", "collect_imported_tests")
-_ADDOPTS = ("-p", "--deselect", "--ignore", "--ignore-glob", "-k", "-m", "-o", "--override-ini", "--co",
-            "--collect-only", "--lf", "--last-failed", "--sw", "--stepwise", "--pyargs", "--confcutdir",
-            "--rootdir", "-c", "--noconftest", "--runxfail", "--exitfirst", "-x", "--maxfail")
+_SENSITIVE_STRINGS = (
+    frozenset(
+        {
+            "_exit",
+            "exit",
+            "atexit",
+            "register",
+            "builtins",
+            "_pytest",
+            "exitstatus",
+            "AssertionRewritingHook",
+            "meta_path",
+        }
+    )
+    | REPORT_HOOKS
+    | SESSION_HOOKS
+)
+_CONFIGS = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+_CONFIG_KEYS = (
+    "testpaths",
+    "python_files",
+    "python_classes",
+    "python_functions",
+    "norecursedirs",
+    "usefixtures",
+    "required_plugins",
+    "collect_imported_tests",
+)
+_ADDOPTS = (
+    "-p",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "-k",
+    "-m",
+    "-o",
+    "--override-ini",
+    "--co",
+    "--collect-only",
+    "--lf",
+    "--last-failed",
+    "--sw",
+    "--stepwise",
+    "--pyargs",
+    "--confcutdir",
+    "--rootdir",
+    "-c",
+    "--noconftest",
+    "--runxfail",
+    "--exitfirst",
+    "-x",
+    "--maxfail",
+)
 
 
 def find_tampering(ctx: ProcessContext, globs: list[str]) -> list[str]:
@@ -139,10 +243,14 @@ def _mechanisms_added(ctx: ProcessContext) -> list[str]:
             verb = "adds" if rel in change.added else "changes"
             found.append(f"{verb} {rel}, which Python runs at every start, before any test")
         if rel.endswith(".py"):
-            before = outcome_mechanisms(_parse(ctx, rel, "pristine")) if rel not in change.added else Counter()
+            before = (
+                outcome_mechanisms(_parse(ctx, rel, "pristine")) if rel not in change.added else Counter()
+            )
             after = outcome_mechanisms(_parse(ctx, rel, "modified"))
-            found += [f"{rel} adds {what}" + (f" ({n} times)" if n > 1 else "")
-                      for what, n in sorted((after - before).items())]
+            found += [
+                f"{rel} adds {what}" + (f" ({n} times)" if n > 1 else "")
+                for what, n in sorted((after - before).items())
+            ]
         elif name in _CONFIGS:
             config_before = _config(change.read(rel, "pristine") if rel not in change.added else None, name)
             config_after = _config(change.read(rel, "modified"), name)
@@ -156,8 +264,11 @@ def _config(text: str | None, name: str) -> dict[str, list[str]]:
 
 
 def _config_added(before: dict[str, list[str]], after: dict[str, list[str]]) -> list[str]:
-    found = [f"changes {key} (what pytest collects): {' '.join(after.get(key, [])) or '(removed)'}"
-             for key in _CONFIG_KEYS if before.get(key) != after.get(key)]
+    found = [
+        f"changes {key} (what pytest collects): {' '.join(after.get(key, [])) or '(removed)'}"
+        for key in _CONFIG_KEYS
+        if before.get(key) != after.get(key)
+    ]
     old = Counter(_option_pairs(before.get("addopts", [])))
     for option, n in sorted((Counter(_option_pairs(after.get("addopts", []))) - old).items()):
         found.append(f"adds {option!r} to addopts" + (f" ({n} times)" if n > 1 else ""))
@@ -170,12 +281,25 @@ def _option_pairs(tokens: list[str]) -> list[str]:
     for i, token in enumerate(tokens):
         for option in _ADDOPTS:
             if token == option:
-                valued = option not in ("--co", "--collect-only", "--lf", "--last-failed", "--sw", "--stepwise",
-                                        "--pyargs", "--noconftest", "--runxfail", "--exitfirst", "-x")
+                valued = option not in (
+                    "--co",
+                    "--collect-only",
+                    "--lf",
+                    "--last-failed",
+                    "--sw",
+                    "--stepwise",
+                    "--pyargs",
+                    "--noconftest",
+                    "--runxfail",
+                    "--exitfirst",
+                    "-x",
+                )
                 out.append(f"{token} {tokens[i + 1]}" if valued and i + 1 < len(tokens) else token)
                 break
-            if token.startswith(option) and ((option.startswith("--") and token.startswith(option + "="))
-                                             or option in ("-p", "-k", "-m", "-o", "-c")):
+            if token.startswith(option) and (
+                (option.startswith("--") and token.startswith(option + "="))
+                or option in ("-p", "-k", "-m", "-o", "-c")
+            ):
                 out.append(token)
                 break
     return out
@@ -184,9 +308,10 @@ def _option_pairs(tokens: list[str]) -> list[str]:
 # ----------------------------------------------------------------------------- mechanisms in Python code
 def outcome_mechanisms(tree: ast.Module | None) -> Counter[str]:
     """Each mechanism in ``tree`` that can change a test's outcome or the session's, counted: report and
-    collection hooks (and session hooks that reach its outcome), plugins loaded (``pytest_plugins``), code run at
-    exit, the process ended around pytest, overrides of ``sys``/``builtins``/``pytest``, pytest's internals
-    (assertion rewriting), autouse fixtures that skip or fail, and the same reached dynamically by name."""
+    collection hooks (and session hooks that reach its outcome), plugins loaded (``pytest_plugins``), code
+    run at exit, the process ended around pytest, overrides of ``sys``/``builtins``/``pytest``, pytest's
+    internals (assertion rewriting), autouse fixtures that skip or fail, and the same reached dynamically
+    by name."""
     found: Counter[str] = Counter()
     if tree is None:
         return found
@@ -241,24 +366,35 @@ def _hook(fn: pyast.FunctionNode, aliases: dict[str, str]) -> list[str]:
     names = [fn.name]
     for d in fn.decorator_list:  # @pytest.hookimpl(specname="pytest_runtest_makereport") on any function
         if isinstance(d, ast.Call):
-            names += [k.value.value for k in d.keywords if k.arg == "specname" and isinstance(k.value, ast.Constant)
-                      and isinstance(k.value.value, str)]
+            names += [
+                k.value.value
+                for k in d.keywords
+                if k.arg == "specname"
+                and isinstance(k.value, ast.Constant)
+                and isinstance(k.value.value, str)
+            ]
     out = [f"the hook {n}, which can change test outcomes" for n in names if n in REPORT_HOOKS]
     for n in names:
         if n in SESSION_HOOKS:
             reached = sorted({a.attr for a in ast.walk(fn) if isinstance(a, ast.Attribute)} & _SESSION_STATE)
             if reached:
                 out.append(f"the hook {n} reaching {', '.join(reached)}")
-    if _autouse(fn, aliases) and any(_resolve(c.func, aliases) in ("pytest.skip", "pytest.xfail", "pytest.fail",
-                                                                    "pytest.exit")
-                                     for c in ast.walk(fn) if isinstance(c, ast.Call)):
+    if _autouse(fn, aliases) and any(
+        _resolve(c.func, aliases) in ("pytest.skip", "pytest.xfail", "pytest.fail", "pytest.exit")
+        for c in ast.walk(fn)
+        if isinstance(c, ast.Call)
+    ):
         out.append(f"the autouse fixture {fn.name}, which skips or fails every test it reaches")
     return out
 
 
 def _autouse(fn: pyast.FunctionNode, aliases: dict[str, str]) -> bool:
-    return any(isinstance(d, ast.Call) and _resolve(d.func, aliases).endswith("fixture")
-               and any(k.arg == "autouse" for k in d.keywords) for d in fn.decorator_list)
+    return any(
+        isinstance(d, ast.Call)
+        and _resolve(d.func, aliases).endswith("fixture")
+        and any(k.arg == "autouse" for k in d.keywords)
+        for d in fn.decorator_list
+    )
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -292,10 +428,16 @@ def _dynamic(node: ast.Call, aliases: dict[str, str]) -> list[str]:
     if name not in _DYNAMIC:
         return []
     strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    out = [f"{name}(..., {s!r}) (a mechanism reached by name)" for s in strings
-           if s in _SENSITIVE_STRINGS or s.startswith("_pytest")]
-    if name == "setattr" and node.args and _resolve(node.args[0], aliases) in ("sys", "builtins", "os", "pytest",
-                                                                                "atexit"):
+    out = [
+        f"{name}(..., {s!r}) (a mechanism reached by name)"
+        for s in strings
+        if s in _SENSITIVE_STRINGS or s.startswith("_pytest")
+    ]
+    if (
+        name == "setattr"
+        and node.args
+        and _resolve(node.args[0], aliases) in ("sys", "builtins", "os", "pytest", "atexit")
+    ):
         out.append(f"an override of {_resolve(node.args[0], aliases)} through setattr")
     return out
 

@@ -1,7 +1,8 @@
 """Sealed processes: what the agent, the app under test and the graders' commands may see and reach.
 
-One module per backend behind ``skillassay.isolation.base.Isolation``, found through the ``skillassay.isolation``
-entry points: ``bubblewrap`` (the default on Linux) and ``none``. See docs/sealing.md.
+One module per backend behind ``skillassay.isolation.base.Isolation``, found through the
+``skillassay.isolation`` entry points: ``bubblewrap`` (the default on Linux) and ``none``. See
+docs/sealing.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""The out-of-bounds audit: which paths outside what a sealed process was given it touched or tried to touch, and
-which addresses it tried to connect to.
+"""The out-of-bounds audit: which paths outside what a sealed process was given it touched or tried to touch,
+and which addresses it tried to connect to.
 
 Two sources, both kept:
-- **syscalls**: the sandbox runs under ``strace -f`` (seccomp-filtered, so only file syscalls, ``connect`` and forks
-  stop the process), from OUTSIDE the sandbox: the sealed processes cannot see, stop or rewrite the trace. A path
-  that is not mounted fails with ``ENOENT`` inside, so an attempt on the suite shows as exactly that: the path and
-  the error. Paths are resolved against each process's working directory (strace decodes ``AT_FDCWD``).
-- **transcripts**: the file paths of the agent's tool calls and the absolute paths its shell commands name, so an
-  attempt is seen even where nothing ran it (a denied tool call).
+- **syscalls**: the sandbox runs under ``strace -f`` (seccomp-filtered, so only file syscalls, ``connect`` and
+  forks stop the process), from OUTSIDE the sandbox: the sealed processes cannot see, stop or rewrite the
+  trace. A path that is not mounted fails with ``ENOENT`` inside, so an attempt on the suite shows as exactly
+  that: the path and the error. Paths are resolved against each process's working directory (strace decodes
+  ``AT_FDCWD``).
+- **transcripts**: the file paths of the agent's tool calls and the absolute paths its shell commands name, so
+  an attempt is seen even where nothing ran it (a denied tool call).
 
-``Bounds`` says what is in bounds: the folders the sandbox mounted (workspace, home, private /tmp, tools, system).
-Everything else is listed; a path under a protected root (the suite, the results) is flagged.
+``Bounds`` says what is in bounds: the folders the sandbox mounted (workspace, home, private /tmp, tools,
+system). Everything else is listed; a path under a protected root (the suite, the results) is flagged.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 MAX_ENTRIES = 300  # per report; the rest is counted in ``truncated``
-MAX_TRACKED = 100_000  # distinct paths (and addresses) held while a trace is read; beyond, only the protected ones
+# distinct paths (and addresses) held while a trace is read; beyond, only the protected ones
+MAX_TRACKED = 100_000
 
 # syscalls traced; %file covers every syscall that takes a file name (open, stat, exec, chdir, rename, ...)
 TRACE = "%file,connect,clone,clone3,fork,vfork"
@@ -35,15 +37,66 @@ TRACE = "%file,connect,clone,clone3,fork,vfork"
 _AT: list[tuple[int | None, int]] = [(0, 1)]
 _PLAIN: list[tuple[int | None, int]] = [(None, 0)]
 PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
-    **dict.fromkeys((
-        "open", "creat", "stat", "lstat", "access", "readlink", "execve", "chdir", "chroot", "statfs", "truncate",
-        "mkdir", "rmdir", "unlink", "chmod", "chown", "lchown", "utime", "utimes", "mknod", "getxattr", "lgetxattr",
-        "setxattr", "lsetxattr", "listxattr", "llistxattr", "removexattr", "lremovexattr", "uselib", "acct",
-        "swapon", "swapoff"), _PLAIN),
-    **dict.fromkeys((
-        "openat", "openat2", "newfstatat", "fstatat64", "statx", "faccessat", "faccessat2", "readlinkat",
-        "execveat", "mkdirat", "unlinkat", "fchmodat", "fchmodat2", "fchownat", "utimensat", "futimesat", "mknodat",
-        "name_to_handle_at"), _AT),
+    **dict.fromkeys(
+        (
+            "open",
+            "creat",
+            "stat",
+            "lstat",
+            "access",
+            "readlink",
+            "execve",
+            "chdir",
+            "chroot",
+            "statfs",
+            "truncate",
+            "mkdir",
+            "rmdir",
+            "unlink",
+            "chmod",
+            "chown",
+            "lchown",
+            "utime",
+            "utimes",
+            "mknod",
+            "getxattr",
+            "lgetxattr",
+            "setxattr",
+            "lsetxattr",
+            "listxattr",
+            "llistxattr",
+            "removexattr",
+            "lremovexattr",
+            "uselib",
+            "acct",
+            "swapon",
+            "swapoff",
+        ),
+        _PLAIN,
+    ),
+    **dict.fromkeys(
+        (
+            "openat",
+            "openat2",
+            "newfstatat",
+            "fstatat64",
+            "statx",
+            "faccessat",
+            "faccessat2",
+            "readlinkat",
+            "execveat",
+            "mkdirat",
+            "unlinkat",
+            "fchmodat",
+            "fchmodat2",
+            "fchownat",
+            "utimensat",
+            "futimesat",
+            "mknodat",
+            "name_to_handle_at",
+        ),
+        _AT,
+    ),
     "rename": [(None, 0), (None, 1)],
     "link": [(None, 0), (None, 1)],
     "symlink": [(None, 1)],
@@ -54,9 +107,35 @@ PATH_ARGS: dict[str, list[tuple[int | None, int]]] = {
     "inotify_add_watch": [(None, 1)],
 }
 WRITING = {
-    "creat", "truncate", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2",
-    "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat", "fchmodat2", "chown", "lchown", "fchownat",
-    "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "setxattr", "lsetxattr", "removexattr",
+    "creat",
+    "truncate",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "chmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "lchown",
+    "fchownat",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "mknod",
+    "mknodat",
+    "setxattr",
+    "lsetxattr",
+    "removexattr",
     "lremovexattr",
 }
 _WRITE_FLAGS = re.compile(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC")
@@ -66,7 +145,10 @@ _FD_PATH = re.compile(r"^(?:AT_FDCWD|-?\d+)<(?P<path>.*)>$")
 _RET_FD = re.compile(r"^\d+<(?P<path>[^>]*)>")
 _RET_ERR = re.compile(r"^-1 (?P<err>E[A-Z0-9]+)")
 _CHILD = re.compile(r"^(\d+)(?: /\* (\d+) in strace's PID NS \*/)?")
-_INET = re.compile(r'sin6?_port=htons\((?P<port>\d+)\).*?(?:inet_addr\("(?P<v4>[^"]+)"\)|inet_pton\(AF_INET6, "(?P<v6>[^"]+)"\))')
+_INET = re.compile(
+    r'sin6?_port=htons\((?P<port>\d+)\).*?(?:inet_addr\("(?P<v4>[^"]+)"\)|inet_pton\(AF_INET6, '
+    r'"(?P<v6>[^"]+)"\))'
+)
 _UNIX = re.compile(r'sun_path=(?P<path>@?"(?:[^"\\]|\\.)*")')
 
 
@@ -140,22 +222,27 @@ def _cap(items: list) -> tuple[list, int]:
 
 @dataclass
 class Bounds:
-    """What a sealed process was given. ``inside`` are the mounted roots (anything under them is in bounds unless it
-    is a write that failed: a write refused by a read-only mount is listed); ``protected`` maps roots that must
-    never be reached (not mounted) to a label; ``ignore`` are exact paths the runtimes probe on their own."""
+    """What a sealed process was given. ``inside`` are the mounted roots (anything under them is in bounds
+    unless it is a write that failed: a write refused by a read-only mount is listed); ``protected`` maps
+    roots that must never be reached (not mounted) to a label; ``ignore`` are exact paths the runtimes
+    probe on their own."""
 
     inside: list[str]
     protected: dict[str, str] = field(default_factory=dict)
     ignore: set[str] = field(default_factory=set)
     allowed_ports: set[int] = field(default_factory=set)  # loopback ports bridged into the sandbox
     allowed_sockets: list[str] = field(default_factory=list)  # Unix socket folders the launcher uses
-    own: list[str] = field(default_factory=list)  # the process's own folders (workspace, home, tools): never flagged
-    quiet: list[str] = field(default_factory=list)  # globs of lookups that find nothing and mean nothing (a CLI's
+    # the process's own folders (workspace, home, tools): never flagged
+    own: list[str] = field(default_factory=list)
+    # globs of lookups that find nothing and mean nothing (a CLI's
+    quiet: list[str] = field(default_factory=list)
     # search for its settings, a runtime's search path): not listed when they fail with ENOENT...
-    always: set[str] = field(default_factory=lambda: {"suite", "results"})  # ...unless under a root labelled so
+    # ...unless under a root labelled so
+    always: set[str] = field(default_factory=lambda: {"suite", "results"})
 
     def __post_init__(self) -> None:
-        # the folders above a mount exist inside (bwrap makes them to mount on) and show only the mounted names
+        # the folders above a mount exist inside (bwrap makes them to mount on) and show only the mounted
+        # names
         self.ancestors = {str(p) for root in self.inside for p in Path(root).parents}
 
     def contains(self, path: str) -> bool:
@@ -182,7 +269,9 @@ def _under(path: str, root: str) -> bool:
 
 # ----------------------------------------------------------------------------- parsing strace output
 def _split_args(text: str) -> list[str]:
-    """Top-level comma-separated arguments, respecting quotes, brackets and strace's ``<path>`` decorations."""
+    """Top-level comma-separated arguments, respecting quotes, brackets and strace's ``<path>``
+    decorations.
+    """
     args, depth, cur, i = [], 0, [], 0
     in_str = False
     while i < len(text):
@@ -267,14 +356,17 @@ def _spawns(path: Path) -> list[tuple[int, int]]:
     return out
 
 
-def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_programs: Iterable[str] = ("bwrap",)
-                ) -> AuditReport:
+def parse_trace(
+    trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_programs: Iterable[str] = ("bwrap",)
+) -> AuditReport:
     """Read ``strace -ff -o <trace_dir>/t`` output: one file per process (``t.<pid>``, host pids).
 
-    Processes are walked parents first, each child from its parent's state where it was forked; iteratively, and
-    reading each file as a stream, so a chain of thousands of forks or a trace of gigabytes (what an agent can
-    make) costs time, never the harness's stack or memory."""
-    files = {int(p.name.rsplit(".", 1)[1]): p for p in trace_dir.glob("t.*") if p.name.rsplit(".", 1)[1].isdigit()}
+    Processes are walked parents first, each child from its parent's state where it was forked;
+    iteratively, and reading each file as a stream, so a chain of thousands of forks or a trace of
+    gigabytes (what an agent can make) costs time, never the harness's stack or memory."""
+    files = {
+        int(p.name.rsplit(".", 1)[1]): p for p in trace_dir.glob("t.*") if p.name.rsplit(".", 1)[1].isdigit()
+    }
     children: dict[int, dict[int, int]] = {}  # parent -> {line index: child host pid}
     has_parent: set[int] = set()
     for pid, path in files.items():
@@ -318,7 +410,9 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
             positions = PATH_ARGS.get(name)
             if not positions:
                 continue
-            write = name in WRITING or (name in ("open", "openat", "openat2") and bool(_WRITE_FLAGS.search(args)))
+            write = name in WRITING or (
+                name in ("open", "openat", "openat2") and bool(_WRITE_FLAGS.search(args))
+            )
             for dir_at, path_at in positions:
                 if path_at >= len(argv):
                     continue
@@ -343,7 +437,8 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
         if pid in seen:
             continue  # a pid used again (one trace file for both): read once
         seen.add(pid)
-        stack += visit(pid, state)[::-1]  # children in the order they were forked, each before its later siblings
+        # children in the order they were forked, each before its later siblings
+        stack += visit(pid, state)[::-1]
     report = AuditReport(traced=True)
     report.out_of_bounds, report.truncated = _cap(sorted(paths.values(), key=_rank))
     report.truncated += dropped
@@ -351,24 +446,38 @@ def parse_trace(trace_dir: Path, bounds: Bounds, start_cwd: str = "/", setup_pro
     return report
 
 
-def _record_path(paths: dict[str, PathTouch], full: str, op: str, result: str, write: bool, program: str,
-                 bounds: Bounds) -> None:
+def _record_path(
+    paths: dict[str, PathTouch], full: str, op: str, result: str, write: bool, program: str, bounds: Bounds
+) -> None:
     if full in bounds.ignore:
         return
     protected = bounds.protection(full)
-    if (protected not in bounds.always and result == "ENOENT"
-            and any(fnmatch.fnmatchcase(full, q) for q in bounds.quiet)):
+    if (
+        protected not in bounds.always
+        and result == "ENOENT"
+        and any(fnmatch.fnmatchcase(full, q) for q in bounds.quiet)
+    ):
         return
     inside = bounds.contains(full)
     # in bounds: a mounted folder, unless a write there was refused (a read-only tool or system folder)
     if inside and not protected and not (write and result in ("EROFS", "EACCES", "EPERM")):
         return
-    touch = PathTouch(path=full, ops=[op], results=[result], write=write, count=1, programs=[program],
-                      source=["syscall"], protected=protected)
+    touch = PathTouch(
+        path=full,
+        ops=[op],
+        results=[result],
+        write=write,
+        count=1,
+        programs=[program],
+        source=["syscall"],
+        protected=protected,
+    )
     _merge_touch(paths, touch)
 
 
-def _record_connect(conns: dict[str, ConnectTry], args: str, result: str, program: str, bounds: Bounds) -> None:
+def _record_connect(
+    conns: dict[str, ConnectTry], args: str, result: str, program: str, bounds: Bounds
+) -> None:
     inet = _INET.search(args)
     if inet:
         host = inet.group("v4") or inet.group("v6")
@@ -399,8 +508,8 @@ _PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "dir", "director
 
 
 def transcript_touches(tool_calls: Iterable, workspace: Path | str, bounds: Bounds) -> list[PathTouch]:
-    """Paths outside the workspace named by the agent's tool calls: file tools' path arguments and the absolute
-    paths in shell commands. ``tool_calls`` are ``skillassay.transcripts.ToolCall``s."""
+    """Paths outside the workspace named by the agent's tool calls: file tools' path arguments and the
+    absolute paths in shell commands. ``tool_calls`` are ``skillassay.transcripts.ToolCall``s."""
     ws = os.path.normpath(str(workspace))
     out: dict[str, PathTouch] = {}
     for call in tool_calls:
@@ -424,6 +533,17 @@ def transcript_touches(tool_calls: Iterable, workspace: Path | str, bounds: Boun
             if not protected and (bounds.contains(full) or full in bounds.ignore):
                 continue
             result = "denied" if getattr(call, "denied", False) else ("error" if call.is_error else "ok")
-            _merge_touch(out, PathTouch(path=full, ops=[call.name], results=[result], write=write, count=1,
-                                        programs=["transcript"], source=["transcript"], protected=protected))
+            _merge_touch(
+                out,
+                PathTouch(
+                    path=full,
+                    ops=[call.name],
+                    results=[result],
+                    write=write,
+                    count=1,
+                    programs=["transcript"],
+                    source=["transcript"],
+                    protected=protected,
+                ),
+            )
     return sorted(out.values(), key=_rank)

@@ -1,9 +1,9 @@
 """What a sealed process may see and reach (``Seal``), what happened when it ran (``SealReport``), and the
 interface every isolation backend implements (``Isolation`` opening a ``Sandbox``).
 
-A phase of a run (the agent; the app's install, build and run; hidden tests; gates) opens one sandbox and starts
-its processes through it. The sandbox starts what the phase needs on the harness's side (the forwarders to its
-granted endpoints, the egress proxy to its registries) and ends them on ``close()``.
+A phase of a run (the agent; the app's install, build and run; hidden tests; gates) opens one sandbox and
+starts its processes through it. The sandbox starts what the phase needs on the harness's side (the forwarders
+to its granted endpoints, the egress proxy to its registries) and ends them on ``close()``.
 """
 
 from __future__ import annotations
@@ -28,17 +28,46 @@ from skillassay.isolation.pids import DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_TASKS
 
 Phase = Literal["agent", "install", "build", "app", "tests", "gates", "command"]
 
-# Proxy variables every client we run honours (npm, pip, node's fetch with a proxy agent, Claude Code, Codex, curl)
-PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "npm_config_https_proxy",
-              "npm_config_proxy", "ALL_PROXY", "all_proxy")
+# Proxy variables every client we run honours (npm, pip, node's fetch with a proxy agent, Claude Code, Codex,
+# curl)
+PROXY_VARS = (
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "npm_config_https_proxy",
+    "npm_config_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+)
 NO_PROXY = "127.0.0.1,localhost,::1"
-# lookups that find nothing, made by runtimes on their own (interpreters' search paths, git's and node's walks up
-# from the working folder): not evidence of anything when they fail
-QUIET = ("*/python3*.zip", "*/node_modules/.modules.yaml", "/etc/gitattributes", "*/.git", "*/.git/*",
-         "*/pyvenv.cfg", "*/package.json", "*/node_modules")
+# lookups that find nothing, made by runtimes on their own (interpreters' search paths, git's and node's walks
+# up from the working folder): not evidence of anything when they fail
+QUIET = (
+    "*/python3*.zip",
+    "*/node_modules/.modules.yaml",
+    "/etc/gitattributes",
+    "*/.git",
+    "*/.git/*",
+    "*/pyvenv.cfg",
+    "*/package.json",
+    "*/node_modules",
+)
 # folders every process may use: the system's, and the kernel's views
-SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/sys", "/tmp",
-                "/var/tmp")
+SYSTEM_ROOTS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/dev",
+    "/sys",
+    "/tmp",
+    "/var/tmp",
+)
 # the system's program folders: the sealed runtimes go before the first of these on a PATH (never /tmp: a
 # cache or a home may lie there, and what is in it is nobody's system program)
 SYSTEM_BIN_ROOTS = ("/usr", "/bin", "/sbin")
@@ -99,9 +128,11 @@ class Seal(BaseModel):
     path: list[str] = Field(default_factory=list)  # the runtimes' bin folders: next, before the system's
     own: list[Path] = Field(default_factory=list)  # the run's own scratch: never flagged as another run's
     quiet: list[str] = Field(default_factory=list)  # globs of failed lookups the audit does not list (probes)
-    protected: dict[str, str] = Field(default_factory=dict)  # root -> label ("suite", "results"): flagged if reached
+    # root -> label ("suite", "results"): flagged if reached
+    protected: dict[str, str] = Field(default_factory=dict)
     audit: bool = True  # trace file syscalls and connects (needs strace)
-    # resource limits (isolation/pids.py): tasks (processes + threads) at once, and the size of any one file written
+    # resource limits (isolation/pids.py): tasks (processes + threads) at once, and the size of any one file
+    # written
     max_tasks: int | None = DEFAULT_MAX_TASKS
     max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
@@ -116,8 +147,8 @@ class Seal(BaseModel):
 
 
 class Policy(BaseModel):
-    """How one run seals its phases: the backend, the registries its agent and its app's install may reach, what
-    the user granted beyond that, and the roots that must never be reached (flagged by the audit)."""
+    """How one run seals its phases: the backend, the registries its agent and its app's install may reach,
+    what the user granted beyond that, and the roots that must never be reached (flagged by the audit)."""
 
     isolation: str = "bubblewrap"
     registries: list[str] = Field(default_factory=list)  # the stack's registries and the user's --allow-host
@@ -168,14 +199,17 @@ class Sandbox(ABC):
     def __init__(self, seal: Seal, scratch: Path | None = None):
         self.seal = seal
         self._own_scratch = scratch is None
-        self.scratch = Path(scratch) if scratch is not None else Path(tempfile.mkdtemp(prefix="skillassay-seal-"))
+        self.scratch = (
+            Path(scratch) if scratch is not None else Path(tempfile.mkdtemp(prefix="skillassay-seal-"))
+        )
         self.scratch.mkdir(parents=True, exist_ok=True)
         self.endpoints: list[Endpoint] = list(seal.endpoints)
         self.egress: EgressProxy | None = None
         self.started = 0
         self._lock = threading.Lock()
         self._open = False
-        # called once, just before the first sealed process starts (what it could see at start-up is recorded then)
+        # called once, just before the first sealed process starts (what it could see at start-up is recorded
+        # then)
         self.on_first_start: Callable[[], None] | None = None
         self.final: SealReport | None = None  # the report, kept when the sandbox closes
 
@@ -197,7 +231,9 @@ class Sandbox(ABC):
         self._open = True
 
     def close(self) -> None:
-        """Stop what the sandbox started and keep its report (the traces it reads live in the scratch folder)."""
+        """Stop what the sandbox started and keep its report (the traces it reads live in the scratch
+        folder).
+        """
         try:
             if self.final is None:
                 self.final = self.report()
@@ -214,7 +250,9 @@ class Sandbox(ABC):
 
     # ------------------------------------------------------------------ processes
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` as a sealed process gets it: the egress proxy for registries, nothing proxied on loopback."""
+        """``env`` as a sealed process gets it: the egress proxy for registries, nothing proxied on
+        loopback.
+        """
         out = dict(env)
         for name in PROXY_VARS:
             out.pop(name, None)
@@ -231,16 +269,25 @@ class Sandbox(ABC):
     def wrap(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], list[int]]:
         """The host command line that runs ``argv`` sealed, and the descriptors it must inherit."""
 
-    def popen(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdout: IO | int | None = None,
-              stderr: IO | int | None = None, stdin: IO | int | None = subprocess.DEVNULL) -> subprocess.Popen:
+    def popen(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stdout: IO | int | None = None,
+        stderr: IO | int | None = None,
+        stdin: IO | int | None = subprocess.DEVNULL,
+    ) -> subprocess.Popen:
         """Start ``argv`` sealed, in a new session (its own process group, as every child of the harness).
 
-        Raises FileNotFoundError like ``Popen`` when ``argv[0]`` cannot be found, so a missing binary is still an
-        error of the set-up, not an exit code of the sealed command."""
+        Raises FileNotFoundError like ``Popen`` when ``argv[0]`` cannot be found, so a missing binary is
+        still an error of the set-up, not an exit code of the sealed command."""
         if not self._open:
             self.start()
         full_env = self.environment(env)
-        full_env["PWD"] = str(cwd)  # not the harness's: a shell checks it, and it names where the harness runs
+        # not the harness's: a shell checks it, and it names where the harness runs
+        full_env["PWD"] = str(cwd)
         full_env.pop("OLDPWD", None)
         _check_runnable(argv[0], full_env.get("PATH", os.defpath), cwd)
         hook, self.on_first_start = self.on_first_start, None
@@ -250,8 +297,16 @@ class Sandbox(ABC):
             wrapped, fds = self.wrap(argv, Path(cwd), full_env)
             proc = None
             try:
-                proc = subprocess.Popen(wrapped, cwd=cwd, env=full_env, stdin=stdin, stdout=stdout,
-                                        stderr=stderr, start_new_session=True, pass_fds=fds)
+                proc = subprocess.Popen(
+                    wrapped,
+                    cwd=cwd,
+                    env=full_env,
+                    stdin=stdin,
+                    stdout=stdout,
+                    stderr=stderr,
+                    start_new_session=True,
+                    pass_fds=fds,
+                )
             finally:
                 self.started_process(proc)
             self.started += 1
@@ -266,7 +321,9 @@ class Sandbox(ABC):
         return None
 
     def expose(self) -> int:
-        """A port the app under test listens on; the harness reaches it at ``127.0.0.1:<port>`` on the host."""
+        """A port the app under test listens on; the harness reaches it at ``127.0.0.1:<port>`` on the
+        host.
+        """
         raise NotImplementedError
 
     def url_inside(self, url: str) -> str:
@@ -301,9 +358,15 @@ class Sandbox(ABC):
 
     def bounds(self) -> Bounds:
         """What is in bounds for this phase's processes (for the transcript audit when nothing is traced)."""
-        own = [str(p) for p in [*self.seal.writable, *self.seal.own]] + [str(m.target) for m in self.seal.readable]
-        return Bounds(inside=[*own, *SYSTEM_ROOTS], protected=dict(self.seal.protected), own=own,
-                      quiet=[*QUIET, *self.seal.quiet])
+        own = [str(p) for p in [*self.seal.writable, *self.seal.own]] + [
+            str(m.target) for m in self.seal.readable
+        ]
+        return Bounds(
+            inside=[*own, *SYSTEM_ROOTS],
+            protected=dict(self.seal.protected),
+            own=own,
+            quiet=[*QUIET, *self.seal.quiet],
+        )
 
     def audit(self) -> AuditReport:
         return AuditReport()

@@ -1,10 +1,10 @@
-"""The harness's side of a sandbox's network: forwarders from a Unix socket (bind-mounted into the sandbox) to the
-one host-side TCP endpoint it stands for.
+"""The harness's side of a sandbox's network: forwarders from a Unix socket (bind-mounted into the sandbox) to
+the one host-side TCP endpoint it stands for.
 
-A sealed process has a private network namespace; the only way out is a Unix socket file, which ignores network
-namespaces. Inside, ``launcher.py`` listens on ``127.0.0.1:PORT`` and connects here; here each connection is carried
-to the granted ``host:port``. Plain threads: a run has a handful of connections at a time (model turns, a package
-download), and the harness is threaded already.
+A sealed process has a private network namespace; the only way out is a Unix socket file, which ignores
+network namespaces. Inside, ``launcher.py`` listens on ``127.0.0.1:PORT`` and connects here; here each
+connection is carried to the granted ``host:port``. Plain threads: a run has a handful of connections at a
+time (model turns, a package download), and the harness is threaded already.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 BUFFER = 65536
-# connections carried at once per listener: a CLI or a package install uses a few dozen; a sandboxed process that
-# opens thousands would otherwise cost the harness two threads each (a denial of service on every run of the job)
+# connections carried at once per listener: a CLI or a package install uses a few dozen; a sandboxed process
+# that opens thousands would otherwise cost the harness two threads each (a denial of service on every run of
+# the job)
 MAX_CONNECTIONS = 256
 
 
@@ -47,13 +48,17 @@ def splice(a: socket.socket, b: socket.socket) -> None:
 
 
 class Listener:
-    """Accepts connections on a listening socket in a daemon thread and hands each to ``handle`` in its own thread.
-    At most ``limit`` connections are
-    carried at once; more are closed as they come. ``close()`` stops accepting and closes the connections still
-    open."""
+    """Accepts connections on a listening socket in a daemon thread and hands each to ``handle`` in its own
+    thread. At most ``limit`` connections are carried at once; more are closed as they come. ``close()``
+    stops accepting and closes the connections still open."""
 
-    def __init__(self, sock: socket.socket, handle: Callable[[socket.socket], None], name: str = "listener",
-                 limit: int = MAX_CONNECTIONS):
+    def __init__(
+        self,
+        sock: socket.socket,
+        handle: Callable[[socket.socket], None],
+        name: str = "listener",
+        limit: int = MAX_CONNECTIONS,
+    ):
         self.sock = sock
         self._handle = handle
         self.limit = limit
@@ -103,8 +108,9 @@ class Listener:
         self._thread.join(timeout=2)
 
 
-def forward_unix_to_tcp(path: Path, host: str, port: int,
-                        on_connect: Callable[[], None] | None = None) -> Listener:
+def forward_unix_to_tcp(
+    path: Path, host: str, port: int, on_connect: Callable[[], None] | None = None
+) -> Listener:
     """Listen on the Unix socket ``path``; carry each connection to ``host:port``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
@@ -128,8 +134,8 @@ def forward_unix_to_tcp(path: Path, host: str, port: int,
 
 
 def reserve_port(host: str = "127.0.0.1") -> socket.socket:
-    """A listening TCP socket on a free port of the host's loopback, held (so nobody takes the port) and handed to
-    the sandbox: its connections are accepted inside and carried to the same port there."""
+    """A listening TCP socket on a free port of the host's loopback, held (so nobody takes the port) and
+    handed to the sandbox: its connections are accepted inside and carried to the same port there."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind((host, 0))
     sock.listen(128)

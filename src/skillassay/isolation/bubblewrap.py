@@ -1,20 +1,20 @@
-"""Sealing with bubblewrap (``bwrap``, Debian package ``bubblewrap``): each sealed process gets its own mount, PID,
-network, IPC and UTS namespaces and a user namespace in which it runs as an unprivileged user.
+"""Sealing with bubblewrap (``bwrap``, Debian package ``bubblewrap``): each sealed process gets its own mount,
+PID, network, IPC and UTS namespaces and a user namespace in which it runs as an unprivileged user.
 
 What it sees (everything else does not exist for it):
-- read-write: the phase's writable folders (the workspace or the app's copy, the run's private home) and a private
-  ``/tmp`` (a fresh folder of the harness's scratch, on disk, not in memory);
+- read-write: the phase's writable folders (the workspace or the app's copy, the run's private home) and a
+  private ``/tmp`` (a fresh folder of the harness's scratch, on disk, not in memory);
 - read-only: the system folders (``/usr`` and the ``/bin``, ``/lib`` links), a short list of ``/etc`` entries
-  (users, name service, certificates, time zone: never ``shadow``, ``sudoers`` or SSH keys), the phase's tools and
-  runtimes (the agent CLI, the language runtimes, the app's dependencies), a new ``/proc`` of its own PID namespace
-  and a minimal ``/dev``;
-- network: only its own loopback; granted endpoints appear there at ``127.0.0.1:<port>`` through the forwarders of
-  ``launcher.py`` (inside) and ``bridge.py`` (in the harness).
+  (users, name service, certificates, time zone: never ``shadow``, ``sudoers`` or SSH keys), the phase's tools
+  and runtimes (the agent CLI, the language runtimes, the app's dependencies), a new ``/proc`` of its own PID
+  namespace and a minimal ``/dev``;
+- network: only its own loopback; granted endpoints appear there at ``127.0.0.1:<port>`` through the
+  forwarders of ``launcher.py`` (inside) and ``bridge.py`` (in the harness).
 
-Ending: the sandbox's init is PID 1 of its namespace, so when the command ends, or bwrap is killed, the kernel kills
-every process left inside, ``setsid`` or not. ``--die-with-parent`` ends the sandbox when the harness's thread that
-started it dies (a SIGKILLed harness included); with the audit on, ``setpriv --pdeathsig KILL`` gives strace (the
-sandbox's parent then) the same fate.
+Ending: the sandbox's init is PID 1 of its namespace, so when the command ends, or bwrap is killed, the kernel
+kills every process left inside, ``setsid`` or not. ``--die-with-parent`` ends the sandbox when the harness's
+thread that started it dies (a SIGKILLed harness included); with the audit on, ``setpriv --pdeathsig KILL``
+gives strace (the sandbox's parent then) the same fate.
 """
 
 from __future__ import annotations
@@ -42,18 +42,62 @@ RUN_DIR = "/run/skillassay"  # inside: the launcher and the endpoint sockets
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # /etc entries a process needs to run: users, name service, libraries, certificates, time, locale, shells,
-# interpreters' and package managers' system settings. Not shadow/gshadow, sudoers, ssh, ssl/private, machine-id.
+# interpreters' and package managers' system settings. Not shadow/gshadow, sudoers, ssh, ssl/private,
+# machine-id.
 ETC_ENTRIES = (
-    "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "environment",
-    "gai.conf", "gitconfig", "host.conf", "hosts", "inputrc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
-    "locale.alias", "locale.conf", "localtime", "magic", "magic.mime", "mime.types", "netconfig", "npmrc",
-    "nsswitch.conf", "os-release", "pip.conf", "profile", "profile.d", "protocols", "python3", "resolv.conf",
-    "rpc", "services", "shells", "ssl/certs", "ssl/openssl.cnf", "timezone", "terminfo", "xattr.conf",
+    "alternatives",
+    "bash.bashrc",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "debian_version",
+    "environment",
+    "gai.conf",
+    "gitconfig",
+    "host.conf",
+    "hosts",
+    "inputrc",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "locale.conf",
+    "localtime",
+    "magic",
+    "magic.mime",
+    "mime.types",
+    "netconfig",
+    "npmrc",
+    "nsswitch.conf",
+    "os-release",
+    "pip.conf",
+    "profile",
+    "profile.d",
+    "protocols",
+    "python3",
+    "resolv.conf",
+    "rpc",
+    "services",
+    "shells",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "timezone",
+    "terminfo",
+    "xattr.conf",
 )
 # paths the C library and runtimes probe on their own at every start: never evidence of anything
 PROBES = {
-    "/", "/etc/ld.so.preload", "/etc/ld.so.nohwcap", "/etc/selinux/config", "/selinux", "/etc/gnutls/config",
-    "/var/run/nscd/socket", "/run/nscd/socket", "/etc", "/run", "/var", "/var/run",
+    "/",
+    "/etc/ld.so.preload",
+    "/etc/ld.so.nohwcap",
+    "/etc/selinux/config",
+    "/selinux",
+    "/etc/gnutls/config",
+    "/var/run/nscd/socket",
+    "/run/nscd/socket",
+    "/etc",
+    "/run",
+    "/var",
+    "/var/run",
 }
 # kernel information, not the operator's: not mounted, and not listed either
 QUIET_ROOTS = ("/sys",)
@@ -79,17 +123,32 @@ def _trial() -> str | None:
     binary = _bwrap()
     if not binary:
         return "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; scripts/setup.sh does it)"
-    argv = [binary, "--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent", "--uid",
-            str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--proc", "/proc", "--dev", "/dev"]
+    argv = [
+        binary,
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-net",
+        "--die-with-parent",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
     argv += _system_args()
     try:
         out = subprocess.run([*argv, "--", "true"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap could not run: {exc}"
     if out.returncode != 0:
-        return (f"bwrap cannot create a sandbox on this machine: {out.stderr.strip() or out.returncode} "
-                "(user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone / "
-                "user.max_user_namespaces, or an AppArmor rule)")
+        return (
+            f"bwrap cannot create a sandbox on this machine: {out.stderr.strip() or out.returncode} "
+            "(user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone / "
+            "user.max_user_namespaces, or an AppArmor rule)"
+        )
     return None
 
 
@@ -193,15 +252,16 @@ class BubblewrapSandbox(Sandbox):
         super().start()
         self._tmp.mkdir(parents=True, exist_ok=True)
         self._tmp.chmod(0o1777)
-        # the endpoints' Unix sockets: under a short private folder, not the scratch folder, whose path may be long
-        # (a Unix socket's path holds at most 107 bytes)
+        # the endpoints' Unix sockets: under a short private folder, not the scratch folder, whose path may be
+        # long (a Unix socket's path holds at most 107 bytes)
         self._socks = Path(tempfile.mkdtemp(prefix="sa-", dir=_short_tmp()))
         self._etc.mkdir(parents=True, exist_ok=True)
         home = str(self.seal.home or "/tmp")
         (self._etc / "passwd").write_text(
             "root:x:0:0:root:/root:/bin/sh\n"
             f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}:{SANDBOX_USER}:{home}:/bin/bash\n"
-            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        )
         (self._etc / "group").write_text(f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
         for ep in self.endpoints:
             self._bridges.append(forward_unix_to_tcp(self._socks / f"{ep.port}.sock", ep.host, ep.port))
@@ -271,13 +331,27 @@ class BubblewrapSandbox(Sandbox):
         args = ["--proc", "/proc", "--dev", "/dev"]
         args += _system_args()
         args += _etc_args()
-        args += ["--ro-bind", str(self._etc / "passwd"), "/etc/passwd",
-                 "--ro-bind", str(self._etc / "group"), "/etc/group"]
+        args += [
+            "--ro-bind",
+            str(self._etc / "passwd"),
+            "/etc/passwd",
+            "--ro-bind",
+            str(self._etc / "group"),
+            "/etc/group",
+        ]
         args += ["--bind", str(self._tmp), "/tmp", "--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
-        args += ["--ro-bind", str(LAUNCHER), f"{RUN_DIR}/launcher.py", "--ro-bind", str(self._socks),
-                 f"{RUN_DIR}/sock"]
+        args += [
+            "--ro-bind",
+            str(LAUNCHER),
+            f"{RUN_DIR}/launcher.py",
+            "--ro-bind",
+            str(self._socks),
+            f"{RUN_DIR}/sock",
+        ]
         # parents before children, so a read-only tool folder inside a writable one stays read-only
-        mounts = [(str(m.target), ["--ro-bind", str(m.src), str(m.target)]) for m in _needed(self.seal.readable)]
+        mounts = [
+            (str(m.target), ["--ro-bind", str(m.src), str(m.target)]) for m in _needed(self.seal.readable)
+        ]
         mounts += [(str(p), ["--bind", str(p), str(p)]) for p in self.seal.writable]
         for _, flags in sorted(mounts, key=lambda m: _depth(m[0])):
             args += flags
@@ -294,9 +368,22 @@ class BubblewrapSandbox(Sandbox):
         env["USER"] = env["LOGNAME"] = SANDBOX_USER
         for name in ("BASH_ENV", "ENV"):  # files a shell would source first: the harness's, not the command's
             env.pop(name, None)
-        cmd = [binary, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-               "--unshare-uts", "--unshare-cgroup-try", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-               "--hostname", "sandbox"]
+        cmd = [
+            binary,
+            "--die-with-parent",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--uid",
+            str(SANDBOX_UID),
+            "--gid",
+            str(SANDBOX_UID),
+            "--hostname",
+            "sandbox",
+        ]
         if _supports("--disable-userns"):
             cmd.append("--disable-userns")  # no nested namespaces: less kernel surface for a hostile process
         cmd += self._mount_args()
@@ -310,13 +397,14 @@ class BubblewrapSandbox(Sandbox):
         for port, sock in self._exposed.items():
             fds.append(sock.fileno())
             launch += ["--expose", f"{sock.fileno()}:{port}"]
-        # the first thing that runs inside says so on a pipe, then closes it: no byte means bwrap failed to set the
-        # sandbox up (a harness error), whatever the command would have printed or returned
+        # the first thing that runs inside says so on a pipe, then closes it: no byte means bwrap failed to
+        # set the sandbox up (a harness error), whatever the command would have printed or returned
         ready_r, ready_w = os.pipe()
         self._transient.append(ready_w)
         self._pending_ready = ready_r
         fds.append(ready_w)
-        # no file written inside may grow past max_file_size (1 KiB blocks; hard limit: no process can raise it)
+        # no file written inside may grow past max_file_size (1 KiB blocks; hard limit: no process can raise
+        # it)
         fsize = f"ulimit -f {max(1, self.seal.max_file_size // 1024)}; " if self.seal.max_file_size else ""
         cmd += ["/bin/bash", "-c", f'printf 1 >&{ready_w}; exec {ready_w}>&-; {fsize}exec "$@"', "bash"]
         if launch:
@@ -339,20 +427,39 @@ class BubblewrapSandbox(Sandbox):
             trace = self.scratch / "trace" / str(len(self._traces))
             trace.mkdir(parents=True, exist_ok=True)
             self._traces.append(trace)
-            strace = [_strace() or "strace", "-f", "-ff", "-qq", "--seccomp-bpf", "-y", "--pidns-translation",
-                      "-s", "1024", "-e", f"trace={TRACE}", "-e", "signal=none", "-o", str(trace / "t")]
+            strace = [
+                _strace() or "strace",
+                "-f",
+                "-ff",
+                "-qq",
+                "--seccomp-bpf",
+                "-y",
+                "--pidns-translation",
+                "-s",
+                "1024",
+                "-e",
+                f"trace={TRACE}",
+                "-e",
+                "signal=none",
+                "-o",
+                str(trace / "t"),
+            ]
             setpriv = _setpriv()
             prefix = [setpriv, "--pdeathsig", "KILL"] if setpriv else []
             cmd = [*prefix, *strace, "--", *cmd]
         if self._tasks is not None and self._tasks.procs is not None:
-            # joins the sandbox's pids cgroup before anything of it starts: every process and thread it makes counts
+            # joins the sandbox's pids cgroup before anything of it starts: every process and thread it makes
+            # counts
             cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self._tasks.procs), *cmd]
         return cmd, fds
 
     def _visible_path(self, path: str) -> str:
         roots = _visible_roots(self.seal)
-        kept = [p for p in path.split(os.pathsep) if p and any(p == r or p.startswith(r.rstrip("/") + "/")
-                                                               for r in roots)]
+        kept = [
+            p
+            for p in path.split(os.pathsep)
+            if p and any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
+        ]
         return os.pathsep.join(dict.fromkeys(kept)) or "/usr/local/bin:/usr/bin:/bin"
 
     # ------------------------------------------------------------------ audit
@@ -363,7 +470,8 @@ class BubblewrapSandbox(Sandbox):
             ignore=set(PROBES),
             allowed_ports={ep.port for ep in self.endpoints} | set(self._exposed),
             allowed_sockets=[f"{RUN_DIR}/sock"],
-            own=[str(p) for p in [*self.seal.writable, *self.seal.own]] + [str(m.target) for m in self.seal.readable],
+            own=[str(p) for p in [*self.seal.writable, *self.seal.own]]
+            + [str(m.target) for m in self.seal.readable],
             quiet=[*QUIET, *self.seal.quiet],
         )
 
@@ -373,7 +481,6 @@ class BubblewrapSandbox(Sandbox):
         for trace in self._traces:
             report = report.merge(parse_trace(trace, bounds))
         return report
-
 
 
 class Bubblewrap(Isolation):

@@ -1,10 +1,11 @@
 """The allow-listing HTTP(S) proxy a sealed phase reaches the package registries through.
 
 A sealed process has no route out; its ``HTTPS_PROXY``/``HTTP_PROXY`` point at this proxy (bridged into the
-sandbox like any endpoint). It tunnels ``CONNECT host:port`` and forwards absolute-form ``http://`` requests only for
-hosts on the phase's allow-list (a stack's registries by default: PyPI for Python, npm for TypeScript), to ports 443
-and 80 unless the entry names a port. TLS stays end to end: the proxy sees host names, never content. Everything
-else is answered ``403`` and recorded: a refused connection is evidence of what the agent or the app reached for.
+sandbox like any endpoint). It tunnels ``CONNECT host:port`` and forwards absolute-form ``http://`` requests
+only for hosts on the phase's allow-list (a stack's registries by default: PyPI for Python, npm for
+TypeScript), to ports 443 and 80 unless the entry names a port. TLS stays end to end: the proxy sees host
+names, never content. Everything else is answered ``403`` and recorded: a refused connection is evidence of
+what the agent or the app reached for.
 
 Loopback and link-local addresses (cloud metadata) are refused whatever the name resolves to. When the harness
 itself sits behind a proxy (``HTTPS_PROXY`` in its environment), allowed tunnels go through it.
@@ -72,15 +73,18 @@ def _upstream_proxy() -> tuple[str, int] | None:
 def _no_proxy(host: str) -> bool:
     names = (os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or "").split(",")
     host = host.lower()
-    return any(n and (host == n.strip().lower().lstrip(".") or host.endswith("." + n.strip().lower().lstrip(".")))
-               for n in names)
+    return any(
+        n and (host == n.strip().lower().lstrip(".") or host.endswith("." + n.strip().lower().lstrip(".")))
+        for n in names
+    )
 
 
 class EgressProxy:
-    """One proxy per sealed phase (so what it refused belongs to one run). ``start()`` returns the port on the host's
-    loopback; ``close()`` stops it."""
+    """One proxy per sealed phase (so what it refused belongs to one run). ``start()`` returns the port on the
+    host's loopback; ``close()`` stops it."""
 
-    MAX_REFUSALS = 200  # distinct refusals kept; more are counted in the last one (a scan must not fill memory)
+    # distinct refusals kept; more are counted in the last one (a scan must not fill memory)
+    MAX_REFUSALS = 200
 
     def __init__(self, allow: list[str], *, connect_timeout: float = 30.0):
         self.allow = list(allow)
@@ -120,12 +124,20 @@ class EgressProxy:
             if key in self._refused:
                 self._refused[key].count += 1
             else:
-                self._refused[key] = Refusal(host=key[0], port=key[1], method=method[:20], reason=key[2],
-                                             first_at=round(time.monotonic() - self._started, 3))
+                self._refused[key] = Refusal(
+                    host=key[0],
+                    port=key[1],
+                    method=method[:20],
+                    reason=key[2],
+                    first_at=round(time.monotonic() - self._started, 3),
+                )
         body = f"skillassay: {host}{f':{port}' if port else ''} refused ({reason})\n".encode()
         with contextlib.suppress(OSError):
-            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
-                         + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            conn.sendall(
+                b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
 
     def _handle(self, conn: socket.socket) -> None:
         conn.settimeout(30)
@@ -155,7 +167,9 @@ class EgressProxy:
             return
         parts = urlsplit(target)
         if parts.scheme != "http" or not parts.hostname:
-            self._refuse(conn, target[:200], None, method, "only CONNECT and absolute http:// requests are proxied")
+            self._refuse(
+                conn, target[:200], None, method, "only CONNECT and absolute http:// requests are proxied"
+            )
             return
         path = parts.path or "/"
         if parts.query:
@@ -164,12 +178,14 @@ class EgressProxy:
         # registry routes by Host, so another Host would reach any site the CDN serves (domain fronting)
         netloc = parts.netloc.rpartition("@")[2]
         headers = [h for h in lines[1:] if h and not h.lower().startswith(("proxy-", "connection:", "host:"))]
-        request = "\r\n".join([f"{method} {path} {version}", f"Host: {netloc}", *headers, "Connection: close",
-                                "", ""]).encode()
+        request = "\r\n".join(
+            [f"{method} {path} {version}", f"Host: {netloc}", *headers, "Connection: close", "", ""]
+        ).encode()
         self._tunnel(conn, parts.hostname, parts.port or 80, method, request + rest, plain=True)
 
-    def _tunnel(self, conn: socket.socket, host: str, port: int, method: str, first: bytes,
-                plain: bool = False) -> None:
+    def _tunnel(
+        self, conn: socket.socket, host: str, port: int, method: str, first: bytes, plain: bool = False
+    ) -> None:
         if not host_allowed(host, port, self.allow):
             self._refuse(conn, host, port, method, "not on the allow-list")
             return

@@ -1,17 +1,18 @@
 """The forwarder that runs INSIDE a sandbox, in front of the sealed command.
 
-It is a standalone script: the sandbox does not see skillassay's sources, so it imports only the standard library
-and is run as ``python -I -S launcher.py [--forward PORT=SOCKET]... [--expose FD:PORT]... -- COMMAND...``.
+It is a standalone script: the sandbox does not see skillassay's sources, so it imports only the standard
+library and is run as ``python -I -S launcher.py [--forward PORT=SOCKET]... [--expose FD:PORT]... --
+COMMAND...``.
 
-- ``--forward PORT=SOCKET``: listen on ``127.0.0.1:PORT`` (and ``[::1]:PORT``) inside the sandbox's private network
-  and carry each connection to the Unix socket ``SOCKET``, bind-mounted from the harness, where the harness forwards
-  it to the one host-side endpoint it was granted.
+- ``--forward PORT=SOCKET``: listen on ``127.0.0.1:PORT`` (and ``[::1]:PORT``) inside the sandbox's private
+  network and carry each connection to the Unix socket ``SOCKET``, bind-mounted from the harness, where the
+  harness forwards it to the one host-side endpoint it was granted.
 - ``--expose FD:PORT``: ``FD`` is a listening TCP socket of the HOST's network, handed in by the harness; each
   connection the harness makes to it is carried to ``127.0.0.1:PORT`` inside (the app under test).
 
 The listeners are bound before the command starts, so the command never races them. The command runs as this
-process's child; signals are passed on to it, and this process exits with its status (128 + n for a signal), so the
-sandbox ends when the command does.
+process's child; signals are passed on to it, and this process exits with its status (128 + n for a signal),
+so the sandbox ends when the command does.
 """
 
 import os

@@ -1,14 +1,14 @@
-"""No isolation (``--isolation none``), for machines where bubblewrap cannot run: processes run as the harness's
-user with the harness's view of the machine and network. Nothing is sealed: the agent can read the suite and the
-results, the app can reach anything. Runs record it (run.json ``isolation: none``, a warning on the report), and
-the command line warns before a job starts.
+"""No isolation (``--isolation none``), for machines where bubblewrap cannot run: processes run as the
+harness's user with the harness's view of the machine and network. Nothing is sealed: the agent can read
+the suite and the results, the app can reach anything. Runs record it (run.json ``isolation: none``, a
+warning on the report), and the command line warns before a job starts.
 
 What is kept: nothing outlives its run. Each process runs under ``subreaper.py``, a child subreaper that finds
 every descendant (``setsid`` and double-forked daemons included) and kills it when the command ends or is
 ended.
 
-The phase's forwarders are not needed (the host's loopback is shared) and no egress proxy runs: there is nothing to
-enforce it with.
+The phase's forwarders are not needed (the host's loopback is shared) and no egress proxy runs: there is
+nothing to enforce it with.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from skillassay.isolation.bridge import reserve_port
 
 NAME = "none"
 SUBREAPER = Path(__file__).with_name("subreaper.py")
-WARNING = ("isolation is off (--isolation none): agents and apps run with your user's access to this machine and "
-           "its network; they can read the suite's answers and other runs. Results are marked unsealed.")
+WARNING = (
+    "isolation is off (--isolation none): agents and apps run with your user's access to this machine and "
+    "its network; they can read the suite's answers and other runs. Results are marked unsealed."
+)
 
 
 class OpenSandbox(Sandbox):

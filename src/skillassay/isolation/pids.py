@@ -1,14 +1,15 @@
-"""How many tasks (processes and threads) a sandbox may hold: a pids cgroup of its own. (The other limit, the size
-of any one file a sealed process writes, is ``RLIMIT_FSIZE``, set inside the sandbox by its backend.)
+"""How many tasks (processes and threads) a sandbox may hold: a pids cgroup of its own. (The other limit, the
+size of any one file a sealed process writes, is ``RLIMIT_FSIZE``, set inside the sandbox by its backend.)
 
-A sealed process runs as the harness's user outside its namespaces, and the kernel exempts root from the per-user
-process limit (``RLIMIT_NPROC``): without a cgroup, a fork bomb in one sandbox takes every process slot of the
-machine, and the harness (and every other run) can start nothing. So each sandbox gets a child of the pids
-controller (cgroup v1 ``/sys/fs/cgroup/pids``, or v2 ``/sys/fs/cgroup`` with ``pids`` enabled), ``pids.max`` set,
-joined by the sandbox's first process before it starts bubblewrap (everything it starts is counted).
+A sealed process runs as the harness's user outside its namespaces, and the kernel exempts root from the
+per-user process limit (``RLIMIT_NPROC``): without a cgroup, a fork bomb in one sandbox takes every process
+slot of the machine, and the harness (and every other run) can start nothing. So each sandbox gets a child of
+the pids controller (cgroup v1 ``/sys/fs/cgroup/pids``, or v2 ``/sys/fs/cgroup`` with ``pids`` enabled),
+``pids.max`` set, joined by the sandbox's first process before it starts bubblewrap (everything it starts is
+counted).
 
-Creating cgroups needs write access to the hierarchy (root, or a delegated subtree); without it there is no limit
-and the run records ``max_tasks: null``.
+Creating cgroups needs write access to the hierarchy (root, or a delegated subtree); without it there is no
+limit and the run records ``max_tasks: null``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import time
 from pathlib import Path
 
 DEFAULT_MAX_TASKS = 1024  # a CLI with its tools, an npm install, a Next.js build: a few hundred at most
-DEFAULT_MAX_FILE_SIZE = 1 << 30  # bytes of any one file a sealed process writes (RLIMIT_FSIZE): a run keeps 20 MB
+# bytes of any one file a sealed process writes (RLIMIT_FSIZE): a run keeps 20 MB
+DEFAULT_MAX_FILE_SIZE = 1 << 30
 _V1 = Path("/sys/fs/cgroup/pids")
 _V2 = Path("/sys/fs/cgroup")
 _counter = itertools.count()
@@ -50,7 +52,9 @@ def _base() -> Path | None:
 
 
 def _sweep(base: Path) -> None:
-    """Remove what sandboxes of dead harnesses left (an empty cgroup is removable; a live one is not touched)."""
+    """Remove what sandboxes of dead harnesses left (an empty cgroup is removable; a live one is not
+    touched).
+    """
     for child in base.glob("s-*"):
         pid = child.name.split("-")[1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -59,7 +63,9 @@ def _sweep(base: Path) -> None:
 
 
 class TaskLimit:
-    """One sandbox's pids cgroup. ``procs`` is the file its first process writes its pid into (None: no limit)."""
+    """One sandbox's pids cgroup. ``procs`` is the file its first process writes its pid into (None: no
+    limit).
+    """
 
     def __init__(self, max_tasks: int | None = DEFAULT_MAX_TASKS):
         self.max_tasks: int | None = None

@@ -29,8 +29,10 @@ class RegistryUnreachable(InfrastructureError):
     def __init__(self, down: dict[str, str], doing: str = ""):
         self.down = dict(down)
         hosts = "; ".join(f"{host} ({why})" for host, why in down.items())
-        super().__init__(f"{doing + ': ' if doing else ''}cannot reach the registry {hosts} from this "
-                         "machine: the eval cannot be measured here")
+        super().__init__(
+            f"{doing + ': ' if doing else ''}cannot reach the registry {hosts} from this "
+            "machine: the eval cannot be measured here"
+        )
 
 
 _answers: dict[tuple[str, tuple[str, int] | None], tuple[float, str | None]] = {}

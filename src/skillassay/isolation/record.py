@@ -1,4 +1,6 @@
-"""What a run's sealed phases recorded (docs/sealing.md): how each was sealed and what happened at its boundary."""
+"""What a run's sealed phases recorded (docs/sealing.md): how each was sealed and what happened at its
+boundary.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ REACHED_FOR_SUITE = "reached_for_suite"
 
 
 class Sealing:
-    """What a run's phases recorded: how each was sealed (run.json ``sealing``) and what happened at its boundary
-    (process.json ``sealing``): refused connections, the out-of-bounds paths (syscalls and transcript)."""
+    """What a run's phases recorded: how each was sealed (run.json ``sealing``) and what happened at its
+    boundary (process.json ``sealing``): refused connections, the out-of-bounds paths (syscalls and
+    transcript)."""
 
     def __init__(self, policy: Policy | None = None):
         self.policy = policy

@@ -1,10 +1,11 @@
 """A run's policy (docs/sealing.md): what each of its phases reaches, and what a user may grant it.
 
-The network policy is per phase: the agent reaches its model endpoint and the package registries of the fixture's
-stack (through skillassay's allow-listing proxy); the app's install and build reach the registries; the app at run
-time reaches only its own run's Seam endpoint; hidden tests and gates reach nothing. The registries are a stack
-default, overridable per eval (``registries`` in the definition) and extended with ``--allow-host``; ``--mount``
-and ``--allow-host`` are refused when they would uncover the answers or this machine.
+The network policy is per phase: the agent reaches its model endpoint and the package registries of the
+fixture's stack (through skillassay's allow-listing proxy); the app's install and build reach the registries;
+the app at run time reaches only its own run's Seam endpoint; hidden tests and gates reach nothing. The
+registries are a stack default, overridable per eval (``registries`` in the definition) and extended with
+``--allow-host``; ``--mount`` and ``--allow-host`` are refused when they would uncover the answers or this
+machine.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from skillassay.paths import cache_dir
 
 
 def protected_roots(definition: EvalDefinition, results_root: Path) -> dict[str, str]:
-    """Roots a sealed process must never reach (none is mounted; the audit flags an attempt on any of them)."""
+    """Roots a sealed process must never reach (none is mounted; the audit flags an attempt on any of
+    them).
+    """
     roots: dict[str, str] = {}
     for path in (definition.suite_dir, definition.source.parent, definition.fixture_dir):
         roots.setdefault(str(Path(path).resolve()), "suite")
@@ -51,14 +54,18 @@ def _harness() -> list[tuple[str, Path]]:
     return own
 
 
-def mount_problem(mounts: Iterable[Path], *, suite: Path | None, results: Path,
-                  definitions: Sequence[EvalDefinition] = ()) -> str | None:
+def mount_problem(
+    mounts: Iterable[Path], *, suite: Path | None, results: Path, definitions: Sequence[EvalDefinition] = ()
+) -> str | None:
     """Why a ``--mount`` would uncover what a run must not see, as one line naming the mount and the overlap;
     None when every mount is clear. A mount inside, or holding, the suite, an eval's answers, the results,
     skillassay's cache or its own files is refused; so is one holding the operator's home or other runs'
     folders. Symlinks are resolved on both sides."""
-    both: list[tuple[str, Path]] = [("the results folder", results), ("skillassay's cache", cache_dir()),
-                                    *_harness()]
+    both: list[tuple[str, Path]] = [
+        ("the results folder", results),
+        ("skillassay's cache", cache_dir()),
+        *_harness(),
+    ]
     if suite is not None:
         both.insert(0, ("the suite", suite))
     for d in definitions:
@@ -104,8 +111,10 @@ def allow_host_problem(hosts: Iterable[str]) -> str | None:
             return f"--allow-host {entry}: it names this machine (the harness's own services listen here)"
         for ip in _addresses(host):
             if _own_address(ip):
-                return f"--allow-host {entry}: it reaches {ip}: this machine, its loopback or a link-local " \
-                       f"address (the harness's own services listen there)"
+                return (
+                    f"--allow-host {entry}: it reaches {ip}: this machine, its loopback or a link-local "
+                    f"address (the harness's own services listen there)"
+                )
     return None
 
 
@@ -133,8 +142,9 @@ def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
-def grant_problem(mounts: Sequence[Path], allow_hosts: Iterable[str], *, suite: Path | None,
-                  results: Path) -> str | None:
+def grant_problem(
+    mounts: Sequence[Path], allow_hosts: Iterable[str], *, suite: Path | None, results: Path
+) -> str | None:
     """``run``'s check of ``--mount`` and ``--allow-host`` before a job starts (exit 2 with this line). The
     suite's definitions are read only when there are mounts (a suite that does not load is reported later)."""
     problem = mount_problem(mounts, suite=suite, results=results) or allow_host_problem(allow_hosts)
@@ -150,10 +160,16 @@ def grant_problem(mounts: Sequence[Path], allow_hosts: Iterable[str], *, suite: 
     return mount_problem(mounts, suite=suite, results=results, definitions=definitions)
 
 
-def run_policy(isolation: str, definition: EvalDefinition, results_root: Path, allow_hosts: Sequence[str] = (),
-               mounts: Sequence[Path] = ()) -> Policy:
-    problem = mount_problem(mounts, suite=None, results=results_root, definitions=[definition]) or \
-        allow_host_problem(allow_hosts)
+def run_policy(
+    isolation: str,
+    definition: EvalDefinition,
+    results_root: Path,
+    allow_hosts: Sequence[str] = (),
+    mounts: Sequence[Path] = (),
+) -> Policy:
+    problem = mount_problem(
+        mounts, suite=None, results=results_root, definitions=[definition]
+    ) or allow_host_problem(allow_hosts)
     if problem:  # a job recorded before the check (its --resume): refused here, a harness error of the run
         raise SkillassayError(problem)
     return Policy(

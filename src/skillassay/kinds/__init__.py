@@ -13,5 +13,14 @@ from skillassay.kinds.base import (
     refresh,
 )
 
-__all__ = ["GROUP", "EvalKind", "GradeOutcome", "GradeRequest", "Layers", "failure", "kind_of", "load_kind",
-           "refresh"]
+__all__ = [
+    "GROUP",
+    "EvalKind",
+    "GradeOutcome",
+    "GradeRequest",
+    "Layers",
+    "failure",
+    "kind_of",
+    "load_kind",
+    "refresh",
+]

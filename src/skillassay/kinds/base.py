@@ -1,10 +1,11 @@
 """The extension point for kinds of eval: what a kind tells the harness, and what the harness hands it.
 
 An eval kind (the plan's Seam evals, native agent evals, trigger suites, another package's) is an ``EvalKind``
-subclass registered under the entry-point group ``skillassay.kinds`` (``pyproject.toml``); ``kind_of`` finds the
-one whose ``format`` a definition has. The harness asks the kind, never the format: what the workspace is made
-from, the agent's budget, whether the change is graded, the run services it needs, how a run is graded, how the
-golden is judged and how its figures read. This file declares the interface; each kind is its own package.
+subclass registered under the entry-point group ``skillassay.kinds`` (``pyproject.toml``); ``kind_of`` finds
+the one whose ``format`` a definition has. The harness asks the kind, never the format: what the workspace is
+made from, the agent's budget, whether the change is graded, the run services it needs, how a run is graded,
+how the golden is judged and how its figures read. This file declares the interface; each kind is its own
+package.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class GradeOutcome(BaseModel):
     rubric: dict[str, Any] | None = None  # the rubric layer's JSON (plan keys + evidence): rubric.json
     sandbox: dict[str, Any] | None = None  # the sandbox layer's JSON (plan keys + evidence): sandbox.json
     process: dict[str, Any] | None = None  # agent-eval graders' JSON: process.json
-    # the kind's own figures, stored in run.json ``grades`` (the Seam kind: rubric_total, sandbox_total, combined,
-    # api_path, api_path_correct, emulator_spec_version)
+    # the kind's own figures, stored in run.json ``grades`` (the Seam kind: rubric_total, sandbox_total,
+    # combined, api_path, api_path_correct, emulator_spec_version)
     grades: dict[str, GradeValue] = Field(default_factory=dict)
     trigger: TriggerOutcome | None = None  # a trigger run's decision
     criteria: list[CriterionResult] = Field(default_factory=list)
@@ -93,8 +94,11 @@ class GradeOutcome(BaseModel):
 
 def failure(stage: str, exc: BaseException) -> HarnessFailure:
     """A grader's exception as the harness's failure (the run is a harness error, never zero points)."""
-    return HarnessFailure(stage=stage, message=f"{type(exc).__name__}: {exc}",
-                          traceback="".join(traceback.format_exception(exc))[-8000:])
+    return HarnessFailure(
+        stage=stage,
+        message=f"{type(exc).__name__}: {exc}",
+        traceback="".join(traceback.format_exception(exc))[-8000:],
+    )
 
 
 class ControlOutcome(BaseModel):
@@ -117,11 +121,14 @@ class ControlCase(BaseModel):
 
 
 class EvalKind(ABC):
-    """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format`` (``EvalDefinition.format``)."""
+    """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format``
+    (``EvalDefinition.format``).
+    """
 
     name: ClassVar[str]
     format: ClassVar[str]
-    # the grading layers the kind's evals have beside the process graders (each total is ``grades["<layer>_total"]``)
+    # the grading layers the kind's evals have beside the process graders (each total is
+    # ``grades["<layer>_total"]``)
     layers: ClassVar[tuple[str, ...]] = ()
     smoke_order: ClassVar[int] = 1  # the canary's smoke test picks a kind of a lower order first (cheaper)
 
@@ -131,8 +138,8 @@ class EvalKind(ABC):
 
     @abstractmethod
     def reload(self, definition: EvalDefinition, suite: Path, suite_here: Path) -> EvalDefinition:
-        """The definition loaded again from a copy of its suite folder ``suite`` at ``suite_here`` (a worker's),
-        so every path in it points there."""
+        """The definition loaded again from a copy of its suite folder ``suite`` at ``suite_here`` (a
+        worker's), so every path in it points there."""
 
     def shown_files(self, definition: EvalDefinition) -> list[Path]:
         """The definition's files the report's site shows beside its source."""
@@ -195,9 +202,12 @@ class EvalKind(ABC):
         """The golden and controls ``check --controls`` grades and compares (``own_controls`` None)."""
         return []
 
-    def own_controls(self, definition: EvalDefinition, judge_config: JudgeConfig | None
-                     ) -> list[ControlOutcome] | None:
-        """The kind's own ``check --controls`` of ``definition`` (None: grade ``control_cases`` generically)."""
+    def own_controls(
+        self, definition: EvalDefinition, judge_config: JudgeConfig | None
+    ) -> list[ControlOutcome] | None:
+        """The kind's own ``check --controls`` of ``definition`` (None: grade ``control_cases``
+        generically).
+        """
         return None
 
     def mutant_checks(self, definition: EvalDefinition) -> bool:
@@ -206,8 +216,8 @@ class EvalKind(ABC):
 
     @abstractmethod
     def grade(self, request: GradeRequest) -> GradeOutcome:
-        """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure of
-        the harness is recorded in the outcome's ``failures``."""
+        """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure
+        of the harness is recorded in the outcome's ``failures``."""
 
 
 @functools.cache
@@ -232,8 +242,9 @@ def kind_of(definition: EvalDefinition) -> EvalKind:
     """The kind that grades ``definition``: the registered one whose ``format`` it has."""
     got = _by_format().get(definition.format)
     if got is None:
-        raise plugins.PluginError(f"no eval kind for format {definition.format!r}; registered: "
-                                  f"{', '.join(plugins.names(GROUP))}")
+        raise plugins.PluginError(
+            f"no eval kind for format {definition.format!r}; registered: {', '.join(plugins.names(GROUP))}"
+        )
     return got
 
 

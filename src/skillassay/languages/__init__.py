@@ -1,10 +1,11 @@
 """Parsing source code into the language-neutral outline of ``languages.base`` (one module per language).
 
-The rubric's checks and ``skillassay check`` both read this outline, so parsing sits below both. A language module
-is imported only when a file of its kind is parsed: grading a Python app never loads the tree-sitter grammars.
+The rubric's checks and ``skillassay check`` both read this outline, so parsing sits below both. A language
+module is imported only when a file of its kind is parsed: grading a Python app never loads the tree-sitter
+grammars.
 
-A language outside this package is one module with a ``parse(source: bytes, path: str) -> Module`` function and
-one entry point per file extension in the group ``skillassay.languages`` (name: the extension, value:
+A language outside this package is one module with a ``parse(source: bytes, path: str) -> Module`` function
+and one entry point per file extension in the group ``skillassay.languages`` (name: the extension, value:
 ``"module:parse"``); see docs/languages.md. The built-in table below wins for the extensions it lists.
 """
 
@@ -60,7 +61,9 @@ def parser_for(path: str) -> Parser | None:
     if target is not None:
         return _load(target)
     if ext in plugin_extensions():
-        return plugins.load(ENTRY_POINT_GROUP, next(n for n in plugins.names(ENTRY_POINT_GROUP) if n.lower() == ext))
+        return plugins.load(
+            ENTRY_POINT_GROUP, next(n for n in plugins.names(ENTRY_POINT_GROUP) if n.lower() == ext)
+        )
     return None
 
 

@@ -1,8 +1,8 @@
 """What every language module extracts from one source file: a small, language-neutral outline.
 
-A language module turns source text into a ``Module``: the functions (with line ranges and local bindings), every
-call (receiver chain and arguments), routes, and the string literals that sit in decision positions. The checks
-work on this outline only, so a new language is one new module (listed in ``skillassay.languages``).
+A language module turns source text into a ``Module``: the functions (with line ranges and local bindings),
+every call (receiver chain and arguments), routes, and the string literals that sit in decision positions. The
+checks work on this outline only, so a new language is one new module (listed in ``skillassay.languages``).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ Span = tuple[int, int]  # byte offsets [start, end) in the file
 class Value:
     """An expression, as far as the checks care about it.
 
-    ``object``: ``keys`` (literal keys) and ``spreads`` (``...base`` / ``**base``); ``array``: ``items`` (for a
-    ``.map(x => ({...}))`` or a comprehension, the one element template); ``ref``: a name chain (``seam.customers``);
-    ``call``: ``chain`` of the callee and ``args``; ``func``: ``func``, an index into ``Module.functions``;
-    ``str``: ``text``; ``template``: a string put together (f-string, template literal, ``a + "/b"``), ``items`` its
-    parts in order (``str`` values for the literal text).
-    ``span``: where the expression is written; ``key_spans``: for an object literal, where each key's whole entry
-    (``key: value``) is written.
+    ``object``: ``keys`` (literal keys) and ``spreads`` (``...base`` / ``**base``); ``array``: ``items`` (for
+    a ``.map(x => ({...}))`` or a comprehension, the one element template); ``ref``: a name chain
+    (``seam.customers``); ``call``: ``chain`` of the callee and ``args``; ``func``: ``func``, an index into
+    ``Module.functions``; ``str``: ``text``; ``template``: a string put together (f-string, template literal,
+    ``a + "/b"``), ``items`` its parts in order (``str`` values for the literal text). ``span``: where the
+    expression is written; ``key_spans``: for an object literal, where each key's whole entry (``key: value``)
+    is written.
     """
 
     kind: ValueKind
@@ -52,9 +52,11 @@ class Call:
     args: list[Value] = field(default_factory=list)
     kwargs: dict[str, Value] = field(default_factory=dict)  # Python keyword arguments
     kw_spreads: list[Value] = field(default_factory=list)  # Python ``**payload``
-    scope: int | None = None  # innermost enclosing function (index into Module.functions), None at module level
-    # Code that can never run: behind a constant-false condition (``if False:``, ``if (false)``, ``false && f()``,
-    # ``a if False else b``) or after ``return``/``raise``/``throw`` in the same block. Graders treat it as absent.
+    # innermost enclosing function (index into Module.functions), None at module level
+    scope: int | None = None
+    # Code that can never run: behind a constant-false condition (``if False:``, ``if (false)``, ``false &&
+    # f()``, ``a if False else b``) or after ``return``/``raise``/``throw`` in the same block. Graders treat
+    # it as absent.
     dead: bool = False
     span: Span | None = None  # the whole call expression
     callee_span: Span | None = None  # the callee (``seam.customers.pushData``)
@@ -73,7 +75,8 @@ class Function:
     params: list[str] = field(default_factory=list)  # positional parameter names (self/cls left out)
     bindings: dict[str, list[Value]] = field(default_factory=dict)  # local name -> values assigned to it
     returns: list[Value] = field(default_factory=list)
-    decision_strings: list[tuple[str, int]] = field(default_factory=list)  # compared / switched / dispatched on
+    # compared / switched / dispatched on
+    decision_strings: list[tuple[str, int]] = field(default_factory=list)
     names: set[str] = field(default_factory=set)  # identifiers the body reads
     cls: str | None = None  # for a method: the (qualified) name of its class
     param_types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # annotated class of a parameter
@@ -87,15 +90,17 @@ class Function:
 @dataclass
 class Route:
     """An HTTP route declared in this file. ``path`` is as the framework spells it (``/reservations/<rid>``,
-    ``/reservations/{rid}``, ``/api/reservations/[id]``) with the prefixes known in this file applied; mounts declared
-    in other files are applied by ``languages.routes.mounted_routes``."""
+    ``/reservations/{rid}``, ``/api/reservations/[id]``) with the prefixes known in this file applied;
+    mounts declared in other files are applied by ``languages.routes.mounted_routes``."""
 
     method: str  # "POST", "GET", ... or "ANY"
     path: str
     line: int
     handlers: list[Value] = field(default_factory=list)  # func values or refs to functions by name
-    router: str | None = None  # the variable it is declared on (`bp` in `@bp.post`); None for file-based routes
-    own_prefix: str = ""  # that router's own prefix, already part of ``path`` (APIRouter(prefix=), url_prefix=)
+    # the variable it is declared on (`bp` in `@bp.post`); None for file-based routes
+    router: str | None = None
+    # that router's own prefix, already part of ``path`` (APIRouter(prefix=), url_prefix=)
+    own_prefix: str = ""
 
 
 @dataclass
@@ -115,7 +120,8 @@ class Mount:
     child: tuple[str, ...]  # the mounted router, as written: ("reservations", "router")
     prefix: str
     line: int
-    replaces_prefix: bool = False  # Flask's register_blueprint(url_prefix=...) replaces the blueprint's own prefix
+    # Flask's register_blueprint(url_prefix=...) replaces the blueprint's own prefix
+    replaces_prefix: bool = False
 
 
 @dataclass
@@ -131,28 +137,31 @@ class ClassInfo:
 class Module:
     path: str  # relative, POSIX
     language: str  # "python", "javascript" (TypeScript too), or a plugin language's name ("ruby")
-    # Which official SDK's names and calling convention this language's Seam SDK shares, for the SDK surface check:
-    # "python" (snake_case methods, keyword arguments: also Ruby's and PHP's SDKs) or "javascript" (camelCase
-    # methods, one parameters object). Empty: the same as ``language``.
+    # Which official SDK's names and calling convention this language's Seam SDK shares, for the SDK surface
+    # check: "python" (snake_case methods, keyword arguments: also Ruby's and PHP's SDKs) or "javascript"
+    # (camelCase methods, one parameters object). Empty: the same as ``language``.
     sdk: str = ""
-    sdk_label: str = ""  # how evidence names that SDK ("Ruby SDK (gem seam)"); empty: the official SDK's label
+    # how evidence names that SDK ("Ruby SDK (gem seam)"); empty: the official SDK's label
+    sdk_label: str = ""
     functions: list[Function] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     bindings: dict[str, list[Value]] = field(default_factory=dict)  # module-level names
     imports: dict[str, str] = field(default_factory=dict)  # local name -> module it comes from
     import_sources: list[str] = field(default_factory=list)  # every module imported
-    import_refs: dict[str, list[ImportRef]] = field(default_factory=dict)  # local name -> app modules it may be
+    # local name -> app modules it may be
+    import_refs: dict[str, list[ImportRef]] = field(default_factory=dict)
     routes: list[Route] = field(default_factory=list)
     mounts: list[Mount] = field(default_factory=list)
     router_prefixes: dict[str, str] = field(default_factory=dict)  # router variable -> its own prefix
     decision_strings: list[tuple[str, int]] = field(default_factory=list)  # at module level
     classes: dict[str, ClassInfo] = field(default_factory=dict)
-    exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name ("default" -> "router")
+    # exported name -> local name ("default" -> "router")
+    exports: dict[str, str] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # identifiers the top-level code reads
     size: int = 0  # bytes of source
-    # True when the outline records every call and reference (``Function.names``, ``exported``, ``dead``...), so a
-    # function nothing refers to is dead code. A language module that does not (a plugin's) leaves it False: then
-    # every function of the file counts as one that may run.
+    # True when the outline records every call and reference (``Function.names``, ``exported``, ``dead``...),
+    # so a function nothing refers to is dead code. A language module that does not (a plugin's) leaves it
+    # False: then every function of the file counts as one that may run.
     references_complete: bool = False
 
     @property
@@ -168,7 +177,9 @@ class Module:
         return out
 
     def lookup(self, scope: int | None, name: str) -> list[Value]:
-        """What ``name`` is bound to as seen from ``scope``: the innermost function binding it, else the module."""
+        """What ``name`` is bound to as seen from ``scope``: the innermost function binding it, else the
+        module.
+        """
         for index in self.enclosing(scope):
             values = self.functions[index].bindings.get(name)
             if values:

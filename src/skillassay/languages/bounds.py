@@ -77,8 +77,9 @@ def parsing(path: str) -> Iterator[None]:
         if spent is not None:
             spent.left -= time.thread_time() - started
     if spent is not None and spent.left < 0:
-        raise Unparsable(path, f"parsing the change took more CPU time than the bound of {spent.seconds:g} s "
-                               "per grader")
+        raise Unparsable(
+            path, f"parsing the change took more CPU time than the bound of {spent.seconds:g} s per grader"
+        )
 
 
 _DEEP = threading.Lock()

@@ -1,23 +1,28 @@
-"""Which function calls which, across the files of one app: the call graph the rubric's reachability checks walk.
+"""Which function calls which, across the files of one app: the call graph the rubric's reachability checks
+walk.
 
-Built once from the outlines (``languages.base.Module``) of every parsed file. A node is a function (``FnRef``) or
-a module's top-level code (index ``TOP``). An edge goes from a function to each function it may run:
+Built once from the outlines (``languages.base.Module``) of every parsed file. A node is a function
+(``FnRef``) or a module's top-level code (index ``TOP``). An edge goes from a function to each function it may
+run:
 
-- a call by name, resolved lexically (a nested function, then the module's own), then through the file's imports
-  (``import_refs``, following the other module's exports), and only then to any function of that name in the app;
-- a method call, resolved through what the receiver holds: ``this``/``self`` (the enclosing class and its bases),
-  an attribute set in the class (``this.client = new SeamGateway()``, ``self.gateway = gateway`` with the parameter's
-  type or the arguments its callers pass), a variable or import bound to ``new Service()``/``Service()``, a module,
-  an object literal's function; an unknown receiver falls back to the app's functions and methods of that name
-  (never for the ubiquitous names of built-in types: ``push``, ``get``, ``json``...), a package's object to none;
-- a function passed or read by name (``router.post('/x', handler)``, ``asyncHandler(fn)``, ``{create: createX}``);
-- an anonymous function to the function it is written in (a callback is assumed to run); a *named* nested function
-  only when something refers to it;
+- a call by name, resolved lexically (a nested function, then the module's own), then through the file's
+  imports (``import_refs``, following the other module's exports), and only then to any function of that name
+  in the app;
+- a method call, resolved through what the receiver holds: ``this``/``self`` (the enclosing class and its
+  bases), an attribute set in the class (``this.client = new SeamGateway()``, ``self.gateway = gateway`` with
+  the parameter's type or the arguments its callers pass), a variable or import bound to ``new
+  Service()``/``Service()``, a module, an object literal's function; an unknown receiver falls back to the
+  app's functions and methods of that name (never for the ubiquitous names of built-in types: ``push``,
+  ``get``, ``json``...), a package's object to none;
+- a function passed or read by name (``router.post('/x', handler)``, ``asyncHandler(fn)``, ``{create:
+  createX}``);
+- an anonymous function to the function it is written in (a callback is assumed to run); a *named* nested
+  function only when something refers to it;
 - a class's instantiation to its constructor.
 
 Code that never runs is no node and no edge: calls marked ``dead`` by the language module (a branch behind a
-constant-false condition, statements after ``return``/``raise``) are left out, and so are functions defined there.
-A function nothing refers to is not reached from anywhere. See docs/rubric.md ("Reachability").
+constant-false condition, statements after ``return``/``raise``) are left out, and so are functions defined
+there. A function nothing refers to is not reached from anywhere. See docs/rubric.md ("Reachability").
 """
 
 from __future__ import annotations
@@ -31,19 +36,118 @@ from skillassay.languages.routes import find_module
 
 TOP = -1  # FnRef.index of a module's top-level code
 
-# Method names of built-in types (arrays, maps, strings, promises, responses, dicts, lists): a call of one of these
-# on a receiver nothing is known about is never taken for a call of the app's own function of that name.
-BUILTIN_METHODS = frozenset({
-    "push", "pop", "shift", "unshift", "slice", "splice", "concat", "map", "flatMap", "filter", "forEach", "reduce",
-    "find", "findIndex", "some", "every", "includes", "indexOf", "join", "split", "sort", "reverse", "fill", "flat",
-    "keys", "values", "entries", "get", "set", "has", "add", "delete", "clear", "then", "catch", "finally", "toString",
-    "toISOString", "trim", "replace", "replaceAll", "startsWith", "endsWith", "toLowerCase", "toUpperCase", "json",
-    "text", "send", "status", "end", "write", "on", "once", "emit", "log", "error", "warn", "info", "debug", "append",
-    "extend", "insert", "remove", "items", "copy", "update", "setdefault", "format", "strip", "lower", "upper",
-    "startswith", "endswith", "encode", "decode", "read", "close", "open", "dumps", "loads", "isoformat", "strftime",
-    "now", "parse", "stringify", "assign", "freeze", "from", "isArray", "resolve", "reject", "all", "race", "call",
-    "apply", "bind", "next", "use", "listen", "route", "post", "put", "patch", "head", "options", "getTime",
-})
+# Method names of built-in types (arrays, maps, strings, promises, responses, dicts, lists): a call of one of
+# these on a receiver nothing is known about is never taken for a call of the app's own function of that name.
+BUILTIN_METHODS = frozenset(
+    {
+        "push",
+        "pop",
+        "shift",
+        "unshift",
+        "slice",
+        "splice",
+        "concat",
+        "map",
+        "flatMap",
+        "filter",
+        "forEach",
+        "reduce",
+        "find",
+        "findIndex",
+        "some",
+        "every",
+        "includes",
+        "indexOf",
+        "join",
+        "split",
+        "sort",
+        "reverse",
+        "fill",
+        "flat",
+        "keys",
+        "values",
+        "entries",
+        "get",
+        "set",
+        "has",
+        "add",
+        "delete",
+        "clear",
+        "then",
+        "catch",
+        "finally",
+        "toString",
+        "toISOString",
+        "trim",
+        "replace",
+        "replaceAll",
+        "startsWith",
+        "endsWith",
+        "toLowerCase",
+        "toUpperCase",
+        "json",
+        "text",
+        "send",
+        "status",
+        "end",
+        "write",
+        "on",
+        "once",
+        "emit",
+        "log",
+        "error",
+        "warn",
+        "info",
+        "debug",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "items",
+        "copy",
+        "update",
+        "setdefault",
+        "format",
+        "strip",
+        "lower",
+        "upper",
+        "startswith",
+        "endswith",
+        "encode",
+        "decode",
+        "read",
+        "close",
+        "open",
+        "dumps",
+        "loads",
+        "isoformat",
+        "strftime",
+        "now",
+        "parse",
+        "stringify",
+        "assign",
+        "freeze",
+        "from",
+        "isArray",
+        "resolve",
+        "reject",
+        "all",
+        "race",
+        "call",
+        "apply",
+        "bind",
+        "next",
+        "use",
+        "listen",
+        "route",
+        "post",
+        "put",
+        "patch",
+        "head",
+        "options",
+        "getTime",
+    }
+)
 _CONSTRUCTORS = ("constructor", "__init__", "__post_init__")
 MAX_VALUE_STEPS = 6
 
@@ -69,8 +173,8 @@ class _Class:
 
 @dataclass
 class Reach:
-    """The result of ``CallGraph.reach``: each reached function with the edge (None for a start) and the function
-    it was first reached from."""
+    """The result of ``CallGraph.reach``: each reached function with the edge (None for a start) and the
+    function it was first reached from."""
 
     edge: dict[FnRef, Edge | None] = field(default_factory=dict)
     parent: dict[FnRef, FnRef] = field(default_factory=dict)
@@ -202,8 +306,11 @@ class CallGraph:
     def _named(self, module: Module, scope: int | None, name: str, *, fallback: bool) -> list[FnRef]:
         """Functions a bare name may stand for, from ``scope`` in ``module``."""
         for index in [*module.enclosing(scope), None]:  # a nested function first, then the module's own
-            local = [i for i, f in enumerate(module.functions)
-                     if f.name == name and f.parent == index and not f.cls]
+            local = [
+                i
+                for i, f in enumerate(module.functions)
+                if f.name == name and f.parent == index and not f.cls
+            ]
             if local:
                 return [FnRef(module.path, i) for i in local]
         for value in module.lookup(scope, name):  # const handler = otherFunction
@@ -231,8 +338,11 @@ class CallGraph:
             if target is None:
                 continue
             local = target.exports.get(ref.name, ref.name)
-            found = [FnRef(target.path, i) for i, f in enumerate(target.functions)
-                     if f.name == local and f.parent is None and not f.cls]
+            found = [
+                FnRef(target.path, i)
+                for i, f in enumerate(target.functions)
+                if f.name == local and f.parent is None and not f.cls
+            ]
             if not found:
                 for value in target.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
@@ -241,7 +351,9 @@ class CallGraph:
         return out
 
     def value_functions(self, module: Module, scope: int | None, value: Value, depth: int = 0) -> list[FnRef]:
-        """Functions a value passed as an argument stands for (a function literal, a name, a wrapped function)."""
+        """Functions a value passed as an argument stands for (a function literal, a name, a wrapped
+        function).
+        """
         if depth > 2:
             return []
         if value.kind == "func" and value.func is not None:
@@ -318,8 +430,9 @@ class CallGraph:
         info = module.classes.get(cls.name)
         return bool(info and any(not self._classes_at(module, None, b) for b in info.bases))
 
-    def _method(self, module: Module, scope: int | None, receiver: tuple[str, ...], name: str,
-                fallback: bool = True) -> list[FnRef]:
+    def _method(
+        self, module: Module, scope: int | None, receiver: tuple[str, ...], name: str, fallback: bool = True
+    ) -> list[FnRef]:
         kinds = self.receiver(module, scope, receiver)
         out: list[FnRef] = []
         unknown = False
@@ -330,8 +443,11 @@ class CallGraph:
                     out.append(target)
             elif isinstance(kind, Module):
                 local = kind.exports.get(name, name)
-                out.extend(FnRef(kind.path, i) for i, f in enumerate(kind.functions)
-                           if f.name == local and f.parent is None and not f.cls)
+                out.extend(
+                    FnRef(kind.path, i)
+                    for i, f in enumerate(kind.functions)
+                    if f.name == local and f.parent is None and not f.cls
+                )
                 for value in kind.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
                         out.append(FnRef(kind.path, value.func))
@@ -347,8 +463,8 @@ class CallGraph:
         return out
 
     def receiver(self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0) -> list:
-        """What a receiver chain may hold: ``_Class`` (an instance, or the class itself), ``Module``, an object
-        literal ``(value, module, scope)``, ``"external"`` (a package's object) or ``"unknown"``."""
+        """What a receiver chain may hold: ``_Class`` (an instance, or the class itself), ``Module``, an
+        object literal ``(value, module, scope)``, ``"external"`` (a package's object) or ``"unknown"``."""
         if depth > MAX_VALUE_STEPS or not chain:
             return ["unknown"]
         head = chain[0]
@@ -503,15 +619,18 @@ class CallGraph:
         return None
 
     def _attribute(self, cls: _Class, name: str, depth: int) -> list:
-        """What ``this.<name>``/``self.<name>`` holds in a class: a method, or what its methods assign to it."""
+        """What ``this.<name>``/``self.<name>`` holds in a class: a method, or what its methods assign to
+        it.
+        """
         module = self.modules[cls.module]
         found: list = []
         for key in (f"this.{name}", f"self.{name}"):
             for method_ref in self._class_methods(cls).values():
                 fn = self.modules[method_ref.module].functions[method_ref.index]
                 for value in fn.bindings.get(key, []):
-                    found.extend(self._value_kinds(self.modules[method_ref.module], method_ref.index, value,
-                                                   depth + 1))
+                    found.extend(
+                        self._value_kinds(self.modules[method_ref.module], method_ref.index, value, depth + 1)
+                    )
         info = module.classes.get(cls.name)
         if info is not None and name in info.fields:  # a class field: `client = new Seam()` / `client: Seam`
             for value in info.fields[name]:
@@ -537,9 +656,9 @@ class CallGraph:
         return found
 
     def referenced(self, ref: FnRef) -> bool:
-        """Whether anything could ever run this function: something calls or names it, it is a method of a class
-        something uses (or of a framework's subclass), it is decorated, exported, or a callback inside code that
-        runs. A function nothing refers to is dead code."""
+        """Whether anything could ever run this function: something calls or names it, it is a method of a
+        class something uses (or of a framework's subclass), it is decorated, exported, or a callback
+        inside code that runs. A function nothing refers to is dead code."""
         fn = self.function(ref)
         if fn is None:
             return True
@@ -549,8 +668,11 @@ class CallGraph:
             return True
         if fn.name is None:
             return fn.parent is None or self.referenced(FnRef(ref.module, fn.parent))
-        if fn.cls and (fn.name in _CONSTRUCTORS or fn.name.startswith("__")
-                       or self._external_bases(_Class(ref.module, fn.cls))):
+        if fn.cls and (
+            fn.name in _CONSTRUCTORS
+            or fn.name.startswith("__")
+            or self._external_bases(_Class(ref.module, fn.cls))
+        ):
             return True
         return ref in self._referenced_set()
 

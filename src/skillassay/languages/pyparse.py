@@ -28,8 +28,9 @@ def parse(source: str | bytes, filename: str = "<unknown>", max_depth: int | Non
         with _LOCK:
             tree = ast.parse(source, filename=filename)
         if max_depth is not None and tree_depth(tree, max_depth) > max_depth:
-            raise bounds.Unparsable(filename, f"its syntax tree nests more than {max_depth} levels deep (the "
-                                              "parsers' bound)")
+            raise bounds.Unparsable(
+                filename, f"its syntax tree nests more than {max_depth} levels deep (the parsers' bound)"
+            )
     return tree
 
 

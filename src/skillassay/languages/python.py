@@ -12,8 +12,16 @@ _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "head", "options"}
 # FastAPI's APIRouter(prefix=...).
 _ROUTER_PREFIX_ARG = {"Blueprint": "url_prefix", "APIRouter": "prefix"}
 # Decorators that change how a method is called, not who calls it.
-_PLAIN_DECORATORS = {"staticmethod", "classmethod", "abstractmethod", "wraps", "override", "cache", "lru_cache",
-                     "cached_property"}
+_PLAIN_DECORATORS = {
+    "staticmethod",
+    "classmethod",
+    "abstractmethod",
+    "wraps",
+    "override",
+    "cache",
+    "lru_cache",
+    "cached_property",
+}
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -118,8 +126,12 @@ class _Outliner(ast.NodeVisitor):
             if isinstance(node.op, ast.And):
                 return False if False in values else (True if all(v is True for v in values) else None)
             return True if True in values else (False if all(v is False for v in values) else None)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Constant) \
-                and isinstance(node.comparators[0], ast.Constant):
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.comparators[0], ast.Constant)
+        ):
             a, b, op = node.left.value, node.comparators[0].value, node.ops[0]
             if isinstance(op, (ast.Eq, ast.Is)):
                 return a == b
@@ -199,7 +211,8 @@ class _Outliner(ast.NodeVisitor):
         return out
 
     def _template(self, node: ast.AST) -> list[Value] | None:
-        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``, ``"{}/b".format(a)``.
+        """The parts of a string put together: f-strings, ``a + "/b"``, ``"%s/b" % a``,
+        ``"{}/b".format(a)``.
         """
         if isinstance(node, ast.JoinedStr):
             parts = []
@@ -212,9 +225,14 @@ class _Outliner(ast.NodeVisitor):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             # `base + route`: a concatenation (of strings, when it matters: a URL)
             left, right = self._template(node.left), self._template(node.right)
-            return (left if left is not None else [self.value(node.left)]) + \
-                (right if right is not None else [self.value(node.right)])
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and (fmt := _str(node.left)) is not None:
+            return (left if left is not None else [self.value(node.left)]) + (
+                right if right is not None else [self.value(node.right)]
+            )
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mod)
+            and (fmt := _str(node.left)) is not None
+        ):
             args = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
             pieces = fmt.split("%s")
             parts = [Value("str", node.lineno, text=pieces[0])]
@@ -222,8 +240,12 @@ class _Outliner(ast.NodeVisitor):
                 parts.append(self.value(args[i]) if i < len(args) else Value("other"))
                 parts.append(Value("str", node.lineno, text=chunk))
             return parts
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
-                and (fmt := _str(node.func.value)) is not None:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and (fmt := _str(node.func.value)) is not None
+        ):
             parts = []
             position = 0
             for literal, field_name, _spec, _conv in __import__("string").Formatter().parse(fmt):
@@ -260,12 +282,17 @@ class _Outliner(ast.NodeVisitor):
                         out.key_spans[name] = (start[0], end[1])
             return out
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return Value("array", line, items=[self.value(e) for e in node.elts if not isinstance(e, ast.Starred)])
+            return Value(
+                "array", line, items=[self.value(e) for e in node.elts if not isinstance(e, ast.Starred)]
+            )
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             return Value("array", line, items=[self.value(node.elt)])
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "encode" and \
-                    isinstance(node.func.value, ast.Call):
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "encode"
+                and isinstance(node.func.value, ast.Call)
+            ):
                 return self.value(node.func.value)  # json.dumps(body).encode(): the text is what matters
             chain = _chain(node.func)
             if chain == ("dict",):
@@ -282,7 +309,8 @@ class _Outliner(ast.NodeVisitor):
                 return out
             if chain in (("list",), ("tuple",)) and len(node.args) == 1:
                 return self.value(node.args[0])
-            if chain == ("map",) and len(node.args) == 2:  # map(to_seam, rs): an array of to_seam's return value
+            # map(to_seam, rs): an array of to_seam's return value
+            if chain == ("map",) and len(node.args) == 2:
                 fn = self.value(node.args[0])
                 if fn.kind == "func" and fn.func is not None:
                     return Value("array", line, items=list(self.module.functions[fn.func].returns))
@@ -290,7 +318,9 @@ class _Outliner(ast.NodeVisitor):
                     return Value("array", line, items=[Value("call", line, chain=fn.chain)])
             args = [self.value(a) for a in node.args] + [self.value(k.value) for k in node.keywords]
             return Value("call", line, chain=chain, args=args)
-        if isinstance(node, (ast.Name, ast.Attribute)) or (isinstance(node, ast.Subscript) and _str(node.slice)):
+        if isinstance(node, (ast.Name, ast.Attribute)) or (
+            isinstance(node, ast.Subscript) and _str(node.slice)
+        ):
             chain = _chain(node)
             return Value("ref", line, chain=chain) if chain else Value("other", line)
         if isinstance(node, ast.Await):
@@ -309,14 +339,25 @@ class _Outliner(ast.NodeVisitor):
         table.setdefault(name, []).append(value)
 
     def _decision(self, text: str, line: int) -> None:
-        target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
+        target = (
+            self.module.decision_strings
+            if self.scope is None
+            else self.module.functions[self.scope].decision_strings
+        )
         target.append((text, line))
 
     def _enter(self, name: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
         qual = ".".join([*self.classes, name]) if name else "<anonymous>"
-        fn = Function(name=name, qualname=qual, start_line=node.lineno, end_line=node.end_lineno or node.lineno,
-                      parent=self.scope, cls=self.class_body[-1] if name else None, dead=self.dead > 0,
-                      span=self.span(node))
+        fn = Function(
+            name=name,
+            qualname=qual,
+            start_line=node.lineno,
+            end_line=node.end_lineno or node.lineno,
+            parent=self.scope,
+            cls=self.class_body[-1] if name else None,
+            dead=self.dead > 0,
+            span=self.span(node),
+        )
         self.module.functions.append(fn)
         return len(self.module.functions) - 1
 
@@ -334,8 +375,10 @@ class _Outliner(ast.NodeVisitor):
         fn.params = params
         fn.param_types = {a.arg: t for a in args if (t := _annotation(a.annotation))}
         fn.kwargs_param = node.args.kwarg.arg if node.args.kwarg is not None else None
-        fn.decorated = any(_chain(d.func if isinstance(d, ast.Call) else d)[-1:] not in
-                           [(p,) for p in _PLAIN_DECORATORS] for d in node.decorator_list)
+        fn.decorated = any(
+            _chain(d.func if isinstance(d, ast.Call) else d)[-1:] not in [(p,) for p in _PLAIN_DECORATORS]
+            for d in node.decorator_list
+        )
         for deco in node.decorator_list:
             self._route_decorator(deco, index)
         outer, self.scope = self.scope, index
@@ -363,7 +406,9 @@ class _Outliner(ast.NodeVisitor):
         for base in node.bases:
             self.visit(base)
         qual = ".".join([*self.classes, node.name])
-        info = ClassInfo(qual, node.lineno, bases=[c for b in node.bases if (c := _chain(b))], span=self.span(node))
+        info = ClassInfo(
+            qual, node.lineno, bases=[c for b in node.bases if (c := _chain(b))], span=self.span(node)
+        )
         if self.dead == 0:
             self.module.classes.setdefault(qual, info)
         for stmt in node.body:  # class attributes: `client = Seam()`, `client: Seam`
@@ -374,7 +419,7 @@ class _Outliner(ast.NodeVisitor):
             elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 if stmt.value is not None:
                     info.fields.setdefault(stmt.target.id, []).append(self.value(stmt.value))
-                elif (t := _annotation(stmt.annotation)):
+                elif t := _annotation(stmt.annotation):
                     info.fields.setdefault(stmt.target.id, []).append(Value("call", stmt.lineno, chain=t))
         self.classes.append(node.name)
         self.class_body.append(qual)
@@ -396,7 +441,11 @@ class _Outliner(ast.NodeVisitor):
         source = "." * node.level + (node.module or "")
         self.module.import_sources.append(source)
         if node.level:  # relative to this file's package; absolute imports may start at a source root (src/)
-            base = self.package[: len(self.package) - (node.level - 1)] if node.level - 1 <= len(self.package) else None
+            base = (
+                self.package[: len(self.package) - (node.level - 1)]
+                if node.level - 1 <= len(self.package)
+                else None
+            )
             parts = None if base is None else base + (node.module.split(".") if node.module else [])
             fuzzy = False
         else:
@@ -426,7 +475,12 @@ class _Outliner(ast.NodeVisitor):
         if isinstance(target, ast.Name):
             self._bind(target.id, value)
             kind = _chain(value_node.func)[-1:] if isinstance(value_node, ast.Call) else ()
-            if kind and isinstance(value_node, ast.Call) and kind[0] in _ROUTER_PREFIX_ARG and self.scope is None:
+            if (
+                kind
+                and isinstance(value_node, ast.Call)
+                and kind[0] in _ROUTER_PREFIX_ARG
+                and self.scope is None
+            ):
                 for kw in value_node.keywords:
                     if kw.arg == _ROUTER_PREFIX_ARG[kind[0]] and (prefix := _str(kw.value)) is not None:
                         self.prefixes[target.id] = prefix.rstrip("/")
@@ -458,7 +512,7 @@ class _Outliner(ast.NodeVisitor):
             target = self.module.names if self.scope is None else self.module.functions[self.scope].names
             target.add(node.id)
 
-    # ------------------------------------------------------------------ decisions: where event types are handled
+    # --------------------------------------------------------------- decisions: where event types are handled
     def visit_Compare(self, node: ast.Compare) -> None:
         self.generic_visit(node)
         operands = [node.left, *node.comparators]
@@ -487,8 +541,15 @@ class _Outliner(ast.NodeVisitor):
         chain = _chain(node.func)
         if not chain:
             return
-        call = Call(chain=chain, line=node.lineno, scope=self.scope, args=[self.value(a) for a in node.args],
-                    dead=self.dead > 0, span=self.span(node), callee_span=self.span(node.func))
+        call = Call(
+            chain=chain,
+            line=node.lineno,
+            scope=self.scope,
+            args=[self.value(a) for a in node.args],
+            dead=self.dead > 0,
+            span=self.span(node),
+            callee_span=self.span(node.func),
+        )
         for kw in node.keywords:
             if kw.arg is None:
                 call.kw_spreads.append(self.value(kw.value))
@@ -499,11 +560,21 @@ class _Outliner(ast.NodeVisitor):
         if self.stmts:
             stmt = self.stmts[-1]
             call.stmt = self.span(stmt)
-            call.stmt_kind = ("expression" if isinstance(stmt, ast.Expr) else
-                              "declaration" if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else
-                              "return" if isinstance(stmt, ast.Return) else "other")
+            call.stmt_kind = (
+                "expression"
+                if isinstance(stmt, ast.Expr)
+                else "declaration"
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                else "return"
+                if isinstance(stmt, ast.Return)
+                else "other"
+            )
         self.module.calls.append(call)
-        if len(chain) == 2 and chain[1] == "update" and (node.keywords or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict))):
+        if (
+            len(chain) == 2
+            and chain[1] == "update"
+            and (node.keywords or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict)))
+        ):
             # payload.update({...}) / payload.update(k=v) adds keys to payload
             added = self.value(node.args[0]) if node.args else Value("object", node.lineno)
             for kw in node.keywords:
@@ -517,7 +588,9 @@ class _Outliner(ast.NodeVisitor):
         if chain[-1] in ("add_url_rule", "add_api_route") and (path := self._path_arg(node)) is not None:
             # Flask: add_url_rule(rule, endpoint, view_func); FastAPI: add_api_route(path, endpoint)
             flask = chain[-1] == "add_url_rule"
-            handler = next((k.value for k in node.keywords if k.arg == ("view_func" if flask else "endpoint")), None)
+            handler = next(
+                (k.value for k in node.keywords if k.arg == ("view_func" if flask else "endpoint")), None
+            )
             if handler is None and len(node.args) > (2 if flask else 1):
                 handler = node.args[2 if flask else 1]
             methods = self._methods(node) or ["GET"]
@@ -529,10 +602,15 @@ class _Outliner(ast.NodeVisitor):
             given = next((k.value for k in node.keywords if k.arg == prefix_kw), None)
             prefix = _str(given) if given is not None else ""
             if child and prefix is not None:
-                self.module.mounts.append(Mount(
-                    parent=chain[0], child=child, prefix=prefix.rstrip("/"), line=node.lineno,
-                    replaces_prefix=chain[-1] == "register_blueprint" and given is not None,
-                ))
+                self.module.mounts.append(
+                    Mount(
+                        parent=chain[0],
+                        child=child,
+                        prefix=prefix.rstrip("/"),
+                        line=node.lineno,
+                        replaces_prefix=chain[-1] == "register_blueprint" and given is not None,
+                    )
+                )
 
     def _methods(self, call: ast.Call) -> list[str]:
         for kw in call.keywords:
@@ -547,10 +625,14 @@ class _Outliner(ast.NodeVisitor):
             return _str(call.args[0])
         return next((_str(k.value) for k in call.keywords if k.arg in ("path", "rule")), None)
 
-    def _add_route(self, chain: tuple[str, ...], method: str, path: str, line: int, handlers: list[Value]) -> None:
+    def _add_route(
+        self, chain: tuple[str, ...], method: str, path: str, line: int, handlers: list[Value]
+    ) -> None:
         router = chain[0] if len(chain) == 2 else None
         prefix = self.prefixes.get(router, "") if router else ""
-        self.module.routes.append(Route(method, prefix + path, line, handlers, router=router, own_prefix=prefix))
+        self.module.routes.append(
+            Route(method, prefix + path, line, handlers, router=router, own_prefix=prefix)
+        )
 
     def _route_decorator(self, deco: ast.AST, index: int) -> None:
         if not isinstance(deco, ast.Call):
@@ -596,4 +678,3 @@ def parse(source: bytes, path: str) -> Module:
         outliner.visit(tree)
         _mark_public(outliner.module)
     return outliner.module
-

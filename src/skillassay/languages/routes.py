@@ -1,10 +1,10 @@
 """Routes across files: a router declared in one module and mounted under a prefix in another.
 
 A language module records, per file, the routes (with the router variable they hang on), the mounts
-(``app.include_router(reservations.router, prefix="/api")``, ``app.register_blueprint(bp, url_prefix=...)``) and
-where imported names come from (``ImportRef``). ``mounted_routes`` joins them: each route's path gets the prefixes
-of every mount chain that reaches its router, in whatever files were parsed. A router mounted nowhere in the parsed
-files keeps the path its own file gives it.
+(``app.include_router(reservations.router, prefix="/api")``, ``app.register_blueprint(bp, url_prefix=...)``)
+and where imported names come from (``ImportRef``). ``mounted_routes`` joins them: each route's path gets the
+prefixes of every mount chain that reaches its router, in whatever files were parsed. A router mounted nowhere
+in the parsed files keeps the path its own file gives it.
 """
 
 from __future__ import annotations
@@ -27,21 +27,26 @@ def _stem(path: str) -> str:
 
 
 def find_module(modules: dict[str, Module], ref: ImportRef) -> Module | None:
-    """The parsed module an import points at: same stem (``routers/reservations`` for ``routers/reservations.py``
-    or ``routers/reservations/__init__.py``), or for an alias any module whose stem ends with it."""
+    """The parsed module an import points at: same stem (``routers/reservations`` for
+    ``routers/reservations.py`` or ``routers/reservations/__init__.py``), or for an alias any module whose
+    stem ends with it."""
     exact = [m for m in modules.values() if _stem(m.path) == ref.stem]
     if exact:
         return min(exact, key=lambda m: m.path)
     if ref.fuzzy:
-        ends = sorted((m for m in modules.values() if _stem(m.path).endswith("/" + ref.stem)), key=lambda m: m.path)
+        ends = sorted(
+            (m for m in modules.values() if _stem(m.path).endswith("/" + ref.stem)), key=lambda m: m.path
+        )
         return ends[0] if ends else None
     return None
 
 
-def resolve_name(modules: dict[str, Module], module: Module, chain: tuple[str, ...]) -> tuple[Module, str] | None:
+def resolve_name(
+    modules: dict[str, Module], module: Module, chain: tuple[str, ...]
+) -> tuple[Module, str] | None:
     """The (module, variable) a name chain written in ``module`` refers to: a local variable, an imported one
-    (``from routers.reservations import router``), or an attribute of an imported module (``reservations.router``,
-    ``routers.reservations.router``)."""
+    (``from routers.reservations import router``), or an attribute of an imported module
+    (``reservations.router``, ``routers.reservations.router``)."""
     if not chain:
         return None
     if len(chain) == 1 and chain[0] not in module.import_refs:
@@ -49,7 +54,8 @@ def resolve_name(modules: dict[str, Module], module: Module, chain: tuple[str, .
     for ref in module.import_refs.get(chain[0], []):
         if ref.name is None:  # a module: the rest of the chain is submodules, then the variable
             if len(chain) < 2:
-                # `const router = require('./routes')`: what the module exports as a whole (module.exports = x)
+                # `const router = require('./routes')`: what the module exports as a whole (module.exports =
+                # x)
                 found = find_module(modules, ref)
                 if found is not None and "default" in found.exports:
                     return found, found.exports["default"]
@@ -82,8 +88,8 @@ class MountedRoute:
 
 
 def mounted_routes(modules: Iterable[Module]) -> list[MountedRoute]:
-    """Every route of ``modules``, its path completed by the mounts found in ``modules`` (one entry per distinct
-    mounted path). Which files are parsed changes the paths, never the routes: compare routes by
+    """Every route of ``modules``, its path completed by the mounts found in ``modules`` (one entry per
+    distinct mounted path). Which files are parsed changes the paths, never the routes: compare routes by
     ``route.path`` (the file's own view) and show ``path``. Deterministic: modules in path order."""
     by_path = {m.path: m for m in sorted(modules, key=lambda m: m.path)}
     parents: dict[tuple[str, str], list[tuple[Module, int]]] = {}
@@ -100,17 +106,27 @@ def mounted_routes(modules: Iterable[Module]) -> list[MountedRoute]:
         out: list[str] = []
         for parent_module, index in found:
             mount = parent_module.mounts[index]
-            rest = path[len(own_prefix):] if mount.replaces_prefix and path.startswith(own_prefix) else path
+            rest = path[len(own_prefix) :] if mount.replaces_prefix and path.startswith(own_prefix) else path
             full = _join(parent_module.router_prefixes.get(mount.parent, ""), _join(mount.prefix, rest))
-            out.extend(expand(parent_module, mount.parent, full, parent_module.router_prefixes.get(mount.parent, ""),
-                              depth + 1))
+            out.extend(
+                expand(
+                    parent_module,
+                    mount.parent,
+                    full,
+                    parent_module.router_prefixes.get(mount.parent, ""),
+                    depth + 1,
+                )
+            )
         return out
 
     result: list[MountedRoute] = []
     for module in by_path.values():
         for route in module.routes:
-            paths = [route.path] if route.router is None else expand(module, route.router, route.path,
-                                                                      route.own_prefix, 0)
+            paths = (
+                [route.path]
+                if route.router is None
+                else expand(module, route.router, route.path, route.own_prefix, 0)
+            )
             result.extend(MountedRoute(module, route, path) for path in dict.fromkeys(paths))
     return result
 
@@ -124,8 +140,8 @@ def _segments(path: str) -> list[str]:
 
 def path_matches(route_path: str, url_path: str) -> bool:
     """Whether a route declared as ``route_path`` (``/reservations/:id``, ``<int:rid>``, ``{rid}``, ``[id]``,
-    ``[...slug]``) answers ``url_path`` (an eval's endpoint, ``/api/reservations/{{RESERVATION_ID}}``: a template
-    segment matches any parameter segment)."""
+    ``[...slug]``) answers ``url_path`` (an eval's endpoint, ``/api/reservations/{{RESERVATION_ID}}``: a
+    template segment matches any parameter segment)."""
     route, url = _segments(route_path), _segments(url_path)
     for i, seg in enumerate(route):
         catch_all = seg.startswith(("[...", "[[...", "*")) or seg in ("*", "(.*)")

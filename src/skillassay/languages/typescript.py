@@ -33,7 +33,14 @@ _WRAPPERS = {
     "non_null_expression",
     "type_assertion",
 }
-_ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE", "all": "ANY"}
+_ROUTE_VERBS = {
+    "get": "GET",
+    "post": "POST",
+    "put": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+    "all": "ANY",
+}
 _COMPARISONS = {"===", "==", "!==", "!="}
 # Next.js route handlers: a route.ts exports one function per HTTP method it answers
 _NEXT_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -98,7 +105,9 @@ def _type_chain(node: ts.Node | None) -> tuple[str, ...]:
     if kind == "nested_type_identifier":
         return tuple(_text(node).split("."))
     if kind == "generic_type":
-        return _type_chain(node.child_by_field_name("name") or (node.named_children[0] if node.named_children else None))
+        return _type_chain(
+            node.child_by_field_name("name") or (node.named_children[0] if node.named_children else None)
+        )
     if kind == "union_type":
         return next((c for c in map(_type_chain, node.named_children) if c), ())
     return ()
@@ -115,7 +124,8 @@ def _language(grammar: str) -> ts.Language:
     return ts.Language(tst.language_tsx() if grammar == "tsx" else tst.language_typescript())
 
 
-_PARSERS = threading.local()  # a tree-sitter parser is not safe to share between threads (runs grade in parallel)
+# a tree-sitter parser is not safe to share between threads (runs grade in parallel)
+_PARSERS = threading.local()
 
 
 def _parser(grammar: str) -> ts.Parser:
@@ -151,15 +161,20 @@ def _string(node: ts.Node | None) -> str | None:
     if node is None:
         return None
     if node.type == "string":
-        return "".join(_text(c) for c in node.named_children if c.type in ("string_fragment", "escape_sequence"))
-    if node.type == "template_string" and not any(c.type == "template_substitution" for c in node.named_children):
+        return "".join(
+            _text(c) for c in node.named_children if c.type in ("string_fragment", "escape_sequence")
+        )
+    if node.type == "template_string" and not any(
+        c.type == "template_substitution" for c in node.named_children
+    ):
         return _text(node)[1:-1]
     return None
 
 
 def import_ref(importer: str, specifier: str, name: str | None) -> ImportRef | None:
-    """Where ``specifier`` imported from the file ``importer`` lives in the app: relative paths resolved, the usual
-    path aliases (``@/lib/x``, ``~/lib/x``: tsconfig ``paths``, not read) matched by suffix; packages are None."""
+    """Where ``specifier`` imported from the file ``importer`` lives in the app: relative paths resolved, the
+    usual path aliases (``@/lib/x``, ``~/lib/x``: tsconfig ``paths``, not read) matched by suffix; packages
+    are None."""
     if specifier.startswith("."):
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
         if joined.startswith(".."):
@@ -177,8 +192,8 @@ def import_ref(importer: str, specifier: str, name: str | None) -> ImportRef | N
 
 
 def _route_root(segments: list[str], folder: str) -> int | None:
-    """Index of the Next.js ``app``/``pages`` folder in a file's path: at the root or under ``src/`` first, else
-    the first one (an app in a monorepo folder)."""
+    """Index of the Next.js ``app``/``pages`` folder in a file's path: at the root or under ``src/`` first,
+    else the first one (an app in a monorepo folder)."""
     found = [i for i, seg in enumerate(segments[:-1]) if seg == folder]
     preferred = [i for i in found if i == 0 or segments[i - 1] == "src"]
     first = preferred or found
@@ -186,10 +201,10 @@ def _route_root(segments: list[str], folder: str) -> int | None:
 
 
 def next_route_path(path: str) -> tuple[str, str] | None:
-    """(``"app"`` | ``"pages"``, URL path) when ``path`` is a Next.js route file: ``app/**/route.<ext>`` (route
-    groups ``(name)`` and parallel-route slots ``@name`` leave no trace in the URL; a ``_private`` folder is not
-    routed) or ``pages/api/**`` (``index`` names its folder). Dynamic segments stay as written: ``[id]``,
-    ``[...slug]``, ``[[...slug]]``."""
+    """(``"app"`` | ``"pages"``, URL path) when ``path`` is a Next.js route file: ``app/**/route.<ext>``
+    (route groups ``(name)`` and parallel-route slots ``@name`` leave no trace in the URL; a ``_private``
+    folder is not routed) or ``pages/api/**`` (``index`` names its folder). Dynamic segments stay as
+    written: ``[id]``, ``[...slug]``, ``[[...slug]]``."""
     segments = path.split("/")
     name = segments[-1]
     base, dot, ext = name.rpartition(".")
@@ -214,7 +229,12 @@ def next_route_path(path: str) -> tuple[str, str] | None:
 def _chain(node: ts.Node) -> tuple[str, ...]:
     node = _inner(node)
     kind = node.type
-    if kind in ("identifier", "property_identifier", "private_property_identifier", "shorthand_property_identifier"):
+    if kind in (
+        "identifier",
+        "property_identifier",
+        "private_property_identifier",
+        "shorthand_property_identifier",
+    ):
         return (_text(node),)
     if kind in ("this", "super"):
         return (kind,)
@@ -254,7 +274,11 @@ class _Outliner:
         text = _string(node)
         if text is None or node is None:
             return
-        target = self.module.decision_strings if self.scope is None else self.module.functions[self.scope].decision_strings
+        target = (
+            self.module.decision_strings
+            if self.scope is None
+            else self.module.functions[self.scope].decision_strings
+        )
         target.append((text, node.start_point[0] + 1))
 
     def value(self, node: ts.Node | None) -> Value:
@@ -282,7 +306,9 @@ class _Outliner:
                 return None
             lp = self._template(_inner(left))
             rp = self._template(_inner(right))
-            return (lp if lp is not None else [self.value(left)]) + (rp if rp is not None else [self.value(right)])
+            return (lp if lp is not None else [self.value(left)]) + (
+                rp if rp is not None else [self.value(right)]
+            )
         return None
 
     def _value(self, node: ts.Node | None) -> Value:
@@ -303,8 +329,14 @@ class _Outliner:
             for child in node.named_children:
                 if child.type == "pair":
                     key = child.child_by_field_name("key")
-                    name = _string(key) if key is not None and key.type == "string" else (
-                        _text(key) if key is not None and key.type in ("property_identifier", "number") else None
+                    name = (
+                        _string(key)
+                        if key is not None and key.type == "string"
+                        else (
+                            _text(key)
+                            if key is not None and key.type in ("property_identifier", "number")
+                            else None
+                        )
                     )
                     if name is not None:
                         out.keys[name] = self.value(child.child_by_field_name("value"))
@@ -320,7 +352,11 @@ class _Outliner:
                         out.keys[_text(name_node)] = Value("func", line, func=self.func_index.get(child.id))
             return out
         if kind == "array":
-            return Value("array", line, items=[self.value(c) for c in node.named_children if c.type != "spread_element"])
+            return Value(
+                "array",
+                line,
+                items=[self.value(c) for c in node.named_children if c.type != "spread_element"],
+            )
         if kind in ("identifier", "this", "member_expression", "subscript_expression"):
             chain = _chain(node)
             return Value("ref", line, chain=chain) if chain else Value("other", line)
@@ -361,7 +397,11 @@ class _Outliner:
             target = parent.child_by_field_name("name")
             return _text(target) if target is not None and target.type == "identifier" else None
         if parent.type in ("pair", "public_field_definition", "field_definition"):
-            key = parent.child_by_field_name("key") or parent.child_by_field_name("name") or parent.child_by_field_name("property")
+            key = (
+                parent.child_by_field_name("key")
+                or parent.child_by_field_name("name")
+                or parent.child_by_field_name("property")
+            )
             if key is not None:
                 return _string(key) if key.type == "string" else _text(key)
         if parent.type == "assignment_expression":
@@ -370,7 +410,8 @@ class _Outliner:
         if parent.type == "export_statement":
             return "default"
         if parent.type == "arguments" and parent.parent is not None:
-            # const createReservation = asyncHandler(async (req, res) => {...}): the wrapped function takes the name
+            # const createReservation = asyncHandler(async (req, res) => {...}): the wrapped function takes
+            # the name
             call = parent.parent
             holder = call.parent
             while holder is not None and holder.type in _WRAPPERS:
@@ -403,8 +444,11 @@ class _Outliner:
                 if branch is not None:
                     self._visit_maybe_dead(branch, runs)
             return
-        if kind == "binary_expression" and (op := node.child_by_field_name("operator")) is not None \
-                and _text(op) in ("&&", "||", "??"):
+        if (
+            kind == "binary_expression"
+            and (op := node.child_by_field_name("operator")) is not None
+            and _text(op) in ("&&", "||", "??")
+        ):
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None:
                 self.visit(left)
@@ -412,7 +456,10 @@ class _Outliner:
             if right is not None:  # `false && f()`, `true || f()`: f never runs
                 self._visit_maybe_dead(right, stop is None or _truth(left, self.constants) is not stop)
             return
-        if kind == "while_statement" and _truth(node.child_by_field_name("condition"), self.constants) is False:
+        if (
+            kind == "while_statement"
+            and _truth(node.child_by_field_name("condition"), self.constants) is False
+        ):
             condition = node.child_by_field_name("condition")
             if condition is not None:
                 self.visit(condition)
@@ -458,12 +505,25 @@ class _Outliner:
         parent = node.parent
         if parent is None:
             return True
-        if parent.type in ("variable_declarator", "function_declaration", "generator_function_declaration",
-                           "class_declaration", "function_expression", "method_definition"):
+        if parent.type in (
+            "variable_declarator",
+            "function_declaration",
+            "generator_function_declaration",
+            "class_declaration",
+            "function_expression",
+            "method_definition",
+        ):
             return parent.child_by_field_name("name") != node
-        if parent.type in ("required_parameter", "optional_parameter", "formal_parameters", "import_specifier",
-                           "import_clause", "namespace_import", "shorthand_property_identifier_pattern",
-                           "rest_pattern"):
+        if parent.type in (
+            "required_parameter",
+            "optional_parameter",
+            "formal_parameters",
+            "import_specifier",
+            "import_clause",
+            "namespace_import",
+            "shorthand_property_identifier_pattern",
+            "rest_pattern",
+        ):
             return False
         if parent.type == "arrow_function":
             return parent.child_by_field_name("parameter") != node
@@ -484,7 +544,10 @@ class _Outliner:
         if condition is not None:
             self.visit(condition)
         truth = _truth(condition, self.constants)
-        consequence, alternative = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        consequence, alternative = (
+            node.child_by_field_name("consequence"),
+            node.child_by_field_name("alternative"),
+        )
         if consequence is not None:
             self._visit_maybe_dead(consequence, truth is not False)
         if alternative is not None:
@@ -522,7 +585,9 @@ class _Outliner:
                 if value is not None and value.type not in _FUNCTION_TYPES:
                     info.fields.setdefault(_text(key), []).append(self.value(value))
                 elif value is None and (t := _type_chain(member.child_by_field_name("type"))):
-                    info.fields.setdefault(_text(key), []).append(Value("call", member.start_point[0] + 1, chain=t))
+                    info.fields.setdefault(_text(key), []).append(
+                        Value("call", member.start_point[0] + 1, chain=t)
+                    )
         if self.dead == 0 and name != "<class>":
             self.module.classes.setdefault(qual, info)
         self.classes.append(name)
@@ -536,8 +601,12 @@ class _Outliner:
         parent = node.parent
         if node.type == "method_definition" and parent is not None and parent.type == "class_body":
             return self.class_stack[-1] if self.class_stack else None
-        if parent is not None and parent.type in ("public_field_definition", "field_definition") and \
-                parent.parent is not None and parent.parent.type == "class_body":
+        if (
+            parent is not None
+            and parent.type in ("public_field_definition", "field_definition")
+            and parent.parent is not None
+            and parent.parent.type == "class_body"
+        ):
             return self.class_stack[-1] if self.class_stack else None
         return None
 
@@ -552,14 +621,33 @@ class _Outliner:
         name = self._function_name(node)
         qual = ".".join([*self.classes, name]) if name else "<anonymous>"
         cls = self._method_class(node)
-        fn = Function(name=name, qualname=qual, start_line=node.start_point[0] + 1, end_line=node.end_point[0] + 1,
-                      parent=self.scope, cls=cls, dead=self.dead > 0, span=_span(node),
-                      decorated=self._decorated(node) if cls else False)
-        if not cls and node.parent is not None and (node.parent.type == "object" or node.parent.type == "pair"):
+        fn = Function(
+            name=name,
+            qualname=qual,
+            start_line=node.start_point[0] + 1,
+            end_line=node.end_point[0] + 1,
+            parent=self.scope,
+            cls=cls,
+            dead=self.dead > 0,
+            span=_span(node),
+            decorated=self._decorated(node) if cls else False,
+        )
+        if (
+            not cls
+            and node.parent is not None
+            and (node.parent.type == "object" or node.parent.type == "pair")
+        ):
             fn.exported = True  # a member of an object literal: called through the object, wherever it goes
         holder = node if node.type == "method_definition" else node.parent
-        if cls and name and holder is not None and any(
-                c.type == "accessibility_modifier" and _text(c) in ("private", "protected") for c in holder.children):
+        if (
+            cls
+            and name
+            and holder is not None
+            and any(
+                c.type == "accessibility_modifier" and _text(c) in ("private", "protected")
+                for c in holder.children
+            )
+        ):
             self.private.add(name)
         self.module.functions.append(fn)
         index = len(self.module.functions) - 1
@@ -572,7 +660,10 @@ class _Outliner:
         for prop in properties:  # constructor(private readonly seam: SeamService): this.seam = seam
             self._bind(f"this.{prop}", Value("ref", fn.start_line, chain=(prop,)))
         for child in node.named_children:
-            if child.type not in ("comment", "formal_parameters", "type_annotation") or child.type == "formal_parameters":
+            if (
+                child.type not in ("comment", "formal_parameters", "type_annotation")
+                or child.type == "formal_parameters"
+            ):
                 self.visit(child)
         body = node.child_by_field_name("body")
         if node.type == "arrow_function" and body is not None and body.type != "statement_block":
@@ -590,7 +681,11 @@ class _Outliner:
         types: dict[str, tuple[str, ...]] = {}
         properties: list[str] = []
         for p in params.named_children if params is not None else []:
-            target = p.child_by_field_name("pattern") if p.type in ("required_parameter", "optional_parameter") else p
+            target = (
+                p.child_by_field_name("pattern")
+                if p.type in ("required_parameter", "optional_parameter")
+                else p
+            )
             if target is not None and target.type == "assignment_pattern":
                 target = target.child_by_field_name("left")
             name = _text(target) if target is not None and target.type == "identifier" else ""
@@ -613,7 +708,11 @@ class _Outliner:
                     exports["default" if is_default else _text(name)] = _text(name)
             elif declaration.type in _DECLARATIONS:
                 for declarator in declaration.named_children:
-                    target = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
+                    target = (
+                        declarator.child_by_field_name("name")
+                        if declarator.type == "variable_declarator"
+                        else None
+                    )
                     if target is not None and target.type == "identifier":
                         exports[_text(target)] = _text(target)
             return
@@ -648,12 +747,17 @@ class _Outliner:
             base = _chain(value_node)
             for child in target.named_children:
                 if child.type == "shorthand_property_identifier_pattern":
-                    self._bind(_text(child), Value("ref", node.start_point[0] + 1, chain=(*base, _text(child)) if base else ()))
+                    self._bind(
+                        _text(child),
+                        Value("ref", node.start_point[0] + 1, chain=(*base, _text(child)) if base else ()),
+                    )
                 elif child.type == "pair_pattern":
                     key, val = child.child_by_field_name("key"), child.child_by_field_name("value")
                     if key is not None and val is not None and val.type == "identifier":
-                        self._bind(_text(val), Value("ref", node.start_point[0] + 1,
-                                                     chain=(*base, _text(key)) if base else ()))
+                        self._bind(
+                            _text(val),
+                            Value("ref", node.start_point[0] + 1, chain=(*base, _text(key)) if base else ()),
+                        )
 
     def _assignment(self, node: ts.Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -670,8 +774,12 @@ class _Outliner:
                     self.module.exports["default"] = _text(inner)
                 elif value.kind == "object":
                     for key, member in value.keys.items():
-                        self.module.exports[key] = member.chain[-1] if member.kind == "ref" and member.chain else key
-            elif self.scope is None and len(chain) >= 2 and chain[:-1] in (("module", "exports"), ("exports",)):
+                        self.module.exports[key] = (
+                            member.chain[-1] if member.kind == "ref" and member.chain else key
+                        )
+            elif (
+                self.scope is None and len(chain) >= 2 and chain[:-1] in (("module", "exports"), ("exports",))
+            ):
                 inner = _inner(right)
                 self.module.exports[chain[-1]] = _text(inner) if inner.type == "identifier" else chain[-1]
             if len(chain) == 2 and chain[0] != "this" and chain[1] != "[]":  # payload.reservations = [...]
@@ -693,7 +801,11 @@ class _Outliner:
                 if alias is not None:
                     self.module.imports[_text(alias)] = source
                     self._import_ref(_text(alias), source, _text(name) if name is not None else None)
-            elif n.type == "identifier" and n.parent is not None and n.parent.type in ("import_clause", "namespace_import"):
+            elif (
+                n.type == "identifier"
+                and n.parent is not None
+                and n.parent.type in ("import_clause", "namespace_import")
+            ):
                 self.module.imports[_text(n)] = source
                 self._import_ref(_text(n), source, "default" if n.parent.type == "import_clause" else None)
             else:
@@ -738,16 +850,25 @@ class _Outliner:
             for declarator in declaration.named_children:
                 if declarator.type != "variable_declarator":
                     continue
-                target, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
+                target, value = (
+                    declarator.child_by_field_name("name"),
+                    declarator.child_by_field_name("value"),
+                )
                 if target is None or value is None:
                     continue
                 if target.type == "identifier" and _text(target) in _NEXT_METHODS:
-                    out.append((_text(target), self.value(value)))  # export const POST = withAuth(async () => ...)
+                    # export const POST = withAuth(async () => ...)
+                    out.append((_text(target), self.value(value)))
                 elif target.type == "object_pattern":  # export const { GET, POST } = handlers
                     base = _chain(value)
                     for prop in target.named_children:
-                        if prop.type == "shorthand_property_identifier_pattern" and _text(prop) in _NEXT_METHODS:
-                            out.append((_text(prop), Value("ref", line, chain=(*base, _text(prop)) if base else ())))
+                        if (
+                            prop.type == "shorthand_property_identifier_pattern"
+                            and _text(prop) in _NEXT_METHODS
+                        ):
+                            out.append(
+                                (_text(prop), Value("ref", line, chain=(*base, _text(prop)) if base else ()))
+                            )
         else:
             clause = next((c for c in stmt.named_children if c.type == "export_clause"), None)
             source = _string(stmt.child_by_field_name("source"))
@@ -772,22 +893,32 @@ class _Outliner:
         if fn_node is None:
             return
         chain = _chain(fn_node)
-        arg_nodes = [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        arg_nodes = (
+            [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
+        )
         member = _inner(fn_node) if _inner(fn_node).type == "member_expression" else None
         prop = member.child_by_field_name("property") if member is not None else None
         # the method name even when the receiver is no name chain (an array literal)
         method = chain[-1] if chain else (_text(prop) if prop is not None else "")
         if method in ("startsWith", "endsWith", "includes", "has") and arg_nodes:
             self._decision(arg_nodes[0])
-        if method in ("includes", "has") and member is not None:  # ['access_code.set_on_device', ...].includes(type)
+        # ['access_code.set_on_device', ...].includes(type)
+        if method in ("includes", "has") and member is not None:
             obj = member.child_by_field_name("object")
             if obj is not None and _inner(obj).type == "array":
                 for item in _inner(obj).named_children:
                     self._decision(item)
         if not chain:
             return
-        call = Call(chain=chain, line=node.start_point[0] + 1, scope=self.scope, args=[self.value(a) for a in arg_nodes],
-                    dead=self.dead > 0, span=_span(node), callee_span=_span(fn_node))
+        call = Call(
+            chain=chain,
+            line=node.start_point[0] + 1,
+            scope=self.scope,
+            args=[self.value(a) for a in arg_nodes],
+            dead=self.dead > 0,
+            span=_span(node),
+            callee_span=_span(fn_node),
+        )
         self._statement(call, node)
         self.module.calls.append(call)
         self._route(node, fn_node, chain, arg_nodes)
@@ -801,9 +932,20 @@ class _Outliner:
         if not chain or ctor is None:
             return
         args_node = node.child_by_field_name("arguments")
-        args = [self.value(a) for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
-        call = Call(chain=("new", *chain), line=node.start_point[0] + 1, scope=self.scope, args=args,
-                    dead=self.dead > 0, span=_span(node), callee_span=_span(ctor))
+        args = (
+            [self.value(a) for a in args_node.named_children if a.type != "comment"]
+            if args_node is not None
+            else []
+        )
+        call = Call(
+            chain=("new", *chain),
+            line=node.start_point[0] + 1,
+            scope=self.scope,
+            args=args,
+            dead=self.dead > 0,
+            span=_span(node),
+            callee_span=_span(ctor),
+        )
         self._statement(call, node)
         self.module.calls.append(call)
 
@@ -811,20 +953,31 @@ class _Outliner:
     def _statement(call: Call, node: ts.Node) -> None:
         """The innermost statement holding the call."""
         parent = node.parent
-        while parent is not None and not (parent.type.endswith("statement") or parent.type in _DECLARATIONS
-                                          or parent.type in ("public_field_definition", "field_definition")):
+        while parent is not None and not (
+            parent.type.endswith("statement")
+            or parent.type in _DECLARATIONS
+            or parent.type in ("public_field_definition", "field_definition")
+        ):
             if parent.type in _FUNCTION_TYPES:  # an arrow function's expression body: no statement of its own
                 return
             parent = parent.parent
         if parent is None:
             return
         call.stmt = _span(parent)
-        call.stmt_kind = ("expression" if parent.type == "expression_statement" else
-                          "declaration" if parent.type in _DECLARATIONS else
-                          "return" if parent.type == "return_statement" else "other")
+        call.stmt_kind = (
+            "expression"
+            if parent.type == "expression_statement"
+            else "declaration"
+            if parent.type in _DECLARATIONS
+            else "return"
+            if parent.type == "return_statement"
+            else "other"
+        )
 
     def _mount(self, node: ts.Node, parent: str, arg_nodes: list[ts.Node]) -> None:
-        """Express: ``app.use('/api', router)``, ``router.use(sub)``, ``app.use('/x', require('./routes/x'))``."""
+        """Express: ``app.use('/api', router)``, ``router.use(sub)``, ``app.use('/x',
+        require('./routes/x'))``.
+        """
         prefix = _string(arg_nodes[0])
         rest = arg_nodes[1:] if prefix is not None else arg_nodes
         if prefix is not None and not prefix.startswith("/"):
@@ -841,10 +994,18 @@ class _Outliner:
                     self._import_ref(local, source, None)
                     child = (local,)
             if child:
-                self.module.mounts.append(Mount(parent=parent, child=child, prefix=(prefix or "").rstrip("/"),
-                                                line=node.start_point[0] + 1))
+                self.module.mounts.append(
+                    Mount(
+                        parent=parent,
+                        child=child,
+                        prefix=(prefix or "").rstrip("/"),
+                        line=node.start_point[0] + 1,
+                    )
+                )
 
-    def _route(self, node: ts.Node, fn_node: ts.Node, chain: tuple[str, ...], arg_nodes: list[ts.Node]) -> None:
+    def _route(
+        self, node: ts.Node, fn_node: ts.Node, chain: tuple[str, ...], arg_nodes: list[ts.Node]
+    ) -> None:
         verb = _ROUTE_VERBS.get(chain[-1])
         if verb is None or len(chain) < 2:
             return
@@ -852,7 +1013,11 @@ class _Outliner:
         obj = fn_node.child_by_field_name("object") if fn_node.type == "member_expression" else None
         obj = _inner(obj) if obj is not None else None
         path, handlers = None, arg_nodes
-        if obj is not None and obj.type == "call_expression" and _chain(_field(obj, "function"))[-1:] == ("route",):
+        if (
+            obj is not None
+            and obj.type == "call_expression"
+            and _chain(_field(obj, "function"))[-1:] == ("route",)
+        ):
             inner_args = obj.child_by_field_name("arguments")
             if inner_args is not None and inner_args.named_children:
                 path = _string(inner_args.named_children[0])
@@ -860,8 +1025,9 @@ class _Outliner:
             path, handlers = _string(arg_nodes[0]), arg_nodes[1:]
         if path is None or not path.startswith("/") or not handlers:
             return
-        self.module.routes.append(Route(verb, path, node.start_point[0] + 1, [self.value(h) for h in handlers],
-                                        router=chain[0]))
+        self.module.routes.append(
+            Route(verb, path, node.start_point[0] + 1, [self.value(h) for h in handlers], router=chain[0])
+        )
 
 
 def _constants(root: ts.Node) -> dict[str, bool]:
@@ -869,13 +1035,21 @@ def _constants(root: ts.Node) -> dict[str, bool]:
     out: dict[str, bool] = {}
     for stmt in root.named_children:
         decl = stmt.child_by_field_name("declaration") if stmt.type == "export_statement" else stmt
-        if decl is None or decl.type != "lexical_declaration" or not decl.children or _text(decl.children[0]) != "const":
+        if (
+            decl is None
+            or decl.type != "lexical_declaration"
+            or not decl.children
+            or _text(decl.children[0]) != "const"
+        ):
             continue
         for declarator in decl.named_children:
             name, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
             if name is not None and value is not None and name.type == "identifier":
-                truth = _truth(value) if _inner(value).type in ("true", "false", "null", "undefined", "number",
-                                                                 "string") else None
+                truth = (
+                    _truth(value)
+                    if _inner(value).type in ("true", "false", "null", "undefined", "number", "string")
+                    else None
+                )
                 if truth is not None:
                     out[_text(name)] = truth
     return out
@@ -896,7 +1070,9 @@ def _parse(source: bytes, path: str, grammar: str) -> Module:
     for fn in module.functions:  # another module (or the framework, for a route file) may call these
         if fn.parent is None and not fn.cls and fn.name in exported:
             fn.exported = True
-        elif fn.cls in exported and fn.name and not fn.name.startswith("#") and fn.name not in outliner.private:
+        elif (
+            fn.cls in exported and fn.name and not fn.name.startswith("#") and fn.name not in outliner.private
+        ):
             fn.exported = True  # a public method of an exported class
     return module
 
@@ -911,4 +1087,3 @@ def parse_tsx(source: bytes, path: str) -> Module:
 
 def parse_javascript(source: bytes, path: str) -> Module:
     return _parse(source, path, "javascript")
-

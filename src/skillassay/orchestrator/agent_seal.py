@@ -1,4 +1,6 @@
-"""The agent phase's seal (docs/sealing.md): what the agent sees and reaches, and its run inside that sandbox."""
+"""The agent phase's seal (docs/sealing.md): what the agent sees and reaches, and its run inside that
+sandbox.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from skillassay.isolation.runtimes import runtimes
 
 def model_endpoints(ctx: AgentContext) -> list[Endpoint]:
     """The agent's model endpoint (the job's model proxy), bridged into the sandbox: at the same port on
-    127.0.0.1 inside, wherever the proxy listens (a Ray worker reaches the head's proxy through the bridge)."""
+    127.0.0.1 inside, wherever the proxy listens (a Ray worker reaches the head's proxy through the
+    bridge)."""
     endpoint = getattr(ctx, "model_endpoint", None)
     if endpoint is None:
         return []
@@ -23,13 +26,14 @@ def model_endpoints(ctx: AgentContext) -> list[Endpoint]:
 
 
 def agent_seal(policy: Policy, agent: Agent, ctx: AgentContext) -> Seal:
-    """The agent phase: its workspace and private home writable; its CLI, the language runtimes and what the user
-    granted readable; its model endpoint and the registries reachable; the syscall audit on."""
+    """The agent phase: its workspace and private home writable; its CLI, the language runtimes and what the
+    user granted readable; its model endpoint and the registries reachable; the syscall audit on."""
     endpoints = model_endpoints(ctx)
     mounts, path = runtimes(venv=True)
     workspace, home = Path(ctx.workspace), Path(ctx.home)
-    # the folder holding both, when that is all it holds (a trial's attempt folder): the workspace is then not a
-    # mount point inside, so an agent may remove it as it could outside (rm -rf {workspace} is scored, not refused)
+    # the folder holding both, when that is all it holds (a trial's attempt folder): the workspace is then not
+    # a mount point inside, so an agent may remove it as it could outside (rm -rf {workspace} is scored, not
+    # refused)
     parent = workspace.parent
     shared = parent == home.parent and {p.name for p in parent.iterdir()} <= {workspace.name, home.name}
     return Seal(
@@ -53,8 +57,18 @@ def _harness_sources() -> list[str]:
     return [str(src), f"{src}/*"] if (src / "skillassay").is_dir() else []
 
 
-def run_agent(agent: Agent, ctx: AgentContext, policy: Policy, scratch: Path, sealing: Sealing, *, skill_name: str | None,
-              skill_dir: Path | None, variant: str, mode: str) -> tuple[AgentResult, ArmRecord | None]:
+def run_agent(
+    agent: Agent,
+    ctx: AgentContext,
+    policy: Policy,
+    scratch: Path,
+    sealing: Sealing,
+    *,
+    skill_name: str | None,
+    skill_dir: Path | None,
+    variant: str,
+    mode: str,
+) -> tuple[AgentResult, ArmRecord | None]:
     """Run the agent in its sandbox; return its result and the arm's record (None for an agent that started no
     process). What it could see is taken just before its first process starts."""
     seal = agent_seal(policy, agent, ctx)
@@ -67,9 +81,11 @@ def run_agent(agent: Agent, ctx: AgentContext, policy: Policy, scratch: Path, se
 
         box.on_first_start = look
         ctx.sandbox = box
-        if ctx.model_endpoint is not None:  # the proxy as the sandbox reaches it (the same URL for a loopback one)
+        # the proxy as the sandbox reaches it (the same URL for a loopback one)
+        if ctx.model_endpoint is not None:
             ctx.model_endpoint = ctx.model_endpoint.model_copy(
-                update={"base_url": box.url_inside(ctx.model_endpoint.base_url)})
+                update={"base_url": box.url_inside(ctx.model_endpoint.base_url)}
+            )
         try:
             result = agent.run(ctx)
         finally:
@@ -77,7 +93,13 @@ def run_agent(agent: Agent, ctx: AgentContext, policy: Policy, scratch: Path, se
     sealing.add(box)
     sealing.transcript = transcript_touches(result.transcript.tool_calls, ctx.workspace, box.bounds())
     t = result.transcript
-    record = arm.check(seen.get("arm"), skill_name=skill_name, skill_dir=skill_dir, variant=variant, mode=mode,
-                       reported=list(t.skills_available) if t.skills_source else None,
-                       reported_source=t.skills_source)
+    record = arm.check(
+        seen.get("arm"),
+        skill_name=skill_name,
+        skill_dir=skill_dir,
+        variant=variant,
+        mode=mode,
+        reported=list(t.skills_available) if t.skills_source else None,
+        reported_source=t.skills_source,
+    )
     return result, (record if "arm" in seen else None)

@@ -1,14 +1,14 @@
-"""The golden canary: before any run of an eval is scored on a machine, the eval's golden solution is graded there, by
-every layer the job uses but the LLM judge, and must get what ``check --controls`` expects of it (Seam evals: 100 on
-each layer; agent evals: pass, not disqualified). A golden that fails here, or passes only sometimes, says the machine
-cannot measure the eval: every run of it in the job is a harness error carrying the canary's reason, never the agent's
-score (docs/results.md, "The canary").
+"""The golden canary: before any run of an eval is scored on a machine, the eval's golden solution is graded
+there, by every layer the job uses but the LLM judge, and must get what ``check --controls`` expects of it
+(Seam evals: 100 on each layer; agent evals: pass, not disqualified). A golden that fails here, or passes
+only sometimes, says the machine cannot measure the eval: every run of it in the job is a harness error
+carrying the canary's reason, never the agent's score (docs/results.md, "The canary").
 
-A pass is kept in skillassay's cache (``paths.cache_dir()/canary/<key>.json``), keyed by the eval's files and this
-machine's environment (Python, Node, platform, the harness's own code, the layers, seam, backend and isolation): a
-cached pass costs nothing. Failures are never kept: the next job checks again. With ``--agent reference`` the runs are
-the golden's own: each is checked against the golden's expectation after grading (``reference_check``), and a pass
-adds its score to the cache entry.
+A pass is kept in skillassay's cache (``paths.cache_dir()/canary/<key>.json``), keyed by the eval's files and
+this machine's environment (Python, Node, platform, the harness's own code, the layers, seam, backend and
+isolation): a cached pass costs nothing. Failures are never kept: the next job checks again. With ``--agent
+reference`` the runs are the golden's own: each is checked against the golden's expectation after grading
+(``reference_check``), and a pass adds its score to the cache entry.
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from skillassay.services import Service
 
 DEFAULT_RUNS = 3
-RUNS_ENV = "SKILLASSAY_CANARY_RUNS"  # the default of --canary-runs (e.g. 0 in a test suite that checks its own)
-LLM_JUDGE = "llm_judge"  # the one grader the canary leaves out: a model's answer says nothing about the machine
+# the default of --canary-runs (e.g. 0 in a test suite that checks its own)
+RUNS_ENV = "SKILLASSAY_CANARY_RUNS"
+# the one grader the canary leaves out: a model's answer says nothing about the machine
+LLM_JUDGE = "llm_judge"
 CACHE_FOLDER = "canary"
 
 
@@ -75,7 +77,7 @@ class CacheEntry(BaseModel):
     checked_at: datetime
 
 
-# ----------------------------------------------------------------------------------------------------- the key
+# ---------------------------------------------------------------------------------------------------- the key
 def _files(root: Path) -> Iterator[Path]:
     if root.is_file():
         yield root
@@ -101,8 +103,8 @@ def _digest(roots: list[Path], base: Path) -> str:
 
 
 def fixture_hash(d: EvalDefinition) -> str:
-    """sha256 over every file the eval's grading reads: the fixture folder (app, golden, config, controls), the
-    rubric, the definition file and its folder's hidden tests."""
+    """sha256 over every file the eval's grading reads: the fixture folder (app, golden, config, controls),
+    the rubric, the definition file and its folder's hidden tests."""
     roots = [Path(d.fixture_dir), Path(d.source), *kind_of(d).hashed_inputs(d)]
     return _digest([r.resolve() for r in roots if r.exists()], Path(d.suite_dir).resolve())
 
@@ -122,13 +124,24 @@ def _runtimes() -> dict[str, str | None]:
     from skillassay.orchestrator.environment import machine_info
 
     info = machine_info()
-    return {"python": sys.version.split()[0], "python_executable": sys.executable, "node": info.get("node"),
-            "platform": platform.platform(), "machine": platform.machine()}
+    return {
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+        "node": info.get("node"),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
 
 
 def environment(plan: CanaryPlan) -> dict[str, str | None]:
-    return {**_runtimes(), "harness": harness_version(), "layers": plan.layers, "seam": plan.seam,
-            "backend": plan.backend, "isolation": plan.isolation}
+    return {
+        **_runtimes(),
+        "harness": harness_version(),
+        "layers": plan.layers,
+        "seam": plan.seam,
+        "backend": plan.backend,
+        "isolation": plan.isolation,
+    }
 
 
 def cache_key(d: EvalDefinition, plan: CanaryPlan) -> str:
@@ -167,8 +180,13 @@ def record_pass(d: EvalDefinition, plan: CanaryPlan, key: str, scores: list[floa
     """Add passing golden runs to the key's entry (written whole, atomically)."""
     with _locked(key) as path:
         old = _read(path)
-        entry = CacheEntry(eval_id=d.id, key=key, scores=[*(old.scores if old and old.key == key else []), *scores],
-                           environment=environment(plan), checked_at=datetime.now(UTC))
+        entry = CacheEntry(
+            eval_id=d.id,
+            key=key,
+            scores=[*(old.scores if old and old.key == key else []), *scores],
+            environment=environment(plan),
+            checked_at=datetime.now(UTC),
+        )
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(entry.model_dump_json(indent=2), encoding="utf-8")
         os.replace(tmp, path)
@@ -225,19 +243,39 @@ def judge(d: EvalDefinition, got: GradeOutcome, layers: Layers) -> str | None:
     return f"the golden scores {scored}: {_cause(got) or bad[0]}"[:1000]
 
 
-def grade_golden(d: EvalDefinition, plan: CanaryPlan, work: Path, run_id: str, *, policy: Policy | None = None,
-                 emulator: Service | None = None) -> GradeOutcome:
-    """One golden run, graded as an agent's change would be (the run's policy seals the app and the commands)."""
+def grade_golden(
+    d: EvalDefinition,
+    plan: CanaryPlan,
+    work: Path,
+    run_id: str,
+    *,
+    policy: Policy | None = None,
+    emulator: Service | None = None,
+) -> GradeOutcome:
+    """One golden run, graded as an agent's change would be (the run's policy seals the app and the
+    commands).
+    """
     from skillassay.orchestrator.grading import grade
 
     assert d.golden_dir is not None
     transcript = kind_of(d).golden_transcript(d)
-    return grade(without_judge(d), Path(d.golden_dir), work, run_id, layers=plan.layers, seam=plan.seam,
-                 backend=plan.backend, emulator=emulator, transcript=transcript, policy=policy)
+    return grade(
+        without_judge(d),
+        Path(d.golden_dir),
+        work,
+        run_id,
+        layers=plan.layers,
+        seam=plan.seam,
+        backend=plan.backend,
+        emulator=emulator,
+        transcript=transcript,
+        policy=policy,
+    )
 
 
-def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | None,
-                emulator: Service | None) -> tuple[float, str | None]:
+def _golden_run(
+    d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | None, emulator: Service | None
+) -> tuple[float, str | None]:
     with tempfile.TemporaryDirectory(prefix=f"skillassay-canary-{d.id}-") as tmp:
         try:
             got = grade_golden(d, plan, Path(tmp), f"canary-{d.id}-{n}", policy=policy, emulator=emulator)
@@ -248,19 +286,23 @@ def _golden_run(d: EvalDefinition, plan: CanaryPlan, n: int, policy: Policy | No
     return score(d, got), judge(d, got, plan.layers)
 
 
-def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None,
-          emulator: Service | None = None) -> CanaryCheck:
-    """The eval's canary on this machine: from the cache when it holds ``plan.runs`` passes, else the missing golden
-    runs (all of them once the first passes: a golden that passes only sometimes fails the canary too)."""
+def check(
+    d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None, emulator: Service | None = None
+) -> CanaryCheck:
+    """The eval's canary on this machine: from the cache when it holds ``plan.runs`` passes, else the missing
+    golden runs (all of them once the first passes: a golden that passes only sometimes fails the canary
+    too)."""
     no_golden = kind_of(d).canary_skip(d)
     if no_golden is not None:
         return CanaryCheck(eval_id=d.id, status="skipped", reason=no_golden)
     if d.golden_dir is None or not Path(d.golden_dir).is_dir():
-        return CanaryCheck(eval_id=d.id, status="skipped", reason="no golden solution (test_golden/) to check")
+        return CanaryCheck(
+            eval_id=d.id, status="skipped", reason="no golden solution (test_golden/) to check"
+        )
     key = cache_key(d, plan)
     before = cached_scores(key)
     if len(before) >= plan.runs:
-        return CanaryCheck(eval_id=d.id, status="passed", key=key, scores=before[-plan.runs:], cached=True)
+        return CanaryCheck(eval_id=d.id, status="passed", key=key, scores=before[-plan.runs :], cached=True)
     scores: list[float] = []
     failed: list[tuple[int, str]] = []
     for n in range(len(before) + 1, plan.runs + 1):
@@ -279,8 +321,10 @@ def check(d: EvalDefinition, plan: CanaryPlan, *, policy: Policy | None = None,
         reason = failed[0][1]
     else:
         shown = ", ".join(f"{s:g}" for s in every)
-        reason = (f"the golden passes only sometimes ({len(every) - len(failed)} of {len(every)} runs; scores "
-                  f"{shown}); run {failed[0][0]}: {failed[0][1]}")
+        reason = (
+            f"the golden passes only sometimes ({len(every) - len(failed)} of {len(every)} runs; scores "
+            f"{shown}); run {failed[0][0]}: {failed[0][1]}"
+        )
     return CanaryCheck(eval_id=d.id, status="failed", key=key, scores=every, reason=reason)
 
 
@@ -292,12 +336,14 @@ def reference_check(d: EvalDefinition, plan: CanaryPlan, got: GradeOutcome) -> C
         record_pass(d, plan, key, [score(d, got)])
         return CanaryCheck(eval_id=d.id, status="passed", key=key, scores=[score(d, got)], source="reference")
     forget(key)
-    return CanaryCheck(eval_id=d.id, status="failed", key=key, scores=[score(d, got)], reason=why, source="reference")
+    return CanaryCheck(
+        eval_id=d.id, status="failed", key=key, scores=[score(d, got)], reason=why, source="reference"
+    )
 
 
 def merge(checks: list[CanaryCheck]) -> CanaryCheck | None:
-    """One eval's canary over a job's runs: the reference agent's runs pooled (each is one golden run); the lanes'
-    checks (one per place the runs executed) pooled once each. Failed if any failed."""
+    """One eval's canary over a job's runs: the reference agent's runs pooled (each is one golden run); the
+    lanes' checks (one per place the runs executed) pooled once each. Failed if any failed."""
     if not checks:
         return None
     distinct = list({c.model_dump_json(): c for c in checks if c.source == "canary"}.values())
@@ -306,29 +352,49 @@ def merge(checks: list[CanaryCheck]) -> CanaryCheck | None:
     ran = [c for c in pooled if c.status != "skipped"]
     if not ran:
         return pooled[0]
-    return CanaryCheck(eval_id=checks[0].eval_id, status="failed" if failed else "passed",
-                       reason=failed[0].reason if failed else None, key=ran[0].key,
-                       scores=[s for c in ran for s in c.scores], cached=all(c.cached for c in ran),
-                       source=ran[0].source)
+    return CanaryCheck(
+        eval_id=checks[0].eval_id,
+        status="failed" if failed else "passed",
+        reason=failed[0].reason if failed else None,
+        key=ran[0].key,
+        scores=[s for c in ran for s in c.scores],
+        cached=all(c.cached for c in ran),
+        source=ran[0].source,
+    )
 
 
 def cannot_measure(c: CanaryCheck) -> str:
     return f"this machine cannot measure {c.eval_id}: {c.reason}"
 
 
-# ------------------------------------------------------------------------------------------------ doctor --smoke
-SMOKE_STACKS = (("python", ("python-flask", "python-fastapi", "python")),
-                ("typescript", ("typescript-express", "typescript-nextjs", "typescript", "javascript")))
+# --------------------------------------------------------------------------------------------- doctor --smoke
+SMOKE_STACKS = (
+    ("python", ("python-flask", "python-fastapi", "python")),
+    ("typescript", ("typescript-express", "typescript-nextjs", "typescript", "javascript")),
+)
 
 
 def smoke_evals(evals: list[EvalDefinition]) -> list[EvalDefinition]:
-    """One Python and one Node eval with a golden, the cheapest stack first (Flask, Express: no build step)."""
+    """One Python and one Node eval with a golden, the cheapest stack first (Flask, Express: no build
+    step).
+    """
     chosen: list[EvalDefinition] = []
     for language, stacks in SMOKE_STACKS:
-        fits = [e for e in evals if e.golden_dir is not None and kind_of(e).canary_skip(e) is None
-                and (e.language == language or (language == "typescript" and e.language == "javascript"))]
-        fits.sort(key=lambda e: (stacks.index(e.stack) if e.stack in stacks else len(stacks),
-                                 kind_of(e).smoke_order, len(e.id), e.id))
+        fits = [
+            e
+            for e in evals
+            if e.golden_dir is not None
+            and kind_of(e).canary_skip(e) is None
+            and (e.language == language or (language == "typescript" and e.language == "javascript"))
+        ]
+        fits.sort(
+            key=lambda e: (
+                stacks.index(e.stack) if e.stack in stacks else len(stacks),
+                kind_of(e).smoke_order,
+                len(e.id),
+                e.id,
+            )
+        )
         chosen.extend(fits[:1])
     return chosen
 
@@ -344,9 +410,12 @@ def smoke(evals: list[EvalDefinition], *, isolation: str, runs: int = 1) -> list
     plan = CanaryPlan(runs=runs, isolation=isolation)
     emulator: Service | None = None
     if any(e.has_sandbox for e in evals):
-        emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+        emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(
+            host="127.0.0.1", port=0
+        )
     try:
         with tempfile.TemporaryDirectory(prefix="skillassay-doctor-") as results:
+
             def one(d: EvalDefinition) -> CanaryCheck:
                 return check(d, plan, policy=run_policy(isolation, d, Path(results)), emulator=emulator)
 

@@ -1,6 +1,6 @@
-"""How runs run: the options the CLI takes, the job keeps (job.json ``options``) and every run records (run.json
-``config``), declared once. ``JobOptions`` is a ``RunConfig`` with the job's own options; ``RunSpec`` is which run,
-with the job's ``RunConfig``. A new option is added here, once."""
+"""How runs run: the options the CLI takes, the job keeps (job.json ``options``) and every run records
+(run.json ``config``), declared once. ``JobOptions`` is a ``RunConfig`` with the job's own options;
+``RunSpec`` is which run, with the job's ``RunConfig``. A new option is added here, once."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ class RunConfig(BaseModel):
     command: str | None = None
     retries: int = 2  # whole agent phases tried again after a provider error (orchestrator/attempts.py)
     retry_delay: float = 10.0  # seconds before the first retry, doubled for each next one (with jitter)
-    isolation: str = "bubblewrap"  # how the agent, the app and the graders' commands are sealed (docs/sealing.md)
-    allow_hosts: list[str] = Field(default_factory=list)  # granted beyond the stack's registries (--allow-host)
+    # how the agent, the app and the graders' commands are sealed (docs/sealing.md)
+    isolation: str = "bubblewrap"
+    # granted beyond the stack's registries (--allow-host)
+    allow_hosts: list[str] = Field(default_factory=list)
     mounts: list[Path] = Field(default_factory=list)  # granted read-only to the agent (--mount)
     judge: JudgeConfig | None = None  # the LLM judge of llm_judge criteria (no key: the name of its variable)
 
@@ -43,8 +45,8 @@ class RunConfig(BaseModel):
 
 
 class JobOptions(RunConfig):
-    """The job's options: its runs' configuration (``RunConfig``), which evals, how many runs, where they execute,
-    the job's services and its limits."""
+    """The job's options: its runs' configuration (``RunConfig``), which evals, how many runs, where they
+    execute, the job's services and its limits."""
 
     suite: Path = Path("evals")
     skill: Path | None = None
@@ -53,26 +55,28 @@ class JobOptions(RunConfig):
     runs: int | None = None  # None: 1, or a trigger suite's own runs
     jobs: int = 1
     executor: str = "local"  # local or ray (see orchestrator/executors/)
-    ray_address: str | None = None  # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
+    # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
+    ray_address: str | None = None
     results: Path = Path("results")
     baseline: bool = False
     emulator_delay: float = 1.0  # seconds a code spends "setting" (or "removing") on the emulator
-    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a validator
-    # (and an app) that expects codes at once is caught here rather than on the live service
+    # seconds before pushed data takes effect on the emulator: Seam's automations are asynchronous, so a
+    # validator (and an app) that expects codes at once is caught here rather than on the live service
     emulator_automation_delay: float = 0.5
-    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the providers),
-    # its price table and the job's spending limit
+    # the agent's model (orchestrator/model_access.py): where the job's model proxy sends calls (None: the
+    # providers), its price table and the job's spending limit
     model_upstream: str | None = None
     pricing: Path | None = None
     max_cost: float | None = None
-    # where the model proxy listens and what address runs are given (another node's runs need a reachable one; by
-    # default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
+    # where the model proxy listens and what address runs are given (another node's runs need a reachable one;
+    # by default an executor whose runs execute elsewhere says which: Ray's is this machine's node address)
     proxy_host: str = "127.0.0.1"
     proxy_port: int = 0
     proxy_public_host: str | None = None
     # bytes of added or changed files a run keeps and grades (None: the eval's own limit, or 20 MB)
     max_change_size: int | None = None
-    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is kept)
+    # golden runs of each eval's canary on a cache miss (orchestrator/canary.py); 0: no canary (a warning is
+    # kept)
     canary_runs: int = Field(default_factory=canaries.default_runs, ge=0)
 
     def stored(self) -> dict[str, Any]:
@@ -83,8 +87,8 @@ class JobOptions(RunConfig):
 
 
 class RunSpec(BaseModel):
-    """Which run (its job, eval, index and arm, the skill it is given and how much of its change it keeps), run as
-    ``config`` says; what its run.json records as its configuration (``recorded``)."""
+    """Which run (its job, eval, index and arm, the skill it is given and how much of its change it keeps),
+    run as ``config`` says; what its run.json records as its configuration (``recorded``)."""
 
     model_config = ConfigDict(extra="forbid")  # an option given beside ``config`` would be lost
 
@@ -95,7 +99,8 @@ class RunSpec(BaseModel):
     skill_dir: Path | None = None
     skill_hash: str | None = None
     keep_workspace: bool = True
-    max_change_size: int = DEFAULT_MAX_CHANGE  # bytes of added or changed files kept and graded (bounded_copy.py)
+    # bytes of added or changed files kept and graded (bounded_copy.py)
+    max_change_size: int = DEFAULT_MAX_CHANGE
     config: RunConfig = Field(default_factory=RunConfig)
 
     @property
@@ -103,8 +108,12 @@ class RunSpec(BaseModel):
         return run_dir_rel(self.job_id, self.eval_id, self.run_index, self.variant)
 
     def recorded(self, definition_source: Path) -> dict[str, Any]:
-        """The run's configuration as run.json keeps it, one flat mapping: environment values are not stored, only
-        their names."""
+        """The run's configuration as run.json keeps it, one flat mapping: environment values are not stored,
+        only their names."""
         which = json.loads(self.model_dump_json(exclude={"config"}))
         how = json.loads(self.config.model_dump_json(exclude={"agent_env"}))
-        return which | how | {"agent_env_keys": sorted(self.config.agent_env), "definition": str(definition_source)}
+        return (
+            which
+            | how
+            | {"agent_env_keys": sorted(self.config.agent_env), "definition": str(definition_source)}
+        )

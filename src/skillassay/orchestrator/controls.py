@@ -28,7 +28,9 @@ from skillassay.scoring.verdict import percent_text
 def compare(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
     """What ``got`` misses of ``expected``: each kind's own figures (``EvalKind.compare_control``), then the
     verdict."""
-    bad: list[str] = [m for name in plugins.names(GROUP) for m in load_kind(name).compare_control(expected, got)]
+    bad: list[str] = [
+        m for name in plugins.names(GROUP) for m in load_kind(name).compare_control(expected, got)
+    ]
     if expected.verdict is not None:
         actual_verdict = None if got.verdict is None else ("pass" if got.verdict.passed else "fail")
         if actual_verdict != expected.verdict:
@@ -41,8 +43,8 @@ def compare(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
 
 
 def _why(mismatches: list[str], got: GradeOutcome) -> str | None:
-    """The evidence behind the first mismatch: of the layer it names (a sandbox total that is off: the sandbox check
-    that failed), else of the run as a whole."""
+    """The evidence behind the first mismatch: of the layer it names (a sandbox total that is off: the sandbox
+    check that failed), else of the run as a whole."""
     layer = mismatches[0].split()[0] if mismatches else ""
     if layer in ("rubric", "sandbox"):
         mine = [c for c in got.criteria if c.grader.startswith(f"{layer}:")]
@@ -61,8 +63,9 @@ def _describe(kind: EvalKind, got: GradeOutcome) -> str:
     return ", ".join(parts) or "-"
 
 
-def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
-                 judge_config: JudgeConfig | None = None) -> list[ControlOutcome]:
+def run_controls(
+    d: EvalDefinition, *, layers: Layers = "both", emulator=None, judge_config: JudgeConfig | None = None
+) -> list[ControlOutcome]:
     kind = kind_of(d)
     own = kind.own_controls(d, judge_config)
     if own is not None:
@@ -72,21 +75,42 @@ def run_controls(d: EvalDefinition, *, layers: Layers = "both", emulator=None,
         name, folder, exp = case.name, case.folder, case.expected
         with tempfile.TemporaryDirectory(prefix=f"skillassay-control-{d.id}-") as tmp:
             # sealed as `run` seals a run: the eval's registries reachable, so a cold cache installs
-            got = grade(d, folder, Path(tmp), f"control-{d.id}-{name}", layers=layers, emulator=emulator,
-                        policy=run_policy("bubblewrap", d, Path(tmp)))
+            got = grade(
+                d,
+                folder,
+                Path(tmp),
+                f"control-{d.id}-{name}",
+                layers=layers,
+                emulator=emulator,
+                policy=run_policy("bubblewrap", d, Path(tmp)),
+            )
         bad = compare(exp, got) + [f"grader error: {e}" for e in got.errors]
         why = _why(bad, got) if bad else None
         if why:  # what the grader saw, not only the number that differs (the failing check's evidence)
             bad.append(f"why: {why}")
-        out.append(ControlOutcome(eval_id=d.id, control=name, matches=not bad, expected=exp.description,
-                                  actual=_describe(kind, got), mismatches=bad))
+        out.append(
+            ControlOutcome(
+                eval_id=d.id,
+                control=name,
+                matches=not bad,
+                expected=exp.description,
+                actual=_describe(kind, got),
+                mismatches=bad,
+            )
+        )
     return out
 
 
-def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
-                     judge_config: JudgeConfig | None = None, jobs: int = 1) -> bool:
-    """Grade every eval's golden and controls, ``jobs`` evals at once (the sandbox's waits dominate, not the CPU),
-    and print one table in the suite's order."""
+def run_all_controls(
+    path: Path,
+    console: Console,
+    *,
+    layers: Layers = "both",
+    judge_config: JudgeConfig | None = None,
+    jobs: int = 1,
+) -> bool:
+    """Grade every eval's golden and controls, ``jobs`` evals at once (the sandbox's waits dominate, not the
+    CPU), and print one table in the suite's order."""
     evals = load_suite(path)
     require_judge(evals, judge_config)  # an llm_judge criterion needs one: refused before anything is graded
     emulator = None
@@ -94,7 +118,10 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
     if needed:  # the one emulator the graders share (the Seam kind's)
         from skillassay.services import service_class
 
-        emulator = service_class(needed[0])(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+        emulator = service_class(needed[0])(async_delay=0.5, automation_delay=0.5).start(
+            host="127.0.0.1", port=0
+        )
+
     def one(d: EvalDefinition) -> list[ControlOutcome]:
         console.print(f"[dim]controls of {d.id}...[/dim]")
         return run_controls(d, layers=layers, emulator=emulator, judge_config=judge_config)
@@ -111,7 +138,12 @@ def run_all_controls(path: Path, console: Console, *, layers: Layers = "both",
     for col in ("eval", "control", "expected", "actual", "ok"):
         t.add_column(col, overflow="fold")
     for o in outcomes:
-        t.add_row(o.eval_id, o.control, o.expected, o.actual + ("\n" + "\n".join(o.mismatches) if o.mismatches else ""),
-                  "[green]✓[/green]" if o.matches else "[red]✗[/red]")
+        t.add_row(
+            o.eval_id,
+            o.control,
+            o.expected,
+            o.actual + ("\n" + "\n".join(o.mismatches) if o.mismatches else ""),
+            "[green]✓[/green]" if o.matches else "[red]✗[/red]",
+        )
     console.print(t)
     return all(o.matches for o in outcomes)

@@ -1,4 +1,6 @@
-"""What a run records about where it ran: resources moved one agent benchmark by 6 points, so they are kept."""
+"""What a run records about where it ran: resources moved one agent benchmark by 6 points, so they are
+kept.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ def machine_info() -> dict:
     node = None
     if shutil.which("node"):
         try:
-            node = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+            node = subprocess.run(
+                ["node", "--version"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             node = None
     return {
@@ -39,7 +43,9 @@ def machine_info() -> dict:
 
 
 def skill_hash(skill_dir: Path | None) -> str | None:
-    """sha256 over the skill folder's files (relative path and content), so two runs name the same skill alike."""
+    """sha256 over the skill folder's files (relative path and content), so two runs name the same skill
+    alike.
+    """
     if skill_dir is None:
         return None
     h = hashlib.sha256()

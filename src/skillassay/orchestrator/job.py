@@ -41,7 +41,8 @@ class JobResult(BaseModel):
     job: JobRecord
     records: list[RunRecord]
     evals: list[str]
-    definitions: list[EvalDefinition] = Field(default_factory=list)  # the job's own (for --resume: its suite's)
+    # the job's own (for --resume: its suite's)
+    definitions: list[EvalDefinition] = Field(default_factory=list)
 
 
 def new_job_id() -> str:
@@ -59,7 +60,9 @@ def plan_runs(evals: list[EvalDefinition], runs: int, baseline: bool) -> list[tu
 
 
 def _needs_emulator(evals: list[EvalDefinition], opts: JobOptions) -> bool:
-    return opts.seam == "emulator" and opts.layers in ("sandbox", "both") and any(e.has_sandbox for e in evals)
+    return (
+        opts.seam == "emulator" and opts.layers in ("sandbox", "both") and any(e.has_sandbox for e in evals)
+    )
 
 
 # (event, finished run, error, job id): "job" once the job exists, then "done" / "error" per run
@@ -73,27 +76,42 @@ def _trigger_options(opts: JobOptions, evals: list[EvalDefinition]) -> JobOption
 
     suites = sorted({e.trigger.suite_id for e in evals if e.trigger})
     if len(suites) > 1:
-        raise SkillassayError(f"a trigger job runs one trigger suite; {opts.suite} holds {', '.join(suites)}: "
-                              "name one suite file")
+        raise SkillassayError(
+            f"a trigger job runs one trigger suite; {opts.suite} holds {', '.join(suites)}: "
+            "name one suite file"
+        )
     if not all(e.trigger for e in evals):
         raise SkillassayError("trigger suites run on their own: name the suite file")
     if opts.baseline:
-        raise SkillassayError("--baseline: a trigger suite measures whether the skill is picked up, which needs the "
-                              "skill; compare two versions of it with two jobs (--skill) and `skillassay compare`")
+        raise SkillassayError(
+            "--baseline: a trigger suite measures whether the skill is picked up, which needs the "
+            "skill; compare two versions of it with two jobs (--skill) and `skillassay compare`"
+        )
     if opts.skill_mode != "native":
-        raise SkillassayError("--skill-mode system-prompt: a skill given as the system prompt cannot be picked up or "
-                              "left alone; trigger suites install it where the agent discovers it (native)")
+        raise SkillassayError(
+            "--skill-mode system-prompt: a skill given as the system prompt cannot be picked up or "
+            "left alone; trigger suites install it where the agent discovers it (native)"
+        )
     if not agent_class(opts.agent).reports_skill_use:
-        raise SkillassayError(f"--agent {opts.agent}: its transcript does not show tool calls, so whether it used "
-                              "the skill cannot be read; trigger suites need claude-code or codex")
+        raise SkillassayError(
+            f"--agent {opts.agent}: its transcript does not show tool calls, so whether it used "
+            "the skill cannot be read; trigger suites need claude-code or codex"
+        )
     spec = evals[0].trigger
     assert spec is not None
-    return opts.model_copy(update={"skill": (opts.skill or spec.skill_dir).resolve(),
-                                   "runs": opts.runs or spec.runs})
+    return opts.model_copy(
+        update={"skill": (opts.skill or spec.skill_dir).resolve(), "runs": opts.runs or spec.runs}
+    )
 
 
-def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn | None = None,
-            executor: Executor | None = None, judge_overrides: judge_config.JudgeOverrides | None = None) -> JobResult:
+def run_job(
+    opts: JobOptions,
+    *,
+    resume: str | None = None,
+    on_event: ProgressFn | None = None,
+    executor: Executor | None = None,
+    judge_overrides: judge_config.JudgeOverrides | None = None,
+) -> JobResult:
     """Run (or with ``resume``, finish) a job. ``judge_overrides``: for ``--resume``, the judge options given
     (model, provider, base_url, api_key_env), laid over the environment's and the job's own judge."""
     if opts.runs is not None and opts.runs < 1:
@@ -111,8 +129,13 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             raise SkillassayError("--seam live needs SEAM_API_KEY set to a Seam sandbox key")
 
     # absolute from here on: graders run tools in other folders, and job.json must mean the same from anywhere
-    opts = opts.model_copy(update={"results": opts.results.resolve(), "suite": opts.suite.resolve(),
-                                   "skill": opts.skill.resolve() if opts.skill else None})
+    opts = opts.model_copy(
+        update={
+            "results": opts.results.resolve(),
+            "suite": opts.suite.resolve(),
+            "skill": opts.skill.resolve() if opts.skill else None,
+        }
+    )
     results_root = opts.results
     results_root.mkdir(parents=True, exist_ok=True)
     db = result_store.open(results_root)
@@ -121,18 +144,27 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         if resume:
             if db.job(resume) is None:
                 raise SkillassayError(f"--resume {resume}: no such job under {results_root}")
-            # before reading what is missing: a second `--resume` of the job is refused here, not run alongside
+            # before reading what is missing: a second `--resume` of the job is refused here, not run
+            # alongside
             held.enter_context(job_lock(results_root, resume))
             job = db.job(resume)
             assert job is not None
-            # a new --max-cost given with --resume replaces the job's (to let a stopped job go on); the job resumes
-            # where it ran (its executor) unless told otherwise: a Ray job may finish locally, and the other way round
+            # a new --max-cost given with --resume replaces the job's (to let a stopped job go on); the job
+            # resumes where it ran (its executor) unless told otherwise: a Ray job may finish locally, and the
+            # other way round
             chosen = {k: getattr(opts, k) for k in ("executor", "ray_address") if k in opts.model_fields_set}
-            opts = JobOptions.model_validate({**job.options, "agent_env": opts.agent_env,
-                                              "results": results_root, "jobs": opts.jobs, **chosen,
-                                              **({"max_cost": opts.max_cost} if opts.max_cost is not None else {}),
-                                              "judge": opts.judge or judge_config.resolve(
-                                                  **(judge_overrides or {}), stored=job.options.get("judge"))})
+            opts = JobOptions.model_validate(
+                {
+                    **job.options,
+                    "agent_env": opts.agent_env,
+                    "results": results_root,
+                    "jobs": opts.jobs,
+                    **chosen,
+                    **({"max_cost": opts.max_cost} if opts.max_cost is not None else {}),
+                    "judge": opts.judge
+                    or judge_config.resolve(**(judge_overrides or {}), stored=job.options.get("judge")),
+                }
+            )
             opts = opts.model_copy(update={"suite": opts.suite.resolve()})
             todo = db.missing_runs(resume)
             job.status = "running"
@@ -141,8 +173,10 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
             todo = []
         evals = select(load_suite(opts.suite, opts.fixtures or None), opts.fixtures or None, opts.api_path)
         if not evals:
-            raise SkillassayError(f"no eval in {opts.suite} matches the filters (fixtures={opts.fixtures}, "
-                                  f"api-path={opts.api_path})")
+            raise SkillassayError(
+                f"no eval in {opts.suite} matches the filters (fixtures={opts.fixtures}, "
+                f"api-path={opts.api_path})"
+            )
         if any(e.trigger for e in evals):
             opts = _trigger_options(opts, evals)
         judge_config.require(evals, opts.judge)  # refused now, not as a harness error in every run
@@ -157,24 +191,37 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         shash = skill_hash(opts.skill)
         if job is None:
             planned = plan_runs(evals, opts.runs or 1, opts.baseline)
-            job = JobRecord(job_id=new_job_id(), created_at=datetime.now(UTC), suite=str(opts.suite),
-                            agent=opts.agent, skill_path=str(opts.skill) if opts.skill else None, skill_hash=shash,
-                            options=opts.stored(), planned=planned)
+            job = JobRecord(
+                job_id=new_job_id(),
+                created_at=datetime.now(UTC),
+                suite=str(opts.suite),
+                agent=opts.agent,
+                skill_path=str(opts.skill) if opts.skill else None,
+                skill_hash=shash,
+                options=opts.stored(),
+                planned=planned,
+            )
             todo = list(planned)
         elif job.skill_hash and shash and job.skill_hash != shash:
-            raise SkillassayError(f"--resume {job.job_id}: the skill changed since the job started "
-                                  f"({job.skill_hash} -> {shash}); start a new job instead")
-        # the executor connects and checks it can run these before anything is recorded: a cluster that cannot be
-        # reached, or a run no node can hold, is a clear error and leaves no job behind
+            raise SkillassayError(
+                f"--resume {job.job_id}: the skill changed since the job started "
+                f"({job.skill_hash} -> {shash}); start a new job instead"
+            )
+        # the executor connects and checks it can run these before anything is recorded: a cluster that cannot
+        # be reached, or a run no node can hold, is a clear error and leaves no job behind
         own_executor = executor is None
         executor = executor or create_executor(opts.executor, opts)
         try:
-            executor.prepare([by_id[e] for e in dict.fromkeys(eid for eid, _, _ in todo) if e in by_id], opts.agent)
-            if not resume:  # a new job's folder appears only once it is recorded (nobody else knows its id before)
+            executor.prepare(
+                [by_id[e] for e in dict.fromkeys(eid for eid, _, _ in todo) if e in by_id], opts.agent
+            )
+            # a new job's folder appears only once it is recorded (nobody else knows its id before)
+            if not resume:
                 held.enter_context(job_lock(results_root, job.job_id))
             if on_event:  # each run's phase as it starts (runs in this process; a Ray worker's are not heard)
-                held.enter_context(phases.listening(
-                    lambda key, name: on_event("phase", None, None, run=key, phase=name)))
+                held.enter_context(
+                    phases.listening(lambda key, name: on_event("phase", None, None, run=key, phase=name))
+                )
             return _run(opts, job, todo, by_id, evals, shash, model_api, db, executor, on_event)
         finally:
             if own_executor:
@@ -184,18 +231,27 @@ def run_job(opts: JobOptions, *, resume: str | None = None, on_event: ProgressFn
         db.close()
 
 
-CANARY_OFF = ("--canary-runs 0: no golden canary ran, so a failure this machine causes (an install that cannot "
-              "reach its registry, an app that cannot start here) is scored as the agent's")
+CANARY_OFF = (
+    "--canary-runs 0: no golden canary ran, so a failure this machine causes (an install that cannot "
+    "reach its registry, an app that cannot start here) is scored as the agent's"
+)
 
 
 def _canary_plan(opts: JobOptions, evals: list[EvalDefinition]) -> tuple[CanaryPlan | None, str | None]:
-    """The job's canary (none for trigger suites: they have no golden), and the warning kept when it is turned off."""
+    """The job's canary (none for trigger suites: they have no golden), and the warning kept when it is
+    turned off.
+    """
     if not evals or all(kind_of(e).canary_skip(e) is not None for e in evals):
         return None, None
     if opts.canary_runs == 0:
         return None, CANARY_OFF
-    return CanaryPlan(runs=opts.canary_runs, layers=opts.layers, seam=opts.seam, backend=opts.backend,
-                      isolation=opts.isolation), None
+    return CanaryPlan(
+        runs=opts.canary_runs,
+        layers=opts.layers,
+        seam=opts.seam,
+        backend=opts.backend,
+        isolation=opts.isolation,
+    ), None
 
 
 def _job_canaries(job: JobRecord, records: list[RunRecord]) -> dict[str, CanaryCheck]:
@@ -212,9 +268,18 @@ def _job_canaries(job: JobRecord, records: list[RunRecord]) -> dict[str, CanaryC
     return out
 
 
-def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefinition],
-         evals: list[EvalDefinition], shash: str | None, model_api: str | None, db: result_store.Store,
-         executor: Executor, on_event: ProgressFn | None) -> JobResult:
+def _run(
+    opts: JobOptions,
+    job: JobRecord,
+    todo: list,
+    by_id: dict[str, EvalDefinition],
+    evals: list[EvalDefinition],
+    shash: str | None,
+    model_api: str | None,
+    db: result_store.Store,
+    executor: Executor,
+    on_event: ProgressFn | None,
+) -> JobResult:
     """The job once it may be recorded: its runs handed to the executor, each recorded as it finishes."""
     results_root = opts.results
     # job.json and the index never hold a secret of the environment or of --agent-env (in --command, say)
@@ -227,15 +292,24 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
 
     config = opts.run_config()
     specs = [
-        RunSpec(job_id=job.job_id, eval_id=eid, run_index=idx, variant=variant, skill_dir=opts.skill,
-                skill_hash=shash, config=config,
-                max_change_size=opts.max_change_size or by_id[eid].max_change_size or DEFAULT_MAX_CHANGE)
-        for eid, idx, variant in todo if eid in by_id
+        RunSpec(
+            job_id=job.job_id,
+            eval_id=eid,
+            run_index=idx,
+            variant=variant,
+            skill_dir=opts.skill,
+            skill_hash=shash,
+            config=config,
+            max_change_size=opts.max_change_size or by_id[eid].max_change_size or DEFAULT_MAX_CHANGE,
+        )
+        for eid, idx, variant in todo
+        if eid in by_id
     ]
     services = JobServices()
     if specs and _needs_emulator([by_id[s.eval_id] for s in specs], opts):
-        services.emulator = EmulatorRecipe(async_delay=opts.emulator_delay,
-                                           automation_delay=opts.emulator_automation_delay)
+        services.emulator = EmulatorRecipe(
+            async_delay=opts.emulator_delay, automation_delay=opts.emulator_automation_delay
+        )
     # the agent's only model endpoint: one proxy for the job, a token per run attempt (agents that talk to no
     # model get none). Runs reach it through its admin client, wherever they execute.
     proxy = None
@@ -244,8 +318,14 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
         reachable = executor.service_host()
         if reachable and "proxy_host" not in opts.model_fields_set:
             host, public = reachable, public or reachable
-        proxy = start_proxy(opts.model_upstream, opts.agent_env, opts.pricing, host=host,
-                            port=opts.proxy_port, public_host=public)
+        proxy = start_proxy(
+            opts.model_upstream,
+            opts.agent_env,
+            opts.pricing,
+            host=host,
+            port=opts.proxy_port,
+            public_host=public,
+        )
         services.model_proxy = proxy.client()
     services.canary, warning = _canary_plan(opts, [by_id[s.eval_id] for s in specs])
     if warning and warning not in job.warnings:
@@ -253,8 +333,13 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     budget = Budget(opts.max_cost, job.model_usage, proxy)
     services.max_cost = opts.max_cost
     services.spent_before = job.model_usage.cost_usd if job.model_usage is not None else 0.0
-    work = JobWork(job_id=job.job_id, results_root=results_root, services=services, skill=opts.skill,
-                   definitions={e: by_id[e] for e in {s.eval_id for s in specs}})
+    work = JobWork(
+        job_id=job.job_id,
+        results_root=results_root,
+        services=services,
+        skill=opts.skill,
+        definitions={e: by_id[e] for e in {s.eval_id for s in specs}},
+    )
     status = "interrupted"
     unrecorded = 0  # runs that came back without a record on disk: the job cannot say "finished"
     try:
@@ -294,12 +379,18 @@ def _run(opts: JobOptions, job: JobRecord, todo: list, by_id: dict[str, EvalDefi
     finally:
         if proxy is not None:
             proxy.stop()
-        job = job.model_copy(update={
-            "model_usage": budget.usage(),
-            "canaries": _job_canaries(job, db.runs(job_id=job.job_id)),
-            "stop_reason": (f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
-                            f"{budget.stopped} run(s) not started; --resume starts them")
-            if budget.stopped else None})
+        job = job.model_copy(
+            update={
+                "model_usage": budget.usage(),
+                "canaries": _job_canaries(job, db.runs(job_id=job.job_id)),
+                "stop_reason": (
+                    f"--max-cost {opts.max_cost:g} USD spent ({budget.spent():.4f} USD): "
+                    f"{budget.stopped} run(s) not started; --resume starts them"
+                )
+                if budget.stopped
+                else None,
+            }
+        )
         db.record_job(scrub_record(job, hide)[0])
         job = db.finish_job(job.job_id, status)
         result_store.write_job_file(results_root, job)

@@ -1,10 +1,11 @@
-"""The phases of one run, in the order ``trial.execute`` calls them: prepare (budget, run folder, sealing policy;
-then the golden's canary and the agent), agent (its attempts, orchestrator/attempts.py), change (one bounded copy
-of the workspace, its ChangeSet, diff.patch and changes.json), grade, record (run.json's record).
+"""The phases of one run, in the order ``trial.execute`` calls them: prepare (budget, run folder, sealing
+policy; then the golden's canary and the agent), agent (its attempts, orchestrator/attempts.py), change
+(one bounded copy of the workspace, its ChangeSet, diff.patch and changes.json), grade, record (run.json's
+record).
 
-Each phase is a function of its inputs returning a typed result; ``RunSoFar`` keeps what the run got to, so a phase
-that fails leaves the earlier ones' results in the record. What differs by eval kind is in the four small functions
-under "Eval kinds" (``app_dir``, ``agent_budget``, ``grades_change``, ``grade_kind``).
+Each phase is a function of its inputs returning a typed result; ``RunSoFar`` keeps what the run got to, so a
+phase that fails leaves the earlier ones' results in the record. What differs by eval kind is in the four
+small functions under "Eval kinds" (``app_dir``, ``agent_budget``, ``grades_change``, ``grade_kind``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class Stopwatch:
         self.timings[name] = round(self.timings.get(name, 0.0) + time.monotonic() - since, 3)
 
 
-# --- prepare ---------------------------------------------------------------------------------------------------
+# --- prepare ------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RunContext:
@@ -80,13 +82,21 @@ class RunContext:
     run_id: str
     policy: Policy
     clock: Stopwatch = field(default_factory=Stopwatch)
-    tokens: list[str] = field(default_factory=list)  # the model tokens granted: scrubbed from all the run keeps
+    # the model tokens granted: scrubbed from all the run keeps
+    tokens: list[str] = field(default_factory=list)
 
 
-def prepare(spec: RunSpec, definition: EvalDefinition, results_root: Path, services: RunServices | None,
-            judge_config: JudgeConfig | None, skill_dir: Path | None, definition_source: Path | None) -> RunContext:
-    """The budget checked (BudgetSpent: nothing is written), the run's folder claimed, its scratch made, its sealing
-    policy set (a refused one is the harness's failure, recorded by ``trial.run_trial``)."""
+def prepare(
+    spec: RunSpec,
+    definition: EvalDefinition,
+    results_root: Path,
+    services: RunServices | None,
+    judge_config: JudgeConfig | None,
+    skill_dir: Path | None,
+    definition_source: Path | None,
+) -> RunContext:
+    """The budget checked (BudgetSpent: nothing is written), the run's folder claimed, its scratch made, its
+    sealing policy set (a refused one is the harness's failure, recorded by ``trial.run_trial``)."""
     if services is not None and not services.budget_left():
         raise BudgetSpent(f"--max-cost {services.recipe.max_cost:g} USD spent")
     grants = services.model_grants() if services is not None else None
@@ -96,16 +106,26 @@ def prepare(spec: RunSpec, definition: EvalDefinition, results_root: Path, servi
     cfg = spec.config
     policy = run_policy(cfg.isolation, definition, results_root, cfg.allow_hosts, cfg.mounts)
     return RunContext(
-        spec=spec, definition=definition, results_root=results_root, services=services, grants=grants,
-        judge_config=judge_config, skill_dir=skill_dir if skill_dir is not None else spec.skill_dir,
-        definition_source=definition_source or definition.source, started=started, run_dir=run_dir,
-        scratch=scratch, run_id=f"{spec.job_id}-{spec.eval_id}-{spec.variant[0]}{spec.run_index}", policy=policy)
+        spec=spec,
+        definition=definition,
+        results_root=results_root,
+        services=services,
+        grants=grants,
+        judge_config=judge_config,
+        skill_dir=skill_dir if skill_dir is not None else spec.skill_dir,
+        definition_source=definition_source or definition.source,
+        started=started,
+        run_dir=run_dir,
+        scratch=scratch,
+        run_id=f"{spec.job_id}-{spec.eval_id}-{spec.variant[0]}{spec.run_index}",
+        policy=policy,
+    )
 
 
 def golden_canary(ctx: RunContext) -> CanaryCheck | None:
     """This eval's canary where the run executes: no run of an eval is scored before its golden passed here
-    (orchestrator/canary.py), else the machine's fault would be the agent's. None for an eval without a golden,
-    and for the reference agent, whose runs are the golden's and are checked after grading."""
+    (orchestrator/canary.py), else the machine's fault would be the agent's. None for an eval without a
+    golden, and for the reference agent, whose runs are the golden's and are checked after grading."""
     if ctx.services is None or ctx.spec.config.agent == REFERENCE or not grades_change(ctx.definition):
         return None
     return ctx.services.canary(ctx.definition, ctx.policy)
@@ -128,11 +148,14 @@ def find_agent(ctx: RunContext) -> FoundAgent:
     return FoundAgent(agent=agent, version=agent.version())
 
 
-# --- agent -----------------------------------------------------------------------------------------------------
+# --- agent --------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AgentRun:
-    """The agent's attempts (the last one's result), the last attempt's workspace and what its sandbox recorded."""
+    """The agent's attempts (the last one's result), the last attempt's workspace and what its sandbox
+    recorded.
+    """
 
     tried: AttemptsOutcome
     workspace: Workspace
@@ -157,7 +180,8 @@ class _Attempts:
     def __init__(self, ctx: RunContext, agent: Agent):
         self.ctx, self.agent = ctx, agent
         self.workspaces: dict[int, Workspace] = {}
-        self.sealings: dict[int, tuple[Sealing, ArmRecord | None]] = {}  # attempt -> its sandbox's record, its arm
+        # attempt -> its sandbox's record, its arm
+        self.sealings: dict[int, tuple[Sealing, ArmRecord | None]] = {}
 
     def attempt(self, n: int) -> tuple[AgentResult, GrantReport | None]:
         ctx = self.ctx
@@ -177,11 +201,21 @@ class _Attempts:
         try:
             phases.phase("agent")
             seen = Sealing(ctx.policy)
-            result, checked = run_agent(self.agent, self._context(ws, home, endpoint), ctx.policy,
-                                        ctx.scratch / f"seal-{n}", seen, **self._arm())
+            result, checked = run_agent(
+                self.agent,
+                self._context(ws, home, endpoint),
+                ctx.policy,
+                ctx.scratch / f"seal-{n}",
+                seen,
+                **self._arm(),
+            )
             self.sealings[n] = (seen, checked)
         finally:
-            report = ctx.grants.release(endpoint.token) if ctx.grants is not None and endpoint is not None else None
+            report = (
+                ctx.grants.release(endpoint.token)
+                if ctx.grants is not None and endpoint is not None
+                else None
+            )
             ctx.clock.add("agent", t)
         self._as_the_model_was_told(n, result, report)
         return result, report
@@ -189,35 +223,56 @@ class _Attempts:
     def _context(self, ws: Workspace, home: Path, endpoint: object) -> AgentContext:
         ctx, cfg = self.ctx, self.ctx.spec.config
         return AgentContext(
-            workspace=ws.path, prompt=ctx.definition.prompt, output_dir=ctx.run_dir, home=home,
-            timeout=cfg.timeout, skill_dir=ctx.skill_dir if ctx.spec.variant == "skill" else None,
+            workspace=ws.path,
+            prompt=ctx.definition.prompt,
+            output_dir=ctx.run_dir,
+            home=home,
+            timeout=cfg.timeout,
+            skill_dir=ctx.skill_dir if ctx.spec.variant == "skill" else None,
             skill_mode=cfg.skill_mode,
-            model=cfg.model, env=dict(cfg.agent_env), model_endpoint=endpoint,
-            fixture_dir=ctx.definition.fixture_dir, golden_dir=ctx.definition.golden_dir, command=cfg.command,
+            model=cfg.model,
+            env=dict(cfg.agent_env),
+            model_endpoint=endpoint,
+            fixture_dir=ctx.definition.fixture_dir,
+            golden_dir=ctx.definition.golden_dir,
+            command=cfg.command,
             budget=agent_budget(ctx.definition),
         )
 
     def _arm(self) -> dict:
         spec = self.ctx.spec
-        return {"skill_name": skill_name(spec, self.ctx.skill_dir, any_variant=True), "skill_dir": self.ctx.skill_dir,
-                "variant": spec.variant, "mode": spec.config.skill_mode}
+        return {
+            "skill_name": skill_name(spec, self.ctx.skill_dir, any_variant=True),
+            "skill_dir": self.ctx.skill_dir,
+            "variant": spec.variant,
+            "mode": spec.config.skill_mode,
+        }
 
     def _as_the_model_was_told(self, n: int, result: AgentResult, report: GrantReport | None) -> None:
-        """The skills the CLI listed to the model, as the proxy received them before any of the agent's commands
-        ran; not the CLI's session file, which those commands can rewrite (buying a rerun)."""
-        told = self.agent.skills_told(report.first_request) if report is not None and report.first_request else None
+        """The skills the CLI listed to the model, as the proxy received them before any of the agent's
+        commands ran; not the CLI's session file, which those commands can rewrite (buying a rerun)."""
+        told = (
+            self.agent.skills_told(report.first_request)
+            if report is not None and report.first_request
+            else None
+        )
         seen, checked = self.sealings[n]
         if checked is None or told is None:
             return
         result.transcript.skills_available, result.transcript.skills_source = told, "model request"
-        checked = arms.check(arms.ArmSnapshot(installed=checked.installed, user_config=checked.user_config),
-                             **self._arm(), reported=told, reported_source="model request")
+        checked = arms.check(
+            arms.ArmSnapshot(installed=checked.installed, user_config=checked.user_config),
+            **self._arm(),
+            reported=told,
+            reported_source="model request",
+        )
         self.sealings[n] = (seen, checked)
 
     def keep(self, n: int) -> str:
         run_dir = self.ctx.run_dir
-        return move_attempt_files(run_dir, n, [p.name for p in run_dir.iterdir()
-                                               if not p.name.startswith("attempt-")]).name
+        return move_attempt_files(
+            run_dir, n, [p.name for p in run_dir.iterdir() if not p.name.startswith("attempt-")]
+        ).name
 
 
 def keep_agent_files(ctx: RunContext, run: AgentRun) -> None:
@@ -253,17 +308,20 @@ def agent_end(tried: AttemptsOutcome) -> AgentEnd:
     return AgentEnd(outcome=outcome, error=error, exit=end)
 
 
-def classify(result: AgentResult, status: str | None = None,
-             error: str | None = None) -> tuple[str, str | None, AgentExit]:
-    """(outcome, error, how the process ended) from the agent's account (``status``/``error``: as judged against the
-    model proxy's record, orchestrator/attempts.py). The provider's and the harness's failures are not scored;
-    everything the agent did is: a crash, a non-zero exit or a signal is an agent_error."""
+def classify(
+    result: AgentResult, status: str | None = None, error: str | None = None
+) -> tuple[str, str | None, AgentExit]:
+    """(outcome, error, how the process ended) from the agent's account (``status``/``error``: as judged
+    against the model proxy's record, orchestrator/attempts.py). The provider's and the harness's failures
+    are not scored; everything the agent did is: a crash, a non-zero exit or a signal is an agent_error."""
     status = status or result.status
     error = error if status != result.status or error else result.error
     code, sig = result.exit_code, result.signal
     if code is not None and code < 0:  # Popen's way of saying "killed by signal -code"
         sig, code = sig or -code, None
-    end = AgentExit(exit_code=code, signal=sig, timed_out=status == "timed_out", signal_name=_signal_name(sig))
+    end = AgentExit(
+        exit_code=code, signal=sig, timed_out=status == "timed_out", signal_name=_signal_name(sig)
+    )
     if status in ("provider_error", "harness_error"):
         return status, error or f"the agent reported a {status.replace('_', ' ')}", end
     if status == "timed_out":
@@ -296,14 +354,15 @@ def agent_failures(end: AgentEnd) -> list[HarnessFailure]:
 
 
 def arm_failure(arm: ArmRecord | None) -> HarnessFailure | None:
-    """The arm was not what the comparison needs (a baseline with a skill, a skill run without it): never scored,
-    rerun by --resume (docs/sealing.md)."""
+    """The arm was not what the comparison needs (a baseline with a skill, a skill run without it): never
+    scored, rerun by --resume (docs/sealing.md)."""
     if arm is None or arm.ok:
         return None
     return HarnessFailure(stage="arm", message=f"arm integrity: {arm.problem}")
 
 
-# --- change ----------------------------------------------------------------------------------------------------
+# --- change -------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -323,12 +382,16 @@ def take_snapshot(ctx: RunContext, live: Workspace) -> Snapshot:
     ctx.clock.timings["snapshot"] = round(time.monotonic() - t, 3)
     notes = []
     if size.special or size.unreadable:
-        notes.append(f"not kept: {len(size.special) + size.special_more} fifo/socket/device file(s), "
-                     f"{len(size.unreadable)} unreadable file(s) (run.json size)")
+        notes.append(
+            f"not kept: {len(size.special) + size.special_more} fifo/socket/device file(s), "
+            f"{len(size.unreadable)} unreadable file(s) (run.json size)"
+        )
     if size.entries_left_out:
         # the agent's doing: graded on what was kept, like a change over the size limit
-        notes.append(f"{size.entries_left_out} new or changed file(s)/folder(s) beyond the first "
-                     f"{size.max_entries} left out, graded on the rest (run.json size.entries_left_out)")
+        notes.append(
+            f"{size.entries_left_out} new or changed file(s)/folder(s) beyond the first "
+            f"{size.max_entries} left out, graded on the rest (run.json size.entries_left_out)"
+        )
     return Snapshot(workspace=ws, size=size, notes=notes)
 
 
@@ -343,8 +406,11 @@ def read_change(ctx: RunContext, snap: Snapshot) -> Change:
     change = snap.workspace.compute_change()
     change.over_limit = [o.model_dump() for o in snap.size.over_limit]
     change.entries_left_out = snap.size.entries_left_out
-    return Change(changes=change, files_changed=len(change.files),
-                  empty_diff=change.empty and grades_change(ctx.definition))
+    return Change(
+        changes=change,
+        files_changed=len(change.files),
+        empty_diff=change.empty and grades_change(ctx.definition),
+    )
 
 
 def write_change(ctx: RunContext, change: Change) -> None:
@@ -352,20 +418,34 @@ def write_change(ctx: RunContext, change: Change) -> None:
     write_json_atomic(ctx.run_dir / "changes.json", change.changes.to_json())
 
 
-# --- grade -----------------------------------------------------------------------------------------------------
+# --- grade --------------------------------------------------------------------------------------------------
+
 
 def grade_change(ctx: RunContext, snap: Snapshot, change: Change, run: AgentRun) -> GradeOutcome:
-    """The graders, whatever the agent's end: a timed-out or crashed agent may have left a working change behind."""
+    """The graders, whatever the agent's end: a timed-out or crashed agent may have left a working change
+    behind.
+    """
     cfg, services = ctx.spec.config, ctx.services
     emulator = None
     wanted = kind_of(ctx.definition).services(ctx.definition, cfg.layers)
     if services is not None and cfg.seam == "emulator" and "seam" in wanted:
         emulator = services.emulator()
     phases.phase("grading")
-    return grade(ctx.definition, snap.workspace.path, ctx.run_dir, ctx.run_id, layers=cfg.layers, seam=cfg.seam,
-                 backend=cfg.backend, emulator=emulator, transcript=run.tried.result.transcript,
-                 judge_config=ctx.judge_config or cfg.judge, change=change.changes, policy=ctx.policy,
-                 sealing=run.sealing)
+    return grade(
+        ctx.definition,
+        snap.workspace.path,
+        ctx.run_dir,
+        ctx.run_id,
+        layers=cfg.layers,
+        seam=cfg.seam,
+        backend=cfg.backend,
+        emulator=emulator,
+        transcript=run.tried.result.transcript,
+        judge_config=ctx.judge_config or cfg.judge,
+        change=change.changes,
+        policy=ctx.policy,
+        sealing=run.sealing,
+    )
 
 
 def reference_canary(ctx: RunContext, graded: GradeOutcome) -> CanaryCheck | None:
@@ -380,15 +460,19 @@ def add_sealing(graded: GradeOutcome, sealing: Sealing) -> None:
     """Reaching for the suite or the results is forbidden in every eval (docs/sealing.md); process.json keeps
     what the sealing saw."""
     if sealing.reached_suite() and graded.verdict is not None:
-        graded.verdict = decide(graded.criteria, [*graded.verdict.forbidden_observed, REACHED_FOR_SUITE],
-                                graded.verdict.threshold)
+        graded.verdict = decide(
+            graded.criteria, [*graded.verdict.forbidden_observed, REACHED_FOR_SUITE], graded.verdict.threshold
+        )
     if graded.process is not None:
         graded.process["sealing"] = sealing.process_json()
 
 
 def write_grades(ctx: RunContext, graded: GradeOutcome) -> None:
-    for name, data in (("rubric.json", graded.rubric), ("sandbox.json", graded.sandbox),
-                       ("process.json", graded.process)):
+    for name, data in (
+        ("rubric.json", graded.rubric),
+        ("sandbox.json", graded.sandbox),
+        ("process.json", graded.process),
+    ):
         if data is not None:
             write_json_atomic(ctx.run_dir / name, data)
 
@@ -398,7 +482,8 @@ def keep_final_workspace(ctx: RunContext, snap: Snapshot) -> None:
         keep_workspace(snap.workspace.path, ctx.run_dir / "workspace", snap.workspace.source)
 
 
-# --- eval kinds: what differs by the kind of eval, one place each ------------------------------------------------
+# --- eval kinds: what differs by the kind of eval, one place each -------------------------------------------
+
 
 def app_dir(definition: EvalDefinition, scratch: Path) -> Path:
     """The folder an attempt's workspace is copied from."""
@@ -411,24 +496,35 @@ def agent_budget(definition: EvalDefinition) -> TriggerBudget | None:
 
 
 def grades_change(definition: EvalDefinition) -> bool:
-    """Whether the run is graded on its change (a trigger run is not: its decision is read from the transcript)."""
+    """Whether the run is graded on its change (a trigger run is not: its decision is read from the
+    transcript).
+    """
     return kind_of(definition).grades_change(definition)
 
 
-def grade_kind(ctx: RunContext, snap: Snapshot, use: SkillUse | None, result: AgentResult
-               ) -> tuple[TriggerOutcome | None, GradeOutcome]:
+def grade_kind(
+    ctx: RunContext, snap: Snapshot, use: SkillUse | None, result: AgentResult
+) -> tuple[TriggerOutcome | None, GradeOutcome]:
     """A run its kind does not grade on its change: the kind's decision, read from what the agent did."""
-    graded = grade(ctx.definition, snap.workspace.path, ctx.run_dir, ctx.run_id, transcript=result.transcript,
-                   skill_use=use, stopped=result.stopped)
+    graded = grade(
+        ctx.definition,
+        snap.workspace.path,
+        ctx.run_dir,
+        ctx.run_id,
+        transcript=result.transcript,
+        skill_use=use,
+        stopped=result.stopped,
+    )
     return graded.trigger, graded
 
 
-# --- record ----------------------------------------------------------------------------------------------------
+# --- record -------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class RunSoFar:
-    """What the run got to, phase by phase: each phase's result once it returned (a phase that failed leaves the
-    earlier ones'), the failures found, and the outcome so far. run.json is built from it."""
+    """What the run got to, phase by phase: each phase's result once it returned (a phase that failed leaves
+    the earlier ones'), the failures found, and the outcome so far. run.json is built from it."""
 
     sealing: Sealing
     outcome: str = "completed"
@@ -446,8 +542,13 @@ class RunSoFar:
 
     def fail(self, exc: Exception) -> None:
         """The harness's failure, never the agent's: the run is not scored, its traceback kept."""
-        self.failures.append(HarnessFailure(stage="harness", message=f"{type(exc).__name__}: {exc}",
-                                            traceback=traceback.format_exc()[-8000:]))
+        self.failures.append(
+            HarnessFailure(
+                stage="harness",
+                message=f"{type(exc).__name__}: {exc}",
+                traceback=traceback.format_exc()[-8000:],
+            )
+        )
 
 
 def keep_sealing_evidence(ctx: RunContext, so_far: RunSoFar) -> None:
@@ -457,7 +558,9 @@ def keep_sealing_evidence(ctx: RunContext, so_far: RunSoFar) -> None:
 
 
 def blame_harness(so_far: RunSoFar) -> None:
-    """The harness could not run or grade this run completely: it is not the agent's score (rerun by --resume)."""
+    """The harness could not run or grade this run completely: it is not the agent's score (rerun by
+    --resume).
+    """
     if so_far.failures and so_far.outcome != "invalid_definition":
         so_far.outcome, so_far.error = "harness_error", "; ".join(str(f) for f in so_far.failures)[:2000]
 
@@ -469,8 +572,12 @@ def build_record(ctx: RunContext, so_far: RunSoFar) -> RunRecord:
     version = so_far.agent.version if so_far.agent is not None else None
     notes = so_far.snapshot.notes if so_far.snapshot is not None else []
     record = RunRecord(
-        job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
-        run_dir=spec.rel_dir, agent=spec.config.agent,
+        job_id=spec.job_id,
+        eval_id=spec.eval_id,
+        run_index=spec.run_index,
+        variant=spec.variant,
+        run_dir=spec.rel_dir,
+        agent=spec.config.agent,
         agent_version=version or (result.cli_version if result else None),
         skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
         skill_hash=spec.skill_hash if spec.variant == "skill" else None,
@@ -479,17 +586,25 @@ def build_record(ctx: RunContext, so_far: RunSoFar) -> RunRecord:
         harness_failures=[f.model_copy(update={"traceback": None}) for f in so_far.failures],
         agent_exit=so_far.end.exit if so_far.end is not None else None,
         empty_diff=so_far.change is not None and so_far.change.empty_diff and so_far.outcome in SCORED,
-        started_at=ctx.started, finished_at=datetime.now(UTC), timings=ctx.clock.timings,
+        started_at=ctx.started,
+        finished_at=datetime.now(UTC),
+        timings=ctx.clock.timings,
         grades=graded.grades,
-        criteria=graded.criteria, verdict=graded.verdict,
-        transcript=_summary(result.transcript if result else Transcript(agent=spec.config.agent),
-                            skill_name(spec, ctx.skill_dir), so_far.use),
+        criteria=graded.criteria,
+        verdict=graded.verdict,
+        transcript=_summary(
+            result.transcript if result else Transcript(agent=spec.config.agent),
+            skill_name(spec, ctx.skill_dir),
+            so_far.use,
+        ),
         model_usage=run.tried.usage if run is not None else None,
         attempts=run.tried.attempts if run is not None else [],
-        skill_use=so_far.use, trigger=so_far.trigger,
+        skill_use=so_far.use,
+        trigger=so_far.trigger,
         files_changed=so_far.change.files_changed if so_far.change is not None else 0,
         config=spec.recorded(ctx.definition_source) | ({"notes": notes} if notes else {}),
-        machine=machine_info(), sealing=so_far.sealing.run_json(),
+        machine=machine_info(),
+        sealing=so_far.sealing.run_json(),
         arm=json.loads(run.arm.model_dump_json()) if run is not None and run.arm is not None else None,
         canary=so_far.canary,
     )
@@ -506,8 +621,9 @@ def tracebacks(failures: list[HarnessFailure]) -> str:
 
 
 def _summary(t: Transcript, skill: str | None, use: SkillUse | None = None) -> TranscriptSummary:
-    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills; invoked is
-    any use in the whole transcript (``skillassay.triggers``) when the agent's transcript shows tool calls."""
+    """``skill_loaded`` / ``skill_invoked`` name the skill under test, not the CLI's built-in skills; invoked
+    is any use in the whole transcript (``skillassay.triggers``) when the agent's transcript shows tool
+    calls."""
     return TranscriptSummary(
         turns=t.turns,
         tool_calls=len(t.tool_calls),

@@ -1,19 +1,20 @@
 """Run-level services: what a run obtains from the place it executes.
 
-The job describes the services its runs need in a ``JobServices`` (a picklable recipe, built on the driver from the
-job's options); executors ship it with every run. Where a run executes, ``JobServices.open()`` gives the live
-``RunServices`` the trial asks for what it needs:
+The job describes the services its runs need in a ``JobServices`` (a picklable recipe, built on the driver
+from the job's options); executors ship it with every run. Where a run executes, ``JobServices.open()`` gives
+the live ``RunServices`` the trial asks for what it needs:
 
-- the Seam emulator: the sandbox grader talks to it in-process, so it lives in the process that grades, on whichever
-  machine that is;
-- the job's model proxy (one per job, on the driver: it holds the provider keys and meters every call), reached over
-  HTTP through its admin client from wherever the run executes, for per-attempt grants and the job's spending;
-- the golden canary (orchestrator/canary.py): each eval's golden checked once where its runs execute, before the
-  first of them is scored; the other runs of the eval wait for it.
+- the Seam emulator: the sandbox grader talks to it in-process, so it lives in the process that grades, on
+  whichever machine that is;
+- the job's model proxy (one per job, on the driver: it holds the provider keys and meters every call),
+  reached over HTTP through its admin client from wherever the run executes, for per-attempt grants and the
+  job's spending;
+- the golden canary (orchestrator/canary.py): each eval's golden checked once where its runs execute, before
+  the first of them is scored; the other runs of the eval wait for it.
 
-Lifetimes: the local executor opens one ``RunServices`` per job and closes it when the job ends. A Ray worker process
-keeps one per recipe (``on_worker``) for as long as the process lives, so the runs it executes one after another
-share one emulator (each still gets its own emulator workspace) instead of paying a start each.
+Lifetimes: the local executor opens one ``RunServices`` per job and closes it when the job ends. A Ray worker
+process keeps one per recipe (``on_worker``) for as long as the process lives, so the runs it executes one
+after another share one emulator (each still gets its own emulator workspace) instead of paying a start each.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ class JobServices(BaseModel):
 
 
 class RunServices:
-    """The live services, where runs execute. Each is started on first use; thread-safe (parallel runs share it)."""
+    """The live services, where runs execute. Each is started on first use; thread-safe (parallel runs
+    share it).
+    """
 
     def __init__(self, recipe: JobServices):
         self.recipe = recipe
@@ -81,14 +84,14 @@ class RunServices:
                 from skillassay.services import service_class
 
                 # loopback: the app under test and the grader run on this same machine
-                self._emulator = service_class(EMULATOR_SERVICE)(async_delay=spec.async_delay,
-                                                                 automation_delay=spec.automation_delay
-                                                                 ).start(host="127.0.0.1", port=0)
+                self._emulator = service_class(EMULATOR_SERVICE)(
+                    async_delay=spec.async_delay, automation_delay=spec.automation_delay
+                ).start(host="127.0.0.1", port=0)
             return self._emulator
 
     def canary(self, definition: EvalDefinition, policy: Any = None) -> CanaryCheck | None:
-        """The eval's canary here, checked by the first run that asks (the others wait for it); None: the job runs
-        none. ``policy``: the run's sealing policy, which the golden's grading uses too."""
+        """The eval's canary here, checked by the first run that asks (the others wait for it); None: the job
+        runs none. ``policy``: the run's sealing policy, which the golden's grading uses too."""
         plan = self.recipe.canary
         if plan is None:
             return None
@@ -99,10 +102,14 @@ class RunServices:
             if found is None:
                 from skillassay.orchestrator import canary
 
-                emulator = self.emulator() if plan.seam == "emulator" and plan.layers != "rubric" \
-                    and definition.has_sandbox else None
-                found = self._canaries[definition.id] = canary.check(definition, plan, policy=policy,
-                                                                      emulator=emulator)
+                emulator = (
+                    self.emulator()
+                    if plan.seam == "emulator" and plan.layers != "rubric" and definition.has_sandbox
+                    else None
+                )
+                found = self._canaries[definition.id] = canary.check(
+                    definition, plan, policy=policy, emulator=emulator
+                )
             return found
 
     def model_grants(self) -> ModelGrants | None:
@@ -134,7 +141,9 @@ _on_worker: dict[str, RunServices] = {}
 
 
 def on_worker(recipe: JobServices) -> RunServices:
-    """The live services for ``recipe`` in this (worker) process: opened once, kept while the process lives."""
+    """The live services for ``recipe`` in this (worker) process: opened once, kept while the process
+    lives.
+    """
     key = recipe.key()
     with _worker_lock:
         live = _on_worker.get(key)

@@ -25,7 +25,8 @@ class Spread(BaseModel):
     n: int
 
     def text(self, unit: str = "") -> str:
-        # the digits the verdict is decided on (scoring.verdict.SCORE_DECIMALS): a run shown as 80 passes at 80
+        # the digits the verdict is decided on (scoring.verdict.SCORE_DECIMALS): a run shown as 80 passes at
+        # 80
         if self.n == 1:
             return points_text(self.mean) + unit
         return f"{points_text(self.mean)}{unit} ({points_text(self.min)}-{points_text(self.max)}{unit})"
@@ -79,7 +80,9 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         groups.setdefault((r.eval_id, r.variant), []).append(r)
     out: list[EvalSummary] = []
     order = {e.id: i for i, e in enumerate(evals)}
-    for (eid, variant), runs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1] != "skill")):
+    for (eid, variant), runs in sorted(
+        groups.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1] != "skill")
+    ):
         d = by_id.get(eid)
         outcomes: dict[str, int] = {}
         cost = runs_cost(runs)
@@ -88,35 +91,40 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
             outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
         errors = sorted({r.error or "unknown error" for r in runs if not r.scored})
         reasons = _reasons(runs)
-        # a run the provider or the harness failed says nothing about the agent: it is left out of every figure
+        # a run the provider or the harness failed says nothing about the agent: it is left out of every
+        # figure
         runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
         api = [a for r in runs if isinstance(a := r.grades.get("api_path_correct"), bool)]
         unjudged = sorted({u for v in verdicts for u in v.unjudged})
         forbidden = sorted({f for v in verdicts for f in v.forbidden_observed})
-        out.append(EvalSummary(
-            eval_id=eid,
-            variant=variant,
-            api_path=d.api_path if d else None,
-            runs=sum(outcomes.values()),
-            outcomes=outcomes,
-            errors=errors,
-            reasons=reasons,
-            graded=len(runs),
-            rubric=spread([r.figure("rubric_total") for r in runs]),
-            sandbox=spread([r.figure("sandbox_total") for r in runs]),
-            combined=spread([r.figure("combined") for r in runs]),
-            score=spread([v.score * 100 for v in verdicts]),
-            passed=sum(1 for v in verdicts if v.passed),
-            pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4) if verdicts else None,
-            api_path_correct=sum(1 for a in api if a) if api else None,
-            unjudged=unjudged,
-            forbidden=forbidden,
-            threshold=d.pass_threshold if d else None,
-            cost=cost,
-            canary=canary,
-            noise=canary.noise if canary is not None else None,
-        ))
+        out.append(
+            EvalSummary(
+                eval_id=eid,
+                variant=variant,
+                api_path=d.api_path if d else None,
+                runs=sum(outcomes.values()),
+                outcomes=outcomes,
+                errors=errors,
+                reasons=reasons,
+                graded=len(runs),
+                rubric=spread([r.figure("rubric_total") for r in runs]),
+                sandbox=spread([r.figure("sandbox_total") for r in runs]),
+                combined=spread([r.figure("combined") for r in runs]),
+                score=spread([v.score * 100 for v in verdicts]),
+                passed=sum(1 for v in verdicts if v.passed),
+                pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4)
+                if verdicts
+                else None,
+                api_path_correct=sum(1 for a in api if a) if api else None,
+                unjudged=unjudged,
+                forbidden=forbidden,
+                threshold=d.pass_threshold if d else None,
+                cost=cost,
+                canary=canary,
+                noise=canary.noise if canary is not None else None,
+            )
+        )
     return out
 
 
@@ -150,11 +158,22 @@ def _figure_text(figure: Spread | None) -> str:
 
 
 def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
-    """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather than
-    any header or eval id broken mid-word; the Notes wrap at spaces."""
+    """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather
+    than any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
     right = ("Runs", "Rubric", "Sandbox", "Combined", "Score", "Cost")
-    for col in ("Eval", "Runs", "Rubric", "Sandbox", "Combined", "API path", "Score", "Verdict", "Cost", "Notes"):
+    for col in (
+        "Eval",
+        "Runs",
+        "Rubric",
+        "Sandbox",
+        "Combined",
+        "API path",
+        "Score",
+        "Verdict",
+        "Cost",
+        "Notes",
+    ):
         t.add_column(col, overflow="fold", no_wrap=col == "Eval", justify="right" if col in right else "left")
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
@@ -176,8 +195,11 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
             notes.append(", ".join(f"{v} {label(k)}" for k, v in scored.items()) + " (scored)")
         unscored = {k: v for k, v in s.outcomes.items() if k not in SCORED}
         if unscored:
-            notes.append("[yellow]" + ", ".join(f"{v} {label(k)}" for k, v in unscored.items())
-                         + ": not scored, left out of every figure[/yellow]")
+            notes.append(
+                "[yellow]"
+                + ", ".join(f"{v} {label(k)}" for k, v in unscored.items())
+                + ": not scored, left out of every figure[/yellow]"
+            )
         if s.reasons:
             more = f" (+{len(s.reasons) - 1} other reason(s))" if len(s.reasons) > 1 else ""
             notes.append(f"[red]{escape(s.reasons[0])}[/red]{more}")
@@ -186,8 +208,18 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         if s.unjudged:
             notes.append("unjudged: " + _compress_unjudged(s.unjudged))
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
-        t.add_row(name, runs, _figure_text(s.rubric), _figure_text(s.sandbox), _figure_text(s.combined), api,
-                  s.score.text("%") if s.score else "-", verdict, s.cost.text(), "; ".join(notes))
+        t.add_row(
+            name,
+            runs,
+            _figure_text(s.rubric),
+            _figure_text(s.sandbox),
+            _figure_text(s.combined),
+            api,
+            s.score.text("%") if s.score else "-",
+            verdict,
+            s.cost.text(),
+            "; ".join(notes),
+        )
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"
     return fit(t, width, DROP_AT_WIDTH)
@@ -209,13 +241,16 @@ def outcome_caption(summaries: list[EvalSummary]) -> str | None:
     text = "Outcomes: " + ", ".join(f"{v} {label(k)}" for k, v in counts.items()) + "."
     unscored = sum(v for k, v in counts.items() if k not in SCORED)
     if unscored:
-        text += (f" {unscored} run(s) not scored (provider, harness or definition errors): left out of every figure;"
-                 " run --resume reruns the provider and harness errors.")
+        text += (
+            f" {unscored} run(s) not scored (provider, harness or definition errors): left out of every "
+            "figure;"
+            " run --resume reruns the provider and harness errors."
+        )
     return text
 
 
 def cannot_measure(summaries: list[EvalSummary]) -> list[str]:
-    """"this machine cannot measure <eval>: <reason>", once per eval whose canary failed."""
+    """ "this machine cannot measure <eval>: <reason>", once per eval whose canary failed."""
     seen: dict[str, str] = {}
     for s in summaries:
         if s.canary is not None and not s.canary.passed and s.eval_id not in seen:
@@ -224,8 +259,8 @@ def cannot_measure(summaries: list[EvalSummary]) -> list[str]:
 
 
 def canary_caption(summaries: list[EvalSummary]) -> str | None:
-    """What the canary found, beside the figures: the evals this machine cannot measure and why, and the grader
-    noise (the spread of the golden's scores over its runs) of the others."""
+    """What the canary found, beside the figures: the evals this machine cannot measure and why, and the
+    grader noise (the spread of the golden's scores over its runs) of the others."""
     checks = {s.eval_id: s.canary for s in summaries if s.canary is not None}
     if not checks:
         return None
@@ -234,12 +269,20 @@ def canary_caption(summaries: list[EvalSummary]) -> str | None:
     if passed:
         noisy = {e: c for e, c in passed.items() if c.noise}
         runs = sorted({len(c.scores) for c in passed.values()})
-        text = (f"Canary: the golden passed here for {len(passed)} eval(s) ({'/'.join(map(str, runs))} run(s) each"
-                + (f", {sum(c.cached for c in passed.values())} from the cache" if any(c.cached for c in
-                                                                                      passed.values()) else "")
-                + "); grader noise (spread of the golden's scores): ")
+        text = (
+            f"Canary: the golden passed here for {len(passed)} eval(s) ({'/'.join(map(str, runs))} run(s) "
+            "each"
+            + (
+                f", {sum(c.cached for c in passed.values())} from the cache"
+                if any(c.cached for c in passed.values())
+                else ""
+            )
+            + "); grader noise (spread of the golden's scores): "
+        )
         if noisy:
-            text += ", ".join(f"{e} {c.noise:g} ({min(c.scores):g}-{max(c.scores):g})" for e, c in noisy.items())
+            text += ", ".join(
+                f"{e} {c.noise:g} ({min(c.scores):g}-{max(c.scores):g})" for e, c in noisy.items()
+            )
             text += ", 0 for the rest." if len(noisy) < len(passed) else "."
         else:
             text += "0" + ("" if max(runs) > 1 else " (one run: not measured)") + "."

@@ -1,9 +1,9 @@
 """One run (a trial): fresh workspace -> agent -> change -> graders -> score -> files on disk.
 
 Everything a run produces lands in its own folder, claimed exclusively, and ``run.json`` is written last and
-atomically: a folder with a ``run.json`` is a finished run, whatever happens to the orchestrator afterwards. How the
-run ended is one of the outcomes of ``skillassay.outcomes``, decided by its phases (orchestrator/run_phases.py:
-``classify``, then the graders' failures), which ``execute`` calls in order.
+atomically: a folder with a ``run.json`` is a finished run, whatever happens to the orchestrator afterwards.
+How the run ended is one of the outcomes of ``skillassay.outcomes``, decided by its phases
+(orchestrator/run_phases.py: ``classify``, then the graders' failures), which ``execute`` calls in order.
 """
 
 from __future__ import annotations
@@ -74,22 +74,29 @@ from skillassay.workspace import DEFAULT_MAX_CHANGE, SizeReport
 __all__ = ["RunNotWritten", "RunSpec", "classify", "execute", "finish_run", "harness_failure", "run_trial"]
 
 
-def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, services: RunServices | None = None,
-            judge_config: JudgeConfig | None = None, skill_dir: Path | None = None,
-            definition_source: Path | None = None) -> RunRecord:
+def execute(
+    spec: RunSpec,
+    definition: EvalDefinition,
+    results_root: Path,
+    *,
+    services: RunServices | None = None,
+    judge_config: JudgeConfig | None = None,
+    skill_dir: Path | None = None,
+    definition_source: Path | None = None,
+) -> RunRecord:
     """Run one trial and return its record (already written to ``<run dir>/run.json``).
 
     ``services``: the run-level services where this run executes: the Seam emulator, and the job's model proxy
     (each attempt of an agent that talks to a model gets its own endpoint and token from it, released when the
-    attempt ends) with the job's --max-cost (no run starts, and no provider error is retried, once it is spent:
-    then BudgetSpent is raised and nothing is written). ``skill_dir`` and ``definition_source`` are for runs
-    executing away from the job's files (Ray): where this machine holds the skill (default ``spec.skill_dir``), and
-    the definition file as the job names it (default ``definition.source``); run.json records the job's names, never
-    the worker's copies.
+    attempt ends) with the job's --max-cost (no run starts, and no provider error is retried, once it is
+    spent: then BudgetSpent is raised and nothing is written). ``skill_dir`` and ``definition_source`` are for
+    runs executing away from the job's files (Ray): where this machine holds the skill (default
+    ``spec.skill_dir``), and the definition file as the job names it (default ``definition.source``); run.json
+    records the job's names, never the worker's copies.
 
-    The run's folder is claimed exclusively (``store.files.claim_run_dir``): a graded run is never overwritten. If
-    the record cannot be written, the run is recorded as a harness error with the traceback in its folder; if even
-    that fails, ``RunNotWritten`` carries the record to the job, which counts it."""
+    The run's folder is claimed exclusively (``store.files.claim_run_dir``): a graded run is never
+    overwritten. If the record cannot be written, the run is recorded as a harness error with the traceback
+    in its folder; if even that fails, ``RunNotWritten`` carries the record to the job, which counts it."""
     ctx = prepare(spec, definition, results_root, services, judge_config, skill_dir, definition_source)
     so_far = RunSoFar(sealing=Sealing(ctx.policy))
     try:
@@ -109,8 +116,8 @@ def execute(spec: RunSpec, definition: EvalDefinition, results_root: Path, *, se
 
 
 def _run_phases(ctx: RunContext, so_far: RunSoFar) -> None:
-    """The run's phases in order, each result kept in ``so_far``; the run stops where a result says it cannot be
-    graded (its golden fails here, the agent never got to work, its arm is not the comparison's)."""
+    """The run's phases in order, each result kept in ``so_far``; the run stops where a result says it cannot
+    be graded (its golden fails here, the agent never got to work, its arm is not the comparison's)."""
     so_far.canary = golden_canary(ctx)
     if (failure := canary_failure(so_far.canary)) is not None:
         so_far.failures.append(failure)
@@ -161,26 +168,41 @@ def _grade_phase(ctx: RunContext, so_far: RunSoFar, run: AgentRun, snap: Snapsho
     keep_final_workspace(ctx, snap)
 
 
-def harness_failure(spec: RunSpec, definition_source: Path, error: str, started_at: datetime,
-                    machine: dict[str, Any] | None = None) -> RunRecord:
-    """The record of a run that never came back from where it executed (its worker or node died on every attempt):
-    the harness's failure, not scored, rerun by --resume. Written like any record, so the run is never lost."""
+def harness_failure(
+    spec: RunSpec,
+    definition_source: Path,
+    error: str,
+    started_at: datetime,
+    machine: dict[str, Any] | None = None,
+) -> RunRecord:
+    """The record of a run that never came back from where it executed (its worker or node died on every
+    attempt): the harness's failure, not scored, rerun by --resume. Written like any record, so the run is
+    never lost."""
     record = RunRecord(
-        job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
-        run_dir=spec.rel_dir, agent=spec.config.agent,
+        job_id=spec.job_id,
+        eval_id=spec.eval_id,
+        run_index=spec.run_index,
+        variant=spec.variant,
+        run_dir=spec.rel_dir,
+        agent=spec.config.agent,
         skill_path=str(spec.skill_dir) if spec.skill_dir and spec.variant == "skill" else None,
         skill_hash=spec.skill_hash if spec.variant == "skill" else None,
-        outcome="harness_error", error=error, harness_failures=[HarnessFailure(stage="executor", message=error)],
-        started_at=started_at, finished_at=datetime.now(UTC),
-        config=spec.recorded(definition_source), machine=machine or {},
+        outcome="harness_error",
+        error=error,
+        harness_failures=[HarnessFailure(stage="executor", message=error)],
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        config=spec.recorded(definition_source),
+        machine=machine or {},
     )
     return scrub_record(record, run_redactor(spec.config.agent_env))[0]
 
 
 def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **kw: Any) -> RunRecord:
-    """``execute``, with the guarantee the job relies on: a run either comes back recorded (graded, or as a harness
-    error with its traceback in its folder), or raises ``RunNotWritten`` carrying its record, ``RunAlreadyRecorded``
-    / ``RunClaimed`` (not ours to write), or KeyboardInterrupt. Nothing else escapes, so no run goes missing."""
+    """``execute``, with the guarantee the job relies on: a run either comes back recorded (graded, or as a
+    harness error with its traceback in its folder), or raises ``RunNotWritten`` carrying its record,
+    ``RunAlreadyRecorded`` / ``RunClaimed`` (not ours to write), or KeyboardInterrupt. Nothing else
+    escapes, so no run goes missing."""
     try:
         with phases.running(phases.RunKey(spec.job_id, spec.eval_id, spec.variant, spec.run_index)):
             return execute(spec, definition, results_root, **kw)
@@ -189,11 +211,23 @@ def run_trial(spec: RunSpec, definition: EvalDefinition, results_root: Path, **k
     except Exception as exc:  # noqa: BLE001 - the trial failed outside its own guard (claiming, building the record)
         now = datetime.now(UTC)
         failure = HarnessFailure(stage="harness", message=f"{type(exc).__name__}: {exc}")
-        record = RunRecord(job_id=spec.job_id, eval_id=spec.eval_id, run_index=spec.run_index, variant=spec.variant,
-                           run_dir=spec.rel_dir, agent=spec.config.agent, outcome="harness_error", error=str(failure),
-                           harness_failures=[failure], started_at=now, finished_at=now,
-                           config=spec.recorded(kw.get("definition_source") or definition.source))
-        return finish_run(results_root, record, run_redactor(spec.config.agent_env), f"[harness]\n{traceback.format_exc()}")
+        record = RunRecord(
+            job_id=spec.job_id,
+            eval_id=spec.eval_id,
+            run_index=spec.run_index,
+            variant=spec.variant,
+            run_dir=spec.rel_dir,
+            agent=spec.config.agent,
+            outcome="harness_error",
+            error=str(failure),
+            harness_failures=[failure],
+            started_at=now,
+            finished_at=now,
+            config=spec.recorded(kw.get("definition_source") or definition.source),
+        )
+        return finish_run(
+            results_root, record, run_redactor(spec.config.agent_env), f"[harness]\n{traceback.format_exc()}"
+        )
 
 
 class RunNotWritten(Exception):
@@ -206,9 +240,10 @@ class RunNotWritten(Exception):
 
 
 def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebacks: str = "") -> RunRecord:
-    """Cut oversized logs, scrub every secret, in every form, from the run's folder and record (docs/results.md,
-    "Secrets"; what was found is recorded in ``redactions``), then write run.json (last: a folder with run.json is a
-    finished run). If that fails, the run becomes a harness error, its traceback kept in ``harness_error.txt``."""
+    """Cut oversized logs, scrub every secret, in every form, from the run's folder and record
+    (docs/results.md, "Secrets"; what was found is recorded in ``redactions``), then write run.json (last:
+    a folder with run.json is a finished run). If that fails, the run becomes a harness error, its
+    traceback kept in ``harness_error.txt``."""
     run_dir = Path(results_root) / record.run_dir
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -216,33 +251,46 @@ def finish_run(results_root: Path, record: RunRecord, hidden: Redactor, tracebac
             (run_dir / HARNESS_ERROR_FILE).write_text(tracebacks, errors="backslashreplace")
         cut = cap_logs(run_dir)  # whatever became of the run: an agent that printed gigabytes ended it early
         if cut or record.size is not None:
-            record.size = record.size or SizeReport(limit=record.config.get("max_change_size", DEFAULT_MAX_CHANGE))
+            record.size = record.size or SizeReport(
+                limit=record.config.get("max_change_size", DEFAULT_MAX_CHANGE)
+            )
             record.size.logs_cut = cut
         t = time.monotonic()
         found = scrub_run_dir(run_dir, hidden)
         record, hits = scrub_record(record, hidden)
         if hits:
-            found.append(Redaction(path="run.json", where="record", action="replaced", count=len(hits),
-                                   forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits})))
+            found.append(
+                Redaction(
+                    path="run.json",
+                    where="record",
+                    action="replaced",
+                    count=len(hits),
+                    forms=sorted({h.form for h in hits}),
+                    sources=sorted({h.source for h in hits}),
+                )
+            )
         record.redactions, record.unscrubbable = merge(found), list(hidden.too_short)
         record.timings["scrub"] = round(time.monotonic() - t, 3)
         write_run_file(results_root, record)
         return record
     except Exception as exc:  # noqa: BLE001 - the run must not vanish: record why it could not be written
         tb = traceback.format_exc()
-        failed = record.model_copy(update={
-            "outcome": "harness_error",
-            "error": f"the run could not be written: {type(exc).__name__}: {exc}",
-            "harness_failures": [*record.harness_failures,
-                                 HarnessFailure(stage="write", message=f"{type(exc).__name__}: {exc}")],
-        })
+        failed = record.model_copy(
+            update={
+                "outcome": "harness_error",
+                "error": f"the run could not be written: {type(exc).__name__}: {exc}",
+                "harness_failures": [
+                    *record.harness_failures,
+                    HarnessFailure(stage="write", message=f"{type(exc).__name__}: {exc}"),
+                ],
+            }
+        )
         failed = scrub_record(failed, hidden)[0]
         try:
-            (run_dir / HARNESS_ERROR_FILE).write_text(hidden.redact(tracebacks + "\n\n[write]\n" + tb),
-                                                      errors="backslashreplace")
+            (run_dir / HARNESS_ERROR_FILE).write_text(
+                hidden.redact(tracebacks + "\n\n[write]\n" + tb), errors="backslashreplace"
+            )
             write_run_file(results_root, failed)
         except Exception as again:  # noqa: BLE001
             raise RunNotWritten(failed, again) from exc
         return failed
-
-

@@ -1,7 +1,7 @@
 """Reports: terminal tables, JSON/JUnit for CI, and the static web report.
 
-    from skillassay.report import build_site, junit_xml, job_json
-    build_site("results", "site", job_ids=None, suite=None)   # -> BuildResult(pages, seconds, largest_page, ...)
+from skillassay.report import build_site, junit_xml, job_json
+build_site("results", "site", job_ids=None, suite=None)   # -> BuildResult(pages, seconds, largest_page, ...)
 """
 
 from skillassay.report.ci import job_json, junit_xml, write_json, write_junit

@@ -1,5 +1,6 @@
-"""Charts as inline SVG, drawn on the server: no JavaScript, nothing fetched (the report works offline and under a
-CSP that forbids scripts). Every label passes through ``escape``; the SVG is returned as ``Markup``."""
+"""Charts as inline SVG, drawn on the server: no JavaScript, nothing fetched (the report works offline and
+under a CSP that forbids scripts). Every label passes through ``escape``; the SVG is returned as
+``Markup``."""
 
 from __future__ import annotations
 
@@ -19,35 +20,49 @@ FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
 def _svg(width: int, height: int, body: list[str], title: str) -> Markup:
     return Markup(
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" '
         f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>{"".join(body)}</svg>'
     )
 
 
-def _axis(x0: float, x1: float, y_top: float, y_bottom: float, lo: float, hi: float, ticks: int = 5) -> list[str]:
+def _axis(
+    x0: float, x1: float, y_top: float, y_bottom: float, lo: float, hi: float, ticks: int = 5
+) -> list[str]:
     out = []
     for i in range(ticks + 1):
         v = lo + (hi - lo) * i / ticks
         x = x0 + (x1 - x0) * i / ticks
         out.append(f'<line x1="{x:.1f}" y1="{y_top}" x2="{x:.1f}" y2="{y_bottom}" stroke="{GRID}"/>')
-        out.append(f'<text x="{x:.1f}" y="{y_bottom + 14}" text-anchor="middle" fill="{MUTED}" {FONT}>{v:g}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{y_bottom + 14}" text-anchor="middle" fill="{MUTED}" {FONT}>{v:g}</text>'
+        )
     return out
 
 
-def strip_plot(stats: Sequence[ScoreStats], points: Mapping[str, Sequence[Point]], threshold: float | None = None,
-               title: str = "Scores per eval") -> Markup:
-    """One row per eval: a dot per run (green pass, red fail), the mean as a bar, its bootstrap interval as a line."""
+def strip_plot(
+    stats: Sequence[ScoreStats],
+    points: Mapping[str, Sequence[Point]],
+    threshold: float | None = None,
+    title: str = "Scores per eval",
+) -> Markup:
+    """One row per eval: a dot per run (green pass, red fail), the mean as a bar, its bootstrap interval as
+    a line.
+    """
     label_w, plot_w, row_h = 170, 460, 26
     x0, x1 = label_w, label_w + plot_w
     h = 20 + row_h * max(1, len(stats)) + 24
     body = _axis(x0, x1, 10, h - 24, 0, 100)
     if threshold is not None:
         tx = x0 + plot_w * threshold
-        body.append(f'<line x1="{tx:.1f}" y1="10" x2="{tx:.1f}" y2="{h - 24}" stroke="{INK}" stroke-dasharray="4 3"/>')
+        body.append(
+            f'<line x1="{tx:.1f}" y1="10" x2="{tx:.1f}" y2="{h - 24}" stroke="{INK}" stroke-dasharray="4 3"/>'
+        )
     for row, s in enumerate(stats):
         y = 20 + row * row_h + row_h / 2
         body.append(
-            f'<text x="{label_w - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}" {FONT}>{escape(s.eval_id)}</text>'
+            f'<text x="{label_w - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}" '
+            f"{FONT}>{escape(s.eval_id)}</text>"
         )
         lo, hi = s.ci
         body.append(
@@ -55,7 +70,10 @@ def strip_plot(stats: Sequence[ScoreStats], points: Mapping[str, Sequence[Point]
             f'stroke="{INK}" stroke-width="2"/>'
         )
         mx = x0 + plot_w * s.mean
-        body.append(f'<line x1="{mx:.1f}" y1="{y - 9:.1f}" x2="{mx:.1f}" y2="{y + 9:.1f}" stroke="{INK}" stroke-width="3"/>')
+        body.append(
+            f'<line x1="{mx:.1f}" y1="{y - 9:.1f}" x2="{mx:.1f}" y2="{y + 9:.1f}" stroke="{INK}" '
+            'stroke-width="3"/>'
+        )
         pts = points.get(s.eval_id, ())
         for j, p in enumerate(pts):
             jitter = ((j * 7) % 11 - 5) * 1.1  # deterministic jitter so equal scores stay visible
@@ -79,8 +97,10 @@ def histogram(values: Sequence[float], bins: int = 10, title: str = "Score distr
     for i, c in enumerate(counts):
         bh = plot_h * c / top
         body.append(
-            f'<rect x="{x0 + i * bw + 1:.1f}" y="{y0 + plot_h - bh:.1f}" width="{bw - 2:.1f}" height="{bh:.1f}" '
-            f'fill="#0969da" fill-opacity="0.75"><title>{i * 100 // bins}-{(i + 1) * 100 // bins}%: {c} runs</title>'
+            f'<rect x="{x0 + i * bw + 1:.1f}" y="{y0 + plot_h - bh:.1f}" width="{bw - 2:.1f}" '
+            f'height="{bh:.1f}" '
+            f'fill="#0969da" fill-opacity="0.75"><title>{i * 100 // bins}-{(i + 1) * 100 // bins}%: {c} '
+            "runs</title>"
             f"</rect>"
         )
         if c:
@@ -102,8 +122,8 @@ def _heat_colour(v: float) -> str:
 
 
 def heat_map(criteria: Mapping[str, Mapping[str, float]], title: str = "Criteria by eval") -> Markup:
-    """Rows: evals; columns: criteria (union over evals); cell: mean fraction earned. Blank where an eval has no
-    such criterion."""
+    """Rows: evals; columns: criteria (union over evals); cell: mean fraction earned. Blank where an eval has
+    no such criterion."""
     evals = list(criteria)
     cols: list[str] = []
     for e in evals:
@@ -119,7 +139,8 @@ def heat_map(criteria: Mapping[str, Mapping[str, float]], title: str = "Criteria
     for j, c in enumerate(cols):
         x = label_w + j * cell_w + cell_w / 2
         body.append(
-            f'<text transform="translate({x:.1f},{head_h - 6}) rotate(-45)" fill="{INK}" {FONT}>{escape(c)}</text>'
+            f'<text transform="translate({x:.1f},{head_h - 6}) rotate(-45)" fill="{INK}" '
+            f"{FONT}>{escape(c)}</text>"
         )
     for i, e in enumerate(evals):
         y = head_h + i * cell_h
@@ -131,13 +152,16 @@ def heat_map(criteria: Mapping[str, Mapping[str, float]], title: str = "Criteria
             x = label_w + j * cell_w
             v = criteria[e].get(c)
             if v is None:
-                body.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="#f6f8fa"/>')
+                body.append(
+                    f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="#f6f8fa"/>'
+                )
                 continue
             body.append(
                 f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{_heat_colour(v)}">'
                 f"<title>{escape(e)} / {escape(c)}: {v * 100:.0f}%</title></rect>"
-                f'<text x="{x + cell_w / 2 - 1:.1f}" y="{y + cell_h / 2 + 3:.1f}" text-anchor="middle" fill="{INK}" '
-                f'{FONT}>{v * 100:.0f}</text>'
+                f'<text x="{x + cell_w / 2 - 1:.1f}" y="{y + cell_h / 2 + 3:.1f}" text-anchor="middle" '
+                f'fill="{INK}" '
+                f"{FONT}>{v * 100:.0f}</text>"
             )
     return _svg(w, h, body, title)
 
@@ -172,12 +196,15 @@ def comparison_plot(cmp: Comparison, a_label: str, b_label: str) -> Markup:
         colour = (PASS if d.delta > 0 else FAIL) if d.excludes_zero else MUTED
         if d.ci:
             body.append(
-                f'<line x1="{sx(d.ci[0]):.1f}" y1="{y:.1f}" x2="{sx(d.ci[1]):.1f}" y2="{y:.1f}" stroke="{colour}" '
+                f'<line x1="{sx(d.ci[0]):.1f}" y1="{y:.1f}" x2="{sx(d.ci[1]):.1f}" y2="{y:.1f}" '
+                f'stroke="{colour}" '
                 f'stroke-width="2"/>'
             )
         shape = "rect" if d.eval_id == "*" else "circle"
         if shape == "rect":
-            body.append(f'<rect x="{sx(d.delta) - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{colour}"/>')
+            body.append(
+                f'<rect x="{sx(d.delta) - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{colour}"/>'
+            )
         else:
             body.append(f'<circle cx="{sx(d.delta):.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>')
     body.append(

@@ -25,8 +25,9 @@ def _clean(text: str) -> str:
 
 
 def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
-    """One ``testcase`` per run (classname = eval id, name = run_<n>); a failed verdict is a ``failure`` with the
-    reason; an unscored run (provider, harness or definition error) is an ``error``: not the agent's doing."""
+    """One ``testcase`` per run (classname = eval id, name = run_<n>); a failed verdict is a ``failure`` with
+    the reason; an unscored run (provider, harness or definition error) is an ``error``: not the agent's
+    doing."""
     suites = ET.Element("testsuites", name=f"skillassay {job.job_id}")
     by_eval: dict[str, list[RunRecord]] = {}
     for r in runs:
@@ -37,12 +38,15 @@ def junit_xml(job: JobRecord, runs: list[RunRecord]) -> str:
         counts = {"tests": 0, "failures": 0, "errors": 0}
         for r in eruns:
             seconds = max(0.0, (r.finished_at - r.started_at).total_seconds())
-            case = ET.SubElement(suite, "testcase", classname=eval_id, name=_case_name(r), time=f"{seconds:.3f}")
+            case = ET.SubElement(
+                suite, "testcase", classname=eval_id, name=_case_name(r), time=f"{seconds:.3f}"
+            )
             counts["tests"] += 1
             if not r.scored:
                 counts["errors"] += 1
-                el = ET.SubElement(case, "error", type=r.outcome, message=_clean(
-                    (failure_reason(r) or r.outcome)[:500]))
+                el = ET.SubElement(
+                    case, "error", type=r.outcome, message=_clean((failure_reason(r) or r.outcome)[:500])
+                )
                 el.text = _clean(r.error or "")
                 continue
             props = ET.SubElement(case, "properties")
@@ -77,8 +81,9 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
             out["summary"][variant] = summarize(vr).to_dict()
     base = [r for r in runs if r.variant == "baseline"]
     if base:
-        out["comparison"] = compare(base, [r for r in runs if r.variant == "skill"],
-                                    a_label="baseline", b_label="skill").to_dict()
+        out["comparison"] = compare(
+            base, [r for r in runs if r.variant == "skill"], a_label="baseline", b_label="skill"
+        ).to_dict()
     if is_trigger_job(runs):
         out["trigger"] = summarize_triggers(trigger_points(runs)).to_dict()
     else:

@@ -1,5 +1,6 @@
-"""The scoring examples of the Evals page: the design document's worked examples, one set, computed from the shipped
-eval's criteria by the harness's own ``decide`` (``skillassay.scoring.examples.DOCUMENT_EXAMPLES``)."""
+"""The scoring examples of the Evals page: the design document's worked examples, one set, computed from the
+shipped eval's criteria by the harness's own ``decide``
+(``skillassay.scoring.examples.DOCUMENT_EXAMPLES``)."""
 
 from __future__ import annotations
 

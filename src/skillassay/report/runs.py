@@ -1,5 +1,6 @@
-"""Reading what one run left on disk, for the report: capped and decoded leniently (the files are untrusted and
-may be huge or half-written). Nothing here escapes; the templates do (autoescape), and pygments does for diffs."""
+"""Reading what one run left on disk, for the report: capped and decoded leniently (the files are untrusted
+and may be huge or half-written). Nothing here escapes; the templates do (autoescape), and pygments does
+for diffs."""
 
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ class RunFiles:
     timeline_hidden: int = 0
     evidence: list[Evidence] = field(default_factory=list)
     logs: list[Log] = field(default_factory=list)
-    sealing: dict[str, Any] | None = None  # process.json's "sealing": what reached out of bounds, what was refused
+    # process.json's "sealing": what reached out of bounds, what was refused
+    sealing: dict[str, Any] | None = None
 
 
 MAX_SEALING_BYTES = 5_000_000
@@ -193,7 +195,8 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
     rf.sealing = load_sealing(d / "process.json")
     for name in ("rubric.json", "sandbox.json", "process.json", "changes.json"):
         text, truncated = _json_text(d / name)
-        if text is not None or name != "changes.json":  # changes.json (the rubric's view of the diff) is optional
+        # changes.json (the rubric's view of the diff) is optional
+        if text is not None or name != "changes.json":
             rf.evidence.append(Evidence(name, text, truncated))
     for name in ("app.stdout.log", "app.stderr.log", "agent.stderr.log", "agent.stdout.log"):
         text, truncated = read_tail(d / name)
@@ -203,8 +206,9 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
 
 
 def is_graded(run: RunRecord) -> bool:
-    """False for an unscored run (a provider, harness or definition error: ``skillassay.outcomes``): whatever scores
-    it holds are not the agent's; reports show none and statistics leave it out (``skillassay.scoring.stats``)."""
+    """False for an unscored run (a provider, harness or definition error: ``skillassay.outcomes``): whatever
+    scores it holds are not the agent's; reports show none and statistics leave it out
+    (``skillassay.scoring.stats``)."""
     return run.scored
 
 
@@ -240,14 +244,20 @@ def variant_label(run: RunRecord, job_has_skill: bool) -> str:
 
 def run_reason(run: RunRecord) -> str | None:
     """Why a run failed or was not scored, short (``scoring.reasons.short_reason``); None when it passed."""
-    return short_reason(outcome=run.outcome, error=run.error, failures=run.harness_failures, criteria=run.criteria,
-                        verdict=run.verdict, empty_diff=run.empty_diff)
+    return short_reason(
+        outcome=run.outcome,
+        error=run.error,
+        failures=run.harness_failures,
+        criteria=run.criteria,
+        verdict=run.verdict,
+        empty_diff=run.empty_diff,
+    )
 
 
 def failure_reason(run: RunRecord) -> str | None:
-    """Why a run failed, in one line; None when it passed. An unscored run (provider, harness or definition error)
-    was not graded: its reason is the error alone, whatever verdict it holds. A failed verdict says its score and
-    what cost it the most (``run_reason``)."""
+    """Why a run failed, in one line; None when it passed. An unscored run (provider, harness or definition
+    error) was not graded: its reason is the error alone, whatever verdict it holds. A failed verdict says
+    its score and what cost it the most (``run_reason``)."""
     if not is_graded(run):
         why = run_reason(run) if run.harness_failures else first_line(run.error)
         return f"{run.outcome.replace('_', ' ')} (not scored)" + (f": {why}" if why else "")
@@ -266,7 +276,7 @@ def failure_reason(run: RunRecord) -> str | None:
         return None
     if run.trigger is not None:  # a trigger run has one criterion: the decision
         t = run.trigger
-        text = ("missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used")
+        text = "missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used"
         text += f" ({t.category} prompt)"
         return f"{reason}; {text}" if reason else text
     parts = []

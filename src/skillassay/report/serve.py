@@ -31,7 +31,9 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
-def start(site_dir: Path | str, port: int = 0, host: str = "127.0.0.1") -> tuple[ThreadingHTTPServer, threading.Thread]:
+def start(
+    site_dir: Path | str, port: int = 0, host: str = "127.0.0.1"
+) -> tuple[ThreadingHTTPServer, threading.Thread]:
     """Start serving in a daemon thread; ``server.server_address`` has the port (0 = a free one)."""
     handler = functools.partial(_Handler, directory=str(Path(site_dir).resolve()))
     server = ThreadingHTTPServer((host, port), handler)

@@ -1,8 +1,9 @@
 """The static web report: the Evals page, job pages with charts, run pages with diff, transcript and evidence.
 
-Every page is rendered by jinja2 with autoescape on; diffs are highlighted by pygments (which escapes); charts are
-inline SVG built in ``charts``. Each page carries a Content-Security-Policy that forbids scripts, so even a
-transcript that slipped past escaping could not run. Nothing is fetched from the network."""
+Every page is rendered by jinja2 with autoescape on; diffs are highlighted by pygments (which escapes);
+charts are inline SVG built in ``charts``. Each page carries a Content-Security-Policy that forbids
+scripts, so even a transcript that slipped past escaping could not run. Nothing is fetched from the
+network."""
 
 from __future__ import annotations
 
@@ -160,11 +161,20 @@ def _env() -> Environment:
     env.filters["short"] = lambda v, n=12: "–" if not v else str(v).removeprefix("sha256:")[:n]
     env.filters["when"] = lambda v: "–" if v is None else v.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     env.filters["first_line"] = first_line
-    env.globals.update(skill_label=skill_label, variant_label=variant_label, is_graded=is_graded, runs_cost=runs_cost,
-                       short_hash=short_hash)
+    env.globals.update(
+        skill_label=skill_label,
+        variant_label=variant_label,
+        is_graded=is_graded,
+        runs_cost=runs_cost,
+        short_hash=short_hash,
+    )
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
-    env.globals.update(csp=Markup(CSP), version=__version__, pygments_css=Markup(PYGMENTS_CSS),
-                       grading_version=GRADING_VERSION)
+    env.globals.update(
+        csp=Markup(CSP),
+        version=__version__,
+        pygments_css=Markup(PYGMENTS_CSS),
+        grading_version=GRADING_VERSION,
+    )
     return env
 
 
@@ -182,7 +192,10 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
     base = [r for r in runs if r.variant == "baseline"]
     if base:
         comparison = compare(
-            base, [r for r in runs if r.variant == "skill"], a_label="without the skill", b_label="with the skill"
+            base,
+            [r for r in runs if r.variant == "skill"],
+            a_label="without the skill",
+            b_label="with the skill",
         )
     if is_trigger_job(runs):
         return JobView(job, runs, variants, None, trigger=summarize_triggers(trigger_points(runs)))
@@ -192,7 +205,9 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
 def _load_definitions(
     jobs: list[JobRecord], suite: Path | None, definitions: list[EvalDefinition] | None
 ) -> tuple[list[EvalDefinition], str | None]:
-    """The suite's definitions, one by one: a broken definition is named on the page, the others still shown."""
+    """The suite's definitions, one by one: a broken definition is named on the page, the others still
+    shown.
+    """
     if definitions is not None:
         return definitions, None
     from skillassay.definitions.suite import definition_sources, load_source
@@ -213,7 +228,10 @@ def _load_definitions(
                 problems.append(str(exc))
         note = None
         if problems:
-            note = f"{len(problems)} definition(s) in {c} could not be loaded and are not shown: " + "; ".join(problems)
+            note = (
+                f"{len(problems)} definition(s) in {c} could not be loaded and are not shown: "
+                + "; ".join(problems)
+            )
         return defs, note
     return [], "No eval definitions were found (pass --suite to name the suite folder)."
 
@@ -241,8 +259,16 @@ def _copy_sources(defs: list[EvalDefinition], out: Path) -> dict[str, list[tuple
 def _criteria_rows(d: EvalDefinition) -> list[dict[str, Any]]:
     rows = []
     for c in d.criteria:
-        rows.append({"id": _attr(c, "id"), "weight": _attr(c, "weight"), "description": _attr(c, "description"),
-                     "grader": _attr(c, "grader"), "gates": _attr(c, "gates"), "forgeable": _forgeable(c)})
+        rows.append(
+            {
+                "id": _attr(c, "id"),
+                "weight": _attr(c, "weight"),
+                "description": _attr(c, "description"),
+                "grader": _attr(c, "grader"),
+                "gates": _attr(c, "gates"),
+                "forgeable": _forgeable(c),
+            }
+        )
     return rows
 
 
@@ -288,29 +314,33 @@ class _Writer:
 
 
 def _ours(out: Path) -> bool:
-    """The folder holds the marker, or is a site from before the marker (its index.html and jobs.html carry the
-    report's footer and policy)."""
+    """The folder holds the marker, or is a site from before the marker (its index.html and jobs.html carry
+    the report's footer and policy)."""
     if (out / SITE_MARKER).is_file():
         return True
     try:
-        pages = [(out / name).read_text(encoding="utf-8", errors="replace") for name in ("index.html", "jobs.html")]
+        pages = [
+            (out / name).read_text(encoding="utf-8", errors="replace") for name in ("index.html", "jobs.html")
+        ]
     except OSError:
         return False
     return all(f'content="{CSP}"' in p and "by skillassay" in p for p in pages)
 
 
 def check_out_dir(out: Path) -> None:
-    """Raise unless ``out`` is missing, empty, or a site skillassay wrote (it holds the marker): any other folder
-    may hold the user's files, and is neither written into nor emptied."""
+    """Raise unless ``out`` is missing, empty, or a site skillassay wrote (it holds the marker): any other
+    folder may hold the user's files, and is neither written into nor emptied."""
     if out.exists() and not out.is_dir():
         raise SkillassayError(f"{out} is a file, not a folder; choose another folder for the report")
     if out.is_dir() and not _ours(out) and any(out.iterdir()):
-        raise SkillassayError(f"{out} is not empty and was not written by skillassay; choose another folder or empty it")
+        raise SkillassayError(
+            f"{out} is not empty and was not written by skillassay; choose another folder or empty it"
+        )
 
 
 def prepare_out_dir(out: Path) -> None:
-    """Make ``out`` ready for a fresh build (see ``check_out_dir``): a site skillassay wrote loses its generated
-    parts, so pages of jobs no longer in the report do not linger; then the marker is written."""
+    """Make ``out`` ready for a fresh build (see ``check_out_dir``): a site skillassay wrote loses its
+    generated parts, so pages of jobs no longer in the report do not linger; then the marker is written."""
     check_out_dir(out)
     if out.is_dir():
         for name in GENERATED:
@@ -323,7 +353,8 @@ def prepare_out_dir(out: Path) -> None:
             page.unlink()
     out.mkdir(parents=True, exist_ok=True)
     (out / SITE_MARKER).write_text(
-        f"Written by skillassay {__version__} (`skillassay report --html`). Each build removes and rewrites this "
+        f"Written by skillassay {__version__} (`skillassay report --html`). Each build removes and "
+        "rewrites this "
         "folder's generated pages (jobs/, evals/, compare/, *.html).\n",
         encoding="utf-8",
     )
@@ -336,8 +367,9 @@ def build_site(
     suite: Path | str | None = None,
     definitions: list[EvalDefinition] | None = None,
 ) -> BuildResult:
-    """Write the static report for ``job_ids`` (all jobs when None) into ``out_dir``, cleanly: an earlier build's
-    pages are removed first (see ``prepare_out_dir``; a non-empty folder skillassay did not write is refused)."""
+    """Write the static report for ``job_ids`` (all jobs when None) into ``out_dir``, cleanly: an earlier
+    build's pages are removed first (see ``prepare_out_dir``; a non-empty folder skillassay did not write
+    is refused)."""
     t0 = time.perf_counter()
     root, out = Path(results_root), Path(out_dir)
     check_out_dir(out)  # refuse early, before any work
@@ -360,8 +392,8 @@ def build_site(
     now = datetime.now(UTC)
     prepare_out_dir(out)
 
-    # Run pages are most of the work and need no statistics: render them in worker processes (when there are many)
-    # while this process computes the statistics and writes the other pages.
+    # Run pages are most of the work and need no statistics: render them in worker processes (when there are
+    # many) while this process computes the statistics and writes the other pages.
     pending = _start_run_pages(root, out, job_runs, now, jobs)
     views = [_job_view(j, runs) for j, runs in job_runs]
     result.jobs = [j.job_id for j in jobs]
@@ -377,8 +409,12 @@ def build_site(
         for vs in view.variants:
             for s in vs.summary.per_eval:
                 eval_results[s.eval_id].append(
-                    {"job": view.job.job_id, "stats": s, "href": job_page(view.job.job_id),
-                     "variant": vs.variant if view.has_skill or vs.variant == "baseline" else "no skill"}
+                    {
+                        "job": view.job.job_id,
+                        "stats": s,
+                        "href": job_page(view.job.job_id),
+                        "variant": vs.variant if view.has_skill or vs.variant == "baseline" else "no skill",
+                    }
                 )
 
     # comparison pages for jobs the user named together, in the order named (not for every job in the folder)
@@ -388,19 +424,39 @@ def build_site(
     write(
         "index.html",
         env.get_template("evals.html").render(
-            root="", page="evals", examples=scoring_examples(), definitions=defs, sources=sources,
-            criteria_rows={d.id: _criteria_rows(d) for d in defs}, plain=_plain, attr=_attr, eval_results=eval_results,
-            mutation=mutation.by_eval() if mutation else {}, mutation_at=mutation.created_at if mutation else None,
-            mutation_layers={e.eval_id: sorted({layer for m in e.mutants for layer in m.layers})
-                             for e in (mutation.evals if mutation else [])},
-            exploits=exploits.by_eval() if exploits else {}, exploits_at=exploits.created_at if exploits else None,
-            definitions_error=result.definitions_error, views=views, job_page=job_page, **common,
+            root="",
+            page="evals",
+            examples=scoring_examples(),
+            definitions=defs,
+            sources=sources,
+            criteria_rows={d.id: _criteria_rows(d) for d in defs},
+            plain=_plain,
+            attr=_attr,
+            eval_results=eval_results,
+            mutation=mutation.by_eval() if mutation else {},
+            mutation_at=mutation.created_at if mutation else None,
+            mutation_layers={
+                e.eval_id: sorted({layer for m in e.mutants for layer in m.layers})
+                for e in (mutation.evals if mutation else [])
+            },
+            exploits=exploits.by_eval() if exploits else {},
+            exploits_at=exploits.created_at if exploits else None,
+            definitions_error=result.definitions_error,
+            views=views,
+            job_page=job_page,
+            **common,
         ),
     )
     write(
         "jobs.html",
         env.get_template("jobs.html").render(
-            root="", page="jobs", views=views, job_page=job_page, pairs=pairs, compare_page=compare_page, **common
+            root="",
+            page="jobs",
+            views=views,
+            job_page=job_page,
+            pairs=pairs,
+            compare_page=compare_page,
+            **common,
         ),
     )
 
@@ -415,11 +471,23 @@ def build_site(
         write(
             compare_page(a, b),
             env.get_template("compare.html").render(
-                root="../", page="jobs", a=va.job, b=vb.job, cmp=cmp, a_label=a, b_label=b,
-                costs={a: runs_cost([r for r in va.runs if r.variant == "skill"]),
-                       b: runs_cost([r for r in vb.runs if r.variant == "skill"])},
-                plot=charts.comparison_plot(cmp, a, b), job_page=job_page, tcmp=tcmp,
-                use_a=va.skill_use, use_b=vb.skill_use, **common,
+                root="../",
+                page="jobs",
+                a=va.job,
+                b=vb.job,
+                cmp=cmp,
+                a_label=a,
+                b_label=b,
+                costs={
+                    a: runs_cost([r for r in va.runs if r.variant == "skill"]),
+                    b: runs_cost([r for r in vb.runs if r.variant == "skill"]),
+                },
+                plot=charts.comparison_plot(cmp, a, b),
+                job_page=job_page,
+                tcmp=tcmp,
+                use_a=va.skill_use,
+                use_b=vb.skill_use,
+                **common,
             ),
         )
 
@@ -439,7 +507,11 @@ _FORK_INPUT: list[tuple[Path, Path, list[tuple[JobRecord, list[RunRecord]]], dat
 
 
 def _render_run_pages(
-    root: Path, out: Path, job_runs: list[tuple[JobRecord, list[RunRecord]]], now: datetime, jobs: list[JobRecord]
+    root: Path,
+    out: Path,
+    job_runs: list[tuple[JobRecord, list[RunRecord]]],
+    now: datetime,
+    jobs: list[JobRecord],
 ) -> list[tuple[str, int]]:
     """Write the pages of the given runs; returns (page, bytes) for each."""
     tpl = _env().get_template("run.html")
@@ -448,9 +520,16 @@ def _render_run_pages(
         for r in runs:
             files = load_run_files(root, r)
             html = tpl.render(
-                root="../../../", page="jobs", run=r, job=job, files=files,
+                root="../../../",
+                page="jobs",
+                run=r,
+                job=job,
+                files=files,
                 diff_html=highlight_diff(files.diff) if files.diff else None,
-                reason=failure_reason(r), job_href=job_page(job.job_id), now=now, jobs=jobs,
+                reason=failure_reason(r),
+                job_href=job_page(job.job_id),
+                now=now,
+                jobs=jobs,
             ).encode("utf-8")
             rel = run_page(r)
             path = out / rel
@@ -466,10 +545,15 @@ def _render_forked(chunk: int) -> list[tuple[str, int]]:
 
 
 def _start_run_pages(
-    root: Path, out: Path, job_runs: list[tuple[JobRecord, list[RunRecord]]], now: datetime, jobs: list[JobRecord]
+    root: Path,
+    out: Path,
+    job_runs: list[tuple[JobRecord, list[RunRecord]]],
+    now: datetime,
+    jobs: list[JobRecord],
 ) -> Callable[[], list[tuple[str, int]]]:
     """Render every run page, in forked worker processes when there are many runs and more than one CPU (the
-    inputs reach the workers through fork, not pickling); returns a function that waits and gives the results."""
+    inputs reach the workers through fork, not pickling); returns a function that waits and gives the
+    results."""
     total = sum(len(runs) for _, runs in job_runs)
     workers = min(os.cpu_count() or 1, 8)
     if total < PARALLEL_MIN_RUNS or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -508,7 +592,9 @@ def _write_job(view: JobView, write: _Writer, tpl: Any, common: dict[str, Any]) 
             "heat": charts.heat_map(vs.summary.criteria),
         }
     cmp_plot = (
-        charts.comparison_plot(view.comparison, "without the skill", "with the skill") if view.comparison else None
+        charts.comparison_plot(view.comparison, "without the skill", "with the skill")
+        if view.comparison
+        else None
     )
     runs = view.runs
     pages = max(1, -(-len(runs) // RUNS_PER_PAGE))
@@ -517,9 +603,19 @@ def _write_job(view: JobView, write: _Writer, tpl: Any, common: dict[str, Any]) 
         write(
             job_page(job.job_id, p),
             tpl.render(
-                root="../../", page="jobs", view=view, job=job, charts=charts_by_variant if p == 1 else {},
-                cmp_plot=cmp_plot, runs=chunk, page_no=p, pages=pages, first=p == 1,
+                root="../../",
+                page="jobs",
+                view=view,
+                job=job,
+                charts=charts_by_variant if p == 1 else {},
+                cmp_plot=cmp_plot,
+                runs=chunk,
+                page_no=p,
+                pages=pages,
+                first=p == 1,
                 page_href=lambda n: job_page(job.job_id, n).rsplit("/", 1)[1],
-                run_href=lambda r: run_page(r).split("/", 2)[2], reason=failure_reason, **common,
+                run_href=lambda r: run_page(r).split("/", 2)[2],
+                reason=failure_reason,
+                **common,
             ),
         )

@@ -20,8 +20,8 @@ WIDE = 160  # columns when not on a terminal (CI logs, `> file`): rich's default
 
 
 def console(stderr: bool = False) -> Console:
-    """A console for tables: the terminal's width on a terminal; otherwise $COLUMNS when set, else at least 160
-    columns, so tables in CI logs and files keep one row per line."""
+    """A console for tables: the terminal's width on a terminal; otherwise $COLUMNS when set, else at least
+    160 columns, so tables in CI logs and files keep one row per line."""
     con = Console(soft_wrap=False, stderr=stderr)
     if not con.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
         con = Console(soft_wrap=False, stderr=stderr, width=max(WIDE, con.width))
@@ -38,13 +38,15 @@ def _longest_word(cell: object) -> int:
 
 
 def min_width(t: Table) -> int:
-    """The narrowest ``t`` can be with no header, id or figure broken mid-word: each column as wide as its longest
-    word (a column that wraps, such as notes, at most ``WRAPPING_MIN``), plus padding and borders."""
+    """The narrowest ``t`` can be with no header, id or figure broken mid-word: each column as wide as its
+    longest word (a column that wraps, such as notes, at most ``WRAPPING_MIN``), plus padding and borders."""
     total = 1
     for c in t.columns:
         longest = max([_longest_word(c.header), *(_longest_word(x) for x in c.cells)])
         if c.no_wrap:
-            longest = max(cell_len(Text.from_markup(x).plain) if isinstance(x, str) else longest for x in c.cells)
+            longest = max(
+                cell_len(Text.from_markup(x).plain) if isinstance(x, str) else longest for x in c.cells
+            )
         elif c is t.columns[-1]:
             longest = min(longest, max(WRAPPING_MIN, _longest_word(c.header)))
         total += longest + 3  # one space each side and a border
@@ -52,8 +54,9 @@ def min_width(t: Table) -> int:
 
 
 def fit(t: Table, width: int | None, drop: Sequence[str]) -> Table:
-    """The table at ``width`` columns without a word broken: the columns in ``drop`` are left out, in that order,
-    until every column's longest word fits (rich would otherwise fold headers and ids mid-word). None: as it is."""
+    """The table at ``width`` columns without a word broken: the columns in ``drop`` are left out, in that
+    order, until every column's longest word fits (rich would otherwise fold headers and ids mid-word).
+    None: as it is."""
     if width is None:
         return t
     for header in drop:
@@ -79,28 +82,52 @@ def _num(v: float | None) -> str:
 def jobs_table(progress: list[JobProgress], width: int | None = None) -> Table:
     t = Table(title="Jobs (runs: done/planned)")
     for col in ("job", "date", "agent", "skill", "evals", "runs", "passed", "status"):
-        t.add_column(col, justify="right" if col in ("evals", "runs", "passed") else "left", no_wrap=col == "job")
+        t.add_column(
+            col, justify="right" if col in ("evals", "runs", "passed") else "left", no_wrap=col == "job"
+        )
     for p in progress:
         j = p.job
         done = f"{p.done}/{p.planned}" + (f" (+{p.unscored} not scored)" if p.unscored else "")
         t.add_row(
-            j.job_id, j.created_at.strftime("%Y-%m-%d %H:%M"), j.agent, skill_label(j.skill_path, j.skill_hash, path=False), str(p.evals),
-            done, str(p.passed), j.status,
+            j.job_id,
+            j.created_at.strftime("%Y-%m-%d %H:%M"),
+            j.agent,
+            skill_label(j.skill_path, j.skill_hash, path=False),
+            str(p.evals),
+            done,
+            str(p.passed),
+            j.status,
         )
     return fit(t, width, ("skill", "evals", "date", "passed"))
 
 
-def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None, width: int | None = None) -> Table:
-    """One row per run, and why it failed or was not scored (``run_reason``). An unscored run (provider, harness or
-    definition error): no scores. The variant column appears only when the job has baseline runs (a job without a
-    skill has one kind of run). At ``width`` columns the layer totals go first, then the score."""
-    has_skill = bool(job.skill_path or job.skill_hash) if job else any(r.skill_path or r.skill_hash for r in runs)
+def runs_table(
+    job_id: str, runs: list[RunRecord], job: JobRecord | None = None, width: int | None = None
+) -> Table:
+    """One row per run, and why it failed or was not scored (``run_reason``). An unscored run (provider,
+    harness or definition error): no scores. The variant column appears only when the job has baseline runs
+    (a job without a skill has one kind of run). At ``width`` columns the layer totals go first, then the
+    score."""
+    has_skill = (
+        bool(job.skill_path or job.skill_hash) if job else any(r.skill_path or r.skill_hash for r in runs)
+    )
     show_variant = any(r.variant == "baseline" for r in runs)
     why = {id(r): run_reason(r) for r in runs}
     show_why = any(why.values())
     t = Table(title=f"Runs of {job_id}" + ("" if has_skill else " (no skill)"))
-    cols = ["eval", *(["variant"] if show_variant else []), "run", "outcome", "rubric", "sandbox", "combined",
-            "score", "verdict", "grading", *(["why"] if show_why else [])]
+    cols = [
+        "eval",
+        *(["variant"] if show_variant else []),
+        "run",
+        "outcome",
+        "rubric",
+        "sandbox",
+        "combined",
+        "score",
+        "verdict",
+        "grading",
+        *(["why"] if show_why else []),
+    ]
     right = ("run", "rubric", "sandbox", "combined", "score", "grading")  # grading: the run's grading version
     for col in cols:
         t.add_column(col, justify="right" if col in right else "left", no_wrap=col in ("eval", "outcome"))
@@ -114,13 +141,23 @@ def runs_table(job_id: str, runs: list[RunRecord], job: JobRecord | None = None,
         else:
             verdict = "[green]pass[/]" if v.passed else f"[red]{v.label}[/]"
         scores = (
-            [_num(r.figure("rubric_total")), _num(r.figure("sandbox_total")), _num(r.figure("combined")), _pct(v.score if v else None)]
-            if graded else ["–"] * 4
+            [
+                _num(r.figure("rubric_total")),
+                _num(r.figure("sandbox_total")),
+                _num(r.figure("combined")),
+                _pct(v.score if v else None),
+            ]
+            if graded
+            else ["–"] * 4
         )
         t.add_row(
-            r.eval_id, *([variant_label(r, has_skill)] if show_variant else []), str(r.run_index),
+            r.eval_id,
+            *([variant_label(r, has_skill)] if show_variant else []),
+            str(r.run_index),
             r.outcome.replace("_", " "),
-            *scores, verdict, f"v{r.grading_version}" if graded else "–",
+            *scores,
+            verdict,
+            f"v{r.grading_version}" if graded else "–",
             *([_esc(why[id(r)] or "")] if show_why else []),
         )
     return fit(t, width, ("rubric", "sandbox", "combined", "grading", "score", "outcome", "run"))
@@ -132,17 +169,29 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None, width: int | None = None) -> Table:
-    """Statistics per eval and overall. With ``runs``, evals none of whose runs was scored get a row too (no scores),
-    and the runs column counts the unscored runs left out."""
+def summary_table(
+    title: str, s: Summary, runs: list[RunRecord] | None = None, width: int | None = None
+) -> Table:
+    """Statistics per eval and overall. With ``runs``, evals none of whose runs was scored get a row too (no
+    scores), and the runs column counts the unscored runs left out."""
     t = Table(title=title)
     ks = list(s.overall.pass_at_k) if s.overall else []
     errors: dict[str, list[RunRecord]] = defaultdict(list)
     for r in runs or []:
         if not is_graded(r):
             errors[r.eval_id].append(r)
-    for col in ("eval", "runs", "mean", "95% interval", "sd", "min", "max", "pass rate",
-                *(f"pass@{k}" for k in ks), *(f"pass^{k}" for k in ks)):
+    for col in (
+        "eval",
+        "runs",
+        "mean",
+        "95% interval",
+        "sd",
+        "min",
+        "max",
+        "pass rate",
+        *(f"pass@{k}" for k in ks),
+        *(f"pass^{k}" for k in ks),
+    ):
         t.add_column(col, justify="left" if col == "eval" else "right", no_wrap=col == "eval")
     counted = {x.eval_id for x in s.per_eval}
     for x in s.per_eval:
@@ -157,9 +206,16 @@ def summary_table(title: str, s: Summary, runs: list[RunRecord] | None = None, w
 
 def _stats_row(t: Table, x, ks: list[int], n_err: int) -> None:
     t.add_row(
-        "overall" if x.eval_id == "*" else x.eval_id, str(x.n) + (f" (+{n_err} not scored)" if n_err else ""),
-        _pct(x.mean), _interval(x.ci[0], x.ci[1], x.n), f"{x.sd * 100:.1f}", _pct(x.min), _pct(x.max),
-        _pct(x.pass_rate, 0), *(_pct(x.pass_at_k.get(k), 0) for k in ks), *(_pct(x.pass_hat_k.get(k), 0) for k in ks),
+        "overall" if x.eval_id == "*" else x.eval_id,
+        str(x.n) + (f" (+{n_err} not scored)" if n_err else ""),
+        _pct(x.mean),
+        _interval(x.ci[0], x.ci[1], x.n),
+        f"{x.sd * 100:.1f}",
+        _pct(x.min),
+        _pct(x.max),
+        _pct(x.pass_rate, 0),
+        *(_pct(x.pass_at_k.get(k), 0) for k in ks),
+        *(_pct(x.pass_hat_k.get(k), 0) for k in ks),
     )
 
 
@@ -169,8 +225,10 @@ def unscored_runs(runs: list[RunRecord]) -> list[str]:
     for r in runs:
         if not is_graded(r):
             label = f"{'baseline ' if r.variant == 'baseline' else ''}run {r.run_index}"
-            out.append(f"{r.eval_id} {label}: {r.outcome.replace('_', ' ')} (not scored, not counted): "
-                       f"{run_reason(r) or 'no error recorded'}")
+            out.append(
+                f"{r.eval_id} {label}: {r.outcome.replace('_', ' ')} (not scored, not counted): "
+                f"{run_reason(r) or 'no error recorded'}"
+            )
     return out
 
 
@@ -195,16 +253,29 @@ def comparison_tables(cmp: Comparison, a: str, b: str) -> list[Table]:
         if d.excludes_zero:
             ci = f"[bold]{ci}[/]"
         t.add_row(
-            "overall" if d.eval_id == "*" else d.eval_id, str(d.pairs), _pct(d.mean_a), _pct(d.mean_b),
-            f"{d.delta * 100:+.1f}", ci, f"{_pct(d.pass_rate_a, 0)} → {_pct(d.pass_rate_b, 0)}",
+            "overall" if d.eval_id == "*" else d.eval_id,
+            str(d.pairs),
+            _pct(d.mean_a),
+            _pct(d.mean_b),
+            f"{d.delta * 100:+.1f}",
+            ci,
+            f"{_pct(d.pass_rate_a, 0)} → {_pct(d.pass_rate_b, 0)}",
             "–" if d.runs_needed is None else str(d.runs_needed),
         )
     if cmp.outcomes_a or cmp.outcomes_b:
-        t.caption = ("Outcomes: " + "; ".join(
-            f"{side}: " + ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in counts.items())
-            for side, counts in (("A", cmp.outcomes_a), ("B", cmp.outcomes_b)) if counts)
-            + (". Unscored runs (provider, harness, definition errors) are left out of every figure."
-               if cmp.unscored_a or cmp.unscored_b else "."))
+        t.caption = (
+            "Outcomes: "
+            + "; ".join(
+                f"{side}: " + ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in counts.items())
+                for side, counts in (("A", cmp.outcomes_a), ("B", cmp.outcomes_b))
+                if counts
+            )
+            + (
+                ". Unscored runs (provider, harness, definition errors) are left out of every figure."
+                if cmp.unscored_a or cmp.unscored_b
+                else "."
+            )
+        )
         t.caption_justify = "left"
     out = [t]
     if cmp.criteria:
@@ -225,8 +296,14 @@ def cost_table(sides: dict) -> Table:
     for label, c in sides.items():
         bound = "" if c.complete else "≥ "
         usd = lambda v: "–" if v is None else f"{bound}${v:.4f}"  # noqa: E731, B023 - used in this iteration only
-        t.add_row(label, f"{c.runs}" + (f" ({c.runs - c.priced_runs} unpriced)" if c.runs - c.priced_runs else ""),
-                  usd(c.total_usd if c.priced_runs else None), usd(c.per_run_usd), str(c.passes), usd(c.per_pass_usd))
+        t.add_row(
+            label,
+            f"{c.runs}" + (f" ({c.runs - c.priced_runs} unpriced)" if c.runs - c.priced_runs else ""),
+            usd(c.total_usd if c.priced_runs else None),
+            usd(c.per_run_usd),
+            str(c.passes),
+            usd(c.per_pass_usd),
+        )
     return t
 
 

@@ -1,9 +1,9 @@
 """``skillassay init --app``: a Seam eval scaffolded around the user's own application.
 
-What can be read from the app is read with the same parsers the rubric grades with (routes, their handlers); what
-cannot (the prompt, the Seam path to expect, the calls, a golden solution) is left empty, so that
-``skillassay check`` names each missing piece by file and field. ``SCAFFOLD.md`` beside the eval says which values
-were inferred, from where, so nothing guessed passes for something decided.
+What can be read from the app is read with the same parsers the rubric grades with (routes, their handlers);
+what cannot (the prompt, the Seam path to expect, the calls, a golden solution) is left empty, so that
+``skillassay check`` names each missing piece by file and field. ``SCAFFOLD.md`` beside the eval says which
+values were inferred, from where, so nothing guessed passes for something decided.
 """
 
 from __future__ import annotations
@@ -21,13 +21,35 @@ from skillassay.languages import parser_for
 from skillassay.stacks import Stack
 
 # folders never copied from the user's app, nor read for routes
-_SKIP_DIRS = {"node_modules", "dist", "build", ".next", "__pycache__", ".venv", "venv", ".git", ".pytest_cache",
-              ".mypy_cache", "coverage"}
+_SKIP_DIRS = {
+    "node_modules",
+    "dist",
+    "build",
+    ".next",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".git",
+    ".pytest_cache",
+    ".mypy_cache",
+    "coverage",
+}
 _MAX_FILES = 5000  # read for routes and ports; a larger tree is a monorepo: point --app at the service
 
 # words that make a route family look like the thing Seam access follows (a stay, a booking, a lease...)
-_LIFECYCLE_WORDS = ("reservation", "booking", "stay", "lease", "visit", "appointment", "rental", "tenancy",
-                    "membership", "checkin", "guest")
+_LIFECYCLE_WORDS = (
+    "reservation",
+    "booking",
+    "stay",
+    "lease",
+    "visit",
+    "appointment",
+    "rental",
+    "tenancy",
+    "membership",
+    "checkin",
+    "guest",
+)
 
 
 class DetectedRoute(BaseModel):
@@ -35,7 +57,8 @@ class DetectedRoute(BaseModel):
     path: str
     file: str
     line: int
-    handler: str | None = None  # the named function handling it, or the named functions its inline handler calls
+    # the named function handling it, or the named functions its inline handler calls
+    handler: str | None = None
 
 
 class Detection(BaseModel):
@@ -72,8 +95,10 @@ def _stack(app: Path) -> Stack:
     if found is None:
         manifests = list(dict.fromkeys(m for s in stacks.all_stacks() for m in s.manifests))
         named = ", ".join(manifests[:-1]) + " or " + manifests[-1] if len(manifests) > 1 else manifests[0]
-        raise SkillassayError(f"{app}: no {named}: which stack is this? (skillassay scaffolds the apps of the "
-                              f"stacks {', '.join(s.name for s in stacks.all_stacks())})")
+        raise SkillassayError(
+            f"{app}: no {named}: which stack is this? (skillassay scaffolds the apps of the "
+            f"stacks {', '.join(s.name for s in stacks.all_stacks())})"
+        )
     return found
 
 
@@ -88,7 +113,9 @@ _PORT_PATTERNS = [
 
 def _port(app: Path, files: list[Path], stack: Stack) -> tuple[int, str]:
     candidates = ([app / "Dockerfile"] if (app / "Dockerfile").is_file() else []) + [
-        f for f in files if f.suffix in {".ts", ".js", ".mjs", ".py"} or f.name in {"package.json", "Procfile"}
+        f
+        for f in files
+        if f.suffix in {".ts", ".js", ".mjs", ".py"} or f.name in {"package.json", "Procfile"}
     ]
     for path in candidates:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -113,8 +140,15 @@ def _routes(app: Path, files: list[Path]) -> list[DetectedRoute]:
         except Exception:  # noqa: BLE001 - a file the parser cannot read has no routes worth guessing from
             continue
         for route in module.routes:
-            out.append(DetectedRoute(method=route.method.upper(), path=route.path, file=rel, line=route.line,
-                                     handler=_handler_name(module, route)))
+            out.append(
+                DetectedRoute(
+                    method=route.method.upper(),
+                    path=route.path,
+                    file=rel,
+                    line=route.line,
+                    handler=_handler_name(module, route),
+                )
+            )
     return out
 
 
@@ -129,8 +163,11 @@ def _handler_name(module, route) -> str | None:
             # an inline handler: the named functions it calls are where the work (and the Seam calls) belong
             inside = {value.func}
             inside.update(i for i, f in enumerate(module.functions) if f.parent in inside)
-            called = [c.chain[-1] for c in module.calls
-                      if c.scope in inside and len(c.chain) == 1 and c.chain[0] in module.imports]
+            called = [
+                c.chain[-1]
+                for c in module.calls
+                if c.scope in inside and len(c.chain) == 1 and c.chain[0] in module.imports
+            ]
             names.extend(dict.fromkeys(called))
         elif value.kind == "ref" and value.chain:
             names.append(value.chain[-1])
@@ -174,12 +211,21 @@ def detect(app: Path) -> Detection:
     files = _files(app)
     port, port_source = _port(app, files, stack)
     routes = _routes(app, files)
-    return Detection(stack=stack.name, language=stack.init_language, framework=stack.init_name, manifest=manifest,
-                     port=port, port_source=port_source,
-                     routes=routes, lifecycle=_lifecycle(routes), has_dockerfile=(app / "Dockerfile").is_file())
+    return Detection(
+        stack=stack.name,
+        language=stack.init_language,
+        framework=stack.init_name,
+        manifest=manifest,
+        port=port,
+        port_source=port_source,
+        routes=routes,
+        lifecycle=_lifecycle(routes),
+        has_dockerfile=(app / "Dockerfile").is_file(),
+    )
 
 
-# -- writing the eval -------------------------------------------------------------------------------------------
+# -- writing the eval ----------------------------------------------------------------------------------------
+
 
 def _dockerfile(app: Path, d: Detection) -> str:
     return stacks.by_name(d.stack).dockerfile(app, d.manifest, d.port)
@@ -191,8 +237,12 @@ def _endpoint_path(route: DetectedRoute | None, with_id: bool) -> str:
     return _PARAM.sub("{{RESERVATION_ID}}", route.path.rstrip("/")) if with_id else route.path
 
 
-def scaffold_app(app: Path, suite: Path, name: str | None = None, *, force: bool = False) -> tuple[Path, Detection]:
-    """Write ``<suite>/fixtures/<name>/`` around a copy of ``app``; returns the fixture folder and what was read."""
+def scaffold_app(
+    app: Path, suite: Path, name: str | None = None, *, force: bool = False
+) -> tuple[Path, Detection]:
+    """Write ``<suite>/fixtures/<name>/`` around a copy of ``app``; returns the fixture folder and what was
+    read.
+    """
     app = app.resolve()
     d = detect(app)
     name = name or re.sub(r"[^a-z0-9-]+", "-", app.name.lower()).strip("-") or "my-app"
@@ -212,16 +262,25 @@ def scaffold_app(app: Path, suite: Path, name: str | None = None, *, force: bool
 
     (fixture / "Dockerfile").write_text(
         (app / "Dockerfile").read_text(encoding="utf-8") if d.has_dockerfile else _dockerfile(app, d),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     life = d.lifecycle
     endpoints = {
-        "create": {"method": life["create"].method if "create" in life else "POST",
-                   "path": _endpoint_path(life.get("create"), False), "payload": {},
-                   "response_id_path": "id"},
-        "update": {"method": life["update"].method if "update" in life else "PUT",
-                   "path": _endpoint_path(life.get("update"), True), "payload": {}},
-        "cancel": {"method": life["cancel"].method if "cancel" in life else "DELETE",
-                   "path": _endpoint_path(life.get("cancel"), True)},
+        "create": {
+            "method": life["create"].method if "create" in life else "POST",
+            "path": _endpoint_path(life.get("create"), False),
+            "payload": {},
+            "response_id_path": "id",
+        },
+        "update": {
+            "method": life["update"].method if "update" in life else "PUT",
+            "path": _endpoint_path(life.get("update"), True),
+            "payload": {},
+        },
+        "cancel": {
+            "method": life["cancel"].method if "cancel" in life else "DELETE",
+            "path": _endpoint_path(life.get("cancel"), True),
+        },
     }
     config = {
         "fixture": name,
@@ -233,7 +292,9 @@ def scaffold_app(app: Path, suite: Path, name: str | None = None, *, force: bool
         "test_endpoints": endpoints,
     }
     (fixture / "eval_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    handlers = {phase: [h.strip() for h in (r.handler or "").split(",") if h.strip()] for phase, r in life.items()}
+    handlers = {
+        phase: [h.strip() for h in (r.handler or "").split(",") if h.strip()] for phase, r in life.items()
+    }
     answer_key = {
         "expected_files_modified": sorted({r.file for r in life.values()}),
         "expected_new_files_allowed": [],
@@ -248,32 +309,54 @@ def scaffold_app(app: Path, suite: Path, name: str | None = None, *, force: bool
 
 
 def _notes(name: str, d: Detection, handlers: dict[str, list[str]]) -> str:
-    lines = [f"# {name}: what `skillassay init --app` inferred, and what is left to you", "",
-             "Delete this file once every value below is checked.", "", "## Inferred (check each)", "",
-             f"- stack: {d.language} / {d.framework} (from `{d.manifest}`)",
-             f"- app port: {d.port} (from {d.port_source})",
-             f"- Dockerfile: {'copied from the app' if d.has_dockerfile else 'written from a template: check the build and start commands'}"]
+    lines = [
+        f"# {name}: what `skillassay init --app` inferred, and what is left to you",
+        "",
+        "Delete this file once every value below is checked.",
+        "",
+        "## Inferred (check each)",
+        "",
+        f"- stack: {d.language} / {d.framework} (from `{d.manifest}`)",
+        f"- app port: {d.port} (from {d.port_source})",
+        "- Dockerfile: "
+        f"{'copied from the app' if d.has_dockerfile else 'written from a template: check the build and start commands'}",  # noqa: E501 - code inside a string, kept as written
+    ]
     for phase in ("create", "update", "cancel"):
         r = d.lifecycle.get(phase)
         if r is None:
-            lines.append(f"- {phase} endpoint: NOT FOUND among {len(d.routes)} route(s): fill "
-                         f"`eval_config.json` /test_endpoints/{phase}")
+            lines.append(
+                f"- {phase} endpoint: NOT FOUND among {len(d.routes)} route(s): fill "
+                f"`eval_config.json` /test_endpoints/{phase}"
+            )
         else:
-            lines.append(f"- {phase} endpoint: {r.method} {r.path} ({r.file}:{r.line}); handled by "
-                         f"{', '.join(handlers.get(phase) or []) or 'an inline function'}. A router mounted under a "
-                         "prefix (`app.use('/api', router)`) may need the prefix added to the path.")
-    lines.append(f"- files the integration should change (answer_key.json /expected_files_modified): "
-                 f"{', '.join(sorted({r.file for r in d.lifecycle.values()})) or 'none found'}")
-    lines += ["", "## Left to you (`skillassay check` names each)", "",
-              "- eval_config.json /prompt: the task, as a user would ask it",
-              "- eval_config.json /expected_api_path: reservation_automations, access_grants or access_codes",
-              ("- eval_config.json /test_endpoints/*/payload: a valid request body for create and update, with "
-               "`{{STARTS_AT}}`, `{{ENDS_AT}}`, `{{NEW_ENDS_AT}}`, `{{RUN_ID}}` where dates and unique values go; "
-               "/test_endpoints/create/response_id_path: where the new id is in the create response"),
-              "- answer_key.json /expected_calls, /expected_placements (candidates: "
-              + (", ".join(sorted({h for hs in handlers.values() for h in hs})) or "none found")
-              + "), /required_parameters",
-              "- test_golden/: a correct solution written with the official Seam SDK (the whole app folder)",
-              "- test_controls/<name>/ with <name>.expected.json: flawed solutions and what they must score",
-              "", "See docs/plan-formats.md for every field.", ""]
+            lines.append(
+                f"- {phase} endpoint: {r.method} {r.path} ({r.file}:{r.line}); handled by "
+                f"{', '.join(handlers.get(phase) or []) or 'an inline function'}. A router mounted under a "
+                "prefix (`app.use('/api', router)`) may need the prefix added to the path."
+            )
+    lines.append(
+        f"- files the integration should change (answer_key.json /expected_files_modified): "
+        f"{', '.join(sorted({r.file for r in d.lifecycle.values()})) or 'none found'}"
+    )
+    lines += [
+        "",
+        "## Left to you (`skillassay check` names each)",
+        "",
+        "- eval_config.json /prompt: the task, as a user would ask it",
+        "- eval_config.json /expected_api_path: reservation_automations, access_grants or access_codes",
+        (
+            "- eval_config.json /test_endpoints/*/payload: a valid request body for create and update, with "
+            "`{{STARTS_AT}}`, `{{ENDS_AT}}`, `{{NEW_ENDS_AT}}`, `{{RUN_ID}}` where dates and unique values "
+            "go; "
+            "/test_endpoints/create/response_id_path: where the new id is in the create response"
+        ),
+        "- answer_key.json /expected_calls, /expected_placements (candidates: "
+        + (", ".join(sorted({h for hs in handlers.values() for h in hs})) or "none found")
+        + "), /required_parameters",
+        "- test_golden/: a correct solution written with the official Seam SDK (the whole app folder)",
+        "- test_controls/<name>/ with <name>.expected.json: flawed solutions and what they must score",
+        "",
+        "See docs/plan-formats.md for every field.",
+        "",
+    ]
     return "\n".join(lines)

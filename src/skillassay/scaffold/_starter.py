@@ -1,8 +1,8 @@
 """The starter suite ``skillassay init`` writes: the shipped evals, the example skill and a README.
 
-In a wheel they are package data (``skillassay/starter/evals`` and ``skillassay/starter/examples/skills``, mapped
-from the repository at build time, so the repository keeps one copy and relative paths between them hold); from a
-checkout they are read in place.
+In a wheel they are package data (``skillassay/starter/evals`` and ``skillassay/starter/examples/skills``,
+mapped from the repository at build time, so the repository keeps one copy and relative paths between them
+hold); from a checkout they are read in place.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ skillassay compare JOB:baseline JOB
   the prompt, the expected Seam calls, a golden solution, negative controls.
 - Your own skill: point `--skill` at its folder.
 - `skillassay doctor` says what this machine has and lacks for each feature.
-"""
+"""  # noqa: E501 - code inside a string, kept as written
 
 
 def starter_sources() -> tuple[Path, Path]:
@@ -67,7 +67,9 @@ def starter_sources() -> tuple[Path, Path]:
     checkout = here.parents[3]
     if (checkout / "evals" / "rubric.json").is_file():
         return checkout / "evals", checkout / "examples" / "skills"
-    raise SkillassayError("this copy of skillassay has no starter suite (a wheel built without package data?)")
+    raise SkillassayError(
+        "this copy of skillassay has no starter suite (a wheel built without package data?)"
+    )
 
 
 def _point_trigger_suites_at(dest: Path, suite: Path, skills: Path) -> None:

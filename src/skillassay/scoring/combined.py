@@ -1,4 +1,6 @@
-"""The plan's combined score: 0.4 x rubric + 0.6 x sandbox (the sandbox is ground truth, so it weighs more)."""
+"""The plan's combined score: 0.4 x rubric + 0.6 x sandbox (the sandbox is ground truth, so it weighs
+more).
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""What runs cost, and what a pass cost: from each run's model cost (measured by the job's model proxy) and verdict.
+"""What runs cost, and what a pass cost: from each run's model cost (measured by the job's model proxy) and
+verdict.
 
-Every run counts toward the money spent, graded or not (a run the provider failed was still paid for); only passes
-count as passes. A run whose cost is unknown (no proxy, or a model missing from the price table) makes the totals a
-lower bound, and ``complete`` says so.
+Every run counts toward the money spent, graded or not (a run the provider failed was still paid for); only
+passes count as passes. A run whose cost is unknown (no proxy, or a model missing from the price table) makes
+the totals a lower bound, and ``complete`` says so.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Why a run failed or was not scored, in one short line: the one derivation every view shows (the end-of-run
 table's Notes, ``runs --job``, the report's job page, the JUnit failure message, ``check --controls``).
 
-Read from what the run recorded, in this order: the harness's failures (an unscored run), the agent's end (a crash,
-a timeout), forbidden behaviour, an empty change, then the criterion that cost the most points, told by its first
-failing piece of evidence (``sandbox_build: install failed: `npm ci` exited with 1``). A check that was not run
-because an earlier one failed (``not run: the app did not build``) counts against the check that failed."""
+Read from what the run recorded, in this order: the harness's failures (an unscored run), the agent's end
+(a crash, a timeout), forbidden behaviour, an empty change, then the criterion that cost the most points,
+told by its first failing piece of evidence (``sandbox_build: install failed: `npm ci` exited with 1``). A
+check that was not run because an earlier one failed (``not run: the app did not build``) counts against
+the check that failed."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def _not_run(c: CriterionResult) -> bool:
 
 
 def costliest(criteria: Sequence[CriterionResult]) -> CriterionResult | None:
-    """The failing criterion that cost the most weight; a criterion not run because of another failure adds its loss
-    to the first failing criterion of the same grader family (``sandbox:...``) that did run. Ties: the first."""
+    """The failing criterion that cost the most weight; a criterion not run because of another failure adds
+    its loss to the first failing criterion of the same grader family (``sandbox:...``) that did run. Ties:
+    the first."""
     failing = [c for c in criteria if c.fraction is not None and c.fraction < 1 and c.weight > 0]
     causes = [c for c in failing if not _not_run(c)] or failing
     if not causes:
@@ -53,10 +55,16 @@ def costliest(criteria: Sequence[CriterionResult]) -> CriterionResult | None:
     return max(causes, key=lambda c: lost[id(c)])  # max keeps the first of equals
 
 
-def short_reason(*, outcome: str = "completed", error: str | None = None,
-                 failures: Sequence[HarnessFailure] = (), criteria: Sequence[CriterionResult] = (),
-                 verdict: Verdict | None = None, empty_diff: bool = False,
-                 limit: int = MAX_REASON) -> str | None:
+def short_reason(
+    *,
+    outcome: str = "completed",
+    error: str | None = None,
+    failures: Sequence[HarnessFailure] = (),
+    criteria: Sequence[CriterionResult] = (),
+    verdict: Verdict | None = None,
+    empty_diff: bool = False,
+    limit: int = MAX_REASON,
+) -> str | None:
     """Why a run failed or was not scored, in at most ``limit`` characters; None when it passed."""
     if failures:
         first = failures[0]
@@ -80,6 +88,8 @@ def short_reason(*, outcome: str = "completed", error: str | None = None,
 
 
 def criterion_reason(criteria: Sequence[CriterionResult], limit: int = MAX_REASON) -> str | None:
-    """``<criterion>: <its first failing evidence>`` for the costliest failing criterion; None when none failed."""
+    """``<criterion>: <its first failing evidence>`` for the costliest failing criterion; None when none
+    failed.
+    """
     worst = costliest(criteria)
     return None if worst is None else clip_line(f"{worst.id}: {_evidence_line(worst)}", limit)

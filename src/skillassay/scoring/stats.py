@@ -1,11 +1,12 @@
-"""Statistics over runs: summaries per eval and overall, pass@k / pass^k, bootstrap intervals, paired comparison.
+"""Statistics over runs: summaries per eval and overall, pass@k / pass^k, bootstrap intervals, paired
+comparison.
 
-Pure functions, standard library only. Every bootstrap uses ``random.Random(seed)`` so the same runs always give the
-same interval. Scores are fractions 0..1 (``Verdict.score``); reports show them as percentages.
+Pure functions, standard library only. Every bootstrap uses ``random.Random(seed)`` so the same runs always
+give the same interval. Scores are fractions 0..1 (``Verdict.score``); reports show them as percentages.
 
-Which runs count: the scored outcomes of ``skillassay.outcomes`` (completed, agent error, timed out). Provider, harness
-and definition errors are not the agent's doing: left out of every figure, and counted. A scored run with no verdict
-scores 0 and fails.
+Which runs count: the scored outcomes of ``skillassay.outcomes`` (completed, agent error, timed out).
+Provider, harness and definition errors are not the agent's doing: left out of every figure, and counted. A
+scored run with no verdict scores 0 and fails.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ class _CriterionScore(Protocol):
 
 
 class ScoredRun(Protocol):
-    """What statistics read from a run (``store.records.RunRecord`` is one): scoring stays below the store and can
-    be tested with plain objects. Read-only: a run whose fields are narrower (a Literal outcome) is one too."""
+    """What statistics read from a run (``store.records.RunRecord`` is one): scoring stays below the store and
+    can be tested with plain objects. Read-only: a run whose fields are narrower (a Literal outcome) is one
+    too."""
 
     @property
     def job_id(self) -> str: ...
@@ -80,7 +82,8 @@ class Point:
     run_index: int
     score: float  # 0..1
     passed: bool
-    criteria: Mapping[str, float] = field(default_factory=dict)  # criterion id -> fraction earned (unjudged = 0)
+    # criterion id -> fraction earned (unjudged = 0)
+    criteria: Mapping[str, float] = field(default_factory=dict)
 
 
 def run_score(run: ScoredRun) -> float:
@@ -95,7 +98,8 @@ def run_score(run: ScoredRun) -> float:
 def to_points(runs: Iterable[ScoredRun]) -> list[Point]:
     out = []
     for r in runs:
-        if not is_scored(r.outcome):  # provider/harness/definition errors: not the agent's doing, in no figure
+        # provider/harness/definition errors: not the agent's doing, in no figure
+        if not is_scored(r.outcome):
             continue
         out.append(
             Point(
@@ -125,7 +129,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k: chance that all k runs drawn without replacement pass. Unbiased estimator: C(c, k) / C(n, k)."""
+    """pass^k: chance that all k runs drawn without replacement pass. Unbiased estimator: C(c, k) / C(n,
+    k).
+    """
     _check_nck(n, c, k)
     return comb(c, k) / comb(n, k)
 
@@ -157,9 +163,10 @@ def _interval(stats: list[float], level: float) -> tuple[float, float]:
 
 
 def _indices(rng: random.Random, n: int, k: int) -> Sequence[int]:
-    """k uniform indices in range(n), from the seeded generator. For n <= 256 (the usual number of runs or evals)
-    they come from random bytes, mapped with ``bytes.translate`` and with the bytes that would bias the mapping
-    (the top 256 mod n values) rejected, which is unbiased and many times faster than ``choices``."""
+    """k uniform indices in range(n), from the seeded generator. For n <= 256 (the usual number of runs or
+    evals) they come from random bytes, mapped with ``bytes.translate`` and with the bytes that would bias
+    the mapping (the top 256 mod n values) rejected, which is unbiased and many times faster than
+    ``choices``."""
     if n > 256:
         return rng.choices(range(n), k=k)
     usable = 256 - 256 % n
@@ -174,8 +181,8 @@ def _indices(rng: random.Random, n: int, k: int) -> Sequence[int]:
 @functools.lru_cache(maxsize=512)
 def _resample_means(values: tuple[float, ...], resamples: int, seed: int) -> tuple[float, ...]:
     """Means of ``resamples`` resamples (with replacement, same size) of ``values``, drawn in one go from
-    ``random.Random(seed)``. Cached: an eval's own interval and the clustered interval over all evals use the same
-    resamples of that eval (same values, same seed), so they are computed once."""
+    ``random.Random(seed)``. Cached: an eval's own interval and the clustered interval over all evals use
+    the same resamples of that eval (same values, same seed), so they are computed once."""
     n = len(values)
     idx = _indices(random.Random(seed), n, n * resamples)
     get = values.__getitem__
@@ -202,13 +209,14 @@ def clustered_bootstrap_ci(
     level: float = 0.95,
     seed: int = DEFAULT_SEED,
 ) -> tuple[float, float]:
-    """Two-stage (clustered) bootstrap of the mean of group means: resample the groups (evals) with replacement,
-    then the values (runs) within each drawn group. Runs of one eval are not independent of each other, so
-    resampling runs alone would give too narrow an interval.
+    """Two-stage (clustered) bootstrap of the mean of group means: resample the groups (evals) with
+    replacement, then the values (runs) within each drawn group. Runs of one eval are not independent of
+    each other, so resampling runs alone would give too narrow an interval.
 
-    For speed, each group's second-stage resample means are computed once (``resamples`` of them per group, seeded
-    by ``group_seed(seed, key)``) and each drawn group takes one of its own at random; that is the same two-stage
-    distribution, sampled from a pool of ``resamples`` inner resamples per group rather than drawn afresh each time."""
+    For speed, each group's second-stage resample means are computed once (``resamples`` of them per group,
+    seeded by ``group_seed(seed, key)``) and each drawn group takes one of its own at random; that is the
+    same two-stage distribution, sampled from a pool of ``resamples`` inner resamples per group rather than
+    drawn afresh each time."""
     keys = [k for k, v in groups.items() if v]
     if not keys:
         raise ValueError("no values")
@@ -218,7 +226,8 @@ def clustered_bootstrap_ci(
     drawn = _indices(rng, e, e * resamples)
     picks = _indices(rng, resamples, e * resamples)
     stats = [
-        sum(pools[g][p] for g, p in zip(drawn[i : i + e], picks[i : i + e], strict=True)) / e for i in range(0, e * resamples, e)
+        sum(pools[g][p] for g, p in zip(drawn[i : i + e], picks[i : i + e], strict=True)) / e
+        for i in range(0, e * resamples, e)
     ]
     return _interval(stats, level)
 
@@ -279,7 +288,10 @@ def _sd(xs: Sequence[float]) -> float:
 
 
 def eval_stats(
-    eval_id: str, points: Sequence[Point], ks: Sequence[int] = DEFAULT_KS, seed: int = DEFAULT_SEED,
+    eval_id: str,
+    points: Sequence[Point],
+    ks: Sequence[int] = DEFAULT_KS,
+    seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
 ) -> ScoreStats:
     scores = [p.score for p in points]
@@ -300,12 +312,14 @@ def eval_stats(
 
 
 def summarize(
-    runs: Iterable[ScoredRun], ks: Sequence[int] = DEFAULT_KS, seed: int = DEFAULT_SEED,
+    runs: Iterable[ScoredRun],
+    ks: Sequence[int] = DEFAULT_KS,
+    seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
 ) -> Summary:
-    """Per eval and overall. The overall mean is the mean of the per-eval means (each eval weighs the same however
-    many runs it has); its interval is the clustered bootstrap; overall pass@k is the mean of the evals' pass@k,
-    given for k no larger than the fewest runs of any eval."""
+    """Per eval and overall. The overall mean is the mean of the per-eval means (each eval weighs the same
+    however many runs it has); its interval is the clustered bootstrap; overall pass@k is the mean of the
+    evals' pass@k, given for k no larger than the fewest runs of any eval."""
     runs = list(runs)
     excluded = sum(not is_scored(r.outcome) for r in runs)
     groups = by_eval(to_points(runs))
@@ -332,7 +346,9 @@ def summarize(
         pass_rate=_mean([s.pass_rate for s in per_eval]),
         pass_at_k={k: _mean([s.pass_at_k[k] for s in per_eval]) for k in ks if k <= min_n},
         pass_hat_k={k: _mean([s.pass_hat_k[k] for s in per_eval]) for k in ks if k <= min_n},
-        ci=clustered_bootstrap_ci({e: [p.score for p in pts] for e, pts in groups.items()}, resamples, seed=seed),
+        ci=clustered_bootstrap_ci(
+            {e: [p.score for p in pts] for e, pts in groups.items()}, resamples, seed=seed
+        ),
         evals=len(per_eval),
         excluded=excluded,
     )
@@ -353,7 +369,8 @@ class Delta:
     ci: tuple[float, float] | None  # paired bootstrap 95% interval of the delta (None with one pair)
     pass_rate_a: float
     pass_rate_b: float
-    runs_needed: int | None  # pairs per eval needed to detect this delta (see ``runs_needed``); None if undefined
+    # pairs per eval needed to detect this delta (see ``runs_needed``); None if undefined
+    runs_needed: int | None
 
     @property
     def excludes_zero(self) -> bool:
@@ -379,7 +396,8 @@ class Delta:
 class Comparison:
     per_eval: list[Delta]
     overall: Delta | None
-    criteria: dict[str, tuple[float, float, float]]  # criterion id -> (mean A, mean B, delta) over paired runs
+    # criterion id -> (mean A, mean B, delta) over paired runs
+    criteria: dict[str, tuple[float, float, float]]
     unpaired_a: list[tuple[str, int]]  # runs of A with no partner in B
     unpaired_b: list[tuple[str, int]]
     warning: str | None
@@ -426,9 +444,10 @@ class Comparison:
 
 
 def runs_needed(sd: float, delta: float, z_alpha: float = Z_ALPHA, z_beta: float = Z_BETA) -> int | None:
-    """Paired runs needed to detect ``delta`` with a two-sided 5% test at 80% power, given the SD of the paired
-    differences: n = ((z_alpha + z_beta) * sd / delta)^2, rounded up. The usual normal approximation for a paired
-    test; it ignores clustering, so treat it as a lower bound. None when delta is 0 (no difference to detect)."""
+    """Paired runs needed to detect ``delta`` with a two-sided 5% test at 80% power, given the SD of the
+    paired differences: n = ((z_alpha + z_beta) * sd / delta)^2, rounded up. The usual normal approximation
+    for a paired test; it ignores clustering, so treat it as a lower bound. None when delta is 0 (no
+    difference to detect)."""
     if delta == 0:
         return None
     if sd == 0:
@@ -453,11 +472,13 @@ def compare(
     b_label: str = "B",
     max_unscored_gap: float = DEFAULT_MAX_UNSCORED_GAP,
 ) -> Comparison:
-    """Compare B with A, paired by eval and run index (run 3 of an eval in A against run 3 of the same eval in B).
+    """Compare B with A, paired by eval and run index (run 3 of an eval in A against run 3 of the same eval in
+    B).
 
-    Deltas are B minus A. The interval of the overall delta is a paired bootstrap clustered by eval: resample the
-    evals, then the pairs within each drawn eval, and take the mean of the per-eval mean differences. Unscored runs
-    (provider, harness and definition errors) are left out of every figure and counted (``unscored_a/b``).
+    Deltas are B minus A. The interval of the overall delta is a paired bootstrap clustered by eval: resample
+    the evals, then the pairs within each drawn eval, and take the mean of the per-eval mean differences.
+    Unscored runs (provider, harness and definition errors) are left out of every figure and counted
+    (``unscored_a/b``).
 
     No verdict (``refusal``, the verdict saying why) when the scored runs were graded with more than one
     grading version, or when the arms' shares of unscored runs differ by more than ``max_unscored_gap``."""
@@ -508,8 +529,8 @@ def compare(
     if per_eval:
         all_d = [x for d in diffs.values() for x in d]
         delta = _mean([d.delta for d in per_eval])
-        # the SD of paired differences within evals (eval effects removed), pooled; the spread that run-to-run noise
-        # adds to one eval's paired difference, which is what more runs per eval average away
+        # the SD of paired differences within evals (eval effects removed), pooled; the spread that run-to-run
+        # noise adds to one eval's paired difference, which is what more runs per eval average away
         within = [x - _mean(diffs[e]) for e in diffs for x in diffs[e]]
         dof = len(within) - len(diffs)
         sd = math.sqrt(math.fsum(x * x for x in within) / dof) if dof > 0 else _sd(all_d)
@@ -528,8 +549,11 @@ def compare(
         warning = _warning(overall, len(per_eval))
     gap, eval_gaps = unscored_gaps(a_runs, b_runs)
     refusal = refusal_of(a_runs, b_runs, a_label, b_label, max_unscored_gap)
-    verdict = (f"No verdict: {refusal.reason}." if refusal
-               else _verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b)))
+    verdict = (
+        f"No verdict: {refusal.reason}."
+        if refusal
+        else _verdict(overall, a_label, b_label, len(unpaired_a) + len(unpaired_b))
+    )
     return Comparison(
         per_eval=per_eval,
         overall=overall,
@@ -571,8 +595,12 @@ class UnscoredShare:
         return f"{self.count} of {self.runs} runs" + (f" ({what})" if what else "")
 
     def to_dict(self) -> dict:
-        return {"runs": self.runs, "unscored": self.count, "share": self.share,
-                "outcomes": dict(self.unscored)}
+        return {
+            "runs": self.runs,
+            "unscored": self.count,
+            "share": self.share,
+            "outcomes": dict(self.unscored),
+        }
 
 
 @dataclass(frozen=True)
@@ -612,8 +640,12 @@ def unscored_gaps(
     """The arms' unscored shares over all their runs, and per eval that both arms ran."""
     overall = UnscoredGap("*", _share(a_runs), _share(b_runs))
     evals = sorted({r.eval_id for r in a_runs} & {r.eval_id for r in b_runs})
-    per_eval = [UnscoredGap(e, _share([r for r in a_runs if r.eval_id == e]),
-                            _share([r for r in b_runs if r.eval_id == e])) for e in evals]
+    per_eval = [
+        UnscoredGap(
+            e, _share([r for r in a_runs if r.eval_id == e]), _share([r for r in b_runs if r.eval_id == e])
+        )
+        for e in evals
+    ]
     return overall, per_eval
 
 
@@ -627,12 +659,19 @@ def unscored_refusal(
     if abs(gap.gap) <= max_gap + 1e-9:
         return None
     more = b_label if gap.gap > 0 else a_label
-    again = (" and ".join(f"`skillassay run --resume {j}`" for j in rerun_jobs) if rerun_jobs
-             else "fixing the definitions first")
-    return Refusal("unscored_gap", (
-        f"the arms' shares of unscored runs differ by {abs(gap.gap) * 100:.0f} points, more than the "
-        f"{max_gap * 100:g} allowed ({a_label}: {gap.a.text()}; {b_label}: {gap.b.text()}), and the runs "
-        f"left out could be {more}'s failures: run them again ({again}) and see why they were not scored"))
+    again = (
+        " and ".join(f"`skillassay run --resume {j}`" for j in rerun_jobs)
+        if rerun_jobs
+        else "fixing the definitions first"
+    )
+    return Refusal(
+        "unscored_gap",
+        (
+            f"the arms' shares of unscored runs differ by {abs(gap.gap) * 100:.0f} points, more than the "
+            f"{max_gap * 100:g} allowed ({a_label}: {gap.a.text()}; {b_label}: {gap.b.text()}), and the runs "
+            f"left out could be {more}'s failures: run them again ({again}) and see why they were not scored"
+        ),
+    )
 
 
 def grading_versions(runs: Iterable[ScoredRun]) -> dict[int, int]:
@@ -653,28 +692,47 @@ def grading_refusal(
     va, vb = grading_versions(a_runs), grading_versions(b_runs)
     if len(va.keys() | vb.keys()) <= 1:
         return None
-    stale = sorted({r.job_id for r in (*a_runs, *b_runs) if is_scored(r.outcome)
-                    and r.grading_version != GRADING_VERSION})
-    hint = (f"bring them to the current version ({GRADING_VERSION}) with "
-            + " and ".join(f"`skillassay regrade {j}`" for j in stale)) if stale else "regrade them"
+    stale = sorted(
+        {
+            r.job_id
+            for r in (*a_runs, *b_runs)
+            if is_scored(r.outcome) and r.grading_version != GRADING_VERSION
+        }
+    )
+    hint = (
+        (
+            f"bring them to the current version ({GRADING_VERSION}) with "
+            + " and ".join(f"`skillassay regrade {j}`" for j in stale)
+        )
+        if stale
+        else "regrade them"
+    )
 
     def text(v: dict[int, int]) -> str:
         runs = [f"version {k} ({n} run{'s' if n > 1 else ''})" for k, n in v.items()]
         return ", ".join(runs) or "no scored runs"
 
-    return Refusal("grading_version", (
-        f"the runs were graded with different grading versions ({a_label}: {text(va)}; {b_label}: "
-        f"{text(vb)}), and scores of different versions do not mean the same: {hint}"))
+    return Refusal(
+        "grading_version",
+        (
+            f"the runs were graded with different grading versions ({a_label}: {text(va)}; {b_label}: "
+            f"{text(vb)}), and scores of different versions do not mean the same: {hint}"
+        ),
+    )
 
 
 def refusal_of(
-    a_runs: Sequence[ScoredRun], b_runs: Sequence[ScoredRun], a_label: str, b_label: str,
+    a_runs: Sequence[ScoredRun],
+    b_runs: Sequence[ScoredRun],
+    a_label: str,
+    b_label: str,
     max_unscored_gap: float = DEFAULT_MAX_UNSCORED_GAP,
 ) -> Refusal | None:
     """Why no verdict can be given on these runs (the grading versions first), or None."""
     rerun = sorted({r.job_id for r in (*a_runs, *b_runs) if LEGACY.get(r.outcome, r.outcome) in RERUN})
     return grading_refusal(a_runs, b_runs, a_label, b_label) or unscored_refusal(
-        unscored_gaps(a_runs, b_runs)[0], a_label, b_label, max_unscored_gap, rerun)
+        unscored_gaps(a_runs, b_runs)[0], a_label, b_label, max_unscored_gap, rerun
+    )
 
 
 def outcome_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:
@@ -694,14 +752,17 @@ def unscored_counts(runs: Iterable[ScoredRun]) -> dict[str, int]:
 
 
 def _unscored_text(by_side: Mapping[str, Mapping[str, int]]) -> str:
-    parts = [f"{side}: " + ", ".join(f"{n} {label(o)}{'s' if n > 1 else ''}" for o, n in sorted(counts.items()))
-             for side, counts in by_side.items() if counts]
+    parts = [
+        f"{side}: " + ", ".join(f"{n} {label(o)}{'s' if n > 1 else ''}" for o, n in sorted(counts.items()))
+        for side, counts in by_side.items()
+        if counts
+    ]
     return f" Not scored, so left out of every figure: {'; '.join(parts)}." if parts else ""
 
 
 def _overall_runs_needed(sd: float, delta: float, evals: int) -> int | None:
-    """Pairs per eval: the total pairs the formula asks for, shared across the evals (each eval adds one pair per
-    run), rounded up; at least 2."""
+    """Pairs per eval: the total pairs the formula asks for, shared across the evals (each eval adds one pair
+    per run), rounded up; at least 2."""
     total = runs_needed(sd, delta)
     if total is None:
         return None
@@ -723,7 +784,8 @@ def _warning(d: Delta, evals: int) -> str | None:
         return None
     if d.delta == 0:
         return (
-            f"No difference observed over {d.pairs} paired runs; a small difference could still be hidden in the "
+            f"No difference observed over {d.pairs} paired runs; a small difference could still be hidden "
+            "in the "
             f"noise (the interval spans {_pts(d.ci[0])} to {_pts(d.ci[1])})."
         )
     need = d.runs_needed
@@ -733,8 +795,10 @@ def _warning(d: Delta, evals: int) -> str | None:
     )
     if need is not None and need > per_eval_runs:
         msg += (
-            f" To detect a difference this size reliably (80% power, 5% two-sided), about {need} paired runs per "
-            f"eval would be needed (now {per_eval_runs:g}); estimated as n = ((1.96 + 0.84) x SD / delta)^2 from "
+            f" To detect a difference this size reliably (80% power, 5% two-sided), about {need} paired "
+            "runs per "
+            f"eval would be needed (now {per_eval_runs:g}); estimated as n = ((1.96 + 0.84) x SD / "
+            "delta)^2 from "
             f"the observed SD of paired differences ({d.sd * 100:.1f} points), shared across {evals} evals."
         )
     return msg

@@ -1,5 +1,5 @@
-"""The scoring rule of agent evals, as the design document defines it. One pure function, used by the harness and
-by the reports (the Evals page computes its examples with it).
+"""The scoring rule of agent evals, as the design document defines it. One pure function, used by the harness
+and by the reports (the Evals page computes its examples with it).
 
 - score = weight earned / weight available; a criterion may earn partial credit (a fraction of its weight);
 - a criterion no grader could judge scores zero and is listed by id;
@@ -7,8 +7,8 @@ by the reports (the Evals page computes its examples with it).
 - pass = not disqualified and score >= threshold (default 80% of the available weight).
 
 One number: the score is rounded once, to the figure every report shows (a percentage with ``SCORE_DECIMALS``
-decimals), and the verdict is decided on that figure. A run shown as 80.0% passes an 80% threshold; one shown as
-79.9% fails it. Nothing is decided on digits nobody sees.
+decimals), and the verdict is decided on that figure. A run shown as 80.0% passes an 80% threshold; one shown
+as 79.9% fails it. Nothing is decided on digits nobody sees.
 """
 
 from __future__ import annotations

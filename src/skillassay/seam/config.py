@@ -1,5 +1,5 @@
-"""The plan's ``eval_config.json``, modelled as written: the app's endpoints the sandbox drives, what it sets up in
-Seam, and the run's limits. ``seam/definition.py`` loads it onto ``EvalDefinition``."""
+"""The plan's ``eval_config.json``, modelled as written: the app's endpoints the sandbox drives, what it sets
+up in Seam, and the run's limits. ``seam/definition.py`` loads it onto ``EvalDefinition``."""
 
 from __future__ import annotations
 
@@ -84,6 +84,7 @@ class PlanEvalConfig(_Strict):
     run: RunSteps | None = None
     timeouts: SandboxTimeouts | None = None
     resources: Resources | None = None  # what one run needs where it executes (the Ray executor reserves it)
-    # hosts the agent and the app's install reach through the egress proxy, instead of the stack's (docs/sealing.md)
+    # hosts the agent and the app's install reach through the egress proxy, instead of the stack's
+    # (docs/sealing.md)
     registries: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9*.\-]+(:\d+)?$")]] | None = None
     max_change_size: ChangeSize | None = None

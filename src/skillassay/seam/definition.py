@@ -1,5 +1,6 @@
 """The plan's fixture folders as a definition format (``skillassay.definitions: plan-json``): a suite's
-``fixtures/<name>/eval_config.json``, with the fixture's ``answer_key.json`` and the suite's ``rubric.json``."""
+``fixtures/<name>/eval_config.json``, with the fixture's ``answer_key.json`` and the suite's
+``rubric.json``."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class PlanFormat(DefinitionFormat):
     where = f"{FIXTURES_DIR}/<name>/{CONFIG_FILE}"
     named_as = f"a fixture folder, an {CONFIG_FILE}"
     api_paths = API_PATHS
-    api_path_aliases: ClassVar[dict[str, str]] = {"lower_level": "access_codes"}  # the plan's name of the lower-level path
+    # the plan's name of the lower-level path
+    api_path_aliases: ClassVar[dict[str, str]] = {"lower_level": "access_codes"}
 
     def named(self, path: Path) -> tuple[Path, Path] | None:
         if path.is_file() and path.name == CONFIG_FILE:
@@ -33,7 +35,9 @@ class PlanFormat(DefinitionFormat):
         fixtures = suite / FIXTURES_DIR
         if not fixtures.is_dir():
             return []
-        return [fx for fx in sorted(p for p in fixtures.iterdir() if p.is_dir()) if (fx / CONFIG_FILE).is_file()]
+        return [
+            fx for fx in sorted(p for p in fixtures.iterdir() if p.is_dir()) if (fx / CONFIG_FILE).is_file()
+        ]
 
     def inspect(self, source: Path, suite_dir: Path) -> tuple[EvalDefinition | None, list[Problem]]:
         from skillassay.seam.lint import inspect_plan

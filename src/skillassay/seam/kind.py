@@ -1,5 +1,6 @@
-"""The plan's Seam evals as an eval kind: the rubric layer (syntax trees) and the sandbox layer (the app against
-the Seam emulator), turned into weighted criteria (the plan's combined score: rubric 40, sandbox 60) and a verdict.
+"""The plan's Seam evals as an eval kind: the rubric layer (syntax trees) and the sandbox layer (the app
+against the Seam emulator), turned into weighted criteria (the plan's combined score: rubric 40, sandbox
+60) and a verdict.
 
 Its figures (``SeamGrades``) are the run's ``grades`` in run.json."""
 
@@ -48,9 +49,9 @@ class SeamGrades(BaseModel):
 
 
 def _rubric(definition: SeamEval, modified_dir: Path, change: ChangeSet) -> RubricResult:
-    """The rubric layer within the parsers' bounds (``graders.base.measured``): a change it cannot read (a file
-    too deep, too large, out of memory), when the pristine app grades, scores every category 0 with the reason; a
-    failure on the pristine app too is the harness's (raised)."""
+    """The rubric layer within the parsers' bounds (``graders.base.measured``): a change it cannot read (a
+    file too deep, too large, out of memory), when the pristine app grades, scores every category 0 with
+    the reason; a failure on the pristine app too is the harness's (raised)."""
     from skillassay.graders.base import Unmeasured, measured
     from skillassay.seam.rubric import grade as grade_rubric
     from skillassay.seam.rubric.grade import endpoints_of
@@ -60,15 +61,30 @@ def _rubric(definition: SeamEval, modified_dir: Path, change: ChangeSet) -> Rubr
     answer_key, rubric = definition.answer_key, definition.rubric
 
     def on(app: Path, seen: ChangeSet | None) -> RubricResult:
-        return grade_rubric(definition.app_dir, app, answer_key, rubric, definition.api_path or "", change=seen,
-                            endpoints=endpoints_of(definition.config))
+        return grade_rubric(
+            definition.app_dir,
+            app,
+            answer_key,
+            rubric,
+            definition.api_path or "",
+            change=seen,
+            endpoints=endpoints_of(definition.config),
+        )
 
-    got = measured(lambda: on(modified_dir, change), lambda: on(definition.app_dir, None), [Path(modified_dir)])
+    got = measured(
+        lambda: on(modified_dir, change), lambda: on(definition.app_dir, None), [Path(modified_dir)]
+    )
     if not isinstance(got, Unmeasured):
         return got
     zero = [Finding(ok=False, message=got.evidence)]
-    return RubricResult(total=0.0, changed_files=change.written, categories={
-        c.name: CategoryResult(score=0.0, weighted=0.0, check=c.check, evidence=zero) for c in rubric.categories})
+    return RubricResult(
+        total=0.0,
+        changed_files=change.written,
+        categories={
+            c.name: CategoryResult(score=0.0, weighted=0.0, check=c.check, evidence=zero)
+            for c in rubric.categories
+        },
+    )
 
 
 def check_points(sandbox: dict | None) -> dict[str, float]:
@@ -85,15 +101,21 @@ def _rubric_criteria(definition: SeamEval, rubric: dict | None) -> list[Criterio
     cats = (rubric or {}).get("categories", {})
     for cat in definition.rubric.categories if definition.rubric else []:
         got = cats.get(cat.name)
-        evidence = [f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
-                    + (f" ({f['location']})" if f.get("location") else "")
-                    for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
-        out.append(CriterionResult(
-            id=cat.name, weight=round(RUBRIC_SHARE * cat.weight, 6), grader=f"rubric:{cat.check}",
-            fraction=None if got is None else float(got["score"]),
-            description=f"rubric category ({cat.weight:g} of 100)",
-            evidence=evidence if got is not None else ["rubric layer not run"],
-        ))
+        evidence = [
+            f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
+            + (f" ({f['location']})" if f.get("location") else "")
+            for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]
+        ]
+        out.append(
+            CriterionResult(
+                id=cat.name,
+                weight=round(RUBRIC_SHARE * cat.weight, 6),
+                grader=f"rubric:{cat.check}",
+                fraction=None if got is None else float(got["score"]),
+                description=f"rubric category ({cat.weight:g} of 100)",
+                evidence=evidence if got is not None else ["rubric layer not run"],
+            )
+        )
     return out
 
 
@@ -113,12 +135,16 @@ def seam_criteria(definition: SeamEval, rubric: dict | None, sandbox: dict | Non
             evidence = check_evidence(detail) if detail else []
             if got is None:
                 evidence = ["sandbox layer not run"]
-            out.append(CriterionResult(
-                id=f"sandbox_{name}", weight=round(SANDBOX_SHARE * points, 6), grader=f"sandbox:{name}",
-                fraction=None if got is None else float(got) / points,
-                description=f"sandbox check ({points} of 100)",
-                evidence=evidence,
-            ))
+            out.append(
+                CriterionResult(
+                    id=f"sandbox_{name}",
+                    weight=round(SANDBOX_SHARE * points, 6),
+                    grader=f"sandbox:{name}",
+                    fraction=None if got is None else float(got) / points,
+                    description=f"sandbox check ({points} of 100)",
+                    evidence=evidence,
+                )
+            )
     return out
 
 
@@ -147,20 +173,27 @@ class SeamKind(EvalKind):
         from skillassay.seam.loader import load_fixture
 
         rubric = definition.rubric_file
-        return load_fixture(suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
-                            rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None)
+        return load_fixture(
+            suite_here / Path(definition.fixture_dir).resolve().relative_to(suite),
+            rubric_file=suite_here / Path(rubric).resolve().relative_to(suite) if rubric else None,
+        )
 
     def shown_files(self, definition: EvalDefinition) -> list[Path]:
-        return [definition.fixture_dir / "answer_key.json",
-                *([Path(definition.rubric_file)] if definition.rubric_file else [])]
+        return [
+            definition.fixture_dir / "answer_key.json",
+            *([Path(definition.rubric_file)] if definition.rubric_file else []),
+        ]
 
     def services(self, definition: EvalDefinition, layers: Layers) -> set[str]:
         return {"seam"} if layers != "rubric" and definition.has_sandbox else set()
 
     def golden_expectation(self, definition: EvalDefinition, layers: Layers) -> ControlExpectation:
         rubric, sandbox = layers_run(definition, layers)
-        return ControlExpectation(description="the reference solution scores full marks",
-                                  rubric_total_min=100 if rubric else None, sandbox_total=100 if sandbox else None)
+        return ControlExpectation(
+            description="the reference solution scores full marks",
+            rubric_total_min=100 if rubric else None,
+            sandbox_total=100 if sandbox else None,
+        )
 
     def score(self, outcome: GradeOutcome) -> float:
         """The combined score, else the one layer run, else the verdict's."""
@@ -174,7 +207,8 @@ class SeamKind(EvalKind):
         rubric, sandbox = layers_run(definition, layers)
         g = SeamGrades.of(outcome.grades)
         parts = ([f"rubric {_points(g.rubric_total)}"] if rubric else []) + (
-            [f"sandbox {_points(g.sandbox_total)}"] if sandbox else [])
+            [f"sandbox {_points(g.sandbox_total)}"] if sandbox else []
+        )
         return ", ".join(parts) or "nothing"
 
     def compare_control(self, expected: ControlExpectation, outcome: GradeOutcome) -> list[str]:
@@ -183,7 +217,8 @@ class SeamKind(EvalKind):
     def figures(self, outcome: GradeOutcome) -> list[str]:
         g = SeamGrades.of(outcome.grades)
         return ([f"rubric {g.rubric_total:g}"] if g.rubric_total is not None else []) + (
-            [f"sandbox {g.sandbox_total:g}"] if g.sandbox_total is not None else [])
+            [f"sandbox {g.sandbox_total:g}"] if g.sandbox_total is not None else []
+        )
 
     def control_cases(self, definition: EvalDefinition, layers: Layers) -> list[ControlCase]:
         """The golden scores 100 on both layers, the pristine app 10 on the sandbox (it builds, does nothing
@@ -192,20 +227,36 @@ class SeamKind(EvalKind):
         cases: list[ControlCase] = []
         want_sandbox = layers in ("sandbox", "both") and d.config is not None
         if d.golden_dir is not None:
-            cases.append(ControlCase(name="golden", folder=d.golden_dir, expected=ControlExpectation(
-                description="the reference solution scores full marks",
-                rubric_total_min=100 if layers != "sandbox" else None,
-                sandbox_total=100 if want_sandbox else None)))
+            cases.append(
+                ControlCase(
+                    name="golden",
+                    folder=d.golden_dir,
+                    expected=ControlExpectation(
+                        description="the reference solution scores full marks",
+                        rubric_total_min=100 if layers != "sandbox" else None,
+                        sandbox_total=100 if want_sandbox else None,
+                    ),
+                )
+            )
         if want_sandbox:
-            cases.append(ControlCase(name="pristine", folder=d.app_dir, expected=ControlExpectation(
-                description="the untouched app builds and starts, and does nothing else", sandbox_total=10)))
+            cases.append(
+                ControlCase(
+                    name="pristine",
+                    folder=d.app_dir,
+                    expected=ControlExpectation(
+                        description="the untouched app builds and starts, and does nothing else",
+                        sandbox_total=10,
+                    ),
+                )
+            )
         for c in d.controls:
             exp = c.expected
             if not want_sandbox:
                 exp = exp.model_copy(update={"sandbox_checks": {}, "sandbox_total": None})
             if layers == "sandbox":
-                exp = exp.model_copy(update={"rubric_categories": {}, "rubric_total_max": None,
-                                             "rubric_total_min": None})
+                exp = exp.model_copy(
+                    update={"rubric_categories": {}, "rubric_total_max": None, "rubric_total_min": None}
+                )
             cases.append(ControlCase(name=c.name, folder=c.dir, expected=exp))
         return cases
 
@@ -214,7 +265,9 @@ class SeamKind(EvalKind):
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
         d = seam_eval(request.definition)
-        change = request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
+        change = (
+            request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
+        )
         out = GradeOutcome()
         g = SeamGrades()
         if request.layers in ("rubric", "both") and d.answer_key and d.rubric:
@@ -243,13 +296,23 @@ class SeamKind(EvalKind):
 
         t = time.monotonic()
         try:
-            res = validate(request.modified_dir, request.definition, request.run_id,
-                           seam=cast(Literal["emulator", "live"], request.seam),
-                           backend=cast(Literal["host", "docker"], request.backend), emulator=cast("SeamEmulator | None", request.emulator), logs_dir=request.run_dir,
-                           policy=request.policy, sealing=cast("Sealing | None", request.sealing), **request.sandbox_waits)
+            res = validate(
+                request.modified_dir,
+                request.definition,
+                request.run_id,
+                seam=cast(Literal["emulator", "live"], request.seam),
+                backend=cast(Literal["host", "docker"], request.backend),
+                emulator=cast("SeamEmulator | None", request.emulator),
+                logs_dir=request.run_dir,
+                policy=request.policy,
+                sealing=cast("Sealing | None", request.sealing),
+                **request.sandbox_waits,
+            )
             out.sandbox = res.model_dump(mode="json")
             g.sandbox_total = float(res.total)
-            g.emulator_spec_version = res.emulator_spec_version or getattr(request.emulator, "spec_version", None)
+            g.emulator_spec_version = res.emulator_spec_version or getattr(
+                request.emulator, "spec_version", None
+            )
             if res.error:  # the validator could not do its job: not the agent's fault
                 out.failures.append(HarnessFailure(stage="sandbox", message=res.error))
         except DefinitionError:
@@ -281,7 +344,8 @@ def compare_layers(expected: ControlExpectation, got: GradeOutcome) -> list[str]
         actual = checks.get(name)
         if actual is None or abs(float(actual) - points) > 1e-9:
             bad.append(f"sandbox {name}: expected {points:g}, got {actual}")
-    if expected.sandbox_total is not None and (g.sandbox_total is None
-                                               or abs(g.sandbox_total - expected.sandbox_total) > 1e-9):
+    if expected.sandbox_total is not None and (
+        g.sandbox_total is None or abs(g.sandbox_total - expected.sandbox_total) > 1e-9
+    ):
         bad.append(f"sandbox total: expected {expected.sandbox_total:g}, got {g.sandbox_total}")
     return bad

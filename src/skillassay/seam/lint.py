@@ -1,7 +1,8 @@
-"""The plan's checks that a schema cannot make: rubric checks that do not exist, weights that do not sum to 100,
-answer-key paths that leave the app, SDK methods that do not exist, placements naming functions the pristine app
-does not define, parameters the Seam API spec does not accept, endpoints that are not paths, a create payload the
-sandbox cannot set Seam up for, a Dockerfile outside the subset (``inspect_plan``: the format's one lint)."""
+"""The plan's checks that a schema cannot make: rubric checks that do not exist, weights that do not sum to
+100, answer-key paths that leave the app, SDK methods that do not exist, placements naming functions the
+pristine app does not define, parameters the Seam API spec does not accept, endpoints that are not paths, a
+create payload the sandbox cannot set Seam up for, a Dockerfile outside the subset (``inspect_plan``: the
+format's one lint)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,13 @@ def rubric_problems(path: Path) -> list[Problem]:
     seen: set[str] = set()
     for i, cat in enumerate(rubric.categories):
         if cat.check not in RUBRIC_CHECKS:
-            problems.append(Problem(path, f"/categories/{i}/check",
-                                    f"unknown check {cat.check!r}; expected one of: {', '.join(RUBRIC_CHECKS)}"))
+            problems.append(
+                Problem(
+                    path,
+                    f"/categories/{i}/check",
+                    f"unknown check {cat.check!r}; expected one of: {', '.join(RUBRIC_CHECKS)}",
+                )
+            )
         if cat.weight < 0:
             problems.append(Problem(path, f"/categories/{i}/weight", "a weight cannot be negative"))
         if cat.name in seen:
@@ -81,9 +87,18 @@ def answer_key_problems(d: SeamEval, defined: Defined) -> list[Problem]:
             why = bad_relative_path(value)
             if why:
                 problems.append(Problem(kp, f"/{field}/{i}", f"{value!r} is {why}"))
-            elif field == "expected_files_modified" and d.app_dir.is_dir() and not (d.app_dir / value).is_file():
-                problems.append(Problem(kp, f"/{field}/{i}",
-                                        f"{value!r} does not exist in the pristine app, so it cannot be modified"))
+            elif (
+                field == "expected_files_modified"
+                and d.app_dir.is_dir()
+                and not (d.app_dir / value).is_file()
+            ):
+                problems.append(
+                    Problem(
+                        kp,
+                        f"/{field}/{i}",
+                        f"{value!r} does not exist in the pristine app, so it cannot be modified",
+                    )
+                )
     for manifest in key.expected_package_additions:
         why = bad_relative_path(manifest)
         if why:
@@ -94,30 +109,44 @@ def answer_key_problems(d: SeamEval, defined: Defined) -> list[Problem]:
         for phase, calls in key.expected_calls.items():
             for i, call in enumerate(calls):
                 if call not in known:
-                    problems.append(Problem(kp, f"/expected_calls/{phase}/{i}", f"unknown SDK method {call!r}{hint}"))
+                    problems.append(
+                        Problem(kp, f"/expected_calls/{phase}/{i}", f"unknown SDK method {call!r}{hint}")
+                    )
         for call in key.expected_placements:
             if call not in known:
-                problems.append(Problem(kp, f"/expected_placements/{call}", f"unknown SDK method {call!r}{hint}"))
+                problems.append(
+                    Problem(kp, f"/expected_placements/{call}", f"unknown SDK method {call!r}{hint}")
+                )
         last = {m.rsplit(".", 1)[-1] for m in known}
         for method in key.required_parameters:
             if method not in last:
-                problems.append(Problem(kp, f"/required_parameters/{method}",
-                                        f"no Seam SDK method is called {method!r} (keys are the method's last "
-                                        "segment, e.g. push_data)"))
+                problems.append(
+                    Problem(
+                        kp,
+                        f"/required_parameters/{method}",
+                        f"no Seam SDK method is called {method!r} (keys are the method's last "
+                        "segment, e.g. push_data)",
+                    )
+                )
     functions = defined(d.app_dir) if d.app_dir.is_dir() and not d.app_dir.is_symlink() else None
     if functions is not None:
         for call, names in key.expected_placements.items():
             for i, name in enumerate(names):
                 if name not in functions:
-                    problems.append(Problem(kp, f"/expected_placements/{call}/{i}",
-                                            f"function {name!r} is not defined in the pristine app"))
+                    problems.append(
+                        Problem(
+                            kp,
+                            f"/expected_placements/{call}/{i}",
+                            f"function {name!r} is not defined in the pristine app",
+                        )
+                    )
     problems.extend(_parameters_against_spec(d, kp))
     return problems
 
 
 def _parameters_against_spec(d: SeamEval, kp: Path) -> list[Problem]:
-    """Parameters the real API does not accept are flagged (a warning: the plan's own key lists ``customer_key``
-    for ``delete_data``, which the rubric matches deliberately against ``customer_keys``)."""
+    """Parameters the real API does not accept are flagged (a warning: the plan's own key lists
+    ``customer_key`` for ``delete_data``, which the rubric matches deliberately against ``customer_keys``)."""
     key = d.answer_key
     if key is None or not key.required_parameters:
         return []
@@ -128,7 +157,9 @@ def _parameters_against_spec(d: SeamEval, kp: Path) -> list[Problem]:
     try:
         spec = load_spec()
     except Exception as exc:  # noqa: BLE001 - the spec needs the node tools; say so instead of failing the lint
-        return [Problem(kp, "/required_parameters", f"not checked against the Seam API spec: {exc}", "warning")]
+        return [
+            Problem(kp, "/required_parameters", f"not checked against the Seam API spec: {exc}", "warning")
+        ]
     calls = [c for cs in key.expected_calls.values() for c in cs] + list(key.expected_placements)
     problems: list[Problem] = []
     for method, params in key.required_parameters.items():
@@ -144,26 +175,37 @@ def _parameters_against_spec(d: SeamEval, kp: Path) -> list[Problem]:
                 if spec.unknown_parameters(route, [name]):
                     msg = f"{route} does not accept {name!r} in the Seam API spec {spec.version}"
                     if not spec.unknown_parameters(route, [name + "s"]):
-                        msg += f"; its parameter is {name + 's'!r}, which the rubric reads it as (docs/rubric.md)"
+                        msg += (
+                            f"; its parameter is {name + 's'!r}, which the rubric reads it as "
+                            "(docs/rubric.md)"
+                        )
                     if route == "/customers/delete_data" and name == "customer_key":
-                        msg += ("; note that customer_keys deletes ALL of the customer's data (every reservation, "
-                                "user and space), so an answer key requiring it rewards wiping the property on "
-                                "each cancellation: require reservation_keys instead")
+                        msg += (
+                            "; note that customer_keys deletes ALL of the customer's data (every "
+                            "reservation, "
+                            "user and space), so an answer key requiring it rewards wiping the property on "
+                            "each cancellation: require reservation_keys instead"
+                        )
                     problems.append(Problem(kp, f"/required_parameters/{method}/{i}", msg, "warning"))
     return problems
 
 
 # ----------------------------------------------------------------------------- eval_config.json
 def config_problems(cp: Path, cfg: object) -> list[Problem]:
-    """Semantic checks of an eval_config.json, on the raw JSON: they run even when another field has the wrong type,
-    so one error does not hide the next."""
+    """Semantic checks of an eval_config.json, on the raw JSON: they run even when another field has the wrong
+    type, so one error does not hide the next."""
     problems: list[Problem] = []
     if not isinstance(cfg, dict):
         return problems
     api_path = cfg.get("expected_api_path")
     if isinstance(api_path, str) and PATH_ALIASES.get(api_path, api_path) not in API_PATHS:
-        problems.append(Problem(cp, "/expected_api_path",
-                                f"unknown API path {api_path!r}; expected one of: {', '.join(API_PATHS)}"))
+        problems.append(
+            Problem(
+                cp,
+                "/expected_api_path",
+                f"unknown API path {api_path!r}; expected one of: {', '.join(API_PATHS)}",
+            )
+        )
     endpoints = cfg.get("test_endpoints")
     endpoints = endpoints if isinstance(endpoints, dict) else {}
     for phase in ("create", "update", "cancel"):
@@ -172,27 +214,47 @@ def config_problems(cp: Path, cfg: object) -> list[Problem]:
             continue
         rid = ep.get("response_id_path")
         if isinstance(rid, str) and not rid.strip(". "):
-            problems.append(Problem(cp, f"/test_endpoints/{phase}/response_id_path",
-                                    "empty; expected a dot path into the response such as 'reservation.id'"))
+            problems.append(
+                Problem(
+                    cp,
+                    f"/test_endpoints/{phase}/response_id_path",
+                    "empty; expected a dot path into the response such as 'reservation.id'",
+                )
+            )
         method = ep.get("method")
         if isinstance(method, str) and method.upper() not in HTTP_METHODS:
-            problems.append(Problem(cp, f"/test_endpoints/{phase}/method",
-                                    f"unknown HTTP method {method!r}; expected one of: {', '.join(sorted(HTTP_METHODS))}"))
+            problems.append(
+                Problem(
+                    cp,
+                    f"/test_endpoints/{phase}/method",
+                    f"unknown HTTP method {method!r}; expected one of: {', '.join(sorted(HTTP_METHODS))}",
+                )
+            )
         path = ep.get("path")
         if isinstance(path, str) and (not path.startswith("/") or path.startswith("//")):
             # the validator sends requests to the app it started, never to a URL a definition names
-            problems.append(Problem(cp, f"/test_endpoints/{phase}/path",
-                                    f"{path[:80]!r}: expected a path on the app starting with '/', not a URL"))
+            problems.append(
+                Problem(
+                    cp,
+                    f"/test_endpoints/{phase}/path",
+                    f"{path[:80]!r}: expected a path on the app starting with '/', not a URL",
+                )
+            )
         if phase == "create" and "response_id_path" not in ep:
-            problems.append(Problem(cp, "/test_endpoints/create/response_id_path",
-                                    "missing; the validator needs it to find the new reservation's id"))
+            problems.append(
+                Problem(
+                    cp,
+                    "/test_endpoints/create/response_id_path",
+                    "missing; the validator needs it to find the new reservation's id",
+                )
+            )
     problems.extend(_seam_problems(cp, cfg, endpoints))
     return problems
 
 
 def _seam_problems(cp: Path, cfg: dict, endpoints: dict) -> list[Problem]:
-    """What the sandbox needs to set Seam up (graders.sandbox.validate.seam_plan): declared spaces, or a unit id in
-    the create payload (``seam.unit_id_field`` or one of UNIT_FIELDS)."""
+    """What the sandbox needs to set Seam up (graders.sandbox.validate.seam_plan): declared spaces, or a unit
+    id in the create payload (``seam.unit_id_field`` or one of UNIT_FIELDS)."""
     create = endpoints.get("create")
     payload = create.get("payload") if isinstance(create, dict) else None
     payload = payload if isinstance(payload, dict) else {}
@@ -204,20 +266,30 @@ def _seam_problems(cp: Path, cfg: dict, endpoints: dict) -> list[Problem]:
     for field in ("unit_id_field", "property_id_field"):
         name = seam.get(field)
         if isinstance(name, str) and name not in payload:
-            problems.append(Problem(cp, f"/seam/{field}",
-                                    f"{name!r} is not a field of the create payload (test_endpoints/create/payload)"))
+            problems.append(
+                Problem(
+                    cp,
+                    f"/seam/{field}",
+                    f"{name!r} is not a field of the create payload (test_endpoints/create/payload)",
+                )
+            )
     declared = seam.get("spaces") or isinstance(seam.get("unit_id_field"), str)
     if not declared and not any(f in payload for f in UNIT_FIELDS):
-        problems.append(Problem(cp, "/seam",
-                                f"missing: the create payload has no unit id field ({', '.join(UNIT_FIELDS)}), "
-                                "so the sandbox cannot tell which space to create; declare seam.unit_id_field "
-                                "or seam.spaces"))
+        problems.append(
+            Problem(
+                cp,
+                "/seam",
+                f"missing: the create payload has no unit id field ({', '.join(UNIT_FIELDS)}), "
+                "so the sandbox cannot tell which space to create; declare seam.unit_id_field "
+                "or seam.spaces",
+            )
+        )
     return problems
 
 
 def dockerfile_problems(d: SeamEval) -> list[Problem]:
-    """The Dockerfile must be in the subset the sandbox runs (definitions.dockerfile), and something must start the
-    app (its CMD/ENTRYPOINT, or run.start)."""
+    """The Dockerfile must be in the subset the sandbox runs (definitions.dockerfile), and something must
+    start the app (its CMD/ENTRYPOINT, or run.start)."""
     from skillassay.definitions.dockerfile import DockerfileError, load_dockerfile
 
     path = d.dockerfile
@@ -229,11 +301,17 @@ def dockerfile_problems(d: SeamEval) -> list[Problem]:
         return [Problem(path, "", (f"line {exc.line}: " if exc.line else "") + exc.message)]
     run = d.config.run if d.config else None
     if spec.start_argv() is None and (run is None or run.start is None):
-        return [Problem(path, "", "no CMD or ENTRYPOINT, and no run.start in eval_config.json: nothing starts the app")]
+        return [
+            Problem(
+                path, "", "no CMD or ENTRYPOINT, and no run.start in eval_config.json: nothing starts the app"
+            )
+        ]
     return []
 
 
-def inspect_plan(source: Path, defined: Defined = defined_functions) -> tuple[EvalDefinition | None, list[Problem]]:
+def inspect_plan(
+    source: Path, defined: Defined = defined_functions
+) -> tuple[EvalDefinition | None, list[Problem]]:
     """A fixture folder of the plan's format: the definition (None when it cannot load) and every problem."""
     problems: list[Problem] = []
     config_file = source / CONFIG_FILE
@@ -267,7 +345,17 @@ def _empty_key_problems(kp: Path) -> list[Problem]:
     if not kp.is_file():
         return []  # reported by the loader
     data = read_json(kp, [])  # its own problems (invalid, too deep, too big) are reported by the loader
-    if isinstance(data, dict) and isinstance(data.get("expected_calls", {}), dict) and not data.get("expected_calls"):
-        return [Problem(kp, "/expected_calls", "empty: name the Seam SDK calls each phase must make, e.g. "
-                                              '{"create": ["customers.push_data"], ...}')]
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("expected_calls", {}), dict)
+        and not data.get("expected_calls")
+    ):
+        return [
+            Problem(
+                kp,
+                "/expected_calls",
+                "empty: name the Seam SDK calls each phase must make, e.g. "
+                '{"create": ["customers.push_data"], ...}',
+            )
+        ]
     return []

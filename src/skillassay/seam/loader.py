@@ -1,4 +1,6 @@
-"""Loads the plan's fixture folders (``eval_config.json``, ``answer_key.json``, ``rubric.json``) into EvalDefinition."""
+"""Loads the plan's fixture folders (``eval_config.json``, ``answer_key.json``, ``rubric.json``) into
+EvalDefinition.
+"""
 
 from __future__ import annotations
 
@@ -54,7 +56,9 @@ def load_fixture(
     answer_key = validate(AnswerKey, key_data, key_path, problems, exact) if key_data is not None else None
     rubric = load_rubric(rubric_path, problems)
     if not app_dir.is_dir():
-        problems.append(Problem(app_dir, "", "the pristine app folder is missing (expected app/ in the fixture)"))
+        problems.append(
+            Problem(app_dir, "", "the pristine app folder is missing (expected app/ in the fixture)")
+        )
     dockerfile = fixture_dir / "Dockerfile"
     if not dockerfile.is_file():
         problems.append(Problem(dockerfile, "", "file is missing (the plan builds and runs the app from it)"))

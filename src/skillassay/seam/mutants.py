@@ -1,16 +1,19 @@
-"""Mutants of a Seam eval's golden, derived from its syntax tree (the outline ``languages/`` makes of every file).
+"""Mutants of a Seam eval's golden, derived from its syntax tree (the outline ``languages/`` makes of every
+file).
 
-The golden is read as the rubric reads it (``graders.rubric.project.Project``): its Seam calls, the call graph, and
-which calls each test endpoint's handler reaches. From that, one mutant per class of ``classes.SEAM_CLASSES``:
+The golden is read as the rubric reads it (``graders.rubric.project.Project``): its Seam calls, the call
+graph, and which calls each test endpoint's handler reaches. From that, one mutant per class of
+``classes.SEAM_CLASSES``:
 
-- the create call (the expected path's signature call reached from the create endpoint) commented out, moved into
-  a string, into a nested function nothing calls, behind ``if False`` / ``if (false)``; one of its required
-  parameters dropped; its method swapped for another integration path's;
+- the create call (the expected path's signature call reached from the create endpoint) commented out, moved
+  into a string, into a nested function nothing calls, behind ``if False`` / ``if (false)``; one of its
+  required parameters dropped; its method swapped for another integration path's;
 - the cancel (update) endpoint's path to Seam cut at the deepest call only that endpoint reaches;
-- every SDK call rewritten as a raw HTTP request to its route, through a small helper taking the route and the body.
+- every SDK call rewritten as a raw HTTP request to its route, through a small helper taking the route and the
+  body.
 
-Nothing here knows a fixture: a golden in another shape gets the same classes (or a note saying why one could not
-be derived).
+Nothing here knows a fixture: a golden in another shape gets the same classes (or a note saying why one could
+not be derived).
 """
 
 from __future__ import annotations
@@ -72,12 +75,12 @@ def {PY_HELPER}(path, body):
         if name != "ok":
             return wrap(value)
     return None
-'''
+'''  # noqa: E501 - code inside a string, kept as written
 
 
 def ts_helper(key_var: str, typed: bool) -> str:
     t = (lambda s: s) if typed else (lambda s: "")
-    return f'''
+    return f"""
 
 async function {TS_HELPER}(path{t(": string")}, body{t(": unknown")}){t(": Promise<any>")} {{
   const base = (process.env.SEAM_ENDPOINT || 'https://connect.getseam.com').replace(/\\/+$/, '');
@@ -91,7 +94,7 @@ async function {TS_HELPER}(path{t(": string")}, body{t(": unknown")}){t(": Promi
   const key = Object.keys(answer).find((k) => k !== 'ok');
   return key === undefined ? undefined : answer[key];
 }}
-'''
+"""  # noqa: E501 - code inside a string, kept as written
 
 
 @dataclass
@@ -111,7 +114,7 @@ class Golden:
         return self._sources[rel]
 
     def text(self, rel: str, span: tuple[int, int]) -> str:
-        return self.source(rel)[span[0]:span[1]].decode("utf-8")
+        return self.source(rel)[span[0] : span[1]].decode("utf-8")
 
     def syntax(self, rel: str) -> SourceSyntax:
         """How ``rel`` is written (its stack's comments and literals: ``stacks.syntax_for``)."""
@@ -138,8 +141,12 @@ def read_golden(any_definition: EvalDefinition) -> Golden:
     assert definition.golden_dir is not None
     change = compare_trees(definition.app_dir, definition.golden_dir)
     key = definition.answer_key
-    project = Project.load(definition.golden_dir, change.written, unchanged=change.unchanged,
-                           names=[n for fns in (key.expected_placements.values() if key else []) for n in fns])
+    project = Project.load(
+        definition.golden_dir,
+        change.written,
+        unchanged=change.unchanged,
+        names=[n for fns in (key.expected_placements.values() if key else []) for n in fns],
+    )
     golden = Golden(definition, project, Path(definition.golden_dir))
     routes = mounted_routes(project.modules.values())
     for phase, (method, path) in endpoints_of(definition.config).items():
@@ -157,8 +164,10 @@ def read_golden(any_definition: EvalDefinition) -> Golden:
 def _comment_lines(text: str, indent: str, syntax: SourceSyntax) -> str:
     mark = syntax.comment
     lines = text.split("\n")
-    out = [mark + lines[0]] + [indent + mark + line[len(indent):] if line.startswith(indent) else indent + mark +
-                               line.lstrip() for line in lines[1:]]
+    out = [mark + lines[0]] + [
+        indent + mark + line[len(indent) :] if line.startswith(indent) else indent + mark + line.lstrip()
+        for line in lines[1:]
+    ]
     return "\n".join(out)
 
 
@@ -190,8 +199,9 @@ def _untyped_call(g: Golden, sdk: SdkCall) -> str:
 
 
 def _false(g: Golden, rel: str) -> str:
-    """A constant-false condition. TypeScript checks a branch behind a literal `false` as unreachable code, where
-    narrowing is lost (`unit` is possibly undefined): `false as boolean` is the same constant and still builds."""
+    """A constant-false condition. TypeScript checks a branch behind a literal `false` as unreachable code,
+    where narrowing is lost (`unit` is possibly undefined): `false as boolean` is the same constant and
+    still builds."""
     return "(false as boolean)" if g.typed(rel) else "false"
 
 
@@ -231,7 +241,9 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
         else:
             at = g.line_start(rel, call.stmt[0] if call.stmt else span[0])
             stmt_indent = g.indent_at(rel, call.stmt[0]) if call.stmt else indent
-            edits.append(Edit(rel, at, at, stmt_indent + _comment_lines(call_text, stmt_indent, g.syntax(rel)) + "\n"))
+            edits.append(
+                Edit(rel, at, at, stmt_indent + _comment_lines(call_text, stmt_indent, g.syntax(rel)) + "\n")
+            )
             edits.append(Edit(rel, span[0], span[1], _none(g, rel)))
     elif how == "in_string":
         literal = g.syntax(rel).quote(text)
@@ -242,8 +254,8 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             edits.append(Edit(rel, span[0], span[1], f"({literal}{typed})" if typed else literal))
     elif how == "uncalled_function":
         if g.typed(rel):
-            # TypeScript does not carry narrowing into a closure (`resource.lockDeviceId` is possibly undefined
-            # there): the moved call's receiver is cast, so the mutant still builds
+            # TypeScript does not carry narrowing into a closure (`resource.lockDeviceId` is possibly
+            # undefined there): the moved call's receiver is cast, so the mutant still builds
             loose = _untyped_call(g, sdk)
             text = text.replace(call_text, loose, 1) if statement else text
             call_text = loose
@@ -252,17 +264,24 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
                 keyword = "async def" if "await " in text else "def"
                 new = f"{keyword} _skillassay_unused():\n{indent}    {_reindent(text, '    ')}"
             else:
-                new = f"const skillassayUnused = async () => {{\n{indent}  {_reindent(text, '  ')}\n{indent}}};"
+                new = (
+                    f"const skillassayUnused = async () => {{\n{indent}  {_reindent(text, '  ')}\n{indent}}};"
+                )
             edits.append(Edit(rel, span[0], span[1], new))
         else:
             stmt_start = call.stmt[0] if call.stmt else span[0]
             stmt_indent = g.indent_at(rel, stmt_start)
             if language == "python":
-                nested = (f"def _skillassay_unused():\n{stmt_indent}    {_reindent(call_text, '    ')}\n"
-                          f"{stmt_indent}")
+                nested = (
+                    f"def _skillassay_unused():\n{stmt_indent}    {_reindent(call_text, '    ')}\n"
+                    f"{stmt_indent}"
+                )
             else:
-                nested = (f"const skillassayUnused = async () => {{\n{stmt_indent}  await {_reindent(call_text, '  ')};"
-                          f"\n{stmt_indent}}};\n{stmt_indent}")
+                nested = (
+                    f"const skillassayUnused = async () => {{\n{stmt_indent}  await "
+                    f"{_reindent(call_text, '  ')};"
+                    f"\n{stmt_indent}}};\n{stmt_indent}"
+                )
             edits.append(Edit(rel, stmt_start, stmt_start, nested))
             edits.append(Edit(rel, span[0], span[1], _none(g, rel)))
     elif how == "false_condition":
@@ -276,15 +295,21 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             if language == "python":
                 edits.append(Edit(rel, span[0], span[1], f"({call_text} if False else None)"))
             else:
-                edits.append(Edit(rel, span[0], span[1], f"({_false(g, rel)} ? {call_text} : {_none(g, rel)})"))
+                edits.append(
+                    Edit(rel, span[0], span[1], f"({_false(g, rel)} ? {call_text} : {_none(g, rel)})")
+                )
     else:
         raise ValueError(how)
     if language == "python" and how == "commented_out" and statement:
         from skillassay.orchestrator.mutants.edits import apply
 
         if _needs_pass(apply(g.source(rel), edits)):
-            edits = [Edit(rel, span[0], span[1], _comment_lines(text, indent, g.syntax(rel)) + f"\n{indent}pass")]
-    switch = Switch(rel, call.span[0], call.span[1], ternary(language, "None" if language == "python" else "undefined"))
+            edits = [
+                Edit(rel, span[0], span[1], _comment_lines(text, indent, g.syntax(rel)) + f"\n{indent}pass")
+            ]
+    switch = Switch(
+        rel, call.span[0], call.span[1], ternary(language, "None" if language == "python" else "undefined")
+    )
     return edits, [switch]
 
 
@@ -357,24 +382,24 @@ def _delete_entry(source: bytes, span: tuple[int, int]) -> tuple[int, int]:
     """An entry's span widened to take one comma with it (the following one, else the preceding one)."""
     start, end = span
     after = end
-    while after < len(source) and source[after:after + 1] in b" \t\r\n":
+    while after < len(source) and source[after : after + 1] in b" \t\r\n":
         after += 1
-    if source[after:after + 1] == b",":
+    if source[after : after + 1] == b",":
         after += 1
-        while after < len(source) and source[after:after + 1] in b" \t":
+        while after < len(source) and source[after : after + 1] in b" \t":
             after += 1
         return start, after
     before = start
-    while before > 0 and source[before - 1:before] in b" \t\r\n":
+    while before > 0 and source[before - 1 : before] in b" \t\r\n":
         before -= 1
-    if source[before - 1:before] == b",":
+    if source[before - 1 : before] == b",":
         return before - 1, end
     return start, end
 
 
 def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit], list[Switch], str] | None:
     method = sdk.method
-    required = (g.definition.answer_key.required_parameters.get(method, []) if g.definition.answer_key else [])
+    required = g.definition.answer_key.required_parameters.get(method, []) if g.definition.answer_key else []
     names = [p.split(".")[0].split("[")[0] for p in required]
     accepted = g.project.surface_params(sdk)
     names = [n + "s" if accepted and n not in accepted and n + "s" in accepted else n for n in names]
@@ -407,10 +432,13 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
         switches = [Switch(rel, span[0], span[1], switch_form)]
         edits = [Edit(rel, cut[0], cut[1], "")]
         if g.typed(rel) and value.span is not None:
-            # a parameter the SDK's types require is missing: the mutant is about what reaches Seam at run time,
-            # so its object is cast (the agent's `as any`), as in the schema
+            # a parameter the SDK's types require is missing: the mutant is about what reaches Seam at run
+            # time, so its object is cast (the agent's `as any`), as in the schema
             switches.append(Switch(rel, value.span[0], value.span[1], f"({OLD} as any)"))
-            edits += [Edit(rel, value.span[0], value.span[0], "("), Edit(rel, value.span[1], value.span[1], " as any)")]
+            edits += [
+                Edit(rel, value.span[0], value.span[0], "("),
+                Edit(rel, value.span[1], value.span[1], " as any)"),
+            ]
         return edits, switches, name
     return None
 
@@ -448,7 +476,11 @@ def _imports_end(g: Golden, rel: str) -> int:
         tree = ast.parse(source)
         end_line = 0
         for i, stmt in enumerate(tree.body):
-            is_doc = i == 0 and isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant)
+            is_doc = (
+                i == 0
+                and isinstance(stmt, ast.Expr)
+                and isinstance(getattr(stmt, "value", None), ast.Constant)
+            )
             if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_doc:
                 end_line = stmt.end_lineno or end_line
             else:
@@ -462,7 +494,9 @@ def _imports_end(g: Golden, rel: str) -> int:
 
     offset = 0
     for match in re.finditer(rb"(?m)^(import\b[^;]*;|['\"]use (?:client|server)['\"];?)[^\n]*\n", source):
-        if source[offset:match.start()].strip() and not source[offset:match.start()].strip().startswith(b"//"):
+        if source[offset : match.start()].strip() and not source[offset : match.start()].strip().startswith(
+            b"//"
+        ):
             break
         offset = match.end()
     return offset
@@ -483,8 +517,10 @@ def _raw_http(g: Golden, mutant_id: str) -> tuple[list[Edit], list[Switch], int]
         if g.language(rel) == "python":
             if call.args:
                 return None  # the SDKs take keyword arguments only
-            entries = [f'"{k}": {g.text(rel, (span[0] + len(k) + 1, span[1])).strip()}'
-                       for k, span in sorted(call.kw_spans.items(), key=lambda kv: kv[1][0])]
+            entries = [
+                f'"{k}": {g.text(rel, (span[0] + len(k) + 1, span[1])).strip()}'
+                for k, span in sorted(call.kw_spans.items(), key=lambda kv: kv[1][0])
+            ]
             entries += [f"**{g.text(rel, s.span)}" for s in call.kw_spreads if s.span]
             new = f'{PY_HELPER}("{route}", {{{", ".join(entries)}}})'
         else:
@@ -511,41 +547,79 @@ def derive(definition: EvalDefinition) -> tuple[list[Mutant], list[str], Golden]
     notes: list[str] = []
     create = _create_call(g)
     where = create.location if create else None
-    for how, title in (("commented_out", "commented out"), ("in_string", "moved into a string"),
-                       ("uncalled_function", "moved into a nested function nothing calls"),
-                       ("false_condition", "put behind a constant-false condition")):
+    for how, title in (
+        ("commented_out", "commented out"),
+        ("in_string", "moved into a string"),
+        ("uncalled_function", "moved into a nested function nothing calls"),
+        ("false_condition", "put behind a constant-false condition"),
+    ):
         got = neutralise(g, create, how, how) if create else None
         if got is None:
             notes.append(f"{how}: no create call reached from the create endpoint")
             continue
         assert create is not None  # got is None without it
         mutants.append(Mutant(how, how, f"`{create.written}` ({create.name}) {title}", where, got[0], got[1]))
-    for phase, cls, title in (("cancel", "cancel_not_revoking", "cancel"), ("update", "update_noop", "update")):
+    for phase, cls, title in (
+        ("cancel", "cancel_not_revoking", "cancel"),
+        ("update", "update_noop", "update"),
+    ):
         cut = _cut_phase(g, phase, cls)
         if cut is None:
             notes.append(f"{cls}: no {phase} call only the {phase} endpoint reaches")
             continue
         edits, switches, at = cut
-        mutants.append(Mutant(cls, cls, f"the {title} endpoint's path to Seam cut at {', '.join(at)}", at[0],
-                              edits, switches))
+        mutants.append(
+            Mutant(
+                cls,
+                cls,
+                f"the {title} endpoint's path to Seam cut at {', '.join(at)}",
+                at[0],
+                edits,
+                switches,
+            )
+        )
     dropped = _param_dropped(g, create, "param_dropped") if create else None
     if dropped is None:
         notes.append("param_dropped: no required parameter of the create call is written as a literal entry")
     else:
         assert create is not None  # dropped is None without it
-        mutants.append(Mutant("param_dropped", "param_dropped", f"`{dropped[2]}` dropped from `{create.written}`",
-                              where, dropped[0], dropped[1]))
+        mutants.append(
+            Mutant(
+                "param_dropped",
+                "param_dropped",
+                f"`{dropped[2]}` dropped from `{create.written}`",
+                where,
+                dropped[0],
+                dropped[1],
+            )
+        )
     wrong = _wrong_path(g, create) if create else None
     if wrong is None:
         notes.append("wrong_path: the create call is not a plain SDK method call")
     else:
         assert create is not None  # wrong is None without it
-        mutants.append(Mutant("wrong_path", "wrong_path", f"`{create.written}` replaced by `{wrong[2]}`", where,
-                              wrong[0], wrong[1]))
+        mutants.append(
+            Mutant(
+                "wrong_path",
+                "wrong_path",
+                f"`{create.written}` replaced by `{wrong[2]}`",
+                where,
+                wrong[0],
+                wrong[1],
+            )
+        )
     raw = _raw_http(g, "raw_http")
     if raw is None:
         notes.append("raw_http: no SDK call to rewrite")
     else:
-        mutants.append(Mutant("raw_http", "raw_http", f"{raw[2]} SDK call(s) rewritten as raw HTTP requests", None,
-                              raw[0], raw[1]))
+        mutants.append(
+            Mutant(
+                "raw_http",
+                "raw_http",
+                f"{raw[2]} SDK call(s) rewritten as raw HTTP requests",
+                None,
+                raw[0],
+                raw[1],
+            )
+        )
     return mutants, notes, g

@@ -1,11 +1,12 @@
 """The plan's ``rubric.json`` and ``answer_key.json``, modelled as written, as plain dataclasses.
 
-They are the structural rubric's only inputs, and that grader must start in a few hundredths of a second (it runs once
-per graded app, in CI loops and shell pipelines), which importing pydantic alone would exceed. So they are stdlib
-dataclasses: pydantic validates the very same classes wherever a definition is loaded (``definitions/loader.py``,
-``EvalDefinition``), and ``exact`` reads a file that is already well-formed without it. ``exact`` never judges: it
-accepts only input that pydantic would accept with the same result, and answers None otherwise, so every error a
-user sees comes from pydantic (``definitions/jsonfile.py: validate``).
+They are the structural rubric's only inputs, and that grader must start in a few hundredths of a second (it
+runs once per graded app, in CI loops and shell pipelines), which importing pydantic alone would exceed. So
+they are stdlib dataclasses: pydantic validates the very same classes wherever a definition is loaded
+(``definitions/loader.py``, ``EvalDefinition``), and ``exact`` reads a file that is already well-formed
+without it. ``exact`` never judges: it accepts only input that pydantic would accept with the same result, and
+answers None otherwise, so every error a user sees comes from pydantic (``definitions/jsonfile.py:
+validate``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any, TypeVar
 _FORBID_EXTRA = {"extra": "forbid"}
 
 # ----------------------------------------------------------------------------- the plan's rubric.json
-# the checks a category may name: the rubric's registry (``seam/rubric/checks.py: check``) takes these and no other
+# the checks a category may name: the rubric's registry (``seam/rubric/checks.py: check``) takes these and no
+# other
 PATH_ALIASES = {"lower_level": "access_codes"}  # the plan's older name of the access-codes path
 RUBRIC_CHECKS = (
     "api_path_match",
@@ -125,7 +127,9 @@ def _dataclass(cls: type[T], value: Any) -> T:
 
 
 def exact(cls: type[T], data: Any) -> T | None:
-    """``data`` (parsed JSON) as ``cls`` when it has exactly the declared shape, else None (ask pydantic why)."""
+    """``data`` (parsed JSON) as ``cls`` when it has exactly the declared shape, else None (ask pydantic
+    why).
+    """
     try:
         return _dataclass(cls, data)
     except _NotExact:

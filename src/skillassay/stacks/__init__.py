@@ -1,10 +1,10 @@
-"""Language stacks (Express, Next.js, Flask, FastAPI ...): one module each, found through the entry point group
-``skillassay.stacks`` (name: the stack's ``name``, value: ``"module:Class"``, a ``stacks.base.Stack`` subclass), so
-another package adds one without touching skillassay (docs/languages.md).
+"""Language stacks (Express, Next.js, Flask, FastAPI ...): one module each, found through the entry point
+group ``skillassay.stacks`` (name: the stack's ``name``, value: ``"module:Class"``, a ``stacks.base.Stack``
+subclass), so another package adds one without touching skillassay (docs/languages.md).
 
-Everything that depends on an app's stack asks here: the definition loader and ``init`` (detection), the sandbox
-and the app environment (runtime family, registries, runtime mounts, dependency folders), the mutants (comment and
-literal syntax) and the Seam wing's rubric (HTTP client libraries, SDK family).
+Everything that depends on an app's stack asks here: the definition loader and ``init`` (detection), the
+sandbox and the app environment (runtime family, registries, runtime mounts, dependency folders), the mutants
+(comment and literal syntax) and the Seam wing's rubric (HTTP client libraries, SDK family).
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ def family(name: str) -> Stack:
     for stack in families():
         if stack.family == name:
             return stack
-    raise plugins.PluginError(f"no stack of the runtime {name!r}; known: {', '.join(s.family for s in families())}")
+    raise plugins.PluginError(
+        f"no stack of the runtime {name!r}; known: {', '.join(s.family for s in families())}"
+    )
 
 
 def family_of_image(image: str) -> str | None:
@@ -81,8 +83,8 @@ def family_of_image(image: str) -> str | None:
 
 
 def family_from_files(app_dir: Path) -> str | None:
-    """The runtime family an app's files say, with no Dockerfile to ask: its stack's (``detect``), else the first
-    family, in detection order, with one of its ``runtime_files``."""
+    """The runtime family an app's files say, with no Dockerfile to ask: its stack's (``detect``), else the
+    first family, in detection order, with one of its ``runtime_files``."""
     if (found := detect(app_dir)) is not None:
         return found.family
     for stack in sorted(families(), key=lambda s: s.order):
@@ -108,8 +110,9 @@ def syntax_for(path: str) -> SourceSyntax:
 @functools.cache
 def http_clients(sdk_family: str) -> frozenset[str]:
     """The HTTP client libraries of every source language whose code calls the ``sdk_family`` SDK."""
-    return frozenset(c for s in all_stacks() for x in s.syntaxes if x.sdk_family == sdk_family
-                     for c in x.http_clients)
+    return frozenset(
+        c for s in all_stacks() for x in s.syntaxes if x.sdk_family == sdk_family for c in x.http_clients
+    )
 
 
 def registries(language: str) -> list[str]:

@@ -1,11 +1,11 @@
 """What a language stack is to skillassay: the ``Stack`` interface every stack module implements.
 
-A stack is one framework on one runtime (Express on Node, Flask on Python). It says how to recognise an app of its
-kind from the app's files, which runtime runs it (the family: the install cache, the registries, the runtime mounts,
-the Dockerfile base images), how its source files are written (comments, string literals, the HTTP client libraries
-and the SDK naming the Seam wing's rubric reads) and what ``init`` writes for it. The runtime families are base
-classes here (``stacks/node.py``, ``stacks/python.py``): a framework of a known family is one small subclass; see
-docs/languages.md.
+A stack is one framework on one runtime (Express on Node, Flask on Python). It says how to recognise an app of
+its kind from the app's files, which runtime runs it (the family: the install cache, the registries, the
+runtime mounts, the Dockerfile base images), how its source files are written (comments, string literals, the
+HTTP client libraries and the SDK naming the Seam wing's rubric reads) and what ``init`` writes for it. The
+runtime families are base classes here (``stacks/node.py``, ``stacks/python.py``): a framework of a known
+family is one small subclass; see docs/languages.md.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ import json
 import os
 import shutil
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
-
-from dataclasses import dataclass, field
 
 SYSTEM = ("/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/")
 
 
 @dataclass(frozen=True, kw_only=True)
 class SourceSyntax:
-    """How source files of one parsed language (``languages.base.Module.language``) are written. A plain frozen
-    dataclass: the rubric reads it, and the rubric runs without pydantic (``skillassay rubric``'s fast path)."""
+    """How source files of one parsed language (``languages.base.Module.language``) are written. A plain
+    frozen dataclass: the rubric reads it, and the rubric runs without pydantic (``skillassay rubric``'s
+    fast path)."""
 
     language: str  # "python", "javascript" (TypeScript too): what the parser names its modules' language
     extensions: tuple[str, ...]  # the files written in it, lower-case, with the dot
@@ -33,7 +33,8 @@ class SourceSyntax:
     literal: Literal["repr", "json"]  # how a string literal is written: Python's repr, or a JSON string
     statement_end: str = ""  # what ends a statement written alone ("" or ";")
     http_clients: frozenset[str] = frozenset()  # HTTP client libraries (first segment of an import source)
-    sdk_family: Literal["python", "javascript"]  # which Seam SDK its code calls (snake_case or camelCase methods)
+    # which Seam SDK its code calls (snake_case or camelCase methods)
+    sdk_family: Literal["python", "javascript"]
     label: str  # "Python", "JavaScript": in messages
     # the mutants' run-time switch: an expression true when the environment variable {name} is {value}, and a
     # conditional expression choosing {new} when {cond} holds, else {old}
@@ -67,18 +68,22 @@ class Stack(ABC):
     name: ClassVar[str]  # its entry point's name: "express", "nextjs", "flask"
     family: ClassVar[str]  # the runtime: "node", "python" (``RunPlan.runtime``, the install cache it uses)
     order: ClassVar[int]  # detection order, lowest first: a framework before the bare runtime of its family
-    package: ClassVar[str | None] = None  # the dependency whose declaration says this framework (None: any app)
+    # the dependency whose declaration says this framework (None: any app)
+    package: ClassVar[str | None] = None
     init_name: ClassVar[str]  # the framework as ``init`` reports it ("next", "express", "python")
     init_language: ClassVar[str]  # the language as ``init`` reports it ("typescript", "python")
     default_port: ClassVar[int]  # where its apps listen unless they say otherwise (``init``)
     # family facts
     definition_languages: ClassVar[tuple[str, ...]]  # the definitions' ``language`` values its apps have
-    manifests: ClassVar[tuple[str, ...]]  # files whose presence makes an app one of this family, first match wins
-    runtime_files: ClassVar[tuple[str, ...]]  # files that say the runtime when nothing else does (no Dockerfile)
+    # files whose presence makes an app one of this family, first match wins
+    manifests: ClassVar[tuple[str, ...]]
+    # files that say the runtime when nothing else does (no Dockerfile)
+    runtime_files: ClassVar[tuple[str, ...]]
     images: ClassVar[tuple[str, ...]]  # Dockerfile base images (name without registry or tag) that run it
     registries: ClassVar[tuple[str, ...]]  # what its installs may reach through the egress proxy
     syntaxes: ClassVar[tuple[SourceSyntax, ...]]  # the source languages its files are written in
-    installer: ClassVar[Literal["node_modules", "venv"]]  # the install cache filling its dependencies (apps/deps)
+    # the install cache filling its dependencies (apps/deps)
+    installer: ClassVar[Literal["node_modules", "venv"]]
     refuses_linked_dependencies: ClassVar[bool] = False  # its build will not read dependencies through a link
     mount_order: ClassVar[int] = 50  # where its runtime comes among the sealed processes' mounts and PATH
 
@@ -89,8 +94,8 @@ class Stack(ABC):
 
     @abstractmethod
     def declares(self, app: Path, package: str, strict: bool) -> bool:
-        """The app's manifest declares ``package``; ``strict``: as a dependency (``init``), else anywhere in the
-        manifest's text (the definition loader)."""
+        """The app's manifest declares ``package``; ``strict``: as a dependency (``init``), else anywhere in
+        the manifest's text (the definition loader)."""
 
     def detect(self, app: Path, strict: bool = False) -> bool:
         return self.belongs(app) and (self.package is None or self.declares(app, self.package, strict))
@@ -109,14 +114,14 @@ class Stack(ABC):
 
     # ------------------------------------------------------------------ running
     def runtime_paths(self, venv: bool) -> tuple[list[Path], list[str]]:
-        """(folders to show read-only, bin folders for PATH) of this family's runtime on this machine, for sealed
-        processes; folders under the system folders are left out (visible anyway). ``venv``: with the virtual
-        environment the harness runs in, where the runtime has one."""
+        """(folders to show read-only, bin folders for PATH) of this family's runtime on this machine, for
+        sealed processes; folders under the system folders are left out (visible anyway). ``venv``: with
+        the virtual environment the harness runs in, where the runtime has one."""
         return [], []
 
     def commands(self, app: Path) -> StackCommands | None:
-        """Its own install, build and start commands for an app with neither a Dockerfile nor ``run`` (None: the
-        fixture must say; every shipped stack)."""
+        """Its own install, build and start commands for an app with neither a Dockerfile nor ``run`` (None:
+        the fixture must say; every shipped stack)."""
         return None
 
     def dependency_bins(self, app_dir: Path) -> list[Path]:

@@ -1,5 +1,5 @@
-"""Next.js on Node. Checked before Express: a Next.js app may depend on express too (a custom server). Its build
-(Turbopack) refuses a ``node_modules`` linked from outside the project."""
+"""Next.js on Node. Checked before Express: a Next.js app may depend on express too (a custom server). Its
+build (Turbopack) refuses a ``node_modules`` linked from outside the project."""
 
 from __future__ import annotations
 

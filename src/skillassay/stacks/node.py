@@ -11,12 +11,31 @@ from typing import ClassVar
 from skillassay.stacks.base import SourceSyntax, Stack, system_path, which_real
 
 JAVASCRIPT = SourceSyntax(
-    language="javascript", extensions=(".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"),
-    comment="// ", literal="json", statement_end=";",
-    http_clients=frozenset({"axios", "got", "ky", "undici", "node-fetch", "cross-fetch", "isomorphic-fetch", "http",
-                            "https", "node:http", "node:https", "superagent"}),
-    sdk_family="javascript", label="JavaScript",
-    env_test='process.env.{name} === "{value}"', choice="({cond} ? ({new}) : ({old}))",
+    language="javascript",
+    extensions=(".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"),
+    comment="// ",
+    literal="json",
+    statement_end=";",
+    http_clients=frozenset(
+        {
+            "axios",
+            "got",
+            "ky",
+            "undici",
+            "node-fetch",
+            "cross-fetch",
+            "isomorphic-fetch",
+            "http",
+            "https",
+            "node:http",
+            "node:https",
+            "superagent",
+        }
+    ),
+    sdk_family="javascript",
+    label="JavaScript",
+    env_test='process.env.{name} === "{value}"',
+    choice="({cond} ? ({new}) : ({old}))",
 )
 
 _DOCKERFILE = """\
@@ -53,7 +72,9 @@ class NodeStack(Stack):
         data = json.loads(pkg.read_text(encoding="utf-8"))  # ValueError: ``init`` says the file is not JSON
         if not isinstance(data, dict):
             return False
-        return any(isinstance(data.get(f), dict) and package in data[f] for f in ("dependencies", "devDependencies"))
+        return any(
+            isinstance(data.get(f), dict) and package in data[f] for f in ("dependencies", "devDependencies")
+        )
 
     def language(self, app: Path) -> str:
         return "typescript" if (app / "tsconfig.json").is_file() else "javascript"

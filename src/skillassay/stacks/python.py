@@ -13,10 +13,15 @@ from typing import ClassVar
 from skillassay.stacks.base import SourceSyntax, Stack, system_path
 
 PYTHON = SourceSyntax(
-    language="python", extensions=(".py",), comment="# ", literal="repr",
+    language="python",
+    extensions=(".py",),
+    comment="# ",
+    literal="repr",
     http_clients=frozenset({"requests", "httpx", "aiohttp", "urllib", "urllib3", "http"}),
-    sdk_family="python", label="Python",
-    env_test='__import__("os").environ.get("{name}") == "{value}"', choice="({new} if {cond} else ({old}))",
+    sdk_family="python",
+    label="Python",
+    env_test='__import__("os").environ.get("{name}") == "{value}"',
+    choice="({new} if {cond} else ({old}))",
 )
 
 _DOCKERFILE = """\

@@ -1,9 +1,9 @@
 """Results on disk (per-run files, the truth) and their SQLite index.
 
-    from skillassay import store
-    db = store.open("results")       # creates results/skillassay.db (WAL); indexes existing files if new
-    db.record_job(job); db.record_run(run); db.finish_job(job_id, "finished")
-    db.runs(job_id=...); db.missing_runs(job_id); db.rebuild_index()
+from skillassay import store
+db = store.open("results")       # creates results/skillassay.db (WAL); indexes existing files if new
+db.record_job(job); db.record_run(run); db.finish_job(job_id, "finished")
+db.runs(job_id=...); db.missing_runs(job_id); db.rebuild_index()
 """
 
 from skillassay.store.db import JobProgress, RebuildReport, Store, open

@@ -3,9 +3,9 @@
 Each row keeps the whole record as JSON plus a few columns to filter on. The run/job files are the truth:
 ``rebuild_index`` re-creates the database from them, so the database can always be deleted.
 
-Thread safety: ``record_run`` is called from several worker threads at once. Each thread gets its own connection
-(sqlite3 connections must not be shared across threads); WAL lets readers go on while one thread writes, and the busy
-timeout makes concurrent writers wait for each other instead of failing.
+Thread safety: ``record_run`` is called from several worker threads at once. Each thread gets its own
+connection (sqlite3 connections must not be shared across threads); WAL lets readers go on while one thread
+writes, and the busy timeout makes concurrent writers wait for each other instead of failing.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ ON CONFLICT (job_id, eval_id, variant, run_index) DO UPDATE SET
     rubric_total = excluded.rubric_total, sandbox_total = excluded.sandbox_total, combined = excluded.combined,
     grading_version = excluded.grading_version, started_at = excluded.started_at,
     finished_at = excluded.finished_at, record = excluded.record
-"""
+"""  # noqa: E501 - code inside a string, kept as written
 
 _UPSERT_JOB = """
 INSERT INTO jobs (job_id, created_at, finished_at, suite, agent, skill_hash, status, planned, record)
@@ -179,7 +179,8 @@ class Store:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            # check_same_thread=False only so close() can close every thread's connection; each is used by one thread
+            # check_same_thread=False only so close() can close every thread's connection; each is used by one
+            # thread
             conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -216,7 +217,9 @@ class Store:
             conn.execute(_UPSERT_JOB, _job_row(clean(job)))
 
     def record_run(self, run: RunRecord) -> None:
-        """Index one finished run. Idempotent: recording the same job/eval/variant/run again replaces the row."""
+        """Index one finished run. Idempotent: recording the same job/eval/variant/run again replaces the
+        row.
+        """
         conn = self._conn()
         with conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -233,7 +236,9 @@ class Store:
         self.record_run(run)
 
     def finish_job(self, job_id: str, status: str = "finished") -> JobRecord:
-        """Mark a job finished (or interrupted), in the index and in its ``job.json`` when that file exists."""
+        """Mark a job finished (or interrupted), in the index and in its ``job.json`` when that file
+        exists.
+        """
         job = self.job(job_id)
         if job is None:
             raise KeyError(f"no job {job_id!r} in {self.path}")
@@ -268,15 +273,17 @@ class Store:
         return [RunRecord.model_validate_json(r["record"]) for r in self._conn().execute(sql, args)]
 
     def missing_runs(self, job_id: str) -> list[tuple[str, int, Variant]]:
-        """Planned runs with no record, or whose record is a provider or harness error (outcomes.RERUN: not the agent's
-        doing, never scored). Graded runs, whatever their outcome, are never re-rolled. In planned order."""
+        """Planned runs with no record, or whose record is a provider or harness error (outcomes.RERUN: not
+        the agent's doing, never scored). Graded runs, whatever their outcome, are never re-rolled. In
+        planned order."""
         job = self.job(job_id)
         if job is None:
             raise KeyError(f"no job {job_id!r} in {self.path}")
         done = {
             (r["eval_id"], r["run_index"], r["variant"])
             for r in self._conn().execute(
-                f"SELECT eval_id, run_index, variant FROM runs WHERE job_id = ? AND outcome NOT IN {_RERUN_SQL}",
+                "SELECT eval_id, run_index, variant FROM runs WHERE job_id = ? AND outcome NOT IN "
+                f"{_RERUN_SQL}",
                 (job_id,),
             )
         }
@@ -291,11 +298,13 @@ class Store:
                           SUM(outcome NOT IN {_SCORED_SQL}) AS unscored,
                           SUM(CASE WHEN outcome IN {_SCORED_SQL} THEN COALESCE(passed, 0) ELSE 0 END) AS passed,
                           COUNT(DISTINCT eval_id) AS evals
-                   FROM runs GROUP BY job_id"""
+                   FROM runs GROUP BY job_id"""  # noqa: E501 - code inside a string, kept as written
             )
         }
         by_outcome: dict[str, dict[str, int]] = {}
-        for r in self._conn().execute("SELECT job_id, outcome, COUNT(*) AS n FROM runs GROUP BY job_id, outcome"):
+        for r in self._conn().execute(
+            "SELECT job_id, outcome, COUNT(*) AS n FROM runs GROUP BY job_id, outcome"
+        ):
             by_outcome.setdefault(r["job_id"], {})[r["outcome"]] = int(r["n"])
         out = []
         for job in self.jobs():
@@ -339,14 +348,16 @@ class Store:
             conn.execute("DELETE FROM jobs")
             conn.executemany(_UPSERT_JOB, jobs)
             conn.executemany(_UPSERT_RUN, runs)
-            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-                         (str(SCHEMA_VERSION),))
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
         report.jobs, report.runs = len(jobs), len(runs)
         return report
 
     def index_new_jobs(self) -> list[str]:
-        """Index job folders on disk that the database does not know yet (copied in from elsewhere, or written while
-        the database was away). Cheap: one directory listing. Returns the job ids added."""
+        """Index job folders on disk that the database does not know yet (copied in from elsewhere, or written
+        while the database was away). Cheap: one directory listing. Returns the job ids added."""
         known = {r["job_id"] for r in self._conn().execute("SELECT job_id FROM jobs")}
         added = []
         for job_file in iter_job_files(self.root):

@@ -80,7 +80,9 @@ HARNESS_ERROR_FILE = "harness_error.txt"  # the traceback of a run the harness f
 
 
 class RunAlreadyRecorded(SkillassayError):
-    """A graded run is never overwritten (only ``skillassay regrade`` changes one, keeping the previous record)."""
+    """A graded run is never overwritten (only ``skillassay regrade`` changes one, keeping the previous
+    record).
+    """
 
 
 class RunClaimed(SkillassayError):
@@ -91,9 +93,9 @@ def claim_run_dir(results_root: Path, rel: str) -> Path:
     """Claim a run's folder for one attempt, exclusively.
 
     A folder holding a graded run (any outcome but provider/harness error) is refused. A folder left by an
-    unfinished attempt, or holding an unscored run, is moved aside into ``.superseded/`` (never deleted: what went
-    wrong stays readable). The new folder is then created with an exclusive ``mkdir``: if another process got there
-    first, ``RunClaimed``."""
+    unfinished attempt, or holding an unscored run, is moved aside into ``.superseded/`` (never deleted:
+    what went wrong stays readable). The new folder is then created with an exclusive ``mkdir``: if another
+    process got there first, ``RunClaimed``."""
     run_dir = Path(results_root) / rel
     existing = run_dir / RUN_FILE
     if existing.is_file():
@@ -102,8 +104,10 @@ def claim_run_dir(results_root: Path, rel: str) -> Path:
         except (OSError, ValidationError, ValueError):
             previous = None  # half a record: an unfinished attempt
         if previous is not None and previous.outcome not in RERUN:
-            raise RunAlreadyRecorded(f"{rel}: already graded ({previous.outcome}); a graded run is never overwritten "
-                                     "(skillassay regrade re-scores it and keeps the previous record)")
+            raise RunAlreadyRecorded(
+                f"{rel}: already graded ({previous.outcome}); a graded run is never overwritten "
+                "(skillassay regrade re-scores it and keeps the previous record)"
+            )
     if run_dir.exists() or run_dir.is_symlink():
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = run_dir.parent / SUPERSEDED_DIR / f"{run_dir.name}-{stamp}"
@@ -126,9 +130,10 @@ class JobBusy(SkillassayError):
 
 @contextmanager
 def job_lock(results_root: Path, job_id: str) -> Iterator[None]:
-    """Hold the job exclusively for the block: one process at a time runs, resumes or regrades a job. A second one
-    is refused at once (``JobBusy``, naming the holder), never queued behind it. The lock is an ``flock`` on
-    ``<job>/.lock``: the kernel drops it when its holder dies, so a killed job never leaves a stale lock."""
+    """Hold the job exclusively for the block: one process at a time runs, resumes or regrades a job. A second
+    one is refused at once (``JobBusy``, naming the holder), never queued behind it. The lock is an
+    ``flock`` on ``<job>/.lock``: the kernel drops it when its holder dies, so a killed job never leaves a
+    stale lock."""
     job_dir = Path(results_root) / job_id
     job_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(job_dir / JOB_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -137,8 +142,10 @@ def job_lock(results_root: Path, job_id: str) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            raise JobBusy(f"job {job_id} is in use by another skillassay process ({holder}): wait for it to end, "
-                          f"then run the command again") from None
+            raise JobBusy(
+                f"job {job_id} is in use by another skillassay process ({holder}): wait for it to end, "
+                f"then run the command again"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} since {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC".encode(), 0)
         try:
@@ -169,16 +176,16 @@ _R = TypeVar("_R", bound=BaseModel)
 
 
 def clean(record: _R, redactor: Redactor | None = None) -> _R:
-    """``record`` with every secret of the harness's environment (or of ``redactor``) replaced: the last check on
-    every record written to a file or the index. A record with nothing to hide comes back as it is."""
+    """``record`` with every secret of the harness's environment (or of ``redactor``) replaced: the last check
+    on every record written to a file or the index. A record with nothing to hide comes back as it is."""
     record, _ = scrub_record(record, redactor or environment_redactor())
     return record
 
 
 def storable(record: _R) -> _R:
-    """``record``, with any text UTF-8 cannot encode (an agent's file name in an evidence line, a lone surrogate
-    from a CLI's JSON) written as its escape: the record can then always be stored, and the run is never lost to a
-    name the agent chose."""
+    """``record``, with any text UTF-8 cannot encode (an agent's file name in an evidence line, a lone
+    surrogate from a CLI's JSON) written as its escape: the record can then always be stored, and the run
+    is never lost to a name the agent chose."""
     try:
         record.model_dump_json()
         return record
@@ -197,9 +204,9 @@ def scrub_record(record: _R, redactor: Redactor) -> tuple[_R, list[Hit]]:
 
 
 def scrub_run_dir(run_dir: Path, redactor: Redactor) -> list[Redaction]:
-    """Scrub a run's folder in place (``Redactor.scrub_tree``). The kept workspace's repository is checked as git
-    reads it (every object decompressed) and removed whole if anything in it matches: a git object cannot be
-    edited."""
+    """Scrub a run's folder in place (``Redactor.scrub_tree``). The kept workspace's repository is checked as
+    git reads it (every object decompressed) and removed whole if anything in it matches: a git object
+    cannot be edited."""
     from skillassay.workspace.workspace import git_contents
 
     repo_rel = f"{WORKSPACE_DIR}/.git"
@@ -209,14 +216,23 @@ def scrub_run_dir(run_dir: Path, redactor: Redactor) -> list[Redaction]:
         hits = [h for data in git_contents(repo) for h in redactor.find(data)]
         if hits:
             shutil.rmtree(repo)
-            found.append(Redaction(path=repo_rel, where="git", action="removed", count=len(hits),
-                                   forms=sorted({h.form for h in hits}), sources=sorted({h.source for h in hits})))
+            found.append(
+                Redaction(
+                    path=repo_rel,
+                    where="git",
+                    action="removed",
+                    count=len(hits),
+                    forms=sorted({h.form for h in hits}),
+                    sources=sorted({h.source for h in hits}),
+                )
+            )
     return found
 
 
 def cap_logs(run_dir: Path, limit: int = MAX_LOG_BYTES) -> list[str]:
-    """Cut every file of a run's folder (but its kept workspace) that is larger than ``limit`` to its first and
-    last ``limit / 2`` bytes, with a line saying how much was left out between; returns their relative paths."""
+    """Cut every file of a run's folder (but its kept workspace) that is larger than ``limit`` to its first
+    and last ``limit / 2`` bytes, with a line saying how much was left out between; returns their relative
+    paths."""
     cut = []
     root = Path(run_dir)
     for dirpath, dirnames, filenames in os.walk(root):
@@ -235,7 +251,9 @@ def cap_logs(run_dir: Path, limit: int = MAX_LOG_BYTES) -> list[str]:
                 head = f.read(half)
                 f.seek(size - half)
                 tail = f.read(half)
-            note = f"\n[skillassay: {size - 2 * half} bytes left out here; the file had {size} bytes]\n".encode()
+            note = (
+                f"\n[skillassay: {size - 2 * half} bytes left out here; the file had {size} bytes]\n".encode()
+            )
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=dirpath)
             with os.fdopen(fd, "wb") as out:
                 out.write(head + note + tail)
@@ -245,7 +263,9 @@ def cap_logs(run_dir: Path, limit: int = MAX_LOG_BYTES) -> list[str]:
 
 
 def run_redactor(agent_env: dict[str, str] | None = None, extra: list[str] | None = None) -> Redactor:
-    """Every secret a run could have seen: the harness's environment, ``--agent-env`` and the run's own tokens."""
+    """Every secret a run could have seen: the harness's environment, ``--agent-env`` and the run's own
+    tokens.
+    """
     return environment_redactor(extra or [], agent_env)
 
 

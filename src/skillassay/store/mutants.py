@@ -1,4 +1,5 @@
-"""The result of ``skillassay check --mutants``: per eval, per mutant, per layer, what was expected and what happened.
+"""The result of ``skillassay check --mutants``: per eval, per mutant, per layer, what was expected and what
+happened.
 
 Written to ``<results>/mutation.json`` (the latest check) and read by the report's Evals page.
 """
@@ -35,7 +36,8 @@ class MutantResult(BaseModel):
     title: str
     description: str
     location: str | None = None
-    sandbox_mode: Literal["own", "schema", "none"] = "none"  # the mutant's own source, or the eval's schema build
+    # the mutant's own source, or the eval's schema build
+    sandbox_mode: Literal["own", "schema", "none"] = "none"
     layers: dict[str, LayerOutcome] = Field(default_factory=dict)
     caught_by: list[str] = Field(default_factory=list)
     blind_spot: bool = False  # a mutant expected to be caught that no layer caught

@@ -1,5 +1,6 @@
-"""What a run and a job leave behind. Written as ``run.json`` / ``job.json`` beside the per-run files and indexed in
-SQLite (``skillassay.store.db``). Paths inside are relative to the results root so a results folder can move."""
+"""What a run and a job leave behind. Written as ``run.json`` / ``job.json`` beside the per-run files and
+indexed in SQLite (``skillassay.store.db``). Paths inside are relative to the results root so a results
+folder can move."""
 
 from __future__ import annotations
 
@@ -16,15 +17,23 @@ from skillassay.triggers import SkillUse, TriggerBudget
 from skillassay.usage import ModelUsage
 from skillassay.workspace.bounded_copy import SizeReport
 
-# How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by --resume.
+# How a run ended: skillassay.outcomes (docs/results.md). Only provider and harness errors are re-run by
+# --resume.
 Variant = Literal["skill", "baseline"]
-# 2: the outcome taxonomy (outcomes.py); 3: grading_version; 4: the eval kind's figures in ``grades``. Older files
-# are read as version 4 (``_upgrade``)
+# 2: the outcome taxonomy (outcomes.py); 3: grading_version; 4: the eval kind's figures in ``grades``. Older
+# files are read as version 4 (``_upgrade``)
 RUN_SCHEMA_VERSION = 4
 # the figures an eval kind records of a run (``RunRecord.grades``): JSON scalars by name
 GradeValue = float | int | str | bool | None
 # what version 3 kept at the top level and version 4 keeps in ``grades`` (the Seam kind's figures)
-FLAT_GRADES = ("rubric_total", "sandbox_total", "combined", "api_path", "api_path_correct", "emulator_spec_version")
+FLAT_GRADES = (
+    "rubric_total",
+    "sandbox_total",
+    "combined",
+    "api_path",
+    "api_path_correct",
+    "emulator_spec_version",
+)
 GRADING_VERSION_OF_OLD_RUNS = 1  # what a run written before run.json held a grading version was graded with
 
 
@@ -36,17 +45,21 @@ class TranscriptSummary(BaseModel):
     output_tokens: int = 0
     cost_usd: float | None = None
     skill_loaded: bool = False  # the CLI listed the skill under test to the model
-    skill_invoked: bool = False  # the skill under test was used (skillassay.triggers: any use in the transcript)
+    # the skill under test was used (skillassay.triggers: any use in the transcript)
+    skill_invoked: bool = False
     final_message: str | None = None
 
 
 class Attempt(BaseModel):
-    """One try at a run's agent phase (orchestrator/attempts.py): a provider error is tried again from scratch."""
+    """One try at a run's agent phase (orchestrator/attempts.py): a provider error is tried again from
+    scratch.
+    """
 
     n: int  # 1-based
     started_at: datetime
     duration_s: float = 0.0
-    status: str  # as judged against the model proxy: completed, agent_error, timed_out, provider_error, harness_error
+    # as judged against the model proxy: completed, agent_error, timed_out, provider_error, harness_error
+    status: str
     agent_status: str  # as the agent itself reported it
     error_kind: str | None = None
     error: str | None = None
@@ -66,13 +79,15 @@ class TriggerOutcome(BaseModel):
     triggered: bool  # the skill was used within the budget (skillassay.triggers.triggered)
     correct: bool
     budget: TriggerBudget = Field(default_factory=TriggerBudget)
-    stopped: str | None = None  # the harness ended the agent once the decision was made: triggered, max_turns, ...
+    # the harness ended the agent once the decision was made: triggered, max_turns, ...
+    stopped: str | None = None
 
 
 class CanaryCheck(BaseModel):
-    """Whether this machine can measure an eval: its golden solution graded here by every layer the job uses but the
-    LLM judge, ``runs`` times (orchestrator/canary.py; docs/results.md, "The canary"). A failed canary makes every run
-    of the eval a harness error; ``scores`` spread is the eval's grader noise on this machine."""
+    """Whether this machine can measure an eval: its golden solution graded here by every layer the job uses
+    but the LLM judge, ``runs`` times (orchestrator/canary.py; docs/results.md, "The canary"). A failed
+    canary makes every run of the eval a harness error; ``scores`` spread is the eval's grader noise on
+    this machine."""
 
     eval_id: str
     status: Literal["passed", "failed", "skipped"]
@@ -80,7 +95,8 @@ class CanaryCheck(BaseModel):
     key: str | None = None  # the cache key: the fixture's files and this machine's environment (sha256)
     scores: list[float] = Field(default_factory=list)  # the golden's score, 0-100, in each of its runs
     cached: bool = False  # a pass this machine recorded before: nothing ran
-    source: Literal["canary", "reference"] = "canary"  # reference: the reference agent's runs were the golden's
+    # reference: the reference agent's runs were the golden's
+    source: Literal["canary", "reference"] = "canary"
 
     @property
     def passed(self) -> bool:
@@ -106,7 +122,8 @@ class RunRecord(BaseModel):
     skill_hash: str | None = None  # sha256 of the skill folder's files
     outcome: Outcome
     error: str | None = None  # for an unscored run, why; for an agent error, what the agent's end looked like
-    harness_failures: list[HarnessFailure] = Field(default_factory=list)  # every part of the harness that failed
+    # every part of the harness that failed
+    harness_failures: list[HarnessFailure] = Field(default_factory=list)
     agent_exit: AgentExit | None = None  # the agent process's exit code or signal
     empty_diff: bool = False  # the agent changed nothing: graded, and its verdict fails (the plan's rule)
     started_at: datetime
@@ -115,17 +132,17 @@ class RunRecord(BaseModel):
     # the eval kind's own figures (skillassay.kinds: the Seam kind's rubric_total, sandbox_total, combined,
     # api_path, api_path_correct, emulator_spec_version; a figure absent: its layer was not run)
     grades: dict[str, GradeValue] = Field(default_factory=dict)
-    # agent-eval criteria and verdict (every eval has one; the Seam suite's criteria are its rubric categories and
-    # sandbox checks, weighted 40/60)
+    # agent-eval criteria and verdict (every eval has one; the Seam suite's criteria are its rubric categories
+    # and sandbox checks, weighted 40/60)
     criteria: list[CriterionResult] = Field(default_factory=list)
     verdict: Verdict | None = None
     transcript: TranscriptSummary = Field(default_factory=TranscriptSummary)
-    # what the agent's model calls used and cost, measured by the job's model proxy, over every attempt (None: the
-    # agent talks to no model, or the run predates the proxy)
+    # what the agent's model calls used and cost, measured by the job's model proxy, over every attempt (None:
+    # the agent talks to no model, or the run predates the proxy)
     model_usage: ModelUsage | None = None
     attempts: list[Attempt] = Field(default_factory=list)
-    # the skill under test, read from the whole transcript (None: no skill, or an agent whose transcript cannot show
-    # it); where it was installed is skill_use.location
+    # the skill under test, read from the whole transcript (None: no skill, or an agent whose transcript
+    # cannot show it); where it was installed is skill_use.location
     skill_use: SkillUse | None = None
     trigger: TriggerOutcome | None = None  # trigger-suite runs only
     files_changed: int = 0
@@ -135,15 +152,18 @@ class RunRecord(BaseModel):
     # what the score means: the graders' version it was made with (scoring.GRADING_VERSION; `regrade` writes
     # the current one). Only scored runs have a score to compare; `compare` refuses to mix versions
     grading_version: int = GRADING_VERSION
-    # how each phase was sealed: isolation ("bubblewrap" | "none"), registries, grants, per phase (docs/sealing.md)
+    # how each phase was sealed: isolation ("bubblewrap" | "none"), registries, grants, per phase
+    # (docs/sealing.md)
     sealing: dict[str, Any] = Field(default_factory=dict)
     # the skills the agent actually had and the user-level configuration it could see (agents/arm.py)
     arm: dict[str, Any] | None = None
-    # secrets found in what the run was about to store, and what was done with each: where, in which form, from which
-    # variable (never the value); and the secret variables whose values were too short to search for
+    # secrets found in what the run was about to store, and what was done with each: where, in which form,
+    # from which variable (never the value); and the secret variables whose values were too short to search
+    # for
     redactions: list[Redaction] = Field(default_factory=list)
     unscrubbable: list[str] = Field(default_factory=list)
-    # the change's size against the run's limit: files left out (path, size, sha256), logs cut (workspace/bounded_copy.py)
+    # the change's size against the run's limit: files left out (path, size, sha256), logs cut
+    # (workspace/bounded_copy.py)
     size: SizeReport | None = None
     # the canary that let this run be scored (or made it a harness error): orchestrator/canary.py
     canary: CanaryCheck | None = None
@@ -179,7 +199,10 @@ class RunRecord(BaseModel):
             data.setdefault("grading_version", GRADING_VERSION_OF_OLD_RUNS)
         if isinstance(schema, int) and schema < 4:
             flat = {k: data.pop(k) for k in FLAT_GRADES if k in data}
-            data["grades"] = {**{k: v for k, v in flat.items() if v is not None}, **(data.get("grades") or {})}
+            data["grades"] = {
+                **{k: v for k, v in flat.items() if v is not None},
+                **(data.get("grades") or {}),
+            }
         return data
 
 
@@ -191,17 +214,19 @@ class JobRecord(BaseModel):
     agent: str
     skill_path: str | None = None
     skill_hash: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)  # flags as given (layers, runs, jobs, timeout, seam, ...)
+    # flags as given (layers, runs, jobs, timeout, seam, ...)
+    options: dict[str, Any] = Field(default_factory=dict)
     planned: list[tuple[str, int, Variant]] = Field(default_factory=list)  # (eval_id, run_index, variant)
     # stopped: runs were left unstarted on purpose (--max-cost spent); --resume starts them.
-    # incomplete: the job ran to its end, but a run could not be written (it is recorded as a harness error when it
-    # can be; --resume runs it again)
+    # incomplete: the job ran to its end, but a run could not be written (it is recorded as a harness error
+    # when it can be; --resume runs it again)
     status: Literal["running", "finished", "interrupted", "stopped", "incomplete"] = "running"
     finished_at: datetime | None = None
     stop_reason: str | None = None
-    # every model call the job's runs made (through its model proxy), over all its sessions (--resume included)
+    # every model call the job's runs made (through its model proxy), over all its sessions (--resume
+    # included)
     model_usage: ModelUsage | None = None
-    # each eval's canary on this machine (its grader noise beside the job's figures), and why none ran when the job
-    # was told not to run one (--canary-runs 0)
+    # each eval's canary on this machine (its grader noise beside the job's figures), and why none ran when
+    # the job was told not to run one (--canary-runs 0)
     canaries: dict[str, CanaryCheck] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

@@ -1,9 +1,10 @@
 """A local HTTP server that plays the model for Claude Code (Anthropic Messages) and Codex (OpenAI Responses).
 
-It replays a ``Script`` (see ``skillassay.testing.script``). It is stateless about the conversation: the reply is
-chosen by counting the assistant turns already in the request, so a retried or concurrent request gets the same
-answer. Several scripts are served at once, each under its own URL prefix ``/s/<script-id>`` (or chosen with the
-``x-skillassay-script`` header; a bare ``/v1/...`` uses the only script, or the one called ``default``).
+It replays a ``Script`` (see ``skillassay.testing.script``). It is stateless about the conversation: the reply
+is chosen by counting the assistant turns already in the request, so a retried or concurrent request gets the
+same answer. Several scripts are served at once, each under its own URL prefix ``/s/<script-id>`` (or chosen
+with the ``x-skillassay-script`` header; a bare ``/v1/...`` uses the only script, or the one called
+``default``).
 
 In-process use::
 
@@ -89,7 +90,9 @@ class ModelServer:
 
     # -- scripts ---------------------------------------------------------------------------------------------
     def add_script(self, script: Script, variables: dict[str, str] | None = None) -> str:
-        """Serve ``script`` under ``/s/<script.id>``. ``variables`` fill ``{name}`` placeholders in its strings."""
+        """Serve ``script`` under ``/s/<script.id>``. ``variables`` fill ``{name}`` placeholders in its
+        strings.
+        """
         if not re.fullmatch(r"[A-Za-z0-9._-]+", script.id):
             raise ValueError(f"script id {script.id!r}: use letters, digits, '.', '_' and '-' only")
         with self._lock:
@@ -98,7 +101,9 @@ class ModelServer:
         return script.id
 
     def base_url(self, script_id: str | None = None) -> str:
-        """The base URL a CLI is given: Claude appends ``/v1/messages``; Codex's provider takes it plus ``/v1``."""
+        """The base URL a CLI is given: Claude appends ``/v1/messages``; Codex's provider takes it plus
+        ``/v1``.
+        """
         if self.port is None:
             raise RuntimeError("the model server is not running")
         root = f"http://{self.host}:{self.port}"
@@ -118,9 +123,15 @@ class ModelServer:
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> Self:
-        self._server = ThreadedServer(self._app(), bind(self.host, self._requested_port),
-                                      name="skillassay-model-server", what="the model server", join_timeout=5,
-                                      lifespan="off", timeout_graceful_shutdown=1).start()
+        self._server = ThreadedServer(
+            self._app(),
+            bind(self.host, self._requested_port),
+            name="skillassay-model-server",
+            what="the model server",
+            join_timeout=5,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        ).start()
         self.port = self._server.port
         return self
 
@@ -153,8 +164,13 @@ class ModelServer:
             script_id, path = match.group(1), match.group(2) or "/"
         raw = await request.body()
         body = _decode_body(raw, request.headers.get("content-encoding"))
-        record = RecordedRequest(script_id=script_id, method=request.method, path=path, body=body,
-                                 headers={k.lower(): v for k, v in request.headers.items()})
+        record = RecordedRequest(
+            script_id=script_id,
+            method=request.method,
+            path=path,
+            body=body,
+            headers={k.lower(): v for k, v in request.headers.items()},
+        )
 
         api = None
         if request.method == "POST" and path.rstrip("/").endswith("/messages"):
@@ -209,14 +225,18 @@ class ModelServer:
         if failing and turn.error is not None:
             return _error_response(api, turn.error, f"scripted error at turn {index}")
         if turn.stream_error is not None and body.get("stream") is not False:
-            return _sse(_stream_error_events(api, turn.stream_error, str(body.get("model") or "scripted-model")))
+            return _sse(
+                _stream_error_events(api, turn.stream_error, str(body.get("model") or "scripted-model"))
+            )
         variables = dict(self._variables.get(script.id, {}))
         cwd = _find_cwd(api, body)
         if cwd:
             variables.setdefault("workspace", cwd)
         elif "{workspace}" in turn.model_dump_json() and "workspace" not in variables:
             # never guess: an empty workspace would turn "{workspace}/x" into "/x", outside every sandbox
-            return _error_response(api, 500, "the script uses {workspace} but the request names no working directory")
+            return _error_response(
+                api, 500, "the script uses {workspace} but the request names no working directory"
+            )
         turn = _fill(turn, variables)
         return self._reply(api, body, script, turn, turn_index=index)
 
@@ -288,7 +308,9 @@ _ASSISTANT_ITEM_TYPES = {
 
 
 def _count_assistant_turns(api: str, body: dict) -> int:
-    """How many model turns the conversation already holds: runs of assistant content between other content."""
+    """How many model turns the conversation already holds: runs of assistant content between other
+    content.
+    """
     if api == "anthropic":
         flags = [m.get("role") == "assistant" for m in body.get("messages") or [] if isinstance(m, dict)]
     else:
@@ -663,8 +685,14 @@ def _no_such_model(api: str, model: str) -> JSONResponse:
     if api == "anthropic":
         body = {"type": "error", "error": {"type": "not_found_error", "message": f"model: {model}"}}
     else:
-        body = {"error": {"message": f"The model `{model}` does not exist or you do not have access to it.",
-                          "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
+        body = {
+            "error": {
+                "message": f"The model `{model}` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            }
+        }
     return JSONResponse(body, status_code=404)
 
 
@@ -672,13 +700,27 @@ def _stream_error_events(api: str, error_type: str, model: str) -> Iterable[tupl
     """A stream that starts (HTTP 200) and then fails: how providers report overload or errors mid-answer."""
     message = f"scripted {error_type} during the answer"
     if api == "anthropic":
-        start: dict[str, Any] = {"id": "msg_stream_error", "type": "message", "role": "assistant", "model": model, "content": [],
-                 "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+        start: dict[str, Any] = {
+            "id": "msg_stream_error",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        }
         yield "message_start", {"type": "message_start", "message": start}
         yield "error", {"type": "error", "error": {"type": error_type, "message": message}}
     else:
-        pending: dict[str, Any] = {"id": "resp_stream_error", "object": "response", "status": "in_progress", "model": model,
-                   "output": [], "usage": None}
+        pending: dict[str, Any] = {
+            "id": "resp_stream_error",
+            "object": "response",
+            "status": "in_progress",
+            "model": model,
+            "output": [],
+            "usage": None,
+        }
         yield "response.created", {"type": "response.created", "sequence_number": 0, "response": pending}
         failed = {**pending, "status": "failed", "error": {"code": error_type, "message": message}}
         yield "response.failed", {"type": "response.failed", "sequence_number": 1, "response": failed}
@@ -701,8 +743,10 @@ def serve_scripts(paths: list[Path], port: int = 0, log: Path | None = None) -> 
             with log.open("w", encoding="utf-8") as fh:
                 for record in server.requests():
                     # the log is a file: keep credentials' presence, never their values
-                    record.headers = {k: ("[present]" if k in ("authorization", "x-api-key") else v)
-                                      for k, v in record.headers.items()}
+                    record.headers = {
+                        k: ("[present]" if k in ("authorization", "x-api-key") else v)
+                        for k, v in record.headers.items()
+                    }
                     fh.write(record.model_dump_json() + "\n")
 
 

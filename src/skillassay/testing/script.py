@@ -19,10 +19,11 @@ YAML example (one script; the file may also hold a list of scripts, or ``{script
 
 A turn is either a list of actions or a mapping with ``actions`` and the options ``error``, ``fail_times``,
 ``hang``, ``stream_error``, ``usage``.
-An action is a one-key mapping (``text``, ``tool_use``, ``exec``, ``patch``, ``function_call``) or the long form with
-``type``. ``tool_use`` is for the Anthropic Messages API; ``exec``, ``patch`` and ``function_call`` for OpenAI
-Responses; ``text`` for both. ``{workspace}`` in any string is replaced with the request's working directory when
-the server can find one (it cannot always), so prefer relative paths where the CLI accepts them.
+An action is a one-key mapping (``text``, ``tool_use``, ``exec``, ``patch``, ``function_call``) or the long
+form with ``type``. ``tool_use`` is for the Anthropic Messages API; ``exec``, ``patch`` and ``function_call``
+for OpenAI Responses; ``text`` for both. ``{workspace}`` in any string is replaced with the request's working
+directory when the server can find one (it cannot always), so prefer relative paths where the CLI accepts
+them.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ class ExecAction(_Strict):
 
 
 class PatchAction(_Strict):
-    """An OpenAI ``custom_tool_call`` to Codex's ``apply_patch`` tool, with the raw ``*** Begin Patch`` text."""
+    """An OpenAI ``custom_tool_call`` to Codex's ``apply_patch`` tool, with the raw ``*** Begin Patch``
+    text.
+    """
 
     type: Literal["patch"] = "patch"
     text: str
@@ -111,7 +114,8 @@ class Turn(_Strict):
     error: int | None = None  # answer this HTTP status (e.g. 500) instead of a reply, on every attempt...
     fail_times: int | None = None  # ...or only on the first N attempts (then the actions), to test retries
     hang: float | None = None  # wait this many seconds before answering (to test timeouts)
-    # answer 200, start the stream, then fail inside it with this error type (e.g. overloaded_error), every attempt
+    # answer 200, start the stream, then fail inside it with this error type (e.g. overloaded_error), every
+    # attempt
     stream_error: str | None = None
     usage: ScriptUsage | None = None
 

@@ -1,12 +1,13 @@
 """What the agent's model calls used and cost, and the provider errors they met.
 
-The model proxy (``services/model_proxy``) fills these records, one ``ModelCall`` per request; a run keeps the sum
-(``ModelUsage``) in run.json and every call in ``model_calls.jsonl``; a job adds its runs up. Prices come from the
-table shipped beside this module (``prices.toml``), which a user may extend or override with a file of the same form.
+The model proxy (``services/model_proxy``) fills these records, one ``ModelCall`` per request; a run keeps the
+sum (``ModelUsage``) in run.json and every call in ``model_calls.jsonl``; a job adds its runs up. Prices come
+from the table shipped beside this module (``prices.toml``), which a user may extend or override with a file
+of the same form.
 
-Token counts are normalised across the two APIs so one formula prices both: ``input_tokens`` are the input tokens
-billed at the base input price. Anthropic reports them that way; OpenAI's ``input_tokens`` include the cached ones,
-so ``cached_tokens`` are moved to ``cache_read_input_tokens``.
+Token counts are normalised across the two APIs so one formula prices both: ``input_tokens`` are the input
+tokens billed at the base input price. Anthropic reports them that way; OpenAI's ``input_tokens`` include the
+cached ones, so ``cached_tokens`` are moved to ``cache_read_input_tokens``.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ ProviderErrorKind = Literal[
 RETRYABLE: frozenset[str] = frozenset({"rate_limited", "overloaded", "server_error", "connection"})
 
 _CONTEXT = re.compile(
-    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|input is too long|"
+    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|input is too "
+    r"long|"
     r"too many tokens",
     re.IGNORECASE,
 )
@@ -59,7 +61,9 @@ _OVERLOADED = re.compile(r"overloaded", re.IGNORECASE)
 
 
 def classify(status: int | None, text: str = "") -> ProviderErrorKind | None:
-    """The kind of a provider's error answer (status and body, or an error event's text); None for a success."""
+    """The kind of a provider's error answer (status and body, or an error event's text); None for a
+    success.
+    """
     if status is None:
         return "connection"
     if status < 400:
@@ -79,19 +83,25 @@ def classify(status: int | None, text: str = "") -> ProviderErrorKind | None:
     return "bad_request"
 
 
-# What only the provider says about the operator's account: an error type or code, or a message that BEGINS with
-# one of these sentences. Never a phrase found anywhere in the message: providers echo the request in their errors
-# ("model: <the name asked for>", "... tag '<the value sent>' ..."), and an agent that sends a model named "credit
-# balance is too low" must not turn its own bad request into the operator's problem (an unscored run).
-_QUOTA_CODES = frozenset({"insufficient_quota", "billing_error", "billing_hard_limit_reached", "quota_exceeded"})
-_QUOTA_START = re.compile(r"\s*(your credit balance is too low|you exceeded your current quota|"
-                          r"you have exceeded your (monthly )?(spend|usage|quota))", re.IGNORECASE)
+# What only the provider says about the operator's account: an error type or code, or a message that BEGINS
+# with one of these sentences. Never a phrase found anywhere in the message: providers echo the request in
+# their errors ("model: <the name asked for>", "... tag '<the value sent>' ..."), and an agent that sends a
+# model named "credit balance is too low" must not turn its own bad request into the operator's problem (an
+# unscored run).
+_QUOTA_CODES = frozenset(
+    {"insufficient_quota", "billing_error", "billing_hard_limit_reached", "quota_exceeded"}
+)
+_QUOTA_START = re.compile(
+    r"\s*(your credit balance is too low|you exceeded your current quota|"
+    r"you have exceeded your (monthly )?(spend|usage|quota))",
+    re.IGNORECASE,
+)
 
 
 def classify_answer(status: int, body: bytes) -> ProviderErrorKind | None:
-    """The kind of a provider's error answer (``status`` >= 400 and its body as received), read from the error's
-    type/code and the start of its message, so nothing the request put into the message (providers echo it) can
-    make the agent's own bad request look like the provider's or the operator's failure."""
+    """The kind of a provider's error answer (``status`` >= 400 and its body as received), read from the
+    error's type/code and the start of its message, so nothing the request put into the message (providers
+    echo it) can make the agent's own bad request look like the provider's or the operator's failure."""
     kind, code, message = _error_fields(body)
     codes = {c.lower() for c in (kind, code) if c}
     if status == 429:
@@ -110,8 +120,8 @@ def classify_answer(status: int, body: bytes) -> ProviderErrorKind | None:
 
 
 def _error_fields(body: bytes) -> tuple[str, str, str]:
-    """(type, code, message) of a provider error body (Anthropic's ``{"error": {"type", "message"}}``, OpenAI's
-    ``{"error": {"type", "code", "message"}}``), or ("", "", the text) when it is not JSON."""
+    """(type, code, message) of a provider error body (Anthropic's ``{"error": {"type", "message"}}``,
+    OpenAI's ``{"error": {"type", "code", "message"}}``), or ("", "", the text) when it is not JSON."""
     import json
 
     try:
@@ -125,7 +135,9 @@ def _error_fields(body: bytes) -> tuple[str, str, str]:
 
 
 def _kind_from_text(text: str) -> ProviderErrorKind | None:
-    """An error inside a 200 stream (Anthropic ``event: error``, OpenAI ``response.failed``): by its type/code."""
+    """An error inside a 200 stream (Anthropic ``event: error``, OpenAI ``response.failed``): by its
+    type/code.
+    """
     low = text.lower()
     if not low:
         return None
@@ -247,7 +259,9 @@ def _read_table(text: str, source: str) -> PriceTable:
 
 def load_prices(override: Path | None = None) -> PriceTable:
     """The shipped table, extended (and overridden entry by entry) by ``override`` when given."""
-    shipped = _read_table(resources.files(__package__).joinpath("prices.toml").read_text("utf-8"), "prices.toml")
+    shipped = _read_table(
+        resources.files(__package__).joinpath("prices.toml").read_text("utf-8"), "prices.toml"
+    )
     if override is None:
         return shipped
     path = Path(override)
@@ -258,7 +272,7 @@ def load_prices(override: Path | None = None) -> PriceTable:
     return shipped.merged(_read_table(text, str(path)))
 
 
-# -- what a run (or a job) used --------------------------------------------------------------------------------
+# -- what a run (or a job) used ------------------------------------------------------------------------------
 
 
 class ModelCall(BaseModel):
@@ -321,7 +335,9 @@ class ModelUsage(TokenCounts):
         totals.requests += 1
         totals.add(call.tokens)
         if call.cost_usd is None:
-            has_tokens = call.tokens.input_tokens or call.tokens.output_tokens or call.tokens.cache_read_input_tokens
+            has_tokens = (
+                call.tokens.input_tokens or call.tokens.output_tokens or call.tokens.cache_read_input_tokens
+            )
             if has_tokens or call.tokens.cache_creation_input_tokens:
                 totals.cost_usd = None
                 if name not in self.unpriced_models:
@@ -351,7 +367,9 @@ class ModelUsage(TokenCounts):
             mine = self.by_model.setdefault(name, ModelTotals())
             TokenCounts.add(mine, t)
             mine.requests += t.requests
-            mine.cost_usd = None if mine.cost_usd is None or t.cost_usd is None else mine.cost_usd + t.cost_usd
+            mine.cost_usd = (
+                None if mine.cost_usd is None or t.cost_usd is None else mine.cost_usd + t.cost_usd
+            )
         for e in other.provider_errors:
             if len(self.provider_errors) < MAX_ERRORS_KEPT:
                 self.provider_errors.append(e)

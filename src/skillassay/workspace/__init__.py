@@ -1,7 +1,7 @@
 """Scratch workspaces: a pristine fixture copy as a git repo, and the one change an agent made to it.
 
-``changes`` (the ChangeSet and the skip-list) imports nothing heavy, so the rubric reads it without pydantic; the
-names below are imported on first use.
+``changes`` (the ChangeSet and the skip-list) imports nothing heavy, so the rubric reads it without pydantic;
+the names below are imported on first use.
 """
 
 from __future__ import annotations
@@ -28,9 +28,24 @@ _EXPORTS = {
     "safe_read": "skillassay.workspace.workspace",
 }
 
-__all__ = ["DEFAULT_MAX_CHANGE", "OUTPUT_DIRS", "SKIP_DIRS", "ChangeSet", "FileChange", "OverLimit", "SizeReport",
-           "Workspace", "compare_trees", "copy_ignore", "create_workspace", "keep", "open_workspace", "safe_read",
-           "skipped_dir", "snapshot"]
+__all__ = [
+    "DEFAULT_MAX_CHANGE",
+    "OUTPUT_DIRS",
+    "SKIP_DIRS",
+    "ChangeSet",
+    "FileChange",
+    "OverLimit",
+    "SizeReport",
+    "Workspace",
+    "compare_trees",
+    "copy_ignore",
+    "create_workspace",
+    "keep",
+    "open_workspace",
+    "safe_read",
+    "skipped_dir",
+    "snapshot",
+]
 
 
 def __getattr__(name: str) -> Any:

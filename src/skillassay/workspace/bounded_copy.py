@@ -1,27 +1,32 @@
-"""The workspace as a run keeps it: one bounded copy, made once the agent has stopped (docs/results.md, "Size").
+"""The workspace as a run keeps it: one bounded copy, made once the agent has stopped (docs/results.md,
+"Size").
 
-Everything after the agent reads this copy, never the live workspace: the change (``compare_trees``), every grader,
-the sandbox's and the graders' own copies, and the workspace kept in the run folder. So a limit enforced here holds
-for all of them, and a process the agent left behind cannot change what is graded or stored.
+Everything after the agent reads this copy, never the live workspace: the change (``compare_trees``), every
+grader, the sandbox's and the graders' own copies, and the workspace kept in the run folder. So a limit
+enforced here holds for all of them, and a process the agent left behind cannot change what is graded or
+stored.
 
-- **Size.** The files the agent added or changed (apparent sizes, so a sparse file counts as what reading it gives)
-  may add up to ``limit`` bytes (default 20 MB; ``--max-change-size``, or ``max_change_size`` in a definition).
-  Beyond it, the largest files are left out, one by one, until the rest fits: each is listed (path, size, bytes on
-  disk, sha256) and the run is graded on the rest, an added file being absent and a changed one as it was before.
-- **Copied once, bounded.** Each file is copied up to the size it had when it was first looked at: a file still
-  growing (a writer that outlived the agent) is kept as it was then and named in ``grew``. Fifos, sockets and device
-  files are never opened (reading a fifo blocks) and are named in ``special`` (the first 100; ``special_more``).
-- **Entries.** At most ``max_entries`` (10,000) new files, links and folders and changed files are kept, in the
-  walk's order (sorted names, a folder's entries before its subfolders' contents); the rest are counted in
-  ``entries_left_out`` (the first 20 named), a new one absent with everything under it, a changed one as it was.
-  Every later step (the change, each grader, the stored copy) costs per file: 200,000 empty files took them hours.
-- **The same copy rule as every other copy** (``changes.copy_ignore``): no installed dependencies, caches, nested
-  repositories or top-level build output (an empty folder stands for a build folder the run created, so the change
-  still lists it in ``skipped``).
-- **No ``.git``.** The agent's repository is not copied: its objects would store the change a second time, compressed
-  (where no byte scan sees a secret), and its configuration and hooks would run for whoever opens the kept copy with
-  git. The kept workspace gets a fresh repository holding the pristine commit (``init_pristine``), so ``git diff``
-  in it shows the agent's change.
+- **Size.** The files the agent added or changed (apparent sizes, so a sparse file counts as what reading it
+  gives) may add up to ``limit`` bytes (default 20 MB; ``--max-change-size``, or ``max_change_size`` in a
+  definition). Beyond it, the largest files are left out, one by one, until the rest fits: each is listed
+  (path, size, bytes on disk, sha256) and the run is graded on the rest, an added file being absent and a
+  changed one as it was before.
+- **Copied once, bounded.** Each file is copied up to the size it had when it was first looked at: a file
+  still growing (a writer that outlived the agent) is kept as it was then and named in ``grew``. Fifos,
+  sockets and device files are never opened (reading a fifo blocks) and are named in ``special`` (the first
+  100; ``special_more``).
+- **Entries.** At most ``max_entries`` (10,000) new files, links and folders and changed files are kept, in
+  the walk's order (sorted names, a folder's entries before its subfolders' contents); the rest are counted in
+  ``entries_left_out`` (the first 20 named), a new one absent with everything under it, a changed one as it
+  was. Every later step (the change, each grader, the stored copy) costs per file: 200,000 empty files took
+  them hours.
+- **The same copy rule as every other copy** (``changes.copy_ignore``): no installed dependencies, caches,
+  nested repositories or top-level build output (an empty folder stands for a build folder the run created, so
+  the change still lists it in ``skipped``).
+- **No ``.git``.** The agent's repository is not copied: its objects would store the change a second time,
+  compressed (where no byte scan sees a secret), and its configuration and hooks would run for whoever opens
+  the kept copy with git. The kept workspace gets a fresh repository holding the pristine commit
+  (``init_pristine``), so ``git diff`` in it shows the agent's change.
 """
 
 from __future__ import annotations
@@ -65,21 +70,28 @@ class SizeReport(BaseModel):
     special: list[str] = Field(default_factory=list)  # fifos, sockets, devices: not copied (the first 100)
     special_more: int = 0  # more of them, not named
     max_entries: int = MAX_ENTRIES
-    entries_left_out: int = 0  # new files, links and folders and changed files beyond ``max_entries`` (and below)
+    # new files, links and folders and changed files beyond ``max_entries`` (and below)
+    entries_left_out: int = 0
     entries_left_out_sample: list[str] = Field(default_factory=list)  # the first 20 of them
     unreadable: list[str] = Field(default_factory=list)  # files the agent made unreadable: not copied
-    logs_cut: list[str] = Field(default_factory=list)  # files of the run folder cut to their first and last bytes
+    # files of the run folder cut to their first and last bytes
+    logs_cut: list[str] = Field(default_factory=list)
 
     @property
     def exceeded(self) -> bool:
         return bool(self.over_limit) or self.entries_left_out > 0
 
 
-def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_MAX_CHANGE,
-             max_entries: int = MAX_ENTRIES) -> SizeReport:
-    """Copy ``workspace`` (as the agent left it) to ``dest`` within ``limit``; ``pristine`` is the fixture's app it
-    started from. ``dest`` must not exist. A missing workspace (the agent deleted it) gives an empty copy.
-    At most ``max_entries`` new entries and changed files are kept (module docstring, "Entries")."""
+def snapshot(
+    workspace: Path,
+    pristine: Path,
+    dest: Path,
+    limit: int = DEFAULT_MAX_CHANGE,
+    max_entries: int = MAX_ENTRIES,
+) -> SizeReport:
+    """Copy ``workspace`` (as the agent left it) to ``dest`` within ``limit``; ``pristine`` is the fixture's
+    app it started from. ``dest`` must not exist. A missing workspace (the agent deleted it) gives an empty
+    copy. At most ``max_entries`` new entries and changed files are kept (module docstring, "Entries")."""
     workspace, pristine, dest = Path(workspace), Path(pristine), Path(dest)
     report = SizeReport(limit=limit, max_entries=max_entries)
     dest.mkdir(parents=True)
@@ -98,7 +110,10 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
         before = _lstat(pristine / rel)
         was_file = before is not None and stat.S_ISREG(before.st_mode)
         is_changed = stat.S_ISREG(info.st_mode) and not (
-            was_file and before is not None and same_file(str(pristine / rel), str(workspace / rel), before, info))
+            was_file
+            and before is not None
+            and same_file(str(pristine / rel), str(workspace / rel), before, info)
+        )
         if before is None or is_changed:
             counted += 1
             if counted > max_entries:
@@ -113,7 +128,8 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
         if is_changed:
             changed.append((rel, info, was_file))
     report.change_bytes = sum(info.st_size for _, info, _ in changed)
-    # the largest files go first, until the rest fits (ties by path, so the same change always keeps the same files)
+    # the largest files go first, until the rest fits (ties by path, so the same change always keeps the same
+    # files)
     out: dict[str, tuple[os.stat_result, bool]] = {}
     total = report.change_bytes
     for rel, info, had in sorted(changed, key=lambda c: (-c[1].st_size, c[0])):
@@ -123,8 +139,15 @@ def snapshot(workspace: Path, pristine: Path, dest: Path, limit: int = DEFAULT_M
         total -= info.st_size
     report.kept_bytes = total
     for rel, (info, had) in sorted(out.items()):
-        report.over_limit.append(OverLimit(path=rel, status="modified" if had else "added", size=info.st_size,
-                                           allocated=info.st_blocks * 512, sha256=_sha256(workspace / rel, info)))
+        report.over_limit.append(
+            OverLimit(
+                path=rel,
+                status="modified" if had else "added",
+                size=info.st_size,
+                allocated=info.st_blocks * 512,
+                sha256=_sha256(workspace / rel, info),
+            )
+        )
 
     for rel, info in entries:
         if rel in dropped:
@@ -179,7 +202,8 @@ def _walk(root: Path, report: SizeReport) -> list[tuple[str, os.stat_result]]:
                 continue
             if skipped_dir(d, rel_dir == "."):
                 if rel_dir == "." and d in OUTPUT_DIRS and stat.S_ISDIR(info.st_mode):
-                    out.append((prefix + d, info))  # kept empty: the change lists the build folders a run made
+                    # kept empty: the change lists the build folders a run made
+                    out.append((prefix + d, info))
                 continue
             out.append((prefix + d, info))
             if stat.S_ISDIR(info.st_mode):
@@ -217,8 +241,8 @@ def _sha256(path: Path, info: os.stat_result) -> str | None:
 
 
 def _copy_bounded(src: Path, dst: Path, info: os.stat_result) -> bool | None:
-    """Copy at most the ``info.st_size`` bytes ``src`` had when it was looked at; True when it had grown since,
-    None when it could not be read (never the harness's failure: the agent's file is not kept)."""
+    """Copy at most the ``info.st_size`` bytes ``src`` had when it was looked at; True when it had grown
+    since, None when it could not be read (never the harness's failure: the agent's file is not kept)."""
     left = info.st_size
     grew = False
     try:
@@ -245,8 +269,8 @@ def _set_stat(path: Path, info: os.stat_result) -> None:
 
 
 def keep(copy: Path, dest: Path, pristine: Path) -> None:
-    """Move the run's copy to ``dest`` (the run folder's ``workspace/``) with a repository holding the pristine
-    commit, so ``git diff`` there shows the change."""
+    """Move the run's copy to ``dest`` (the run folder's ``workspace/``) with a repository holding the
+    pristine commit, so ``git diff`` there shows the change."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(copy), str(dest))
     from skillassay.workspace.workspace import init_pristine

@@ -1,25 +1,27 @@
 """What the agent changed: one ``ChangeSet`` per run, computed once and handed to every grader.
 
-The pristine tree (the fixture's ``app/``) is compared with the modified one (the workspace). A file is unchanged
-when its bytes are; files of different sizes are changed without reading them. Modification times play no part:
-the agent sets them (``touch -d``), so a same-size edit with its time set back must still be a change. The cost is
-one ``lstat`` per file plus reading the pairs of equal size (an app's sources: milliseconds).
+The pristine tree (the fixture's ``app/``) is compared with the modified one (the workspace). A file is
+unchanged when its bytes are; files of different sizes are changed without reading them. Modification times
+play no part: the agent sets them (``touch -d``), so a same-size edit with its time set back must still be a
+change. The cost is one ``lstat`` per file plus reading the pairs of equal size (an app's sources:
+milliseconds).
 
 One skip-list, used by everything that walks or copies an app (the workspace, the rubric, the process graders,
 the reference agent, the sandbox's copies and build cache):
 - installed dependencies, tool caches and version control, at any depth: ``SKIP_DIRS``;
 - what the app's build and test runs produce, at its top level only: ``OUTPUT_DIRS`` (``dist/``, ``build/``,
-  ``.next/``, ``coverage/``...). The sandbox rebuilds it from the sources, so it is neither part of the change (not in
-  ``diff.patch``, not seen by any grader) nor copied: code an agent puts there exists for no layer. ``skipped``
-  lists such folders the run created, so a reader can see them. A folder of the same name deeper down (``src/build``)
-  is source like any other;
+  ``.next/``, ``coverage/``...). The sandbox rebuilds it from the sources, so it is neither part of the change
+  (not in ``diff.patch``, not seen by any grader) nor copied: code an agent puts there exists for no layer.
+  ``skipped`` lists such folders the run created, so a reader can see them. A folder of the same name deeper
+  down (``src/build``) is source like any other;
 - files no one authors: byte code, coverage data and the databases an app or its tests create while running
   (``SKIP_SUFFIXES``, ``SKIP_NAMES``).
   They are left out of the change only; copies keep them (an app may ship a seed database).
 
 Symbolic links are part of the change as links: compared by their target text, never followed, and never read
-(``read`` answers None), so nothing outside the two trees is ever read. A file is ``binary`` when either side has a
-NUL byte in its first 8,000 bytes (git's rule); binary files and links are shown in the patch by name only.
+(``read`` answers None), so nothing outside the two trees is ever read. A file is ``binary`` when either side
+has a NUL byte in its first 8,000 bytes (git's rule); binary files and links are shown in the patch by name
+only.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from typing import Any, Literal
 from skillassay.untrusted import printable
 
 # at any depth: installed, cached or version-control state, never an agent's edit
-SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache",
-                       ".ruff_cache", ".git"})
+SKIP_DIRS = frozenset(
+    {"node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git"}
+)
 # at the app's top level: what its build and its test runs produce (the sandbox builds it again)
 OUTPUT_DIRS = frozenset({"dist", "build", ".next", ".turbo", "coverage", "htmlcov"})
 SKIP_SUFFIXES = (".pyc", ".pyo", ".db", ".sqlite", ".sqlite3", ".db-journal", ".db-wal", ".db-shm")
@@ -48,7 +51,9 @@ Status = Literal["added", "modified", "deleted"]
 
 
 def skipped_dir(name: str, top_level: bool) -> bool:
-    """Is the folder ``name`` (directly under the app's root when ``top_level``) left out of changes and copies?"""
+    """Is the folder ``name`` (directly under the app's root when ``top_level``) left out of changes and
+    copies?
+    """
     return name in SKIP_DIRS or (top_level and name in OUTPUT_DIRS)
 
 
@@ -57,20 +62,27 @@ def skipped_file(name: str) -> bool:
 
 
 def copy_ignore(root: Path | str, keep: frozenset[str] = frozenset()) -> Callable[[str, list[str]], set[str]]:
-    """An ``ignore`` for ``shutil.copytree(root, ...)`` leaving out the skipped folders (files are all copied),
-    but the top-level folders named in ``keep`` (a kept workspace keeps its ``.git``)."""
+    """An ``ignore`` for ``shutil.copytree(root, ...)`` leaving out the skipped folders (files are all
+    copied), but the top-level folders named in ``keep`` (a kept workspace keeps its ``.git``)."""
     top = os.path.abspath(root)
 
     def ignore(directory: str, names: list[str]) -> set[str]:
         at_top = os.path.abspath(directory) == top
-        return {n for n in names
-                if skipped_dir(n, at_top) and not (at_top and n in keep) and os.path.isdir(os.path.join(directory, n))}
+        return {
+            n
+            for n in names
+            if skipped_dir(n, at_top)
+            and not (at_top and n in keep)
+            and os.path.isdir(os.path.join(directory, n))
+        }
 
     return ignore
 
 
 def walk(root: Path | str) -> dict[str, os.stat_result]:
-    """Relative POSIX path -> ``lstat`` of every file or symlink under ``root`` that can be part of a change."""
+    """Relative POSIX path -> ``lstat`` of every file or symlink under ``root`` that can be part of a
+    change.
+    """
     out: dict[str, os.stat_result] = {}
     root_str = str(root)
     if not os.path.isdir(root_str):
@@ -111,8 +123,8 @@ def same_file(a: str, b: str, sa: os.stat_result, sb: os.stat_result) -> bool:
         return stat.S_IFMT(sa.st_mode) == stat.S_IFMT(sb.st_mode)  # a fifo or a socket is never opened
     if sa.st_size != sb.st_size:
         return False
-    # same size: the bytes decide. Never the modification time: an agent sets it back with one `touch -d`, and a
-    # same-size edit (a weakened assertion, padded) would then be no change at all to every grader
+    # same size: the bytes decide. Never the modification time: an agent sets it back with one `touch -d`, and
+    # a same-size edit (a weakened assertion, padded) would then be no change at all to every grader
     with open(a, "rb") as fa, open(b, "rb") as fb:
         while True:
             ca, cb = fa.read(1 << 16), fb.read(1 << 16)
@@ -146,11 +158,13 @@ class ChangeSet:
     modified_dir: Path
     files: list[FileChange] = field(default_factory=list)  # sorted by path
     unchanged: list[str] = field(default_factory=list)  # in both trees, identical
-    skipped: list[str] = field(default_factory=list)  # build-output folders the run created (never part of it)
-    # files left out because the change was larger than the run's limit (workspace/bounded_copy.py): path, status,
-    # size, allocated, sha256; they are not in ``files`` and no grader sees them
+    # build-output folders the run created (never part of it)
+    skipped: list[str] = field(default_factory=list)
+    # files left out because the change was larger than the run's limit (workspace/bounded_copy.py): path,
+    # status, size, allocated, sha256; they are not in ``files`` and no grader sees them
     over_limit: list[dict[str, Any]] = field(default_factory=list)
-    entries_left_out: int = 0  # new or changed entries beyond the run's count limit (workspace/bounded_copy.py)
+    # new or changed entries beyond the run's count limit (workspace/bounded_copy.py)
+    entries_left_out: int = 0
     _patch: str | None = field(default=None, repr=False, compare=False)
     _lines: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -187,7 +201,9 @@ class ChangeSet:
         return next((f for f in self.files if f.path == rel), None)
 
     # ------------------------------------------------------------------------- reading
-    def read_bytes(self, rel: str, side: Literal["pristine", "modified"], limit: int | None = None) -> bytes | None:
+    def read_bytes(
+        self, rel: str, side: Literal["pristine", "modified"], limit: int | None = None
+    ) -> bytes | None:
         """The file's bytes on one side, or None: missing, a symlink (never followed), larger than ``limit``,
         or unreadable. ``rel`` must be a path of the tree (no ``..``)."""
         root = self.pristine_dir if side == "pristine" else self.modified_dir
@@ -218,8 +234,8 @@ class ChangeSet:
 
     # ------------------------------------------------------------------------- the patch
     def patch(self, max_chars: int | None = None) -> str:
-        """A unified diff (git's layout) of every file of the change; binary, oversized and linked files by name.
-        Computed once."""
+        """A unified diff (git's layout) of every file of the change; binary, oversized and linked files by
+        name. Computed once."""
         if self._patch is None:
             self._patch = "".join(self._file_patch(f) for f in self.files)
         return self._patch if max_chars is None else self._patch[:max_chars]
@@ -252,8 +268,11 @@ class ChangeSet:
                 return "".join(head) + f"Binary files {old_name} and {new_name} differ\n"
         import difflib  # only the patch needs it; the rubric never asks for one
 
-        lines = list(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                          old_name, new_name))
+        lines = list(
+            difflib.unified_diff(
+                old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name
+            )
+        )
         out = []
         added = deleted = 0
         for line in lines:
@@ -286,16 +305,28 @@ class ChangeSet:
         files = []
         for f in self.files:
             added, deleted = self.line_counts(f.path)
-            files.append({"path": printable(f.path), "status": f.status, "binary": f.binary, "symlink": f.symlink,
-                          "added_lines": added, "deleted_lines": deleted})
-        return {"files": files, "skipped": list(self.skipped), "over_limit": list(self.over_limit),
-                "entries_left_out": self.entries_left_out}
+            files.append(
+                {
+                    "path": printable(f.path),
+                    "status": f.status,
+                    "binary": f.binary,
+                    "symlink": f.symlink,
+                    "added_lines": added,
+                    "deleted_lines": deleted,
+                }
+            )
+        return {
+            "files": files,
+            "skipped": list(self.skipped),
+            "over_limit": list(self.over_limit),
+            "entries_left_out": self.entries_left_out,
+        }
 
 
 def quote_path(name: str) -> str:
-    """A file name as a patch header shows it: as is, or, when it holds a control character, a quote, a backslash
-    or bytes that are not UTF-8 (an agent's file names are anything), in double quotes with C escapes, as git
-    writes it."""
+    """A file name as a patch header shows it: as is, or, when it holds a control character, a quote, a
+    backslash or bytes that are not UTF-8 (an agent's file names are anything), in double quotes with C
+    escapes, as git writes it."""
     raw = os.fsencode(name)
     try:
         raw.decode("utf-8")
@@ -304,8 +335,17 @@ def quote_path(name: str) -> str:
         plain = False
     if plain:
         return name
-    escapes = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r",
-               0x22: '\\"', 0x5C: "\\\\"}
+    escapes = {
+        0x07: "\\a",
+        0x08: "\\b",
+        0x09: "\\t",
+        0x0A: "\\n",
+        0x0B: "\\v",
+        0x0C: "\\f",
+        0x0D: "\\r",
+        0x22: '\\"',
+        0x5C: "\\\\",
+    }
     out = []
     for b in raw:
         if b in escapes:

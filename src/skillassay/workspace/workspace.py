@@ -1,10 +1,11 @@
 """The scratch workspace an agent works in, and the change it made.
 
-A fixture's ``app/`` is copied (without the folders of ``workspace.changes``' skip-list) into a fresh folder that
-becomes a git repository with one pristine commit, so the agent can use git as in any checkout (and a kept workspace
-carries its history). Git is run with a fixed identity and without the user's configuration, so nothing on the
-user's machine changes what is recorded. After the agent has worked, ``compute_change`` compares the fixture's app
-with the workspace (``changes.compare_trees``): what git thinks, and any ``.gitignore`` the agent wrote, play no part.
+A fixture's ``app/`` is copied (without the folders of ``workspace.changes``' skip-list) into a fresh folder
+that becomes a git repository with one pristine commit, so the agent can use git as in any checkout (and a
+kept workspace carries its history). Git is run with a fixed identity and without the user's configuration, so
+nothing on the user's machine changes what is recorded. After the agent has worked, ``compute_change``
+compares the fixture's app with the workspace (``changes.compare_trees``): what git thinks, and any
+``.gitignore`` the agent wrote, play no part.
 """
 
 from __future__ import annotations
@@ -38,7 +39,16 @@ _GIT_ENV = {
 
 def git(repo: Path, *args: str, check: bool = True, binary: bool = False) -> subprocess.CompletedProcess:
     env = {**os.environ, **_GIT_ENV}
-    cmd = ["git", "-c", "core.autocrlf=false", "-c", "core.quotepath=false", "-c", "commit.gpgsign=false", *args]
+    cmd = [
+        "git",
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "core.quotepath=false",
+        "-c",
+        "commit.gpgsign=false",
+        *args,
+    ]
     try:
         proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=not binary)
     except FileNotFoundError as exc:  # pragma: no cover - git is a hard requirement
@@ -55,9 +65,9 @@ class Workspace(BaseModel):
     pristine_commit: str
 
     def compute_change(self) -> ChangeSet:
-        """The run's one change: the fixture's app (``source``) against the workspace as the agent left it. An agent
-        that deleted its workspace made the change "everything deleted" (its doing: graded, never a harness error);
-        the folder is made again, empty, so the graders see what it left: nothing."""
+        """The run's one change: the fixture's app (``source``) against the workspace as the agent left it. An
+        agent that deleted its workspace made the change "everything deleted" (its doing: graded, never a
+        harness error); the folder is made again, empty, so the graders see what it left: nothing."""
         if not self.path.is_dir():
             if self.path.is_symlink() or self.path.exists():
                 self.path.unlink()
@@ -90,8 +100,10 @@ def init_pristine(dest: Path, app_dir: Path) -> str:
     exclude = dest / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     # the same folders stay out of the agent's `git status` (build output only at the top, as in the change)
-    exclude.write_text("".join(f"{d}/\n" for d in sorted(SKIP_DIRS - {".git"}))
-                       + "".join(f"/{d}/\n" for d in sorted(OUTPUT_DIRS)))
+    exclude.write_text(
+        "".join(f"{d}/\n" for d in sorted(SKIP_DIRS - {".git"}))
+        + "".join(f"/{d}/\n" for d in sorted(OUTPUT_DIRS))
+    )
     tree = ("--git-dir", str(dest / ".git"), "--work-tree", str(app_dir))
     git(app_dir, *tree, "add", "-A")
     git(app_dir, *tree, "commit", "-q", "--allow-empty", "-m", PRISTINE_MESSAGE)
@@ -99,15 +111,18 @@ def init_pristine(dest: Path, app_dir: Path) -> str:
 
 
 def git_contents(repo: Path) -> Iterator[bytes]:
-    """Everything a repository folder holds, as stored and as git reads it: each file's path and bytes, then every
-    object decompressed (packed and loose, deltas resolved)."""
+    """Everything a repository folder holds, as stored and as git reads it: each file's path and bytes, then
+    every object decompressed (packed and loose, deltas resolved)."""
     repo = Path(repo)
     for path in sorted(repo.rglob("*")):
         yield os.fsencode(path.relative_to(repo))
         if path.is_file() and not path.is_symlink():
             yield path.read_bytes()
-    proc = subprocess.run(["git", "--git-dir", str(repo), "cat-file", "--batch-all-objects", "--batch"],
-                          env={**os.environ, **_GIT_ENV}, capture_output=True)
+    proc = subprocess.run(
+        ["git", "--git-dir", str(repo), "cat-file", "--batch-all-objects", "--batch"],
+        env={**os.environ, **_GIT_ENV},
+        capture_output=True,
+    )
     yield proc.stdout
 
 
@@ -118,10 +133,10 @@ def open_workspace(path: Path) -> Workspace:
 
 
 def safe_read(root: Path, relpath: str) -> str | None:
-    """Read a file of the workspace as text, refusing anything that resolves outside it (a symlink an agent made to
-    ``/etc/passwd`` reads as nothing). Returns None for missing, binary or escaping files."""
+    """Read a file of the workspace as text, refusing anything that resolves outside it (a symlink an agent
+    made to ``/etc/passwd`` reads as nothing). Returns None for missing, binary or escaping files."""
     root = Path(root).resolve()
-    target = (root / relpath)
+    target = root / relpath
     try:
         resolved = target.resolve(strict=True)
     except (FileNotFoundError, RuntimeError, OSError):

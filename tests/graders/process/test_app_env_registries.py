@@ -23,10 +23,14 @@ ADDED = {**APP, "requirements.txt": PINNED + "skillassay-no-such-package-anywher
 
 def _ctx(tmp_path: Path) -> ProcessContext:
     d = make_definition(tmp_path, criteria=[Criterion(id="c", description="", weight=1, grader="diff")])
-    return ProcessContext(definition=d, pristine_dir=write_tree(tmp_path / "p", APP),
-                          modified_dir=write_tree(tmp_path / "m", ADDED), transcript=None,
-                          work_dir=tmp_path / "w",
-                          policy=Policy(registries=["pypi.org", "files.pythonhosted.org"]))
+    return ProcessContext(
+        definition=d,
+        pristine_dir=write_tree(tmp_path / "p", APP),
+        modified_dir=write_tree(tmp_path / "m", ADDED),
+        transcript=None,
+        work_dir=tmp_path / "w",
+        policy=Policy(registries=["pypi.org", "files.pythonhosted.org"]),
+    )
 
 
 @pytest.fixture(autouse=True)

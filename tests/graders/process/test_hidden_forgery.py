@@ -1,7 +1,7 @@
 """Hidden tests judged from outside the code under test (docs/agent-evals.md, "Black-box hidden tests").
 
-The attacks of ``hidden_attacks`` planted in a copy of the ``cancels_any_status`` control (its hidden tests fail:
-0 with ``partial = false``); before black-box judging and the isolated white-box run, atexit_junit,
+The attacks of ``hidden_attacks`` planted in a copy of the ``cancels_any_status`` control (its hidden tests
+fail: 0 with ``partial = false``); before black-box judging and the isolated white-box run, atexit_junit,
 conftest_makereport, ini_addopts and pyproject_addopts made it 9/9 (100%). The real pytest, the real sealed
 children, the app's real environment (built once, from the install cache).
 """
@@ -32,8 +32,13 @@ def _grade_control(tmp_path: Path, attacks: list[str]):
     shutil.copytree(FIXTURE / "test_controls" / "cancels_any_status", modified)
     for attack in attacks:
         plant(modified, attack)
-    ctx = ProcessContext(definition=d, pristine_dir=FIXTURE / "app", modified_dir=modified, transcript=None,
-                         work_dir=tmp_path / "work")
+    ctx = ProcessContext(
+        definition=d,
+        pristine_dir=FIXTURE / "app",
+        modified_dir=modified,
+        transcript=None,
+        work_dir=tmp_path / "work",
+    )
     return hidden_tests.grade(crit, ctx)
 
 
@@ -46,11 +51,14 @@ def test_the_report_and_pytest_forgeries_of_the_workspace_change_nothing(tmp_pat
 
 
 def test_a_forged_answer_on_every_descriptor_is_no_answer(tmp_path: Path) -> None:
-    """The app prints a result in the child's format on stdout and every descriptor, then leaves before the call:
-    without the call's secret it is no answer, and each call fails (the same call runs on the pristine app)."""
+    """The app prints a result in the child's format on stdout and every descriptor, then leaves before the
+    call: without the call's secret it is no answer, and each call fails (the same call runs on the
+    pristine app)."""
     r = _grade_control(tmp_path, ["forged_json"])
     assert r.fraction == 0.0 and r.evidence[0] == "hidden tests: 0/9 passed", r.evidence
-    assert any("9 of 9 calls of the app failed" in e and "gave no answer" in e for e in r.evidence), r.evidence
+    assert any("9 of 9 calls of the app failed" in e and "gave no answer" in e for e in r.evidence), (
+        r.evidence
+    )
 
 
 # ----------------------------------------------------------------------------- white-box, isolated
@@ -61,27 +69,40 @@ APP = {
     "tests/conftest.py": "",
 }
 HIDDEN = {"test_hidden_sub.py": "from calc import sub\n\n\ndef test_h():\n    assert sub(5, 3) == 2\n"}
-FORGE = "\nimport pytest as _p\n\n\n@_p.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n" \
-        "    report = yield\n    report.outcome = 'passed'\n    return report\n"
-SHADOW = ("import os, sys\nfor a in sys.argv:\n    if a.startswith('--junitxml='):\n        open(a[11:], 'w').write("
-          "'<testsuite><testcase file=\"tests/_hidden/test_hidden_sub.py\" classname=\"x\" name=\"test_h\"/>"
-          "</testsuite>')\n")
+FORGE = (
+    "\nimport pytest as _p\n\n\n@_p.hookimpl(wrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+    "    report = yield\n    report.outcome = 'passed'\n    return report\n"
+)
+SHADOW = (
+    "import os, sys\nfor a in sys.argv:\n    if a.startswith('--junitxml='):\n        open(a[11:], "
+    "'w').write("
+    '\'<testsuite><testcase file="tests/_hidden/test_hidden_sub.py" classname="x" name="test_h"/>'
+    "</testsuite>')\n"
+)
 WHITE_BOX_ATTACKS = {
     "conftest": {"tests/conftest.py": FORGE},
     "ini_addopts": {"forge.py": FORGE, "pytest.ini": "[pytest]\npythonpath = .\naddopts = -p forge\n"},
-    "pyproject_addopts": {"forge.py": FORGE, "pytest.ini": None,
-                          "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "-p forge"\n'},
-    "sitecustomize": {"forge.py": FORGE, "sitecustomize.py": "import os\nos.environ['PYTEST_PLUGINS'] = 'forge'\n",
-                      "forge.pth": "import sitecustomize\n"},
+    "pyproject_addopts": {
+        "forge.py": FORGE,
+        "pytest.ini": None,
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "-p forge"\n',
+    },
+    "sitecustomize": {
+        "forge.py": FORGE,
+        "sitecustomize.py": "import os\nos.environ['PYTEST_PLUGINS'] = 'forge'\n",
+        "forge.pth": "import sitecustomize\n",
+    },
     "shadowed_pytest": {"pytest.py": SHADOW},  # `python -m pytest` ran the workspace's pytest.py
 }
 
 
 @pytest.mark.parametrize("attack", sorted(WHITE_BOX_ATTACKS))
-def test_white_box_reads_nothing_of_the_workspace_that_decides_an_outcome(tmp_path: Path, make_ctx,
-                                                                           attack: str) -> None:
-    d = make_definition(tmp_path, criteria=[Criterion(id="hidden", description="", weight=1,
-                                                      grader="hidden_tests")])
+def test_white_box_reads_nothing_of_the_workspace_that_decides_an_outcome(
+    tmp_path: Path, make_ctx, attack: str
+) -> None:
+    d = make_definition(
+        tmp_path, criteria=[Criterion(id="hidden", description="", weight=1, grader="hidden_tests")]
+    )
     write_tree(d.source.parent / "demo" / "hidden_tests", HIDDEN)
     modified = {k: v for k, v in {**APP, **WHITE_BOX_ATTACKS[attack]}.items() if v is not None}
     r = hidden_tests.grade(d.criteria[0], make_ctx(APP, modified, definition=d))
@@ -89,12 +110,14 @@ def test_white_box_reads_nothing_of_the_workspace_that_decides_an_outcome(tmp_pa
 
 
 # ----------------------------------------------------------------------------- black-box on a synthetic app
-CALC = {"calc.py": "import os, sys, time\n\n\ndef add(a, b):\n    return a + b\n\n\ndef refuse(n):\n"
-                   "    raise LookupError(f'no {n}')\n\n\nBEHAVE = 'well'\n",
-        "requirements.txt": "pytest==9.2.0\n"}
+CALC = {
+    "calc.py": "import os, sys, time\n\n\ndef add(a, b):\n    return a + b\n\n\ndef refuse(n):\n"
+    "    raise LookupError(f'no {n}')\n\n\nBEHAVE = 'well'\n",
+    "requirements.txt": "pytest==9.2.0\n",
+}
 # what the modified app does instead: crash, hang, flood, return what JSON cannot carry
 BADLY = CALC["calc.py"].replace("BEHAVE = 'well'\n", "BEHAVE = 'badly'\n")
-SCENARIOS = '''
+SCENARIOS = """
 def behave(how):
     import calc, os, sys, time
     if calc.BEHAVE == "well":
@@ -112,8 +135,8 @@ def behave(how):
     if how == "object":
         return object()
     return how
-'''
-BLACK_TESTS = '''
+"""
+BLACK_TESTS = """
 import pytest
 from scenarios import behave
 
@@ -138,12 +161,22 @@ def test_a_caught_failure_still_fails(app):
         app.run(behave, "crash")
     except BaseException:
         pass
-'''
+"""
 
 
 def _black_box_definition(tmp_path: Path, tests: str, scenarios: str = SCENARIOS):
-    d = make_definition(tmp_path, criteria=[Criterion(id="hidden", description="", weight=1, grader="hidden_tests",
-                                                      options={"mode": "black-box", "call_timeout": 2})])
+    d = make_definition(
+        tmp_path,
+        criteria=[
+            Criterion(
+                id="hidden",
+                description="",
+                weight=1,
+                grader="hidden_tests",
+                options={"mode": "black-box", "call_timeout": 2},
+            )
+        ],
+    )
     write_tree(d.source.parent / "demo" / "hidden_tests", {"scenarios.py": scenarios, "test_black.py": tests})
     return d
 
@@ -160,8 +193,11 @@ def test_black_box_calls_answer_plain_data_and_misbehaving_children_fail(tmp_pat
 
 
 def test_a_call_that_fails_on_the_pristine_app_too_is_the_harness_s(tmp_path: Path, make_ctx) -> None:
-    d = _black_box_definition(tmp_path, "from scenarios import crash\n\n\ndef test_h(app):\n    app.run(crash)\n",
-                              "def crash():\n    import os\n    os._exit(3)\n")
+    d = _black_box_definition(
+        tmp_path,
+        "from scenarios import crash\n\n\ndef test_h(app):\n    app.run(crash)\n",
+        "def crash():\n    import os\n    os._exit(3)\n",
+    )
     with pytest.raises(HarnessFault, match="fails on the pristine app too"):
         hidden_tests.grade(d.criteria[0], make_ctx(CALC, CALC, definition=d))
 

@@ -1,6 +1,7 @@
-"""Issue 14, item 6: every command the process graders start (quality gates, hidden tests, the agent's tests) runs in
-its own process group (sealed or not), registered for Ctrl-C, and is killed whole: at its timeout, when its leader
-exits leaving children behind, and when the job is interrupted. Nothing it started survives it.
+"""Issue 14, item 6: every command the process graders start (quality gates, hidden tests, the agent's tests)
+runs in its own process group (sealed or not), registered for Ctrl-C, and is killed whole: at its timeout,
+when its leader exits leaving children behind, and when the job is interrupted. Nothing it started survives
+it.
 
 Processes are found by a marker in their command line (a sealed one has other pids inside its namespace)."""
 
@@ -33,7 +34,7 @@ def _alive(marker: str) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if marker.encode() in cmdline and stat[stat.rfind(")") + 2:].split()[0] != "Z":
+        if marker.encode() in cmdline and stat[stat.rfind(")") + 2 :].split()[0] != "Z":
             found.append(int(entry.name))
     return found
 
@@ -54,8 +55,10 @@ def _wait_for(path: Path, within: float = 30.0) -> None:
 
 def _stubborn(marker: str, seconds: int = 40) -> str:
     """Python that ignores SIGTERM, says it is up (``ready`` in its working folder) and sleeps."""
-    return (f"import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            f"open('ready', 'w').close(); time.sleep({seconds})  # {marker}")
+    return (
+        f"import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"open('ready', 'w').close(); time.sleep({seconds})  # {marker}"
+    )
 
 
 def _ctx(make_ctx, isolation: str):
@@ -67,8 +70,10 @@ def _ctx(make_ctx, isolation: str):
 @pytest.mark.parametrize("isolation", ISOLATIONS)
 def test_a_gate_that_times_out_takes_its_whole_group_with_it(make_ctx, isolation: str) -> None:
     marker = f"skillassay-test-{uuid.uuid4().hex}"
-    parent = (f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {_stubborn(marker)!r}]); "
-              f"time.sleep(40)  # {marker}")
+    parent = (
+        f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {_stubborn(marker)!r}]); "
+        f"time.sleep(40)  # {marker}"
+    )
     gate = QualityGate(id="hang", command=["python", "-c", parent], timeout=4)
     started = time.monotonic()
     results = gates.run_gates([gate], _ctx(make_ctx, isolation))
@@ -85,8 +90,11 @@ def test_what_a_finished_gate_left_running_is_killed(make_ctx, isolation: str) -
     ctx = _ctx(make_ctx, isolation)
     (ctx.modified_dir / "stubborn.py").write_text(_stubborn(marker))
     # started in the background; the gate ends (successfully) once it is up
-    gate = QualityGate(id="bg", command=f"python stubborn.py {marker} & "
-                                        "while [ ! -e ready ]; do sleep 0.05; done", timeout=30)
+    gate = QualityGate(
+        id="bg",
+        command=f"python stubborn.py {marker} & while [ ! -e ready ]; do sleep 0.05; done",
+        timeout=30,
+    )
     results = gates.run_gates([gate], ctx)
     assert results["bg"].status == "passed", results["bg"].output
     assert _all_gone(marker), "a background process of the gate outlived it"

@@ -79,8 +79,8 @@ def test_openai_responses_judge(server, make_ctx):
     assert req.api == "openai" and req.body["stream"] is True
 
 
-# A judge that fails is the harness's failure: it raises HarnessFault, which the engine records as a harness failure
-# (the run becomes a harness_error, never a zero for the agent).
+# A judge that fails is the harness's failure: it raises HarnessFault, which the engine records as a harness
+# failure (the run becomes a harness_error, never a zero for the agent).
 def test_quote_not_found_verbatim_is_a_harness_failure(server, make_ctx):
     sid = server.add_script(anthropic_script("judge-liar", judgement(quotes=["return a * b"])))
     with pytest.raises(HarnessFault, match=r"quoted something not in the material.*a \* b"):

@@ -16,7 +16,8 @@ APP = {
     "calc.py": "def add(a, b):\n    return a + b\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
     "pytest.ini": "[pytest]\npythonpath = .\n",
-    "requirements.txt": "pytest==9.2.0\n",  # the app's own environment has pytest (the harness's does not count)
+    # the app's own environment has pytest (the harness's does not count)
+    "requirements.txt": "pytest==9.2.0\n",
 }
 WITH_SUB = {
     **APP,
@@ -135,7 +136,8 @@ def test_hidden_tests_folder_missing(tmp_path, make_ctx):
     d = make_definition(
         tmp_path, criteria=[Criterion(id="h", description="", weight=1, grader="hidden_tests")]
     )
-    with pytest.raises(HarnessFault, match="missing"):  # `check` refuses such a definition; a harness failure here
+    # `check` refuses such a definition; a harness failure here
+    with pytest.raises(HarnessFault, match="missing"):
         hidden_tests.grade(d.criteria[0], make_ctx(APP, WITH_SUB, definition=d))
 
 
@@ -178,8 +180,8 @@ def test_no_new_tests(make_ctx):
 
 # ----------------------------------------------------------------------------- evaluate
 def test_evaluate_unknown_grader_and_crashes_are_harness_failures(tmp_path, monkeypatch):
-    """A grader or detector that crashes (or does not exist) is the harness's failure: recorded as such (the run
-    becomes a harness_error), never zero points, never an unflagged forbidden behaviour."""
+    """A grader or detector that crashes (or does not exist) is the harness's failure: recorded as such (the
+    run becomes a harness_error), never zero points, never an unflagged forbidden behaviour."""
     from skillassay.graders import engine as ev
 
     pristine = write_tree(tmp_path / "p", APP)
@@ -243,7 +245,7 @@ def test_new_tests_in_a_class_and_in_an_existing_file(make_ctx):
     assert "tests/test_calc.py::TestSub.test_sub: modified passed, pristine failed" in r.evidence
 
 
-# ----------------------------------------------------------------------------- gates the harness cannot measure
+# --------------------------------------------------------------------------- gates the harness cannot measure
 PYTEST = "python -m pytest -q -p no:cacheprovider"
 
 
@@ -251,10 +253,20 @@ def _gated(tmp_path: Path, command: str, modified: dict[str, str]):
     d = make_definition(
         tmp_path,
         gates=[QualityGate(id="test", command=command, kind="test", unavailable_exit_codes=[5, 127])],
-        criteria=[Criterion(id="tests_pass", description="", weight=1, grader="diff", gates=["test"],
-                            options={"owning_module": "calc.py"})],
+        criteria=[
+            Criterion(
+                id="tests_pass",
+                description="",
+                weight=1,
+                grader="diff",
+                gates=["test"],
+                options={"owning_module": "calc.py"},
+            )
+        ],
     )
-    return evaluate(d, write_tree(tmp_path / "p", APP), write_tree(tmp_path / "m", modified), None, tmp_path / "w")
+    return evaluate(
+        d, write_tree(tmp_path / "p", APP), write_tree(tmp_path / "m", modified), None, tmp_path / "w"
+    )
 
 
 def test_a_gate_the_harness_cannot_run_is_a_harness_failure(tmp_path: Path) -> None:
@@ -263,8 +275,8 @@ def test_a_gate_the_harness_cannot_run_is_a_harness_failure(tmp_path: Path) -> N
 
 
 def test_a_gate_the_agent_made_unmeasurable_is_a_failed_gate(tmp_path: Path) -> None:
-    """Issue 14: pytest's "no tests collected" (exit 5) because the agent deleted the tests: the agent's doing, not the harness's
-    (the pristine app's tests can be run)."""
+    """Issue 14: pytest's "no tests collected" (exit 5) because the agent deleted the tests: the agent's
+    doing, not the harness's (the pristine app's tests can be run)."""
     r = _gated(tmp_path, PYTEST, {"calc.py": APP["calc.py"], "requirements.txt": APP["requirements.txt"]})
     assert r.failures == []
     [gate] = r.gates

@@ -1,7 +1,8 @@
-"""Attacks on the runs of the agent's own tests (test gates, meaningful tests), with the real pytest in the app's
-sealed environment: code under test that forges its report (an ``atexit`` hook rewriting the JUnit file and
-``os._exit(0)``, a ``pytest_runtest_makereport`` wrapper in a conftest) is caught by the sentinel tests and
-disqualifies the run; a name the harness wants, taken by the workspace, cannot make the run a harness error."""
+"""Attacks on the runs of the agent's own tests (test gates, meaningful tests), with the real pytest in the
+app's sealed environment: code under test that forges its report (an ``atexit`` hook rewriting the JUnit
+file and ``os._exit(0)``, a ``pytest_runtest_makereport`` wrapper in a conftest) is caught by the sentinel
+tests and disqualifies the run; a name the harness wants, taken by the workspace, cannot make the run a
+harness error."""
 
 from __future__ import annotations
 
@@ -51,15 +52,19 @@ def _evaluate(tmp_path: Path, modified: dict[str, str], pristine: dict[str, str]
         gates=[QualityGate(id="test", command=PY, kind="test", unavailable_exit_codes=[5, 127])],
         criteria=[Criterion(id="suite", description="", weight=1, grader="gates")],
     )
-    return evaluate(d, write_tree(tmp_path / "p", pristine), write_tree(tmp_path / "m", modified), None,
-                    tmp_path / "w")
+    return evaluate(
+        d, write_tree(tmp_path / "p", pristine), write_tree(tmp_path / "m", modified), None, tmp_path / "w"
+    )
 
 
 @pytest.mark.parametrize("attack", ["atexit", "hookwrapper"])
 def test_a_forged_gate_report_disqualifies_the_run(tmp_path: Path, attack: str) -> None:
     """Without the sentinels both scored the failing suite as passed (gate passed, verdict pass)."""
-    forged = {**WRONG, "calc.py": WRONG["calc.py"] + ATEXIT} if attack == "atexit" else \
-        {**WRONG, "tests/conftest.py": HOOKWRAPPER}
+    forged = (
+        {**WRONG, "calc.py": WRONG["calc.py"] + ATEXIT}
+        if attack == "atexit"
+        else {**WRONG, "tests/conftest.py": HOOKWRAPPER}
+    )
     r = _evaluate(tmp_path, forged)
     assert r.failures == []  # never a harness error
     [gate] = r.gates
@@ -97,16 +102,22 @@ def test_a_folder_the_harness_cannot_write_its_sentinel_in_is_the_agents_doing(t
 
 def test_sentinels_the_project_cannot_hold_are_the_harness_s_problem(tmp_path: Path) -> None:
     """A project whose configuration never collects the sentinels (its test functions are `check_*`): the
-    contradiction shows on the pristine app too, so it is nobody's forgery: a harness error, never the agent's."""
-    app = {**APP, "pytest.ini": "[pytest]\npythonpath = .\npython_functions = check_*\n",
-           "tests/test_calc.py": "from calc import add\n\n\ndef check_add():\n    assert add(1, 2) == 3\n"}
+    contradiction shows on the pristine app too, so it is nobody's forgery: a harness error, never the
+    agent's."""
+    app = {
+        **APP,
+        "pytest.ini": "[pytest]\npythonpath = .\npython_functions = check_*\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef check_add():\n    assert add(1, 2) == 3\n",
+    }
     r = _evaluate(tmp_path, {**app, "calc.py": app["calc.py"] + "\n# touched\n"}, pristine=app)
     assert [f.stage for f in r.failures] == ["gates"] and "pristine app either" in r.failures[0].message
     assert FORGERY_ID not in r.forbidden_observed
 
 
 def test_forged_meaningful_tests_earn_nothing(make_ctx) -> None:
-    """New tests that fail on the modified code, with the atexit forger: without the sentinels they scored 1.0."""
+    """New tests that fail on the modified code, with the atexit forger: without the sentinels they scored
+    1.0.
+    """
     wrong_sub = {**WITH_SUB, "calc.py": WITH_SUB["calc.py"].replace("a - b", "a * b") + ATEXIT}
     ctx = make_ctx(APP, wrong_sub)
     r = meaningful_tests.grade(Criterion(id="m", description="", weight=1, grader="meaningful_tests"), ctx)

@@ -145,7 +145,7 @@ def test_file_that_no_longer_parses(make_ctx):
     assert d.observed and "no longer parses" in d.evidence[0]
 
 
-# ----------------------------------------------------------------------------- mechanisms that change outcomes
+# ---------------------------------------------------------------------------- mechanisms that change outcomes
 def _hook(name: str, body: str = "    yield\n") -> str:
     return f"import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef {name}(*args):\n{body}"
 
@@ -153,59 +153,117 @@ def _hook(name: str, body: str = "    yield\n") -> str:
 MECHANISMS = {
     "makereport": ("tests/conftest.py", _hook("pytest_runtest_makereport"), "pytest_runtest_makereport"),
     "logreport": ("tests/conftest.py", _hook("pytest_runtest_logreport"), "pytest_runtest_logreport"),
-    "teststatus": ("conftest.py", "def pytest_report_teststatus(report):\n    return 'passed', '.', 'PASSED'\n",
-                   "pytest_report_teststatus"),
+    "teststatus": (
+        "conftest.py",
+        "def pytest_report_teststatus(report):\n    return 'passed', '.', 'PASSED'\n",
+        "pytest_report_teststatus",
+    ),
     "protocol": ("tests/conftest.py", _hook("pytest_runtest_protocol"), "pytest_runtest_protocol"),
     "call": ("tests/conftest.py", _hook("pytest_runtest_call"), "pytest_runtest_call"),
-    "pyfunc_call": ("tests/conftest.py", "def pytest_pyfunc_call(pyfuncitem):\n    return True\n",
-                    "pytest_pyfunc_call"),
-    "specname": ("orders_plugin.py", "import pytest\n\n\n@pytest.hookimpl(specname='pytest_runtest_makereport')\n"
-                 "def anything(item, call):\n    pass\n", "pytest_runtest_makereport"),
-    "plugin_class": ("tests/conftest.py", "class P:\n    def pytest_runtest_logreport(self, report):\n"
-                     "        report.outcome = 'passed'\n", "pytest_runtest_logreport"),
-    "sessionfinish": ("tests/conftest.py", "def pytest_sessionfinish(session, exitstatus):\n"
-                      "    session.exitstatus = 0\n", "pytest_sessionfinish reaching exitstatus"),
-    "terminal_summary": ("tests/conftest.py", "def pytest_terminal_summary(terminalreporter):\n"
-                         "    terminalreporter.stats.pop('failed', None)\n", "pytest_terminal_summary reaching stats"),
-    "configure": ("tests/conftest.py", "def pytest_configure(config):\n    config.pluginmanager.register(object())\n",
-                  "pytest_configure reaching pluginmanager"),
+    "pyfunc_call": (
+        "tests/conftest.py",
+        "def pytest_pyfunc_call(pyfuncitem):\n    return True\n",
+        "pytest_pyfunc_call",
+    ),
+    "specname": (
+        "orders_plugin.py",
+        "import pytest\n\n\n@pytest.hookimpl(specname='pytest_runtest_makereport')\n"
+        "def anything(item, call):\n    pass\n",
+        "pytest_runtest_makereport",
+    ),
+    "plugin_class": (
+        "tests/conftest.py",
+        "class P:\n    def pytest_runtest_logreport(self, report):\n        report.outcome = 'passed'\n",
+        "pytest_runtest_logreport",
+    ),
+    "sessionfinish": (
+        "tests/conftest.py",
+        "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
+        "pytest_sessionfinish reaching exitstatus",
+    ),
+    "terminal_summary": (
+        "tests/conftest.py",
+        "def pytest_terminal_summary(terminalreporter):\n    terminalreporter.stats.pop('failed', None)\n",
+        "pytest_terminal_summary reaching stats",
+    ),
+    "configure": (
+        "tests/conftest.py",
+        "def pytest_configure(config):\n    config.pluginmanager.register(object())\n",
+        "pytest_configure reaching pluginmanager",
+    ),
     "atexit": ("app.py", "import atexit\n\natexit.register(print)\nx = 1\n", "atexit.register"),
     "atexit_alias": ("app.py", "from atexit import register as r\n\nr(print)\nx = 1\n", "atexit.register"),
-    "atexit_decorator": ("app.py", "import atexit\n\n\n@atexit.register\ndef bye():\n    pass\n", "atexit.register"),
+    "atexit_decorator": (
+        "app.py",
+        "import atexit\n\n\n@atexit.register\ndef bye():\n    pass\n",
+        "atexit.register",
+    ),
     "os_exit": ("app.py", "import os\n\nx = 1\nos._exit(0)\n", "os._exit"),
     "os_exit_alias": ("app.py", "from os import _exit\n\n_exit(0)\n", "os._exit"),
-    "pytest_exit": ("tests/conftest.py", "import pytest\n\npytest.exit('done', returncode=0)\n", "pytest.exit"),
+    "pytest_exit": (
+        "tests/conftest.py",
+        "import pytest\n\npytest.exit('done', returncode=0)\n",
+        "pytest.exit",
+    ),
     "sys_exit_override": ("app.py", "import sys\n\nsys.exit = lambda *a: None\n", "an override of sys.exit"),
-    "builtins_override": ("app.py", "import builtins\n\nbuiltins.AssertionError = Exception\n",
-                          "an override of builtins.AssertionError"),
+    "builtins_override": (
+        "app.py",
+        "import builtins\n\nbuiltins.AssertionError = Exception\n",
+        "an override of builtins.AssertionError",
+    ),
     "builtins_subscript": ("app.py", "__builtins__['print'] = None\n", "an override of a builtin"),
     "setattr_override": ("app.py", "import sys\n\nsetattr(sys, 'exit', print)\n", "through setattr"),
     "getattr_by_name": ("app.py", "import os\n\ngetattr(os, '_exit')(0)\n", "reached by name"),
-    "assertion_rewrite": ("tests/conftest.py", "from _pytest.assertion import rewrite\n\n"
-                          "rewrite.AssertionRewritingHook.exec_module = None\n", "pytest's internals"),
-    "rewrite_hook_import": ("tests/conftest.py", "from _pytest.assertion.rewrite import AssertionRewritingHook\n",
-                            "AssertionRewritingHook"),
+    "assertion_rewrite": (
+        "tests/conftest.py",
+        "from _pytest.assertion import rewrite\n\nrewrite.AssertionRewritingHook.exec_module = None\n",
+        "pytest's internals",
+    ),
+    "rewrite_hook_import": (
+        "tests/conftest.py",
+        "from _pytest.assertion.rewrite import AssertionRewritingHook\n",
+        "AssertionRewritingHook",
+    ),
     "meta_path": ("app.py", "import sys\n\nsys.meta_path.insert(0, object())\n", "sys.meta_path"),
     "pytest_plugins": ("conftest.py", "pytest_plugins = ['orders_plugin']\n", "pytest_plugins"),
-    "autouse_skip": ("tests/conftest.py", "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _all():\n"
-                     "    pytest.skip('no')\n", "autouse fixture _all"),
+    "autouse_skip": (
+        "tests/conftest.py",
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _all():\n    pytest.skip('no')\n",
+        "autouse fixture _all",
+    ),
     "collect_ignore": ("conftest.py", "collect_ignore_glob = ['tests/*']\n", "collect_ignore_glob"),
     "sitecustomize": ("sitecustomize.py", "x = 1\n", "sitecustomize.py, which Python runs at every start"),
     "usercustomize": ("lib/usercustomize.py", "x = 1\n", "usercustomize.py"),
     "pth": ("orders.pth", "import os\n", "orders.pth, which Python runs"),
-    "ini_plugin": ("pytest.ini", "[pytest]\naddopts = -q -p orders_plugin\n", "adds '-p orders_plugin' to addopts"),
-    "pyproject_plugin": ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = ['-porders_plugin']\n",
-                         "'-porders_plugin'"),
-    "setup_cfg_deselect": ("setup.cfg", "[tool:pytest]\naddopts = --deselect tests/test_app.py::test_values\n",
-                           "'--deselect tests/test_app.py::test_values'"),
+    "ini_plugin": (
+        "pytest.ini",
+        "[pytest]\naddopts = -q -p orders_plugin\n",
+        "adds '-p orders_plugin' to addopts",
+    ),
+    "pyproject_plugin": (
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\naddopts = ['-porders_plugin']\n",
+        "'-porders_plugin'",
+    ),
+    "setup_cfg_deselect": (
+        "setup.cfg",
+        "[tool:pytest]\naddopts = --deselect tests/test_app.py::test_values\n",
+        "'--deselect tests/test_app.py::test_values'",
+    ),
     "tox_testpaths": ("tox.ini", "[pytest]\ntestpaths = nothing\n", "changes testpaths"),
-    "ini_python_functions": ("pytest.ini", "[pytest]\npython_functions = check_*\n", "changes python_functions"),
+    "ini_python_functions": (
+        "pytest.ini",
+        "[pytest]\npython_functions = check_*\n",
+        "changes python_functions",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_each_mechanism_that_can_change_an_outcome_is_tampering(make_ctx, name):
-    """Without these, only collect_ignore*, pytest_collection_modifyitems and pytest_ignore_collect were seen."""
+    """Without these, only collect_ignore*, pytest_collection_modifyitems and pytest_ignore_collect were
+    seen.
+    """
     rel, text, expected = MECHANISMS[name]
     d = run(make_ctx, {**PRISTINE, rel: text})
     assert d.observed and expected in " ".join(d.evidence), d.evidence
@@ -214,8 +272,11 @@ def test_each_mechanism_that_can_change_an_outcome_is_tampering(make_ctx, name):
 def test_only_what_the_change_adds_counts(make_ctx):
     hooks = _hook("pytest_runtest_makereport") + "\n\nimport atexit\natexit.register(print)\n"
     pristine = {**PRISTINE, "tests/conftest.py": hooks, "pytest.ini": "[pytest]\naddopts = -p xdist\n"}
-    kept = {**pristine, "tests/conftest.py": hooks + "\n\ndef helper():\n    return 1\n",
-            "pytest.ini": "[pytest]\naddopts = -p xdist -q\n"}
+    kept = {
+        **pristine,
+        "tests/conftest.py": hooks + "\n\ndef helper():\n    return 1\n",
+        "pytest.ini": "[pytest]\naddopts = -p xdist -q\n",
+    }
     d = run(make_ctx, kept, pristine=pristine)
     assert not d.observed, d.evidence
     twice = {**pristine, "tests/conftest.py": hooks + "\natexit.register(print)\n"}
@@ -223,12 +284,21 @@ def test_only_what_the_change_adds_counts(make_ctx):
 
 
 def test_harmless_conftest_code_is_not_tampering(make_ctx):
-    conftest = ("import os\nimport sys\n\nimport pytest\n\nsys.path.insert(0, '.')\nos.environ['MODE'] = 'test'\n\n\n"
-                "def pytest_configure(config):\n    config.addinivalue_line('markers', 'slow: slow')\n\n\n"
-                "@pytest.fixture\ndef order():\n    return {'id': 1}\n")
+    conftest = (
+        "import os\nimport sys\n\nimport pytest\n\nsys.path.insert(0, '.')\nos.environ['MODE'] = 'test'\n\n\n"
+        "def pytest_configure(config):\n    config.addinivalue_line('markers', 'slow: slow')\n\n\n"
+        "@pytest.fixture\ndef order():\n    return {'id': 1}\n"
+    )
     app = "import sys\n\n\ndef main():\n    return 0\n\n\nif __name__ == '__main__':\n    sys.exit(main())\n"
-    d = run(make_ctx, {**PRISTINE, "tests/conftest.py": conftest, "cli.py": app,
-                       "pytest.ini": "[pytest]\naddopts = -q -ra\n"})
+    d = run(
+        make_ctx,
+        {
+            **PRISTINE,
+            "tests/conftest.py": conftest,
+            "cli.py": app,
+            "pytest.ini": "[pytest]\naddopts = -q -ra\n",
+        },
+    )
     assert not d.observed, d.evidence
 
 

@@ -23,19 +23,28 @@ PLAN_RUBRIC = Rubric(
 
 RA_KEY = AnswerKey(
     expected_files_modified=[],
-    expected_calls={"create": ["customers.push_data"], "update": ["customers.push_data"],
-                    "cancel": ["customers.delete_data"]},
-    expected_placements={"customers.push_data": ["createReservation", "updateReservation"],
-                         "customers.delete_data": ["cancelReservation"]},
-    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"],
-                         "delete_data": ["customer_key", "reservation_keys"]},
+    expected_calls={
+        "create": ["customers.push_data"],
+        "update": ["customers.push_data"],
+        "cancel": ["customers.delete_data"],
+    },
+    expected_placements={
+        "customers.push_data": ["createReservation", "updateReservation"],
+        "customers.delete_data": ["cancelReservation"],
+    },
+    required_parameters={
+        "push_data": ["customer_key", "reservations", "user_identities"],
+        "delete_data": ["customer_key", "reservation_keys"],
+    },
 )
 
 RA_KEY_PY = AnswerKey(
     expected_files_modified=[],
     expected_calls=RA_KEY.expected_calls,
-    expected_placements={"customers.push_data": ["create_reservation", "update_reservation"],
-                         "customers.delete_data": ["cancel_reservation"]},
+    expected_placements={
+        "customers.push_data": ["create_reservation", "update_reservation"],
+        "customers.delete_data": ["cancel_reservation"],
+    },
     required_parameters=RA_KEY.required_parameters,
 )
 
@@ -56,14 +65,22 @@ class App:
         self.pristine = write_tree(tmp_path / "pristine", pristine)
         self.modified = write_tree(tmp_path / "modified", {**pristine, **changes})
 
-    def grade(self, key: AnswerKey = RA_KEY, api_path: str = "reservation_automations", rubric: Rubric = PLAN_RUBRIC,
-              endpoints: dict[str, tuple[str, str]] | None = None):
+    def grade(
+        self,
+        key: AnswerKey = RA_KEY,
+        api_path: str = "reservation_automations",
+        rubric: Rubric = PLAN_RUBRIC,
+        endpoints: dict[str, tuple[str, str]] | None = None,
+    ):
         return grade(self.pristine, self.modified, key, rubric, api_path, endpoints=endpoints)
 
 
 # The shipped fixtures' test endpoints (eval_config.json test_endpoints), for apps written in their shape.
-ENDPOINTS = {"create": ("POST", "/api/reservations"), "update": ("PUT", "/api/reservations/{{RESERVATION_ID}}"),
-             "cancel": ("DELETE", "/api/reservations/{{RESERVATION_ID}}")}
+ENDPOINTS = {
+    "create": ("POST", "/api/reservations"),
+    "update": ("PUT", "/api/reservations/{{RESERVATION_ID}}"),
+    "cancel": ("DELETE", "/api/reservations/{{RESERVATION_ID}}"),
+}
 
 
 def scores(result) -> dict[str, float]:

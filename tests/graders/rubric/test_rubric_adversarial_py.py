@@ -1,8 +1,9 @@
-"""Labelled cases in styles the shipped Python fixtures do not use, each scored category by category: class-based
-services with injected clients, handlers whose names name no phase (`open_stay`, `book`), payloads built up in
-variables, Seam calls in a separate sync module, raw HTTP through requests/httpx/urllib wrappers, and the ways
-code can look integrated without ever running (a function nothing calls, a constant-false condition, code after a
-return). Reachability is from the eval's test endpoints (``ENDPOINTS``), as the harness grades."""
+"""Labelled cases in styles the shipped Python fixtures do not use, each scored category by category:
+class-based services with injected clients, handlers whose names name no phase (`open_stay`, `book`),
+payloads built up in variables, Seam calls in a separate sync module, raw HTTP through
+requests/httpx/urllib wrappers, and the ways code can look integrated without ever running (a function
+nothing calls, a constant-false condition, code after a return). Reachability is from the eval's test
+endpoints (``ENDPOINTS``), as the harness grades."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from rubric_helpers import ENDPOINTS, RA_KEY_PY, App, scores
 
 from skillassay.seam.plan import AnswerKey
 
-# A Flask app whose handlers name no phase: the old fallback credited a Seam call anywhere in the changed files.
+# A Flask app whose handlers name no phase: the old fallback credited a Seam call anywhere in the changed
+# files.
 ROUTES = dedent("""
     from flask import Blueprint, jsonify, request
     from stays import open_stay, amend_stay, close_stay
@@ -63,15 +65,31 @@ PRISTINE = {"app.py": APP, "routes.py": ROUTES, "stays.py": STAYS}
 
 KEY = AnswerKey(
     expected_files_modified=["stays.py"],
-    expected_new_files_allowed=["gateway.py", "integrations/", "seam_api.py", "seam_http.py", "seam_hooks.py"],
+    expected_new_files_allowed=[
+        "gateway.py",
+        "integrations/",
+        "seam_api.py",
+        "seam_http.py",
+        "seam_hooks.py",
+    ],
     expected_calls=RA_KEY_PY.expected_calls,
-    expected_placements={"customers.push_data": ["open_stay", "amend_stay"],
-                         "customers.delete_data": ["close_stay"]},
-    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"],
-                         "delete_data": ["reservation_keys"]},
+    expected_placements={
+        "customers.push_data": ["open_stay", "amend_stay"],
+        "customers.delete_data": ["close_stay"],
+    },
+    required_parameters={
+        "push_data": ["customer_key", "reservations", "user_identities"],
+        "delete_data": ["reservation_keys"],
+    },
 )
-FULL = {"api_path_selection": 1.0, "file_targeting": 1.0, "integration_placement": 1.0, "api_correctness": 1.0,
-        "lifecycle_completeness": 1.0, "webhook_setup": 0.0}
+FULL = {
+    "api_path_selection": 1.0,
+    "file_targeting": 1.0,
+    "integration_placement": 1.0,
+    "api_correctness": 1.0,
+    "lifecycle_completeness": 1.0,
+    "webhook_setup": 0.0,
+}
 
 
 def _grade(tmp_path, files: dict[str, str], key: AnswerKey = KEY):
@@ -128,14 +146,19 @@ def test_class_based_service_with_an_injected_client_and_a_payload_built_in_step
     result = _grade(tmp_path, {"gateway.py": GATEWAY, "stays.py": STAYS_WITH_SYNC})
     assert scores(result) == FULL
     lifecycle = [e.message for e in result.categories["lifecycle_completeness"].evidence]
-    assert any("update: customers.push_data reached from PUT /api/reservations/{{RESERVATION_ID}}" in m
-               and "amend -> amend_stay -> StaySync.push" in m for m in lifecycle), lifecycle
+    assert any(
+        "update: customers.push_data reached from PUT /api/reservations/{{RESERVATION_ID}}" in m
+        and "amend -> amend_stay -> StaySync.push" in m
+        for m in lifecycle
+    ), lifecycle
 
 
 def test_handlers_without_phase_names_are_judged_by_their_endpoints(tmp_path):
     """Only create calls Seam: update and cancel are not credited for the create call (the old fallback gave
     0.33-0.66 for a call anywhere)."""
-    create_only = STAYS_WITH_SYNC.replace("    sync.push(STAYS[rid])\n", "").replace("    sync.drop(rid)\n", "")
+    create_only = STAYS_WITH_SYNC.replace("    sync.push(STAYS[rid])\n", "").replace(
+        "    sync.drop(rid)\n", ""
+    )
     s = scores(_grade(tmp_path, {"gateway.py": GATEWAY, "stays.py": create_only}))
     assert s["lifecycle_completeness"] == 0.33
     assert s["integration_placement"] == 0.33
@@ -155,8 +178,9 @@ def test_calls_moved_into_a_function_nothing_calls_earn_nothing(tmp_path):
 
 def test_calls_behind_a_constant_false_condition_or_after_return_never_count(tmp_path):
     stays = STAYS_WITH_SYNC.replace("    sync.push(data)\n", "    if False:\n        sync.push(data)\n")
-    stays = stays.replace("    sync.push(STAYS[rid])\n    return STAYS[rid]",
-                          "    return STAYS[rid]\n    sync.push(STAYS[rid])")
+    stays = stays.replace(
+        "    sync.push(STAYS[rid])\n    return STAYS[rid]", "    return STAYS[rid]\n    sync.push(STAYS[rid])"
+    )
     stays = stays.replace("    sync.drop(rid)\n", "    SEAM_ON and sync.drop(rid)\n")
     stays = "SEAM_ON = False\n" + stays
     assert "if False" in stays and "return STAYS[rid]\n    sync.push" in stays and "SEAM_ON and" in stays
@@ -170,7 +194,8 @@ def test_direct_calls_nested_in_a_dead_helper_of_the_handler_do_not_count(tmp_pa
         'def open_stay(data):\n    STAYS[data["id"]] = data\n    return data',
         'def open_stay(data):\n    STAYS[data["id"]] = data\n\n    def later():\n'
         '        Seam().customers.push_data(customer_key="p", reservations=[], user_identities=[])\n\n'
-        '    return data')
+        "    return data",
+    )
     assert "def later" in stays
     s = scores(_grade(tmp_path, {"stays.py": "from seam import Seam\n" + stays}))
     assert s["integration_placement"] == 0.0 and s["lifecycle_completeness"] == 0.0
@@ -217,13 +242,21 @@ SYNC_MODULE = dedent("""
 
 
 def test_calls_in_a_separate_sync_package_imported_as_a_module(tmp_path):
-    stays = STAYS.replace('STAYS = {}', 'from integrations import seam_sync\n\nSTAYS = {}')
-    stays = stays.replace('    STAYS[data["id"]] = data\n    return data',
-                  '    STAYS[data["id"]] = data\n    seam_sync.publish(data)\n    return data')
-    stays = stays.replace('    STAYS[rid].update(data)\n', '    STAYS[rid].update(data)\n    seam_sync.publish(STAYS[rid])\n')
-    stays = stays.replace('    return STAYS.pop(rid)', '    seam_sync.retract(rid)\n    return STAYS.pop(rid)')
-    result = _grade(tmp_path, {"integrations/__init__.py": "", "integrations/seam_sync.py": SYNC_MODULE,
-                               "stays.py": stays})
+    stays = STAYS.replace("STAYS = {}", "from integrations import seam_sync\n\nSTAYS = {}")
+    stays = stays.replace(
+        '    STAYS[data["id"]] = data\n    return data',
+        '    STAYS[data["id"]] = data\n    seam_sync.publish(data)\n    return data',
+    )
+    stays = stays.replace(
+        "    STAYS[rid].update(data)\n", "    STAYS[rid].update(data)\n    seam_sync.publish(STAYS[rid])\n"
+    )
+    stays = stays.replace(
+        "    return STAYS.pop(rid)", "    seam_sync.retract(rid)\n    return STAYS.pop(rid)"
+    )
+    result = _grade(
+        tmp_path,
+        {"integrations/__init__.py": "", "integrations/seam_sync.py": SYNC_MODULE, "stays.py": stays},
+    )
     assert scores(result) == FULL
 
 
@@ -280,11 +313,15 @@ def test_raw_http_through_a_session_wrapper_taking_the_route_and_keyword_body(tm
     result = _grade(tmp_path, {"seam_api.py": RAW_CLIENT, "stays.py": STAYS_RAW})
     assert scores(result) == FULL
     evidence = [e.message for e in result.categories["api_path_selection"].evidence]
-    assert any("POST /customers/push_data via SeamApi.call" in m and m.startswith("`requests.post") for m in evidence), evidence
+    assert any(
+        "POST /customers/push_data via SeamApi.call" in m and m.startswith("`requests.post") for m in evidence
+    ), evidence
 
 
-@pytest.mark.parametrize("client", ["httpx_fstring", "urllib_request", "requests_params_delete", "httpx_client_base",
-                                    "aiohttp_session"])
+@pytest.mark.parametrize(
+    "client",
+    ["httpx_fstring", "urllib_request", "requests_params_delete", "httpx_client_base", "aiohttp_session"],
+)
 def test_raw_http_clients_and_url_spellings(tmp_path, client):
     push = {
         "httpx_fstring": """
@@ -325,16 +362,19 @@ def test_raw_http_clients_and_url_spellings(tmp_path, client):
                         return await r.json()
             def push(body):
                 return asyncio.run(_push(body))
-        """,
+        """,  # noqa: E501 - code inside a string, kept as written
     }[client]
     stays = STAYS.replace("STAYS = {}", "from seam_http import push\n\nSTAYS = {}").replace(
         '    STAYS[data["id"]] = data\n    return data',
         '    STAYS[data["id"]] = data\n'
         '    body = {"customer_key": data["property"], "user_identities": [], "reservations": []}\n'
-        '    push(body)\n    return data')
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["open_stay"]},
-                    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"]})
+        "    push(body)\n    return data",
+    )
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["open_stay"]},
+        required_parameters={"push_data": ["customer_key", "reservations", "user_identities"]},
+    )
     s = scores(_grade(tmp_path, {"seam_http.py": push, "stays.py": stays}, key))
     assert s["api_path_selection"] == 1.0 and s["integration_placement"] == 1.0
     assert s["api_correctness"] == 1.0 and s["lifecycle_completeness"] == 1.0
@@ -347,7 +387,8 @@ def test_raw_http_to_another_service_or_an_unknown_route_is_no_seam_call(tmp_pat
         '    requests.post("https://api.stripe.com/v1/customers/push_data", json={"customer_key": 1})\n'
         '    requests.post("https://connect.getseam.com/customers/push_everything", json={})\n'
         '    requests.post("https://connect.getseam.com/customers/push_data_v2", json={})\n'
-        '    return data')
+        "    return data",
+    )
     s = scores(_grade(tmp_path, {"stays.py": stays}))
     assert s["api_path_selection"] == 0.0 and s["lifecycle_completeness"] == 0.0
 
@@ -357,8 +398,9 @@ def test_a_raw_request_in_a_string_or_comment_is_no_call(tmp_path):
         '    STAYS[data["id"]] = data\n    return data',
         '    STAYS[data["id"]] = data\n'
         '    # requests.post("https://connect.getseam.com/customers/push_data", json=data)\n'
-        '    note = \'requests.post("https://connect.getseam.com/customers/push_data", json=data)\'\n'
-        '    return data')
+        "    note = 'requests.post(\"https://connect.getseam.com/customers/push_data\", json=data)'\n"
+        "    return data",
+    )
     assert scores(_grade(tmp_path, {"stays.py": stays}))["api_path_selection"] == 0.0
 
 
@@ -382,10 +424,12 @@ def test_the_pristine_app_graded_against_itself_earns_nothing(tmp_path):
 
 
 def test_a_requirements_only_change_scores_nothing(tmp_path):
-    """The handlers it would touch live in unchanged files (one with an unrelated webhook route): none of their
-    routes is new, and no Seam call is in a changed file."""
+    """The handlers it would touch live in unchanged files (one with an unrelated webhook route): none of
+    their routes is new, and no Seam call is in a changed file."""
     pristine = {**PRISTINE, "hooks.py": WEBHOOKS, "requirements.txt": "flask\n"}
-    result = App(tmp_path, pristine, {"requirements.txt": "flask\nseam==3.18.0\n"}).grade(KEY, endpoints=ENDPOINTS)
+    result = App(tmp_path, pristine, {"requirements.txt": "flask\nseam==3.18.0\n"}).grade(
+        KEY, endpoints=ENDPOINTS
+    )
     assert result.total == 0.0, scores(result)
 
 
@@ -411,7 +455,9 @@ def test_a_new_seam_webhook_route_on_a_mounted_blueprint(tmp_path):
                 return {"ok": True}
             return {"ok": False}
     """
-    app = APP + '\nfrom seam_hooks import seam_hooks\napp.register_blueprint(seam_hooks, url_prefix="/hooks")\n'
+    app = (
+        APP + '\nfrom seam_hooks import seam_hooks\napp.register_blueprint(seam_hooks, url_prefix="/hooks")\n'
+    )
     result = App(tmp_path, PRISTINE, {"seam_hooks.py": hooks, "app.py": app}).grade(KEY, endpoints=ENDPOINTS)
     webhook = result.categories["webhook_setup"]
     assert webhook.score == 1.0

@@ -1,8 +1,9 @@
-"""Labelled cases in styles the shipped TypeScript fixtures do not use, each scored category by category: a class
-service with its Seam gateway injected through the constructor, routers mounted from other modules (`app.use`
-with an imported router, a `require`d one, a nested router), handlers whose names name no phase, payloads built in
-variables, raw HTTP (fetch with a template literal, an axios instance with a base URL, got, node's https with
-`req.write`, a wrapper taking the route), and the ways code can look integrated without running."""
+"""Labelled cases in styles the shipped TypeScript fixtures do not use, each scored category by category: a
+class service with its Seam gateway injected through the constructor, routers mounted from other modules
+(`app.use` with an imported router, a `require`d one, a nested router), handlers whose names name no phase,
+payloads built in variables, raw HTTP (fetch with a template literal, an axios instance with a base URL,
+got, node's https with `req.write`, a wrapper taking the route), and the ways code can look integrated
+without running."""
 
 from __future__ import annotations
 
@@ -73,26 +74,42 @@ SERVICE = dedent("""
         return stay;
       }
     }
-""")
+""")  # noqa: E501 - code inside a string, kept as written
 CONTAINER = dedent("""
     import { StayService } from './stayService';
 
     export const stayService = new StayService();
 """)
-PRISTINE = {"src/index.ts": INDEX, "src/http/api.ts": API, "src/http/stays.ts": STAY_ROUTES,
-            "src/domain/stayService.ts": SERVICE, "src/domain/container.ts": CONTAINER}
+PRISTINE = {
+    "src/index.ts": INDEX,
+    "src/http/api.ts": API,
+    "src/http/stays.ts": STAY_ROUTES,
+    "src/domain/stayService.ts": SERVICE,
+    "src/domain/container.ts": CONTAINER,
+}
 
 KEY = AnswerKey(
     expected_files_modified=["src/domain/stayService.ts"],
     expected_new_files_allowed=["src/seam/"],
-    expected_calls={"create": ["customers.push_data"], "update": ["customers.push_data"],
-                    "cancel": ["customers.delete_data"]},
+    expected_calls={
+        "create": ["customers.push_data"],
+        "update": ["customers.push_data"],
+        "cancel": ["customers.delete_data"],
+    },
     expected_placements={"customers.push_data": ["book", "amend"], "customers.delete_data": ["release"]},
-    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"],
-                         "delete_data": ["reservation_keys"]},
+    required_parameters={
+        "push_data": ["customer_key", "reservations", "user_identities"],
+        "delete_data": ["reservation_keys"],
+    },
 )
-FULL = {"api_path_selection": 1.0, "file_targeting": 1.0, "integration_placement": 1.0, "api_correctness": 1.0,
-        "lifecycle_completeness": 1.0, "webhook_setup": 0.0}
+FULL = {
+    "api_path_selection": 1.0,
+    "file_targeting": 1.0,
+    "integration_placement": 1.0,
+    "api_correctness": 1.0,
+    "lifecycle_completeness": 1.0,
+    "webhook_setup": 0.0,
+}
 
 GATEWAY = dedent("""
     import { Seam } from 'seam';
@@ -112,20 +129,26 @@ GATEWAY = dedent("""
         await this.client.customers.deleteData({ reservation_keys: [id] });
       }
     }
-""")
-SERVICE_WITH_GATEWAY = SERVICE.replace(
-    "export class StayService {\n  private stays = new Map<string, Stay>();\n",
-    "import type { SeamGateway } from '../seam/gateway';\n\nexport class StayService {\n"
-    "  private stays = new Map<string, Stay>();\n\n  constructor(private readonly seam: SeamGateway) {}\n",
-).replace(
-    "    this.stays.set(input.id, input);\n    return input;",
-    "    this.stays.set(input.id, input);\n    await this.seam.publish(input);\n    return input;",
-).replace(
-    "    this.stays.set(id, stay);\n    return stay;",
-    "    this.stays.set(id, stay);\n    await this.seam.publish(stay);\n    return stay;",
-).replace(
-    "    this.stays.delete(id);\n    return stay;",
-    "    this.stays.delete(id);\n    await this.seam.retract(id);\n    return stay;",
+""")  # noqa: E501 - code inside a string, kept as written
+SERVICE_WITH_GATEWAY = (
+    SERVICE.replace(
+        "export class StayService {\n  private stays = new Map<string, Stay>();\n",
+        "import type { SeamGateway } from '../seam/gateway';\n\nexport class StayService {\n"
+        "  private stays = new Map<string, Stay>();\n\n  constructor(private readonly seam: SeamGateway) "
+        "{}\n",
+    )
+    .replace(
+        "    this.stays.set(input.id, input);\n    return input;",
+        "    this.stays.set(input.id, input);\n    await this.seam.publish(input);\n    return input;",
+    )
+    .replace(
+        "    this.stays.set(id, stay);\n    return stay;",
+        "    this.stays.set(id, stay);\n    await this.seam.publish(stay);\n    return stay;",
+    )
+    .replace(
+        "    this.stays.delete(id);\n    return stay;",
+        "    this.stays.delete(id);\n    await this.seam.retract(id);\n    return stay;",
+    )
 )
 CONTAINER_WITH_GATEWAY = dedent("""
     import { Seam } from 'seam';
@@ -142,39 +165,72 @@ def _grade(tmp_path, files: dict[str, str], key: AnswerKey = KEY):
 
 def test_constructor_injected_gateway_through_nested_mounted_routers(tmp_path):
     assert "await this.seam.publish(input)" in SERVICE_WITH_GATEWAY
-    result = _grade(tmp_path, {"src/seam/gateway.ts": GATEWAY, "src/domain/stayService.ts": SERVICE_WITH_GATEWAY,
-                               "src/domain/container.ts": CONTAINER_WITH_GATEWAY})
+    result = _grade(
+        tmp_path,
+        {
+            "src/seam/gateway.ts": GATEWAY,
+            "src/domain/stayService.ts": SERVICE_WITH_GATEWAY,
+            "src/domain/container.ts": CONTAINER_WITH_GATEWAY,
+        },
+    )
     assert scores(result) == FULL  # editing container.ts too costs nothing: only unexpected new files do
     lifecycle = [e.message for e in result.categories["lifecycle_completeness"].evidence]
-    assert any("update: customers.push_data reached from PUT /api/reservations/{{RESERVATION_ID}} "
-               "(src/http/stays.ts:10)" in m and "StayService.amend -> SeamGateway.publish" in m
-               for m in lifecycle), lifecycle
+    assert any(
+        "update: customers.push_data reached from PUT /api/reservations/{{RESERVATION_ID}} "
+        "(src/http/stays.ts:10)"
+        in m
+        and "StayService.amend -> SeamGateway.publish" in m
+        for m in lifecycle
+    ), lifecycle
 
 
 def test_only_create_integrated_scores_one_phase(tmp_path):
     service = SERVICE_WITH_GATEWAY.replace("    await this.seam.publish(stay);\n", "").replace(
-        "    await this.seam.retract(id);\n", "")
-    s = scores(_grade(tmp_path, {"src/seam/gateway.ts": GATEWAY, "src/domain/stayService.ts": service,
-                                 "src/domain/container.ts": CONTAINER_WITH_GATEWAY}))
+        "    await this.seam.retract(id);\n", ""
+    )
+    s = scores(
+        _grade(
+            tmp_path,
+            {
+                "src/seam/gateway.ts": GATEWAY,
+                "src/domain/stayService.ts": service,
+                "src/domain/container.ts": CONTAINER_WITH_GATEWAY,
+            },
+        )
+    )
     assert s["lifecycle_completeness"] == 0.33 and s["integration_placement"] == 0.33
 
 
 def test_a_push_to_arrays_or_maps_is_never_taken_for_the_apps_publish(tmp_path):
-    """`list.push(x)`, `map.set(...)`, `res.json(...)`: names of built-in methods on receivers nothing is known
-    about do not lead to the app's functions of the same name."""
+    """`list.push(x)`, `map.set(...)`, `res.json(...)`: names of built-in methods on receivers nothing is
+    known about do not lead to the app's functions of the same name."""
     gateway = GATEWAY.replace("async publish(", "async push(")
-    service = SERVICE_WITH_GATEWAY.replace("this.seam.publish(input)", "this.seam.push(input)").replace(
-        "    await this.seam.publish(stay);\n", "    const log: Stay[] = [];\n    log.push(stay);\n").replace(
-        "    await this.seam.retract(id);\n", "")
-    s = scores(_grade(tmp_path, {"src/seam/gateway.ts": gateway, "src/domain/stayService.ts": service,
-                                 "src/domain/container.ts": CONTAINER_WITH_GATEWAY}))
+    service = (
+        SERVICE_WITH_GATEWAY.replace("this.seam.publish(input)", "this.seam.push(input)")
+        .replace("    await this.seam.publish(stay);\n", "    const log: Stay[] = [];\n    log.push(stay);\n")
+        .replace("    await this.seam.retract(id);\n", "")
+    )
+    s = scores(
+        _grade(
+            tmp_path,
+            {
+                "src/seam/gateway.ts": gateway,
+                "src/domain/stayService.ts": service,
+                "src/domain/container.ts": CONTAINER_WITH_GATEWAY,
+            },
+        )
+    )
     assert s["lifecycle_completeness"] == 0.33
 
 
-@pytest.mark.parametrize("dead", ["if_false", "and_false", "after_return", "nested_unused", "module_unused",
-                                  "ternary_false"])
+@pytest.mark.parametrize(
+    "dead", ["if_false", "and_false", "after_return", "nested_unused", "module_unused", "ternary_false"]
+)
 def test_code_that_never_runs_never_counts(tmp_path, dead):
-    call = "await getSeam().customers.pushData({ customer_key: s.property, reservations: [], user_identities: [] });"
+    call = (
+        "await getSeam().customers.pushData({ customer_key: s.property, reservations: [], "
+        "user_identities: [] });"
+    )
     body = {
         "if_false": f"if (false) {{\n      {call}\n    }}",
         "and_false": f"false && (async () => {{ {call} }})();",
@@ -183,10 +239,14 @@ def test_code_that_never_runs_never_counts(tmp_path, dead):
         "module_unused": "",
         "ternary_false": f"const r = false ? {call.removeprefix('await ').rstrip(';')} : undefined;",
     }[dead]
-    service = SERVICE.replace("export class StayService {", "import { Seam } from 'seam';\n\n"
-                              "const getSeam = () => new Seam();\n\nexport class StayService {")
-    service = service.replace("    this.stays.set(input.id, input);\n    return input;",
-                              f"    this.stays.set(input.id, input);\n    const s = input;\n    {body}\n    return input;")
+    service = SERVICE.replace(
+        "export class StayService {",
+        "import { Seam } from 'seam';\n\nconst getSeam = () => new Seam();\n\nexport class StayService {",
+    )
+    service = service.replace(
+        "    this.stays.set(input.id, input);\n    return input;",
+        f"    this.stays.set(input.id, input);\n    const s = input;\n    {body}\n    return input;",
+    )
     if dead == "module_unused":
         service += f"\nasync function syncLater(s: Stay) {{\n  {call}\n}}\n"
     result = _grade(tmp_path, {"src/domain/stayService.ts": service})
@@ -216,7 +276,7 @@ RAW_VARIANTS = {
           reservations: [{ reservation_key: stay.id, space_keys: [stay.unit] }],
         });
         export const retract = (id: string) => seamCall('/customers/delete_data', { reservation_keys: [id] });
-    """,
+    """,  # noqa: E501 - code inside a string, kept as written
     "axios_instance": """
         import axios from 'axios';
         const seam = axios.create({ baseURL: process.env.SEAM_ENDPOINT || 'https://connect.getseam.com' });
@@ -254,7 +314,7 @@ RAW_VARIANTS = {
         export const publish = (stay: any) =>
           send('/customers/push_data', { customer_key: stay.property, user_identities: [], reservations: [] });
         export const retract = (id: string) => send('/customers/delete_data', { reservation_keys: [id] });
-    """,
+    """,  # noqa: E501 - code inside a string, kept as written
     "undici_request": """
         import { request } from 'undici';
         const SEAM = 'https://connect.getseam.com';
@@ -266,7 +326,7 @@ RAW_VARIANTS = {
         export async function retract(id: string) {
           await post('/customers/delete_data', { reservation_keys: [id] });
         }
-    """,
+    """,  # noqa: E501 - code inside a string, kept as written
     "fetch_query_delete": """
         export async function publish(stay: any) {
           await fetch(new URL('/customers/push_data', process.env.SEAM_ENDPOINT), {
@@ -284,26 +344,38 @@ RAW_VARIANTS = {
 
 @pytest.mark.parametrize("variant", sorted(RAW_VARIANTS))
 def test_raw_http_integrations_score_like_the_sdk(tmp_path, variant):
-    service = SERVICE.replace("export class StayService {",
-                              "import { publish, retract } from '../seam/http';\n\nexport class StayService {")
-    service = service.replace("    this.stays.set(input.id, input);\n    return input;",
-                              "    this.stays.set(input.id, input);\n    await publish(input);\n    return input;")
-    service = service.replace("    this.stays.set(id, stay);\n    return stay;",
-                              "    this.stays.set(id, stay);\n    await publish(stay);\n    return stay;")
-    service = service.replace("    this.stays.delete(id);\n    return stay;",
-                              "    this.stays.delete(id);\n    await retract(id);\n    return stay;")
-    result = _grade(tmp_path, {"src/seam/http.ts": dedent(RAW_VARIANTS[variant]),
-                               "src/domain/stayService.ts": service})
-    assert scores(result) == FULL, [(c, e.message) for c, v in result.categories.items() for e in v.evidence
-                                    if not e.ok]
+    service = SERVICE.replace(
+        "export class StayService {",
+        "import { publish, retract } from '../seam/http';\n\nexport class StayService {",
+    )
+    service = service.replace(
+        "    this.stays.set(input.id, input);\n    return input;",
+        "    this.stays.set(input.id, input);\n    await publish(input);\n    return input;",
+    )
+    service = service.replace(
+        "    this.stays.set(id, stay);\n    return stay;",
+        "    this.stays.set(id, stay);\n    await publish(stay);\n    return stay;",
+    )
+    service = service.replace(
+        "    this.stays.delete(id);\n    return stay;",
+        "    this.stays.delete(id);\n    await retract(id);\n    return stay;",
+    )
+    result = _grade(
+        tmp_path, {"src/seam/http.ts": dedent(RAW_VARIANTS[variant]), "src/domain/stayService.ts": service}
+    )
+    assert scores(result) == FULL, [
+        (c, e.message) for c, v in result.categories.items() for e in v.evidence if not e.ok
+    ]
 
 
 def test_raw_http_to_a_route_seam_does_not_have_is_no_call(tmp_path):
-    service = SERVICE.replace("    this.stays.set(input.id, input);\n    return input;",
-                              "    this.stays.set(input.id, input);\n"
-                              "    await fetch('https://connect.getseam.com/customers/push', { method: 'POST' });\n"
-                              "    await fetch('https://example.com/customers/push_data', { method: 'POST' });\n"
-                              "    return input;")
+    service = SERVICE.replace(
+        "    this.stays.set(input.id, input);\n    return input;",
+        "    this.stays.set(input.id, input);\n"
+        "    await fetch('https://connect.getseam.com/customers/push', { method: 'POST' });\n"
+        "    await fetch('https://example.com/customers/push_data', { method: 'POST' });\n"
+        "    return input;",
+    )
     assert scores(_grade(tmp_path, {"src/domain/stayService.ts": service}))["api_path_selection"] == 0.0
 
 
@@ -322,7 +394,9 @@ def test_express_mount_prefixes_name_new_routes_and_unchanged_routers_are_not_ne
         });
         module.exports = hooks;
     """)
-    index = INDEX.replace("app.use('/api', api);", "app.use('/api', api);\napp.use('/hooks', require('./http/hooks'));")
+    index = INDEX.replace(
+        "app.use('/api', api);", "app.use('/api', api);\napp.use('/hooks', require('./http/hooks'));"
+    )
     result = _grade(tmp_path, {"src/http/hooks.ts": hooks, "src/index.ts": index})
     webhook = result.categories["webhook_setup"]
     assert webhook.score == 1.0

@@ -12,11 +12,27 @@ from skillassay.workspace.changes import compare_trees
 
 
 def test_compare_trees(tmp_path: Path):
-    pristine = write_tree(tmp_path / "a", {"x.py": "1\n", "y.py": "2\n", "gone.py": "3\n",
-                                           "node_modules/m/i.js": "a\n", "sub/__pycache__/c.pyc": "x"})
-    modified = write_tree(tmp_path / "b", {"x.py": "1\n", "y.py": "22\n", "new.ts": "4\n",
-                                           "node_modules/m/i.js": "changed\n", "dist/out.js": "built\n",
-                                           ".git/HEAD": "ref\n"})
+    pristine = write_tree(
+        tmp_path / "a",
+        {
+            "x.py": "1\n",
+            "y.py": "2\n",
+            "gone.py": "3\n",
+            "node_modules/m/i.js": "a\n",
+            "sub/__pycache__/c.pyc": "x",
+        },
+    )
+    modified = write_tree(
+        tmp_path / "b",
+        {
+            "x.py": "1\n",
+            "y.py": "22\n",
+            "new.ts": "4\n",
+            "node_modules/m/i.js": "changed\n",
+            "dist/out.js": "built\n",
+            ".git/HEAD": "ref\n",
+        },
+    )
     changes = compare_trees(pristine, modified)
     assert changes.modified == ["y.py"]
     assert changes.added == ["new.ts"]
@@ -25,17 +41,25 @@ def test_compare_trees(tmp_path: Path):
 
 
 def test_symlinks_are_never_followed(tmp_path: Path, make_app):
-    outside = write_tree(tmp_path / "outside", {"secret.ts": """
+    outside = write_tree(
+        tmp_path / "outside",
+        {
+            "secret.ts": """
         import { Seam } from 'seam';
         export async function createReservation() { await new Seam().customers.pushData({}); }
-    """, "dir/a.ts": "export const a = 1;\n"})
+    """,
+            "dir/a.ts": "export const a = 1;\n",
+        },
+    )
     app = make_app({"src/service.ts": "export async function createReservation() {}\n"}, {})
     os.symlink(outside / "secret.ts", app.modified / "src" / "linked.ts")
     os.symlink(outside / "dir", app.modified / "src" / "linkeddir")
     changes = compare_trees(app.pristine, app.modified)
     assert changes.added == ["src/linked.ts", "src/linkeddir"]
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+    )
     result = app.grade(key)
     assert result.categories["api_path_selection"].score == 0.0  # the link's target was not read
 
@@ -56,8 +80,10 @@ def test_unchanged_handler_reaches_a_changed_wrapper(make_app):
           return r;
         }
     """
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+    )
     result = make_app(pristine, {"src/store.ts": store}).grade(key)
     placement = result.categories["integration_placement"]
     assert placement.score == 1.0
@@ -74,7 +100,9 @@ def test_async_handler_wrapper_names_the_function(make_app):
           res.json({});
         });
     """
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+    )
     result = make_app({"src/r.ts": "export {};\n"}, {"src/r.ts": source}).grade(key)
     assert result.categories["integration_placement"].score == 1.0

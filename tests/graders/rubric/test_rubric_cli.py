@@ -1,5 +1,6 @@
-"""``skillassay rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input; each
-through typer and through the console script's entry point (``main``, which takes the typer-free fast path)."""
+"""``skillassay rubric``: output shape, defaults, determinism, and exit 2 with a useful message on bad input;
+each through typer and through the console script's entry point (``main``, which takes the typer-free fast
+path)."""
 
 from __future__ import annotations
 
@@ -42,14 +43,19 @@ def suite(tmp_path: Path) -> Path:
     (fixture / "answer_key.json").write_text(json.dumps(KEY))
     (fixture / "eval_config.json").write_text(json.dumps(CONFIG))
     write_tree(fixture / "app", {"service.py": "def create_reservation(r):\n    return r\n"})
-    write_tree(tmp_path / "work", {"service.py": """
+    write_tree(
+        tmp_path / "work",
+        {
+            "service.py": """
         from seam import Seam
 
 
         def create_reservation(r):
             Seam().customers.push_data(customer_key="p", reservations=[{"space_keys": ["u"]}])
             return r
-    """})
+    """
+        },
+    )
     return fixture
 
 
@@ -86,8 +92,14 @@ def run(request):
 
 
 def _args(fixture: Path) -> list[str]:
-    return ["--pristine", str(fixture / "app"), "--modified", str(fixture.parents[2] / "work"),
-            "--fixture-dir", str(fixture)]
+    return [
+        "--pristine",
+        str(fixture / "app"),
+        "--modified",
+        str(fixture.parents[2] / "work"),
+        "--fixture-dir",
+        str(fixture),
+    ]
 
 
 def test_output_with_evidence_and_plain(suite: Path, run):
@@ -180,9 +192,19 @@ def test_the_cli_judges_lifecycle_from_the_fixtures_test_endpoints():
     from rubric_helpers import REPO
 
     fixture = REPO / "evals" / "fixtures" / "flask-py"
-    out = _through_main("--pristine", str(fixture / "app"), "--modified", str(fixture / "test_golden"),
-                        "--fixture-dir", str(fixture))
+    out = _through_main(
+        "--pristine",
+        str(fixture / "app"),
+        "--modified",
+        str(fixture / "test_golden"),
+        "--fixture-dir",
+        str(fixture),
+    )
     assert out.exit_code == 0, out.output
     lifecycle = json.loads(out.stdout)["categories"]["lifecycle_completeness"]["evidence"]
-    assert any(e["message"].startswith("update: customers.push_data reached from PUT "
-                                       "/api/reservations/{{RESERVATION_ID}}") for e in lifecycle), lifecycle
+    assert any(
+        e["message"].startswith(
+            "update: customers.push_data reached from PUT /api/reservations/{{RESERVATION_ID}}"
+        )
+        for e in lifecycle
+    ), lifecycle

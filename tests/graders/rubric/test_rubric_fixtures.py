@@ -41,7 +41,9 @@ def test_every_fixture_folder_is_complete_or_used_by_an_agent_eval():
     for fixture in _plan_fixture_dirs():
         missing = [f for f in PLAN_FILES if not (fixture / f).exists()]
         assert not missing, f"{fixture.name}: missing {missing}"
-        assert list((fixture / "test_controls").glob("*.expected.json")), f"{fixture.name}: no negative control"
+        assert list((fixture / "test_controls").glob("*.expected.json")), (
+            f"{fixture.name}: no negative control"
+        )
     from skillassay.definitions import load_suite
 
     used = {d.fixture_dir.resolve() for d in load_suite(EVALS)}

@@ -40,7 +40,7 @@ TS_CASES = {
           console.log(todo, tpl);
           return r;
         }
-    """,
+    """,  # noqa: E501 - code inside a string, kept as written
     "unrelated-function": """
         import { Seam } from 'seam';
         const seam = new Seam();

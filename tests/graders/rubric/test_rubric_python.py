@@ -121,11 +121,14 @@ WEBHOOK = """
 
 
 def test_golden_scores_100(make_app):
-    key = dataclasses.replace(RA_KEY_PY,
+    key = dataclasses.replace(
+        RA_KEY_PY,
         expected_files_modified=["services/reservation_service.py"],
         expected_new_files_allowed=["blueprints/seam_*.py"],
     )
-    app = make_app(PRISTINE, {"services/reservation_service.py": SERVICE_GOLDEN, "blueprints/seam_hooks.py": WEBHOOK})
+    app = make_app(
+        PRISTINE, {"services/reservation_service.py": SERVICE_GOLDEN, "blueprints/seam_hooks.py": WEBHOOK}
+    )
     result = app.grade(key)
     assert result.total == 100.0, json.dumps(result.to_json(), indent=1)
     hook = result.categories["webhook_setup"].evidence[0]
@@ -152,8 +155,10 @@ def test_missing_parameters_are_named(make_app):
     result = make_app(PRISTINE, {"services/reservation_service.py": service}).grade(RA_KEY_PY)
     assert result.categories["api_correctness"].score == 0.75
     missing = [e.message for e in result.categories["api_correctness"].evidence if not e.ok]
-    assert missing == ["customers.delete_data: 1/2 required parameters; missing customer_key "
-                       "(`customer_key` read as `customer_keys` (the SDK's delete_data takes `customer_keys`))"]
+    assert missing == [
+        "customers.delete_data: 1/2 required parameters; missing customer_key "
+        "(`customer_key` read as `customer_keys` (the SDK's delete_data takes `customer_keys`))"
+    ]
 
 
 def test_singular_customer_key_is_not_accepted_by_delete_data(make_app):
@@ -211,9 +216,9 @@ def test_injected_client_and_wrapper_module(make_app):
             async def forget(self, rid):
                 await self.client.customers.delete_data(reservation_keys=[rid])
     """
-    result = make_app(PRISTINE, {"services/reservation_service.py": service, "services/seam_sync.py": seam_sync}).grade(
-        RA_KEY_PY
-    )
+    result = make_app(
+        PRISTINE, {"services/reservation_service.py": service, "services/seam_sync.py": seam_sync}
+    ).grade(RA_KEY_PY)
     s = scores(result)
     assert s["integration_placement"] == 1.0
     assert s["lifecycle_completeness"] == 1.0
@@ -266,15 +271,20 @@ def test_webhook_events_in_called_function_and_match(make_app):
 def test_access_grants_path(make_app):
     service = SERVICE_GOLDEN.replace(
         "seam.customers.push_data(**_payload(r))",
-        'seam.access_grants.create(user_identity={"full_name": "x"}, requested_access_methods=[{"mode": "code"}], '
+        'seam.access_grants.create(user_identity={"full_name": "x"}, requested_access_methods=[{"mode": '
+        '"code"}], '
         'space_keys=[r["unit_id"]], starts_at="a", ends_at="b")',
     )
     key = AnswerKey(
         expected_calls={"create": ["access_grants.create"], "cancel": ["access_grants.delete"]},
-        expected_placements={"access_grants.create": ["create_reservation"],
-                             "access_grants.delete": ["cancel_reservation"]},
-        required_parameters={"create": ["requested_access_methods", "starts_at", "ends_at", "space_keys"],
-                             "delete": ["access_grant_id"]},
+        expected_placements={
+            "access_grants.create": ["create_reservation"],
+            "access_grants.delete": ["cancel_reservation"],
+        },
+        required_parameters={
+            "create": ["requested_access_methods", "starts_at", "ends_at", "space_keys"],
+            "delete": ["access_grant_id"],
+        },
     )
     s = scores(make_app(PRISTINE, {"services/reservation_service.py": service}).grade(key, "access_grants"))
     assert s["api_path_selection"] == 0.5  # push_data is still called in update_reservation
@@ -319,8 +329,10 @@ def test_payload_update_and_map(make_app):
             payload.update(user_identities=[])
             Seam().customers.push_data(**payload, reservations=list(map(to_seam, rs)))
     """
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["create_reservation"]},
-                    required_parameters={"push_data": ["customer_key", "user_identities", "reservations[].space_keys"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["create_reservation"]},
+        required_parameters={"push_data": ["customer_key", "user_identities", "reservations[].space_keys"]},
+    )
     result = make_app({"svc.py": "def create_reservation(rs):\n    pass\n"}, {"svc.py": service}).grade(key)
     assert result.categories["api_correctness"].score == 1.0

@@ -48,32 +48,45 @@ def _webhook(app) -> tuple[float, list[str]]:
 
 
 def test_next_handler_reexported_from_another_module(make_app):
-    app = make_app(NEXT_PRISTINE, {
-        "lib/seam/webhooks.ts": SEAM_HANDLER,
-        "app/api/webhooks/seam/route.ts": "export { handleSeamEvent as POST } from '@/lib/seam/webhooks';\n",
-    })
+    app = make_app(
+        NEXT_PRISTINE,
+        {
+            "lib/seam/webhooks.ts": SEAM_HANDLER,
+            "app/api/webhooks/seam/route.ts": "export { handleSeamEvent as POST } from "
+            "'@/lib/seam/webhooks';\n",
+        },
+    )
     score, evidence = _webhook(app)
     assert score == 1.0, evidence
-    assert any("new route POST /api/webhooks/seam handles Seam events" in e and "lib/seam/webhooks.ts" in e
-               for e in evidence), evidence
+    assert any(
+        "new route POST /api/webhooks/seam handles Seam events" in e and "lib/seam/webhooks.ts" in e
+        for e in evidence
+    ), evidence
 
 
 def test_next_reexported_handler_is_not_confused_with_another_files_post(make_app):
     # The new route re-exports a POST that handles no Seam event; another changed route file's POST does.
     # Matching handlers by name alone would lend the new route those events.
-    app = make_app(NEXT_PRISTINE, {
-        "app/api/webhooks/seam/impl.ts": "export async function POST(request: Request) { return new Response(null); }\n",
-        "app/api/webhooks/seam/route.ts": "export { POST } from './impl';\n",
-        "app/api/webhooks/payments/route.ts": NEXT_PRISTINE["app/api/webhooks/payments/route.ts"].replace(
-            "'odd, but old'", "'still old'"),
-    })
+    app = make_app(
+        NEXT_PRISTINE,
+        {
+            "app/api/webhooks/seam/impl.ts": "export async function POST(request: Request) { return new "
+            "Response(null); }\n",
+            "app/api/webhooks/seam/route.ts": "export { POST } from './impl';\n",
+            "app/api/webhooks/payments/route.ts": NEXT_PRISTINE["app/api/webhooks/payments/route.ts"].replace(
+                "'odd, but old'", "'still old'"
+            ),
+        },
+    )
     score, evidence = _webhook(app)
     assert score == 0.5, evidence  # a new webhook route, but without Seam events
 
 
 def test_next_const_export_with_wrapper_and_pages_api(make_app):
-    wrapped = make_app(NEXT_PRISTINE, {
-        "app/api/integrations/seam/route.ts": """
+    wrapped = make_app(
+        NEXT_PRISTINE,
+        {
+            "app/api/integrations/seam/route.ts": """
             import { verified } from '@/lib/verify';
             export const POST = verified(async (request: Request) => {
               const { event_type } = await request.json();
@@ -83,11 +96,14 @@ def test_next_const_export_with_wrapper_and_pages_api(make_app):
               return new Response(null, { status: 204 });
             });
         """,
-    })
+        },
+    )
     assert _webhook(wrapped)[0] == 1.0
 
-    pages = make_app(NEXT_PRISTINE, {
-        "pages/api/seam-events.ts": """
+    pages = make_app(
+        NEXT_PRISTINE,
+        {
+            "pages/api/seam-events.ts": """
             const handlers: Record<string, (e: unknown) => void> = {
               'access_code.set_on_device': (e) => console.log(e),
             };
@@ -96,16 +112,21 @@ def test_next_const_export_with_wrapper_and_pages_api(make_app):
               res.status(200).end();
             }
         """,
-    })
+        },
+    )
     score, evidence = _webhook(pages)
     assert score == 1.0 and any("ANY /api/seam-events" in e for e in evidence), evidence
 
 
 def test_next_edited_existing_route_is_not_new(make_app):
-    app = make_app(NEXT_PRISTINE, {
-        "app/api/webhooks/payments/route.ts": NEXT_PRISTINE["app/api/webhooks/payments/route.ts"].replace(
-            "'odd, but old'", "'device.disconnected'"),
-    })
+    app = make_app(
+        NEXT_PRISTINE,
+        {
+            "app/api/webhooks/payments/route.ts": NEXT_PRISTINE["app/api/webhooks/payments/route.ts"].replace(
+                "'odd, but old'", "'device.disconnected'"
+            ),
+        },
+    )
     assert _webhook(app) == (0.0, ["no new HTTP route"])
 
 
@@ -145,12 +166,15 @@ FASTAPI_PRISTINE = {
 
 
 def test_fastapi_new_router_mounted_in_main_handles_events(make_app):
-    app = make_app(FASTAPI_PRISTINE, {
-        "app/main.py": textwrap.dedent(FASTAPI_PRISTINE["app/main.py"]) + """
+    app = make_app(
+        FASTAPI_PRISTINE,
+        {
+            "app/main.py": textwrap.dedent(FASTAPI_PRISTINE["app/main.py"])
+            + """
 from app.routers.seam import router as seam_router
 app.include_router(seam_router, prefix="/integrations")
 """,
-        "app/routers/seam.py": """
+            "app/routers/seam.py": """
             from fastapi import APIRouter, Request
             router = APIRouter(prefix="/seam")
             HANDLED = {"access_code.set_on_device", "access_method.issued"}
@@ -162,20 +186,25 @@ app.include_router(seam_router, prefix="/integrations")
                     return {"handled": True}
                 return {"handled": False}
         """,
-    })
+        },
+    )
     score, evidence = _webhook(app)
     assert score == 1.0, evidence
-    assert any("new route POST /integrations/seam/events handles Seam events" in e for e in evidence), evidence
+    assert any("new route POST /integrations/seam/events handles Seam events" in e for e in evidence), (
+        evidence
+    )
     # the decoy: the old payments route compares an event type, but it is not new
     assert not any("/payments" in e for e in evidence), evidence
 
 
 def test_fastapi_remounting_an_old_router_does_not_make_its_routes_new(make_app):
     # main.py changes the prefix the old webhooks router is mounted under: same routes, new full paths
-    app = make_app(FASTAPI_PRISTINE, {
-        "app/main.py": FASTAPI_PRISTINE["app/main.py"].replace('prefix="/hooks"', 'prefix="/webhooks"'),
-        "app/routers/webhooks.py": FASTAPI_PRISTINE["app/routers/webhooks.py"] + "\n# touched\n",
-    })
+    app = make_app(
+        FASTAPI_PRISTINE,
+        {
+            "app/main.py": FASTAPI_PRISTINE["app/main.py"].replace('prefix="/hooks"', 'prefix="/webhooks"'),
+            "app/routers/webhooks.py": FASTAPI_PRISTINE["app/routers/webhooks.py"] + "\n# touched\n",
+        },
+    )
     result = app.grade(key=RA_KEY_PY)
     assert scores(result)["webhook_setup"] == 0.0, result.categories["webhook_setup"].evidence
-

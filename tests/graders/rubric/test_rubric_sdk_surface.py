@@ -1,4 +1,6 @@
-"""The committed SDK surface matches the installed official packages (regenerate with the module's --write)."""
+"""The committed SDK surface matches the installed official packages (regenerate with the module's
+--write).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ NODE_MODULES = REPO / "node" / "node_modules"
 @needs((NODE_MODULES / "@seamapi" / "http").is_dir(), "the official npm SDK (npm ci --prefix node)")
 def test_committed_surface_is_current():
     import seam  # noqa: F401 - the official PyPI SDK is a test dependency: its absence is a failure
+
     fresh = sdk_surface.render(sdk_surface.generate(NODE_MODULES))
     assert fresh == sdk_surface.DATA_FILE.read_text(encoding="utf-8"), (
         "the SDK surface is stale: python -m skillassay.seam.rubric.sdk_surface --write"

@@ -27,7 +27,7 @@ PRISTINE = {
         router.post('/reservations', async (req, res) => res.json(await createReservation(req.body)));
         router.put('/reservations/:id', async (req, res) => res.json(await updateReservation(req.params.id, req.body)));
         router.delete('/reservations/:id', async (req, res) => res.json(await cancelReservation(req.params.id)));
-    """,
+    """,  # noqa: E501 - code inside a string, kept as written
     "src/services/reservationService.ts": """
         export async function createReservation(input: any) {
           const reservation = { id: 'r1', ...input };
@@ -88,11 +88,17 @@ WEBHOOK = """
 
 
 def test_golden_scores_100(make_app):
-    app = make_app(PRISTINE, {"src/services/reservationService.ts": SERVICE_GOLDEN, "src/routes/seamWebhooks.ts": WEBHOOK})
-    result = app.grade(dataclasses.replace(RA_KEY,
-        expected_files_modified=["src/services/reservationService.ts"],
-        expected_new_files_allowed=["src/routes/seamWebhooks.ts"],
-    ))
+    app = make_app(
+        PRISTINE,
+        {"src/services/reservationService.ts": SERVICE_GOLDEN, "src/routes/seamWebhooks.ts": WEBHOOK},
+    )
+    result = app.grade(
+        dataclasses.replace(
+            RA_KEY,
+            expected_files_modified=["src/services/reservationService.ts"],
+            expected_new_files_allowed=["src/routes/seamWebhooks.ts"],
+        )
+    )
     assert result.total == 100.0, json.dumps(result.to_json(), indent=1)
     evidence = result.categories["api_correctness"].evidence
     assert any("read as `customer_keys`" in e.message for e in evidence)
@@ -136,7 +142,9 @@ def test_wrapper_in_new_file_injected_client_and_arrow_functions(make_app):
         }
         export const seamService = new SeamService(new SeamHttp());
     """
-    app = make_app(PRISTINE, {"src/services/reservationService.ts": service, "src/services/seamService.ts": seam_service})
+    app = make_app(
+        PRISTINE, {"src/services/reservationService.ts": service, "src/services/seamService.ts": seam_service}
+    )
     result = app.grade()
     s = scores(result)
     assert s["api_path_selection"] == 1.0
@@ -162,10 +170,13 @@ def test_get_seam_accessor_and_require(make_app):
         module.exports = { createReservation };
     """
     app = make_app({"src/service.js": "function createReservation() {}\n"}, {"src/service.js": service})
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]},
-                    required_parameters={"push_data": ["customer_key", "reservations[].reservation_key",
-                                                       "reservations[].space_keys"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+        required_parameters={
+            "push_data": ["customer_key", "reservations[].reservation_key", "reservations[].space_keys"]
+        },
+    )
     s = scores(app.grade(key))
     assert s["integration_placement"] == 1.0
     assert s["api_correctness"] == 0.66  # space_keys missing inside the reservation
@@ -183,8 +194,10 @@ def test_snake_case_method_in_javascript_counts_for_path_but_not_correctness(mak
 
 
 def test_wrong_path_access_grants(make_app):
-    service = SERVICE_GOLDEN.replace("seam.customers.pushData(payload(reservation))",
-                                     "seam.accessGrants.create({ user_identity_id: 'u', requested_access_methods: [] })")
+    service = SERVICE_GOLDEN.replace(
+        "seam.customers.pushData(payload(reservation))",
+        "seam.accessGrants.create({ user_identity_id: 'u', requested_access_methods: [] })",
+    )
     s = scores(make_app(PRISTINE, {"src/services/reservationService.ts": service}).grade())
     assert s["api_path_selection"] == 0.0
     assert s["integration_placement"] == 0.33  # only delete_data in cancelReservation
@@ -200,27 +213,35 @@ def test_both_paths_scores_half(make_app):
 
 
 def test_access_codes_path_with_lower_level_alias(make_app):
-    service = SERVICE_GOLDEN.replace("seam.customers.pushData(payload(reservation))",
-                                     "seam.accessCodes.create({ device_id: 'd', code: '1234' })")
-    key = AnswerKey(expected_calls={"create": ["access_codes.create"]},
-                    expected_placements={"access_codes.create": ["createReservation"]},
-                    required_parameters={"create": ["device_id", "code", "starts_at"]})
+    service = SERVICE_GOLDEN.replace(
+        "seam.customers.pushData(payload(reservation))",
+        "seam.accessCodes.create({ device_id: 'd', code: '1234' })",
+    )
+    key = AnswerKey(
+        expected_calls={"create": ["access_codes.create"]},
+        expected_placements={"access_codes.create": ["createReservation"]},
+        required_parameters={"create": ["device_id", "code", "starts_at"]},
+    )
     s = scores(make_app(PRISTINE, {"src/services/reservationService.ts": service}).grade(key, "lower_level"))
     assert s["api_path_selection"] == 1.0
     assert s["api_correctness"] == 0.66
 
 
 def test_files_modified_and_unexpected_new_files(make_app):
-    key = dataclasses.replace(RA_KEY,
+    key = dataclasses.replace(
+        RA_KEY,
         expected_files_modified=["src/services/reservationService.ts", "src/routes/reservations.ts"],
         expected_new_files_allowed=["src/lib/*.ts"],
     )
-    app = make_app(PRISTINE, {
-        "src/services/reservationService.ts": SERVICE_GOLDEN,
-        "src/lib/seam.ts": "export const x = 1;\n",
-        "src/seam-notes.md": "notes\n",
-        "node_modules/seam/index.js": "ignored\n",
-    })
+    app = make_app(
+        PRISTINE,
+        {
+            "src/services/reservationService.ts": SERVICE_GOLDEN,
+            "src/lib/seam.ts": "export const x = 1;\n",
+            "src/seam-notes.md": "notes\n",
+            "node_modules/seam/index.js": "ignored\n",
+        },
+    )
     result = app.grade(key)
     # 1 of 2 expected modified (0.5) - 0.3 x 1 unexpected of 2 new files (0.15) = 0.35
     assert result.categories["file_targeting"].score == 0.35
@@ -234,7 +255,7 @@ def test_webhook_route_without_seam_events_scores_half(make_app):
         import { Router } from 'express';
         export const r = Router();
         r.post('/webhooks/seam', (req, res) => { console.log('access_code.set_on_device'); res.sendStatus(200); });
-    """
+    """  # noqa: E501 - code inside a string, kept as written
     s = scores(make_app(PRISTINE, {"src/routes/hooks.ts": hook}).grade())
     assert s["webhook_setup"] == 0.5  # the event name is only logged, not handled
 
@@ -276,9 +297,11 @@ def test_tsx_and_object_methods(make_app):
           },
         };
     """
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]},
-                    required_parameters={"push_data": ["customer_key", "reservations", "user_identities"]})
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+        required_parameters={"push_data": ["customer_key", "reservations", "user_identities"]},
+    )
     s = scores(make_app({"src/page.tsx": "export const handlers = {};\n"}, {"src/page.tsx": page}).grade(key))
     assert s["integration_placement"] == 1.0
     assert s["api_correctness"] == 1.0
@@ -296,11 +319,19 @@ def test_payload_built_by_named_mapper_and_object_assign(make_app):
           const body = Object.assign({}, base, { user_identities: [], reservations: rs.map(toSeamReservation) });
           await seam.customers.pushData(body);
         }
-    """
-    key = AnswerKey(expected_calls={"create": ["customers.push_data"]},
-                    expected_placements={"customers.push_data": ["createReservation"]},
-                    required_parameters={"push_data": ["customer_key", "user_identities",
-                                                       "reservations[].space_keys", "reservations[].guest_key"]})
+    """  # noqa: E501 - code inside a string, kept as written
+    key = AnswerKey(
+        expected_calls={"create": ["customers.push_data"]},
+        expected_placements={"customers.push_data": ["createReservation"]},
+        required_parameters={
+            "push_data": [
+                "customer_key",
+                "user_identities",
+                "reservations[].space_keys",
+                "reservations[].guest_key",
+            ]
+        },
+    )
     result = make_app({"src/s.ts": "export {};\n"}, {"src/s.ts": service}).grade(key)
     assert result.categories["api_correctness"].score == 0.75
     assert "missing reservations[].guest_key" in result.categories["api_correctness"].evidence[0].message

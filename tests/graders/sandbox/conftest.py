@@ -34,12 +34,20 @@ def tiny_config(mode: str = "good", **extra: Any) -> dict[str, Any]:
             "create": {
                 "method": "POST",
                 "path": "/api/reservations",
-                "payload": {"guest": "eval_{{RUN_ID}}", "propertyId": "prop-1", "unitId": "unit-1",
-                            "checkIn": "{{STARTS_AT}}", "checkOut": "{{ENDS_AT}}"},
+                "payload": {
+                    "guest": "eval_{{RUN_ID}}",
+                    "propertyId": "prop-1",
+                    "unitId": "unit-1",
+                    "checkIn": "{{STARTS_AT}}",
+                    "checkOut": "{{ENDS_AT}}",
+                },
                 "response_id_path": "reservation.id",
             },
-            "update": {"method": "PUT", "path": "/api/reservations/{{RESERVATION_ID}}",
-                       "payload": {"checkOut": "{{NEW_ENDS_AT}}"}},
+            "update": {
+                "method": "PUT",
+                "path": "/api/reservations/{{RESERVATION_ID}}",
+                "payload": {"checkOut": "{{NEW_ENDS_AT}}"},
+            },
             "cancel": {"method": "DELETE", "path": "/api/reservations/{{RESERVATION_ID}}"},
         },
         "seam": {"env": {"SEAM_DEVICE_ID": "{{DEVICE_ID}}"}},
@@ -63,9 +71,19 @@ def make_fixture(root: Path, config: dict[str, Any], dockerfile: str = TINY_DOCK
     (fixture / "eval_config.json").write_text(json.dumps(config, indent=2))
     cfg = PlanEvalConfig.model_validate(config)
     return SeamEval(
-        id="tiny", title="tiny", format="plan-json", source=fixture / "eval_config.json", suite_dir=root,
-        fixture_dir=fixture, app_dir=app, prompt="test", stack="python", language="python",
-        app_port=cfg.app_port, dockerfile=fixture / "Dockerfile", config=cfg,
+        id="tiny",
+        title="tiny",
+        format="plan-json",
+        source=fixture / "eval_config.json",
+        suite_dir=root,
+        fixture_dir=fixture,
+        app_dir=app,
+        prompt="test",
+        stack="python",
+        language="python",
+        app_port=cfg.app_port,
+        dockerfile=fixture / "Dockerfile",
+        config=cfg,
     )
 
 

@@ -20,9 +20,11 @@ def other_emulator():
 
 
 def test_the_app_reaches_only_its_own_emulator(tiny, emulator, other_emulator, listener, tmp_path):
-    targets = [f"http://127.0.0.1:{listener.server_address[1]}/",
-               other_emulator.base_url.rstrip("/") + "/health",
-               "https://pypi.org/simple/"]  # a registry: allowed to the install, never to the running app
+    targets = [
+        f"http://127.0.0.1:{listener.server_address[1]}/",
+        other_emulator.base_url.rstrip("/") + "/health",
+        "https://pypi.org/simple/",
+    ]  # a registry: allowed to the install, never to the running app
     d = tiny("good", run={"env": {"MODE": "good", "ATTACK_URLS": ",".join(targets)}})
     result = validate(d.app_dir, d, "attack1", emulator=emulator, logs_dir=tmp_path / "logs", policy=Policy())
     assert result.total == 100, {n: c.reason for n, c in result.checks.items()}  # its own emulator: reached
@@ -36,7 +38,14 @@ def test_unsealed_the_same_app_reaches_them(tiny, emulator, listener, tmp_path):
     """The control: without isolation the app reaches the host's listener."""
     target = f"http://127.0.0.1:{listener.server_address[1]}/"
     d = tiny("good", run={"env": {"MODE": "good", "ATTACK_URLS": target}})
-    validate(d.app_dir, d, "attack2", emulator=emulator, logs_dir=tmp_path / "logs", policy=Policy(isolation="none"))
+    validate(
+        d.app_dir,
+        d,
+        "attack2",
+        emulator=emulator,
+        logs_dir=tmp_path / "logs",
+        policy=Policy(isolation="none"),
+    )
     assert f"ATTACK {target} reached 200" in (tmp_path / "logs" / "app.stdout.log").read_text()
     assert listener.hits == 1
 
@@ -51,12 +60,23 @@ def test_the_install_reaches_the_registry_through_the_egress_proxy(tmp_path, mon
     src = tmp_path / "src"
     src.mkdir()
     (src / "requirements.txt").write_text("six==1.16.0\n")
-    plan = RunPlan(runtime="python", install=InstallSpec(pip_requirements=["requirements.txt"]),
-                   start=["python", "-c", "import six"])
+    plan = RunPlan(
+        runtime="python",
+        install=InstallSpec(pip_requirements=["requirements.txt"]),
+        start=["python", "-c", "import six"],
+    )
     policy = Policy(registries=["pypi.org", "files.pythonhosted.org"])
     sealing = Sealing(policy)
-    backend = HostBackend(plan=plan, source_dir=src, fixture="reg", run_id="reg1", logs_dir=tmp_path / "logs",
-                          fixture_dir=tmp_path, policy=policy, sealing=sealing)
+    backend = HostBackend(
+        plan=plan,
+        source_dir=src,
+        fixture="reg",
+        run_id="reg1",
+        logs_dir=tmp_path / "logs",
+        fixture_dir=tmp_path,
+        policy=policy,
+        sealing=sealing,
+    )
     with backend:
         backend.prepare()
         assert backend.venv is not None and list(backend.venv.glob("lib/python*/site-packages/six.py"))
@@ -75,12 +95,24 @@ def test_the_node_install_reaches_npm_through_the_egress_proxy(tmp_path, monkeyp
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
     src = tmp_path / "src"
     src.mkdir()
-    (src / "package.json").write_text('{"name": "reg", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}')
-    plan = RunPlan(runtime="node", install=InstallSpec(npm_argv=["npm", "install"]), start=["node", "-e", "1"])
+    (src / "package.json").write_text(
+        '{"name": "reg", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}'
+    )
+    plan = RunPlan(
+        runtime="node", install=InstallSpec(npm_argv=["npm", "install"]), start=["node", "-e", "1"]
+    )
     policy = Policy(registries=["registry.npmjs.org"])
     sealing = Sealing(policy)
-    backend = HostBackend(plan=plan, source_dir=src, fixture="regnode", run_id="reg2", logs_dir=tmp_path / "logs",
-                          fixture_dir=tmp_path, policy=policy, sealing=sealing)
+    backend = HostBackend(
+        plan=plan,
+        source_dir=src,
+        fixture="regnode",
+        run_id="reg2",
+        logs_dir=tmp_path / "logs",
+        fixture_dir=tmp_path,
+        policy=policy,
+        sealing=sealing,
+    )
     with backend:
         backend.prepare()
         assert (backend.app_dir / "node_modules" / "left-pad" / "package.json").is_file()

@@ -1,4 +1,6 @@
-"""The docker backend's commands (pure argv builders) and its refusal without an engine. No engine runs here."""
+"""The docker backend's commands (pure argv builders) and its refusal without an engine. No engine runs
+here.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +27,14 @@ def test_build_argv_is_the_plans_command():
 
 
 def test_run_argv_host_network_passes_env_by_name_only():
-    argv = docker.run_argv("eval-x-1", "eval-x-1-app", host_port=41000, app_port=41000,
-                           env_names=["SEAM_API_KEY", "SEAM_ENDPOINT", "PORT"], network="host")
+    argv = docker.run_argv(
+        "eval-x-1",
+        "eval-x-1-app",
+        host_port=41000,
+        app_port=41000,
+        env_names=["SEAM_API_KEY", "SEAM_ENDPOINT", "PORT"],
+        network="host",
+    )
     assert argv[:5] == ["docker", "run", "-d", "--name", "eval-x-1-app"]
     assert "--network" in argv and argv[argv.index("--network") + 1] == "host"
     assert "-p" not in argv
@@ -43,8 +51,14 @@ def test_run_argv_bridge_publishes_the_port_and_adds_the_host():
 
 def test_seam_endpoint_as_the_container_sees_it():
     assert docker.container_seam_endpoint("http://127.0.0.1:5555", "host") == "http://127.0.0.1:5555"
-    assert docker.container_seam_endpoint("http://127.0.0.1:5555", "bridge") == "http://host.docker.internal:5555"
-    assert docker.container_seam_endpoint("https://connect.getseam.com", "bridge") == "https://connect.getseam.com"
+    assert (
+        docker.container_seam_endpoint("http://127.0.0.1:5555", "bridge")
+        == "http://host.docker.internal:5555"
+    )
+    assert (
+        docker.container_seam_endpoint("https://connect.getseam.com", "bridge")
+        == "https://connect.getseam.com"
+    )
 
 
 def test_logs_and_removal_commands():
@@ -62,8 +76,12 @@ def _fake_docker(tmp_path: Path, script: str) -> str:
 
 
 def test_check_engine_fails_clearly_when_no_engine_answers(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", _fake_docker(tmp_path, 'echo "Cannot connect to the Docker daemon" >&2; exit 1\n'))
-    with pytest.raises(InfrastructureError, match="no Docker engine answered: Cannot connect to the Docker daemon"):
+    monkeypatch.setenv(
+        "PATH", _fake_docker(tmp_path, 'echo "Cannot connect to the Docker daemon" >&2; exit 1\n')
+    )
+    with pytest.raises(
+        InfrastructureError, match="no Docker engine answered: Cannot connect to the Docker daemon"
+    ):
         docker.check_engine()
 
 
@@ -83,9 +101,24 @@ def test_cli_exits_2_without_an_engine(tmp_path):
     fx = repo / "evals" / "fixtures" / "flask-py"
     env = {**os.environ, "PATH": _fake_docker(tmp_path, 'echo "no engine here" >&2; exit 1\n')}
     r = subprocess.run(
-        [sys.executable, "-m", "skillassay", "sandbox", "--modified-dir", str(fx / "test_golden"),
-         "--fixture-dir", str(fx), "--run-id", "d1", "--backend", "docker"],
-        capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "skillassay",
+            "sandbox",
+            "--modified-dir",
+            str(fx / "test_golden"),
+            "--fixture-dir",
+            str(fx),
+            "--run-id",
+            "d1",
+            "--backend",
+            "docker",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert r.returncode == 2, r.stderr
     assert "no Docker engine answered: no engine here" in r.stderr

@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[3] / "evals" / "fixtures"
 def test_node_dockerfile_exec_cmd():
     spec = parse_dockerfile(
         "FROM node:20-slim\nWORKDIR /app\nCOPY package*.json ./\nRUN npm ci\nCOPY . .\n"
-        "RUN npm run build\nEXPOSE 3000\nCMD [\"node\", \"dist/index.js\"]\n"
+        'RUN npm run build\nEXPOSE 3000\nCMD ["node", "dist/index.js"]\n'
     )
     assert spec.runtime == "node" and spec.image == "node:20-slim" and spec.workdir == "/app"
     assert [r.shell for r in spec.runs] == ["npm ci", "npm run build"]
@@ -47,12 +47,18 @@ CMD gunicorn -b 0.0.0.0:$PORT app:app
 
 
 def test_logical_lines_report_the_first_line_number():
-    assert logical_lines("FROM node\n\nRUN a \\\n  b\nCMD x") == [(1, "FROM node"), (3, "RUN a b"), (5, "CMD x")]
+    assert logical_lines("FROM node\n\nRUN a \\\n  b\nCMD x") == [
+        (1, "FROM node"),
+        (3, "RUN a b"),
+        (5, "CMD x"),
+    ]
 
 
 def test_env_legacy_form_arg_substitution_and_relative_workdir():
-    spec = parse_dockerfile("ARG VERSION=20\nFROM node:${VERSION}-alpine\nENV NODE_ENV production\n"
-                            "WORKDIR /srv\nWORKDIR app\nCMD [\"npm\", \"start\"]")
+    spec = parse_dockerfile(
+        "ARG VERSION=20\nFROM node:${VERSION}-alpine\nENV NODE_ENV production\n"
+        'WORKDIR /srv\nWORKDIR app\nCMD ["npm", "start"]'
+    )
     assert spec.image == "node:20-alpine"
     assert spec.env == {"NODE_ENV": "production"}
     assert spec.workdir == "/srv/app"
@@ -115,7 +121,12 @@ def test_run_section_overrides_the_dockerfile(tmp_path):
     assert plan.build == [["/bin/sh", "-c", "npm run build"]]
     assert plan.start == ["/bin/sh", "-c", "npm start"] and plan.env == {"X": "1"}
     assert plan.health_path == "/healthz" and plan.source == "Dockerfile+run"
-    plan = make_plan(tmp_path, df, RunSteps(install=["npm install", "node scripts/gen.js"], build=[], start=["node", "a.js"]), None)
+    plan = make_plan(
+        tmp_path,
+        df,
+        RunSteps(install=["npm install", "node scripts/gen.js"], build=[], start=["node", "a.js"]),
+        None,
+    )
     assert plan.install.npm_argv == ["npm", "install"]
     assert plan.build == [["/bin/sh", "-c", "node scripts/gen.js"]]
     assert plan.start == ["node", "a.js"]
@@ -123,13 +134,19 @@ def test_run_section_overrides_the_dockerfile(tmp_path):
 
 def test_run_section_alone_infers_the_runtime(tmp_path):
     (tmp_path / "requirements.txt").write_text("flask\n")
-    plan = make_plan(tmp_path, None, RunSteps(install=["pip install -r requirements.txt"], start="python app.py"), 5000)
+    plan = make_plan(
+        tmp_path, None, RunSteps(install=["pip install -r requirements.txt"], start="python app.py"), 5000
+    )
     assert plan.runtime == "python" and plan.install.pip_requirements == ["requirements.txt"]
 
 
-@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*") if (p / "Dockerfile").is_file()))
+@pytest.mark.parametrize(
+    "fixture", sorted(p.name for p in FIXTURES.glob("*") if (p / "Dockerfile").is_file())
+)
 def test_every_shipped_fixture_dockerfile_parses(fixture):
-    spec = parse_dockerfile((FIXTURES / fixture / "Dockerfile").read_text(), FIXTURES / fixture / "Dockerfile")
+    spec = parse_dockerfile(
+        (FIXTURES / fixture / "Dockerfile").read_text(), FIXTURES / fixture / "Dockerfile"
+    )
     assert spec.start_argv()
     plan = make_plan(FIXTURES / fixture / "app", FIXTURES / fixture / "Dockerfile", None, None)
     assert not plan.install.empty

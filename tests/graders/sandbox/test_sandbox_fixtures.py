@@ -44,18 +44,28 @@ def shared_emulator():
 def test_fixture_scores(fixture, which, shared_emulator, tmp_path):
     d = load_fixture(FIXTURES / fixture)
     if which == "golden":
-        src, want_checks, want_total = d.golden_dir, {"build": 10, "create": 30, "update": 30, "cancel": 30}, 100
+        src, want_checks, want_total = (
+            d.golden_dir,
+            {"build": 10, "create": 30, "update": 30, "cancel": 30},
+            100,
+        )
     elif which == "app":
         src, want_checks, want_total = d.app_dir, {"build": 10, "create": 0, "update": 0, "cancel": 0}, 10
     else:
         control = next(c for c in d.controls if c.name == which)
-        src, want_checks, want_total = control.dir, control.expected.sandbox_checks, control.expected.sandbox_total
+        src, want_checks, want_total = (
+            control.dir,
+            control.expected.sandbox_checks,
+            control.expected.sandbox_total,
+        )
     r = validate(src, d, f"t-{fixture}-{which}", emulator=shared_emulator, logs_dir=tmp_path / "logs")
     got = r.plan_json()
     reasons = {n: c.reason for n, c in r.checks.items() if c.reason}
     if not want_checks and want_total is None:
-        pytest.fail(f"{fixture}/test_controls/{which}.expected.json records no sandbox_checks/sandbox_total; "
-                    f"it scores {json.dumps(got)} ({reasons})")
+        pytest.fail(
+            f"{fixture}/test_controls/{which}.expected.json records no sandbox_checks/sandbox_total; "
+            f"it scores {json.dumps(got)} ({reasons})"
+        )
     assert {k: got["checks"][k] for k in want_checks} == want_checks, reasons
     if want_total is not None:
         assert got["total"] == want_total, reasons
@@ -73,7 +83,9 @@ def test_two_fixtures_at_once_do_not_interfere(shared_emulator, tmp_path):
     def one(fx: str, tag: str) -> None:
         d = load_fixture(FIXTURES / fx)
         try:
-            results[tag] = validate(d.golden_dir, d, f"par-{tag}", emulator=shared_emulator, logs_dir=tmp_path / tag)
+            results[tag] = validate(
+                d.golden_dir, d, f"par-{tag}", emulator=shared_emulator, logs_dir=tmp_path / tag
+            )
         except BaseException as e:  # noqa: BLE001  (reported below)
             results[tag] = e
 

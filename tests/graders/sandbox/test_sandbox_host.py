@@ -83,13 +83,25 @@ def _backend(tmp_path: Path, start: list[str], build: list[list[str]] | None = N
     src = tmp_path / "src"
     src.mkdir(exist_ok=True)
     (src / "requirements.txt").write_text("")
-    plan = RunPlan(runtime="python", install=InstallSpec(pip_requirements=["requirements.txt"]), build=build or [],
-                   start=start)
-    return HostBackend(plan=plan, source_dir=src, fixture="proc", run_id="p", logs_dir=tmp_path / "logs",
-                          fixture_dir=tmp_path, health_timeout=20)
+    plan = RunPlan(
+        runtime="python",
+        install=InstallSpec(pip_requirements=["requirements.txt"]),
+        build=build or [],
+        start=start,
+    )
+    return HostBackend(
+        plan=plan,
+        source_dir=src,
+        fixture="proc",
+        run_id="p",
+        logs_dir=tmp_path / "logs",
+        fixture_dir=tmp_path,
+        health_timeout=20,
+    )
 
 
-# the app forks a grandchild (sleep, in a session of its own) and serves health: both must die with the sandbox
+# the app forks a grandchild (sleep, in a session of its own) and serves health: both must die with the
+# sandbox
 SERVER = "MARK={mark} setsid sleep 300 & MARK={mark} exec python -m http.server --bind 127.0.0.1 $PORT"
 
 
@@ -172,7 +184,11 @@ def test_failed_health_kills_the_app(tmp_path):
 
 
 def test_failing_build_step_names_the_command_and_keeps_the_log(tmp_path):
-    b = _backend(tmp_path, ["true"], build=[["/bin/sh", "-c", "echo compiling; echo 'TS2304: cannot find name' >&2; exit 2"]])
+    b = _backend(
+        tmp_path,
+        ["true"],
+        build=[["/bin/sh", "-c", "echo compiling; echo 'TS2304: cannot find name' >&2; exit 2"]],
+    )
     with b, pytest.raises(StepFailed) as e:
         b.prepare()
     assert e.value.step == "build" and "exited with 2" in e.value.reason
@@ -190,8 +206,13 @@ def test_dependency_and_build_caches_hit_on_repeat(tmp_path, monkeypatch):
         (b.source_dir / "app.py").write_text("print('hi')\n")
         with b:
             b.prepare()
-            outs.append((b.facts.get("install_cache_hit"), b.facts.get("build_cache_hit"),
-                         (b.app_dir / "dist" / "out.txt").read_text()))
+            outs.append(
+                (
+                    b.facts.get("install_cache_hit"),
+                    b.facts.get("build_cache_hit"),
+                    (b.app_dir / "dist" / "out.txt").read_text(),
+                )
+            )
     assert outs[0][:2] == (False, False)
     assert outs[1][:2] == (True, True)
     assert outs[0][2] == outs[1][2]  # restored, not rebuilt

@@ -1,4 +1,5 @@
-"""The live-Seam code path, run for real against the emulator's HTTP API with a workspace key (no network here).
+"""The live-Seam code path, run for real against the emulator's HTTP API with a workspace key (no network
+here).
 
 Checks the request sequence (devices/list, spaces/create, access_codes/list polling, customers/delete_data,
 spaces/delete), run-scoped keys, and that clean-up leaves another run's data alone."""
@@ -26,12 +27,17 @@ def test_live_needs_a_key(tiny, monkeypatch):
 
 def _other_runs_data(emu, ws):
     """A space and a code that belong to another run in the same (shared, as in Seam's sandbox) workspace."""
-    with httpx.Client(base_url=emu.base_url, headers={"authorization": f"Bearer {ws.api_key}"}, trust_env=False) as c:
+    with httpx.Client(
+        base_url=emu.base_url, headers={"authorization": f"Bearer {ws.api_key}"}, trust_env=False
+    ) as c:
         lock = next(d for d in ws.devices if "access_code" in d.get("capabilities_supported", []))
-        c.post("/spaces/create", json={"name": "other", "space_key": "unit-202",
-                                       "device_ids": [lock["device_id"]]}).raise_for_status()
-        code = c.post("/access_codes/create", json={"device_id": lock["device_id"], "name": "other run",
-                                                    "code": "4321"}).json()["access_code"]
+        c.post(
+            "/spaces/create",
+            json={"name": "other", "space_key": "unit-202", "device_ids": [lock["device_id"]]},
+        ).raise_for_status()
+        code = c.post(
+            "/access_codes/create", json={"device_id": lock["device_id"], "name": "other run", "code": "4321"}
+        ).json()["access_code"]
     return code["access_code_id"]
 
 
@@ -59,7 +65,9 @@ def test_live_path_against_the_emulator(emulator, monkeypatch, tmp_path):
     assert "/access_codes/list" in routes
     assert routes[-2:] == ["/customers/delete_data", "/spaces/delete"] or routes[-1] == "/spaces/delete"
     cleanup = {c["route"]: c for c in r.seam["cleanup"]}
-    assert cleanup["customers/delete_data"]["ok"] and cleanup["customers/delete_data"]["body"] == {"reservation_keys": [rid]}
+    assert cleanup["customers/delete_data"]["ok"] and cleanup["customers/delete_data"]["body"] == {
+        "reservation_keys": [rid]
+    }
     # clean-up removed this run's data only
     state = emulator.state(ws.workspace_id)
     keys = {s.get("space_key") for s in state.spaces}
@@ -72,10 +80,24 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
     monkeypatch.setenv("SEAM_API_KEY", ws.api_key)
     monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)
     # 1. a fixture whose payload carries the run id: everything this run makes is keyed by it
-    payload = {"guest": "g", "propertyId": "eval_prop_{{RUN_ID}}", "unitId": "eval_unit_{{RUN_ID}}",
-               "checkIn": "{{STARTS_AT}}", "checkOut": "{{ENDS_AT}}"}
-    d = tiny("good", test_endpoints={"create": {"method": "POST", "path": "/api/reservations", "payload": payload,
-                                                "response_id_path": "reservation.id"}})
+    payload = {
+        "guest": "g",
+        "propertyId": "eval_prop_{{RUN_ID}}",
+        "unitId": "eval_unit_{{RUN_ID}}",
+        "checkIn": "{{STARTS_AT}}",
+        "checkOut": "{{ENDS_AT}}",
+    }
+    d = tiny(
+        "good",
+        test_endpoints={
+            "create": {
+                "method": "POST",
+                "path": "/api/reservations",
+                "payload": payload,
+                "response_id_path": "reservation.id",
+            }
+        },
+    )
     r = validate(d.app_dir, d, "live2", seam="live", logs_dir=tmp_path / "a")
     assert r.total == 100, {n: c.reason for n, c in r.checks.items()}
     assert r.seam["spaces"][0]["space_key"] == "eval_unit_live2"
@@ -83,8 +105,9 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
     assert cleanup["customers/delete_data"]["body"] == {"customer_keys": ["eval_prop_live2"]}
     assert "eval_unit_live2" not in {s.get("space_key") for s in emulator.state(ws.workspace_id).spaces}
     # 2. the space key exists already (another run's, or a leftover): used, never deleted
-    with httpx.Client(base_url=emulator.base_url, headers={"authorization": f"Bearer {ws.api_key}"},
-                      trust_env=False) as c:
+    with httpx.Client(
+        base_url=emulator.base_url, headers={"authorization": f"Bearer {ws.api_key}"}, trust_env=False
+    ) as c:
         c.post("/spaces/create", json={"name": "theirs", "space_key": "unit-1"}).raise_for_status()
     d = tiny("good")
     r = validate(d.app_dir, d, "live3", seam="live", logs_dir=tmp_path / "b")
@@ -99,5 +122,7 @@ def test_a_rejected_key_is_an_infrastructure_error_not_a_score(tiny, emulator, m
     monkeypatch.setenv("SEAM_API_KEY", "seam_test_not_a_real_key")
     monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)
     d = tiny("good")
-    with pytest.raises(InfrastructureError, match=r"Seam \(live\) bootstrap failed: Seam devices/list: HTTP 401"):
+    with pytest.raises(
+        InfrastructureError, match=r"Seam \(live\) bootstrap failed: Seam devices/list: HTTP 401"
+    ):
         validate(d.app_dir, d, "live4", seam="live", logs_dir=tmp_path / "l")

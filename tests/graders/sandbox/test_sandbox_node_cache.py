@@ -47,22 +47,38 @@ def _known_node(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_apps_that_differ_only_in_descriptive_fields_share_one_install(tmp_path: Path) -> None:
     one = _app(tmp_path / "one", MANIFEST, LOCK)
-    renamed = {**MANIFEST, "name": "larkspur-hotel", "description": "another app", "version": "2.0.0",
-               "scripts": {"build": "next build --debug", "dev": "next dev", "start": "next start -p 4000"}}
-    lock = {**LOCK, "name": "larkspur-hotel", "packages": {**LOCK["packages"], "": {
-        **LOCK["packages"][""], "name": "larkspur-hotel", "version": "2.0.0"}}}
+    renamed = {
+        **MANIFEST,
+        "name": "larkspur-hotel",
+        "description": "another app",
+        "version": "2.0.0",
+        "scripts": {"build": "next build --debug", "dev": "next dev", "start": "next start -p 4000"},
+    }
+    lock = {
+        **LOCK,
+        "name": "larkspur-hotel",
+        "packages": {
+            **LOCK["packages"],
+            "": {**LOCK["packages"][""], "name": "larkspur-hotel", "version": "2.0.0"},
+        },
+    }
     other = _app(tmp_path / "other", renamed, json.loads(json.dumps(lock, indent=4)))  # other formatting too
     assert deps.node_key(one, ["npm", "ci"]) == deps.node_key(other, ["npm", "ci"])
 
 
-@pytest.mark.parametrize("change", [
-    lambda m, lk: m["dependencies"].update(seam="1.245.0"),
-    lambda m, lk: m["devDependencies"].update(typescript="5.9.2"),
-    lambda m, lk: m.update(overrides={"react": "19.3.0"}),
-    lambda m, lk: m["scripts"].update(postinstall="node scripts/patch.js"),  # npm runs it where it installs
-    lambda m, lk: lk["packages"]["node_modules/next"].update(integrity="sha512-y"),
-    lambda m, lk: lk["packages"][""].update(engines={"node": ">=22"}),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m, lk: m["dependencies"].update(seam="1.245.0"),
+        lambda m, lk: m["devDependencies"].update(typescript="5.9.2"),
+        lambda m, lk: m.update(overrides={"react": "19.3.0"}),
+        lambda m, lk: m["scripts"].update(
+            postinstall="node scripts/patch.js"
+        ),  # npm runs it where it installs
+        lambda m, lk: lk["packages"]["node_modules/next"].update(integrity="sha512-y"),
+        lambda m, lk: lk["packages"][""].update(engines={"node": ">=22"}),
+    ],
+)
 def test_anything_npm_installs_from_changes_the_key(tmp_path: Path, change) -> None:
     base = _app(tmp_path / "base", MANIFEST, LOCK)
     manifest, lock = json.loads(json.dumps(MANIFEST)), json.loads(json.dumps(LOCK))
@@ -71,7 +87,9 @@ def test_anything_npm_installs_from_changes_the_key(tmp_path: Path, change) -> N
     assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(changed, ["npm", "ci"])
     assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(base, ["npm", "install"])
     (base / ".npmrc").write_text("omit=peer\n")
-    assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(_app(tmp_path / "again", MANIFEST, LOCK), ["npm", "ci"])
+    assert deps.node_key(base, ["npm", "ci"]) != deps.node_key(
+        _app(tmp_path / "again", MANIFEST, LOCK), ["npm", "ci"]
+    )
 
 
 def test_a_manifest_that_is_not_json_is_keyed_by_its_bytes(tmp_path: Path) -> None:
@@ -85,7 +103,11 @@ def test_a_manifest_that_is_not_json_is_keyed_by_its_bytes(tmp_path: Path) -> No
 
 def test_only_apps_depending_on_next_get_real_node_modules(tmp_path: Path) -> None:
     assert deps.needs_real_node_modules(_app(tmp_path / "next", MANIFEST, LOCK))
-    express = {**MANIFEST, "dependencies": {"express": "4.21.2", "nextjs-like": "1.0.0"}, "devDependencies": {}}
+    express = {
+        **MANIFEST,
+        "dependencies": {"express": "4.21.2", "nextjs-like": "1.0.0"},
+        "devDependencies": {},
+    }
     assert not deps.needs_real_node_modules(_app(tmp_path / "express", express, LOCK))
     dev_only = {**MANIFEST, "dependencies": {}, "devDependencies": {"next": "16.4.6"}}
     assert deps.needs_real_node_modules(_app(tmp_path / "dev", dev_only, LOCK))
@@ -109,22 +131,29 @@ def test_materialised_node_modules_hard_links_the_cache_and_keeps_new_files_out_
     assert linked.is_dir() and not linked.is_symlink()
     src, dst = cached / "next" / "dist" / "index.js", linked / "next" / "dist" / "index.js"
     assert os.stat(src).st_ino == os.stat(dst).st_ino  # the same file, not a copy
-    assert os.readlink(linked / ".bin" / "next") == "../next/dist/index.js"  # relative links stay inside the copy
+    # relative links stay inside the copy
+    assert os.readlink(linked / ".bin" / "next") == "../next/dist/index.js"
     assert (linked / ".bin" / "next").resolve() == dst.resolve()
     (linked / "next" / ".cache-of-a-build").write_text("x")  # a file a build adds
     assert not (cached / "next" / ".cache-of-a-build").exists()
     assert deps.materialise_node_modules(app) is False  # no symlink left to replace
 
 
-def test_the_build_cache_leaves_out_nexts_compiler_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_build_cache_leaves_out_nexts_compiler_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "skillassay-cache"))
     app = tmp_path / "app"
     (app / "app").mkdir(parents=True)
     (app / "app" / "page.tsx").write_text("export default function Page() { return null; }\n")
     before = deps.tree_snapshot(app)
     key = deps.build_key(app, [["/bin/sh", "-c", "npm run build"]], "node-x")
-    for rel, text in {".next/BUILD_ID": "abc", ".next/server/app/page.js": "x", ".next/cache/swc/big": "y" * 1000,
-                      "next-env.d.ts": "/// <reference types=\"next\" />\n"}.items():
+    for rel, text in {
+        ".next/BUILD_ID": "abc",
+        ".next/server/app/page.js": "x",
+        ".next/cache/swc/big": "y" * 1000,
+        "next-env.d.ts": '/// <reference types="next" />\n',
+    }.items():
         (app / rel).parent.mkdir(parents=True, exist_ok=True)
         (app / rel).write_text(text)
     deps.save_build(app, key, before)
@@ -133,12 +162,14 @@ def test_the_build_cache_leaves_out_nexts_compiler_cache(tmp_path: Path, monkeyp
     (fresh / "app").mkdir(parents=True)
     (fresh / "app" / "page.tsx").write_text((app / "app" / "page.tsx").read_text())
     assert deps.restore_build(fresh, key)
-    assert (fresh / ".next" / "BUILD_ID").read_text() == "abc" and (fresh / ".next/server/app/page.js").is_file()
+    assert (fresh / ".next" / "BUILD_ID").read_text() == "abc" and (
+        fresh / ".next/server/app/page.js"
+    ).is_file()
     assert (fresh / "next-env.d.ts").is_file()
     assert not (fresh / ".next" / "cache").exists()
 
 
-# ----------------------------------------------------------------------------- a Next.js build, sealed and not
+# ---------------------------------------------------------------------------- a Next.js build, sealed and not
 BUILD_SCRIPT = """
 set -e
 test -d node_modules && test ! -L node_modules          # a real folder inside the project, as Turbopack wants
@@ -150,7 +181,8 @@ echo built > built.txt
 
 @pytest.mark.parametrize("isolation", ["bubblewrap", "none"])
 def test_a_next_build_sees_a_real_node_modules_and_never_changes_the_cache(
-        isolation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from skillassay.apps.backends.host import HostBackend
     from skillassay.apps.runplan import InstallSpec, RunPlan
     from skillassay.isolation import Policy
@@ -164,19 +196,34 @@ def test_a_next_build_sees_a_real_node_modules_and_never_changes_the_cache(
     cached = entry / "node_modules" / "next" / "package.json"
     cached.write_text('{"name": "next"}')
     (entry / deps.MARKER).write_text("{}")
-    plan = RunPlan(runtime="node", install=InstallSpec(npm_argv=["npm", "ci"]),
-                   build=[["/bin/sh", "-c", BUILD_SCRIPT]], start=["node", "-e", ""])
-    backend = HostBackend(plan=plan, source_dir=source, fixture="nextish", run_id="t1", logs_dir=tmp_path / "logs",
-                          fixture_dir=tmp_path, work_root=tmp_path, policy=Policy(isolation=isolation))
+    plan = RunPlan(
+        runtime="node",
+        install=InstallSpec(npm_argv=["npm", "ci"]),
+        build=[["/bin/sh", "-c", BUILD_SCRIPT]],
+        start=["node", "-e", ""],
+    )
+    backend = HostBackend(
+        plan=plan,
+        source_dir=source,
+        fixture="nextish",
+        run_id="t1",
+        logs_dir=tmp_path / "logs",
+        fixture_dir=tmp_path,
+        work_root=tmp_path,
+        policy=Policy(isolation=isolation),
+    )
     try:
         backend.prepare()
         app = backend.app_dir
         assert (app / "built.txt").read_text() == "built\n", (tmp_path / "logs" / "build.log").read_text()
         if isolation == "bubblewrap":
-            # mounted read-only in place for the build: the build could not write, and the copy is a symlink again
+            # mounted read-only in place for the build: the build could not write, and the copy is a symlink
+            # again
             assert backend.facts.get("node_modules_mounted") is True
             assert not (app / "tamper.txt").exists() and cached.read_text() == '{"name": "next"}'
-            assert (app / "node_modules").is_symlink() and (app / "node_modules").resolve() == entry / "node_modules"
+            assert (app / "node_modules").is_symlink() and (
+                app / "node_modules"
+            ).resolve() == entry / "node_modules"
         else:
             # unsealed (nothing is, there): hard links, a real folder for the build and the app
             assert backend.facts.get("node_modules_linked") is True

@@ -36,7 +36,9 @@ def test_presence_mode_accepts_a_code_that_kept_its_window(tiny, emulator, tmp_p
     assert "code ends_at mismatch: expected " + strict.templates["NEW_ENDS_AT"] in reason
     assert "found " + strict.templates["ENDS_AT"][:19] in reason
     assert strict.checks["cancel"].points == 30
-    presence = _run(tiny("wrong_update", sandbox_update_check="presence"), emulator, tmp_path / "b", "presence1")
+    presence = _run(
+        tiny("wrong_update", sandbox_update_check="presence"), emulator, tmp_path / "b", "presence1"
+    )
     assert presence.checks["update"].points == 30
 
 
@@ -76,13 +78,14 @@ def test_app_that_dies_on_create_is_connection_refused(tiny, emulator, tmp_path)
     r = _run(tiny("die_on_create"), emulator, tmp_path, "die1")
     assert r.checks["create"].points == 0
     reason = r.checks["create"].reason
-    assert "connection" in reason.lower() or "disconnected" in reason.lower() or "RemoteProtocolError" in reason
+    assert (
+        "connection" in reason.lower() or "disconnected" in reason.lower() or "RemoteProtocolError" in reason
+    )
 
 
 def test_app_that_never_calls_seam_fails_fast_with_a_reason(tiny, emulator, tmp_path):
     d = tiny("no_seam")
-    r = validate(d.app_dir, d, "quiet1", emulator=emulator, logs_dir=tmp_path / "l",
-                 quiet_after=1.0)
+    r = validate(d.app_dir, d, "quiet1", emulator=emulator, logs_dir=tmp_path / "l", quiet_after=1.0)
     assert r.plan_json()["total"] == 10
     assert "sent Seam no request within 1 s" in r.checks["create"].reason
     assert r.checks["cancel"].reason.startswith("no access code of this reservation ever appeared")
@@ -112,8 +115,11 @@ def test_bad_run_id_is_refused(tiny, emulator):
 
 def test_evidence_lists_the_seam_requests_the_app_sent(tiny, emulator, tmp_path):
     r = _run(tiny("good"), emulator, tmp_path, "ev1")
-    for step, route in (("create", "/access_codes/create"), ("update", "/access_codes/update"),
-                        ("cancel", "/access_codes/delete")):
+    for step, route in (
+        ("create", "/access_codes/create"),
+        ("update", "/access_codes/update"),
+        ("cancel", "/access_codes/delete"),
+    ):
         sent = r.checks[step].seam["app_seam_requests"]
         assert [(s["method"], s["path"], s["status"]) for s in sent] == [("POST", route, 200)], sent
         assert 0 <= sent[0]["at_s"] < 5
@@ -124,8 +130,8 @@ def test_evidence_lists_the_seam_requests_the_app_sent(tiny, emulator, tmp_path)
 
 
 def test_failed_seam_requests_end_the_wait_early_and_are_named(tiny, emulator, tmp_path):
-    """A wrong device id: the emulator answers the app 404 at once; the create check stops a short grace after that
-    answer (not its 60 s limit) and names the failed request."""
+    """A wrong device id: the emulator answers the app 404 at once; the create check stops a short grace after
+    that answer (not its 60 s limit) and names the failed request."""
     d = tiny("seam_fails", timeouts={"create": 60})
     t0 = time.monotonic()
     r = validate(d.app_dir, d, "fails1", emulator=emulator, logs_dir=tmp_path / "l", fail_grace=1.0)
@@ -140,20 +146,24 @@ def test_failed_seam_requests_end_the_wait_early_and_are_named(tiny, emulator, t
 
 
 def test_answered_requests_with_nothing_pending_in_seam_end_the_wait(tiny, emulator, tmp_path):
-    """The app's Seam request succeeds but changes nothing (as `push_data` to a space key Seam does not have): once
-    Seam has answered, has nothing scheduled for the workspace, and the app sent nothing more for `quiet_after`
-    seconds, the create check stops (not after its 60 s) and names what the app sent."""
+    """The app's Seam request succeeds but changes nothing (as `push_data` to a space key Seam does not have):
+    once Seam has answered, has nothing scheduled for the workspace, and the app sent nothing more for
+    `quiet_after` seconds, the create check stops (not after its 60 s) and names what the app sent."""
     d = tiny("seam_noop", timeouts={"create": 60})
     r = validate(d.app_dir, d, "noop1", emulator=emulator, logs_dir=tmp_path / "l", quiet_after=1.0)
     create = r.checks["create"]
     assert create.points == 0 and create.elapsed_s < 20, create.elapsed_s
-    assert "Seam answered every request the app sent for the create request (POST /devices/list -> 200)" in \
-        create.reason
+    assert (
+        "Seam answered every request the app sent for the create request (POST /devices/list -> 200)"
+        in create.reason
+    )
     assert "had nothing left to do" in create.reason
 
 
 def test_a_failed_request_followed_by_a_good_one_is_waited_for(emulator):
-    """The early stop needs every request of the step to have failed: a retry that succeeds keeps the wait going."""
+    """The early stop needs every request of the step to have failed: a retry that succeeds keeps the wait
+    going.
+    """
     from skillassay.seam.behaviour.session import EmulatorSession, SeamHttp, SeamRequestsFailed, WantedSpace
 
     session = EmulatorSession(emulator, "retry1")
@@ -180,7 +190,9 @@ def test_a_failed_request_followed_by_a_good_one_is_waited_for(emulator):
 
 def test_seam_keys_never_reach_logs_or_evidence(tiny, emulator, tmp_path):
     # the crash mode prints to stderr; make the app print its key first, as a careless app might
-    d = tiny("crash", run={"env": {"MODE": "crash"}, "start": "echo key=$SEAM_API_KEY >&2; exec python server.py"})
+    d = tiny(
+        "crash", run={"env": {"MODE": "crash"}, "start": "echo key=$SEAM_API_KEY >&2; exec python server.py"}
+    )
     r = _run(d, emulator, tmp_path, "leak1")
     assert r.total == 0
     text = r.model_dump_json() + "".join(Path(p).read_text() for p in r.logs.values())
@@ -203,5 +215,7 @@ def test_run_page_evidence_names_codes_spaces_times_and_the_apps_requests(tiny, 
     assert r.templates["STARTS_AT"][:16] in create
     assert "the app -> Seam: POST /access_codes/create -> 200" in create
     assert "asked the app: POST " in create and "-> HTTP 201" in create
-    assert "the app -> Seam: POST /access_codes/delete -> 200" in "\n".join(criteria["sandbox_cancel"].evidence)
+    assert "the app -> Seam: POST /access_codes/delete -> 200" in "\n".join(
+        criteria["sandbox_cancel"].evidence
+    )
     assert "answered http://" in "\n".join(criteria["sandbox_build"].evidence)

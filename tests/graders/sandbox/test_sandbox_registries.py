@@ -65,13 +65,25 @@ def test_the_layer_installs_from_the_registries_on_a_cold_cache(tmp_path, cold, 
     assert result["run"]["install_cache_hit"] is False  # installed now, through the egress proxy
 
 
-def test_an_unreachable_registry_is_the_machines_and_said_at_once(tmp_path, cold, dead_proxy,
-                                                                   evals_dir) -> None:
+def test_an_unreachable_registry_is_the_machines_and_said_at_once(
+    tmp_path, cold, dead_proxy, evals_dir
+) -> None:
     fixture = evals_dir / "fixtures" / "flask-py"
     t0 = time.monotonic()
-    result = CliRunner().invoke(app, ["sandbox", "--modified-dir", str(fixture / "test_golden"),
-                                      "--fixture-dir", str(fixture), "--run-id", "reg",
-                                      "--logs", str(tmp_path / "logs")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "sandbox",
+            "--modified-dir",
+            str(fixture / "test_golden"),
+            "--fixture-dir",
+            str(fixture),
+            "--run-id",
+            "reg",
+            "--logs",
+            str(tmp_path / "logs"),
+        ],
+    )
     assert result.exit_code == 2, result.output  # no score: the eval cannot be measured on this machine
     assert "error: install: cannot reach the registry pypi.org:443" in result.output
     assert "the eval cannot be measured here" in result.output
@@ -79,12 +91,17 @@ def test_an_unreachable_registry_is_the_machines_and_said_at_once(tmp_path, cold
     assert "cannot reach the registry pypi.org:443" in (tmp_path / "logs" / "install.log").read_text()
 
 
-@pytest.mark.parametrize("requirement", [
-    "skillassay-no-such-package-anywhere==0.0.1\n",  # a package no registry has
-    "tiny @ https://example.com/tiny-1.0-py3-none-any.whl\n",  # a host not on the eval's list
-], ids=["package", "host"])
-def test_what_only_the_app_names_is_the_apps_failure(tmp_path, cold, emulator, requirement,
-                                                     monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "requirement",
+    [
+        "skillassay-no-such-package-anywhere==0.0.1\n",  # a package no registry has
+        "tiny @ https://example.com/tiny-1.0-py3-none-any.whl\n",  # a host not on the eval's list
+    ],
+    ids=["package", "host"],
+)
+def test_what_only_the_app_names_is_the_apps_failure(
+    tmp_path, cold, emulator, requirement, monkeypatch
+) -> None:
     monkeypatch.setenv("PIP_RETRIES", "0")  # a refused host is refused again: no need to hear it five times
     result, logs = _validate(tmp_path, requirement, emulator)
     assert result["error"] is None  # scored: no abstaining through a dependency nobody can fetch

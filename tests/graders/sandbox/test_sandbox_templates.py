@@ -10,14 +10,21 @@ from skillassay.seam.behaviour.result import SandboxResult
 
 def test_time_templates_are_whole_seconds_utc_with_the_plans_offsets():
     t = time_templates(datetime(2026, 11, 29, 22, 30, 15, 123456, tzinfo=UTC))
-    assert t == {"STARTS_AT": "2026-11-29T23:30:15Z", "ENDS_AT": "2026-11-30T23:30:15Z",
-                 "NEW_ENDS_AT": "2026-12-01T23:30:15Z"}
+    assert t == {
+        "STARTS_AT": "2026-11-29T23:30:15Z",
+        "ENDS_AT": "2026-11-30T23:30:15Z",
+        "NEW_ENDS_AT": "2026-12-01T23:30:15Z",
+    }
 
 
 def test_render_walks_payloads_and_keeps_unknown_names():
     payload = {"email": "eval_{{RUN_ID}}@x.com", "when": ["{{ STARTS_AT }}"], "n": 3, "other": "{{NOPE}}"}
     assert render(payload, {"RUN_ID": "r1", "STARTS_AT": "T"}) == {
-        "email": "eval_r1@x.com", "when": ["T"], "n": 3, "other": "{{NOPE}}"}
+        "email": "eval_r1@x.com",
+        "when": ["T"],
+        "n": 3,
+        "other": "{{NOPE}}",
+    }
     assert render("/api/reservations/{{RESERVATION_ID}}", {"RESERVATION_ID": "42"}) == "/api/reservations/42"
 
 
@@ -44,4 +51,7 @@ def test_plan_json_shape():
     r.checks["build"].ok()
     r.checks["create"].ok()
     r.checks["update"].fail("code ends_at mismatch")
-    assert r.finish().plan_json() == {"total": 40, "checks": {"build": 10, "create": 30, "update": 0, "cancel": 0}}
+    assert r.finish().plan_json() == {
+        "total": 40,
+        "checks": {"build": 10, "create": 30, "update": 0, "cancel": 0},
+    }

@@ -1,8 +1,8 @@
 """An agent (for ``--agent command``) that leaks every secret it can get into everything a run keeps.
 
-Usage: leak_agent.py WORKSPACE [SECRET...]. Secrets come from the command line (how the test hands over values the
-agent could have found another way), from its own environment (--agent-env) and, when nothing seals it, from the
-harness's environment through /proc.
+Usage: leak_agent.py WORKSPACE [SECRET...]. Secrets come from the command line (how the test hands over values
+the agent could have found another way), from its own environment (--agent-env) and, when nothing seals it,
+from the harness's environment through /proc.
 """
 
 import base64
@@ -33,10 +33,19 @@ Path("notes.txt").write_text("\n".join(values) + "\n")  # as written
 enc = []
 for v in values:
     b = v.encode()
-    enc += [base64.b64encode(b).decode(), base64.b64encode(b"k" + b).decode(), base64.b64encode(b"k=" + b).decode(),
-            base64.urlsafe_b64encode(b).decode(), b.hex(), b.hex().upper(), urllib.parse.quote(v, safe=""), v[::-1]]
+    enc += [
+        base64.b64encode(b).decode(),
+        base64.b64encode(b"k" + b).decode(),
+        base64.b64encode(b"k=" + b).decode(),
+        base64.urlsafe_b64encode(b).decode(),
+        b.hex(),
+        b.hex().upper(),
+        urllib.parse.quote(v, safe=""),
+        v[::-1],
+    ]
 Path("encoded.txt").write_text("\n".join(enc) + "\n")
-Path("config.py").write_text("".join(f"SETTING_{i} = {v!r}\n" for i, v in enumerate(values)))  # code a grader quotes
+# code a grader quotes
+Path("config.py").write_text("".join(f"SETTING_{i} = {v!r}\n" for i, v in enumerate(values)))
 for i, v in enumerate(values):
     safe = v.replace("/", "_")[:150]
     Path(f"name-{safe}.txt").write_text("named\n")  # a file named after the secret

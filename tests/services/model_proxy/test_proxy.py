@@ -1,5 +1,6 @@
-"""The job's model proxy, in front of the scripted model server: it meters, prices, swaps keys and passes answers
-through unchanged; it refuses what is not a model call and tokens that are not (or no longer) a run's."""
+"""The job's model proxy, in front of the scripted model server: it meters, prices, swaps keys and passes
+answers through unchanged; it refuses what is not a model call and tokens that are not (or no longer) a
+run's."""
 
 from __future__ import annotations
 
@@ -18,20 +19,34 @@ from skillassay.usage import load_prices
 REAL_ANTHROPIC = "sk-ant-" + "api03-operator-real-key-0123456789"
 REAL_OPENAI = "sk-" + "proj-operator-real-key-0123456789abcdef"
 
-USAGE = {"input_tokens": 1234, "output_tokens": 56, "cache_read_input_tokens": 789, "cache_creation_input_tokens": 321}
+USAGE = {
+    "input_tokens": 1234,
+    "output_tokens": 56,
+    "cache_read_input_tokens": 789,
+    "cache_creation_input_tokens": 321,
+}
 
 
 def anthropic_body(model="claude-opus-5-5", stream=True, assistant_turns=0):
     messages = [{"role": "user", "content": "hi"}]
     for _ in range(assistant_turns):
         messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
-    return {"model": model, "stream": stream, "max_tokens": 100, "messages": messages,
-            "tools": [{"name": "Write", "input_schema": {"type": "object"}}]}
+    return {
+        "model": model,
+        "stream": stream,
+        "max_tokens": 100,
+        "messages": messages,
+        "tools": [{"name": "Write", "input_schema": {"type": "object"}}],
+    }
 
 
 def openai_body(model="gpt-5.5", stream=True):
-    return {"model": model, "stream": stream, "input": [{"role": "user", "content": "hi"}],
-            "tools": [{"type": "function", "name": "exec_command", "parameters": {}}]}
+    return {
+        "model": model,
+        "stream": stream,
+        "input": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "name": "exec_command", "parameters": {}}],
+    }
 
 
 @pytest.fixture
@@ -58,14 +73,30 @@ def proxy_for(server):
 
 
 def post(endpoint, path, body, header="x-api-key", **kw):
-    auth = {"x-api-key": endpoint.token} if header == "x-api-key" else {"authorization": f"Bearer {endpoint.token}"}
-    return httpx.post(endpoint.base_url + path, json=body, headers={**auth, "anthropic-version": "2023-06-01"},
-                      timeout=30, **kw)
+    auth = (
+        {"x-api-key": endpoint.token}
+        if header == "x-api-key"
+        else {"authorization": f"Bearer {endpoint.token}"}
+    )
+    return httpx.post(
+        endpoint.base_url + path,
+        json=body,
+        headers={**auth, "anthropic-version": "2023-06-01"},
+        timeout=30,
+        **kw,
+    )
 
 
 def test_recorded_cost_is_the_scripted_usage_times_the_price_table(proxy_for):
-    proxy = proxy_for({"id": "cost", "turns": [{"actions": [{"text": "a"}], "usage": USAGE},
-                                               {"actions": [{"text": "b"}], "usage": USAGE}]})
+    proxy = proxy_for(
+        {
+            "id": "cost",
+            "turns": [
+                {"actions": [{"text": "a"}], "usage": USAGE},
+                {"actions": [{"text": "b"}], "usage": USAGE},
+            ],
+        }
+    )
     run = proxy.grant("run-1")
     assert post(run, "/v1/messages", anthropic_body()).status_code == 200
     assert post(run, "/v1/messages", anthropic_body(stream=False, assistant_turns=1)).status_code == 200
@@ -74,8 +105,8 @@ def test_recorded_cost_is_the_scripted_usage_times_the_price_table(proxy_for):
 
     # claude-opus-5-5 in prices.toml: $4 in, $20 out, $0.20 cache read, $5 cache write, per million tokens
     claude = (1234 * 4 + 56 * 20 + 789 * 0.2 + 321 * 5) / 1e6
-    # gpt-5.5: $5 in, $0.50 cached, $30 out; OpenAI's input_tokens include the cached ones (the scripted server
-    # sends input_tokens=1234 of which cached_tokens=789)
+    # gpt-5.5: $5 in, $0.50 cached, $30 out; OpenAI's input_tokens include the cached ones (the scripted
+    # server sends input_tokens=1234 of which cached_tokens=789)
     gpt = ((1234 - 789) * 5 + 789 * 0.5 + 56 * 30) / 1e6
     u = report.usage
     assert u.requests == 3 and u.failed_requests == 0 and not u.unpriced_models
@@ -90,20 +121,31 @@ def test_recorded_cost_is_the_scripted_usage_times_the_price_table(proxy_for):
 
 def test_an_override_file_reprices_and_an_unknown_model_is_unpriced_not_guessed(proxy_for, tmp_path):
     prices = tmp_path / "prices.toml"
-    prices.write_text('[models."claude-opus-5-5"]\ninput = 1.0\noutput = 2.0\ncache_read = 0.5\ncache_write = 1.5\n')
-    proxy = proxy_for({"id": "override", "turns": [{"actions": [{"text": "a"}], "usage": USAGE}]},
-                      prices=load_prices(prices))
+    prices.write_text(
+        '[models."claude-opus-5-5"]\ninput = 1.0\noutput = 2.0\ncache_read = 0.5\ncache_write = 1.5\n'
+    )
+    proxy = proxy_for(
+        {"id": "override", "turns": [{"actions": [{"text": "a"}], "usage": USAGE}]},
+        prices=load_prices(prices),
+    )
     run = proxy.grant("r")
     post(run, "/v1/messages", anthropic_body())
     post(run, "/v1/messages", anthropic_body(model="claude-nobody-knows-9"))
     u = proxy.release(run.token).usage
-    assert u.by_model["claude-opus-5-5"].cost_usd == pytest.approx((1234 + 56 * 2 + 789 * 0.5 + 321 * 1.5) / 1e6)
-    assert u.unpriced_models == ["claude-nobody-knows-9"] and u.by_model["claude-nobody-knows-9"].cost_usd is None
+    assert u.by_model["claude-opus-5-5"].cost_usd == pytest.approx(
+        (1234 + 56 * 2 + 789 * 0.5 + 321 * 1.5) / 1e6
+    )
+    assert (
+        u.unpriced_models == ["claude-nobody-knows-9"]
+        and u.by_model["claude-nobody-knows-9"].cost_usd is None
+    )
     assert u.cost_usd == pytest.approx(u.by_model["claude-opus-5-5"].cost_usd)
 
 
 def test_streams_pass_through_unchanged(proxy_for, server):
-    proxy = proxy_for({"id": "same", "turns": [[{"text": "hello"}, {"tool_use": {"name": "Write", "input": {"a": 1}}}]]})
+    proxy = proxy_for(
+        {"id": "same", "turns": [[{"text": "hello"}, {"tool_use": {"name": "Write", "input": {"a": 1}}}]]}
+    )
     run = proxy.grant("r")
     through = post(run, "/v1/messages", anthropic_body())
     direct = httpx.post(server.base_url("same") + "/v1/messages", json=anthropic_body(), timeout=30)
@@ -116,9 +158,17 @@ def test_the_real_key_goes_upstream_and_the_run_token_does_not(proxy_for, server
     run = proxy.grant("r")
     post(run, "/v1/messages", anthropic_body())
     # the agent cannot pick which of the operator's projects pays, nor slip in a cookie
-    httpx.post(run.base_url + "/v1/responses", json=openai_body(), timeout=30, headers={
-        "authorization": f"Bearer {run.token}", "openai-project": "proj_other", "openai-organization": "org_x",
-        "cookie": "session=stolen"})
+    httpx.post(
+        run.base_url + "/v1/responses",
+        json=openai_body(),
+        timeout=30,
+        headers={
+            "authorization": f"Bearer {run.token}",
+            "openai-project": "proj_other",
+            "openai-organization": "org_x",
+            "cookie": "session=stolen",
+        },
+    )
     claude, codex = server.requests("keys")
     assert codex.headers["openai-project"] == "proj_operator" and "openai-organization" not in codex.headers
     assert "cookie" not in codex.headers
@@ -144,8 +194,14 @@ def test_tokens_that_are_not_a_live_runs_are_refused(proxy_for, server):
 def test_only_model_routes_are_passed_on(proxy_for, server):
     proxy = proxy_for({"id": "routes", "turns": []})
     run = proxy.grant("r")
-    for method, path in [("POST", "/v1/files"), ("GET", "/v1/organizations/me"), ("POST", "/v1/batches"),
-                         ("DELETE", "/v1/messages"), ("POST", "/v1/fine_tuning/jobs"), ("GET", "/_emulator/x")]:
+    for method, path in [
+        ("POST", "/v1/files"),
+        ("GET", "/v1/organizations/me"),
+        ("POST", "/v1/batches"),
+        ("DELETE", "/v1/messages"),
+        ("POST", "/v1/fine_tuning/jobs"),
+        ("GET", "/_emulator/x"),
+    ]:
         resp = httpx.request(method, run.base_url + path, headers={"x-api-key": run.token}, timeout=10)
         assert resp.status_code == 404, (method, path)
     # paths an upstream would normalise into another route of the operator's account, sent as-is (http.client
@@ -153,26 +209,49 @@ def test_only_model_routes_are_passed_on(proxy_for, server):
     import http.client
 
     host, port = run.netloc.split(":")
-    for method, path in [("POST", "/v1/responses/../files"), ("GET", "/v1/models/../../v1/files"),
-                         ("POST", "/v1/responses/%2e%2e/files"), ("POST", "/v1/responses/..%2ffiles"),
-                         ("POST", "/v1/messages/"), ("POST", "//v1/messages"), ("POST", "/v1/responses/./x/../../files"),
-                         ("GET", "/v1/models/%2e%2e")]:
+    for method, path in [
+        ("POST", "/v1/responses/../files"),
+        ("GET", "/v1/models/../../v1/files"),
+        ("POST", "/v1/responses/%2e%2e/files"),
+        ("POST", "/v1/responses/..%2ffiles"),
+        ("POST", "/v1/messages/"),
+        ("POST", "//v1/messages"),
+        ("POST", "/v1/responses/./x/../../files"),
+        ("GET", "/v1/models/%2e%2e"),
+    ]:
         conn = http.client.HTTPConnection(host, int(port), timeout=10)
-        conn.request(method, path, body=b"{}", headers={"x-api-key": run.token, "content-type": "application/json"})
+        conn.request(
+            method, path, body=b"{}", headers={"x-api-key": run.token, "content-type": "application/json"}
+        )
         assert conn.getresponse().status == 404, (method, path)
         conn.close()
     assert server.requests("routes") == []
     assert httpx.head(run.base_url + "/", timeout=10).status_code == 200  # Claude's warm-up, answered locally
 
 
-@pytest.mark.parametrize(("status", "kind", "api"), [(429, "rate_limited", "anthropic"), (529, "overloaded", "anthropic"),
-                                                      (500, "server_error", "anthropic"), (429, "rate_limited", "openai"),
-                                                      (503, "server_error", "openai")])
+@pytest.mark.parametrize(
+    ("status", "kind", "api"),
+    [
+        (429, "rate_limited", "anthropic"),
+        (529, "overloaded", "anthropic"),
+        (500, "server_error", "anthropic"),
+        (429, "rate_limited", "openai"),
+        (503, "server_error", "openai"),
+    ],
+)
 def test_provider_errors_are_passed_on_and_recorded(proxy_for, status, kind, api):
-    proxy = proxy_for({"id": f"err{status}{api}", "turns": [{"error": status, "fail_times": 2, "actions": [{"text": "ok"}]}]})
+    proxy = proxy_for(
+        {
+            "id": f"err{status}{api}",
+            "turns": [{"error": status, "fail_times": 2, "actions": [{"text": "ok"}]}],
+        }
+    )
     run = proxy.grant("r")
-    path, body, header = (("/v1/messages", anthropic_body(), "x-api-key") if api == "anthropic"
-                          else ("/v1/responses", openai_body(), "bearer"))
+    path, body, header = (
+        ("/v1/messages", anthropic_body(), "x-api-key")
+        if api == "anthropic"
+        else ("/v1/responses", openai_body(), "bearer")
+    )
     answers = [post(run, path, body, header=header).status_code for _ in range(3)]
     assert answers == [status, status, 200]  # the agent sees what the provider said, and may retry
     u = proxy.release(run.token).usage
@@ -212,8 +291,13 @@ def test_an_unreachable_provider_is_a_connection_error(tmp_path):
 def test_a_call_cut_off_by_the_agent_still_counts(proxy_for):
     proxy = proxy_for({"id": "cut", "turns": [{"actions": [{"text": "x" * 200_000}], "usage": USAGE}]})
     run = proxy.grant("r")
-    with httpx.stream("POST", run.base_url + "/v1/messages", json=anthropic_body(),
-                      headers={"x-api-key": run.token}, timeout=30) as resp:
+    with httpx.stream(
+        "POST",
+        run.base_url + "/v1/messages",
+        json=anthropic_body(),
+        headers={"x-api-key": run.token},
+        timeout=30,
+    ) as resp:
         next(resp.iter_raw())  # the agent is killed after the first bytes
     report = proxy.release(run.token, wait=10)
     (call,) = report.calls
@@ -233,17 +317,27 @@ def test_the_admin_side_over_http(proxy_for):
     assert client.job_usage().requests == 1
     # a run's token (or none) opens no admin route
     for headers in ({"authorization": f"Bearer {run.token}"}, {}):
-        assert httpx.post(proxy.url + "/_skillassay/grants", json={"run_id": "x"}, headers=headers).status_code == 403
+        assert (
+            httpx.post(proxy.url + "/_skillassay/grants", json={"run_id": "x"}, headers=headers).status_code
+            == 403
+        )
         assert httpx.get(proxy.url + "/_skillassay/usage", headers=headers).status_code == 403
     assert "admin_token" not in repr(client) or client.admin_token not in repr(client)
 
 
 def test_upstreams_from_the_environment():
-    ups = upstreams_from_env({"ANTHROPIC_AUTH_TOKEN": "tok-123456", "OPENAI_BASE_URL": "https://gw.example/v1",
-                              "OPENAI_API_KEY": "k-123456"})
+    ups = upstreams_from_env(
+        {
+            "ANTHROPIC_AUTH_TOKEN": "tok-123456",
+            "OPENAI_BASE_URL": "https://gw.example/v1",
+            "OPENAI_API_KEY": "k-123456",
+        }
+    )
     assert ups["anthropic"].base_url == "https://api.anthropic.com"
     assert ups["anthropic"].headers() == {"authorization": "Bearer tok-123456"}
-    assert ups["openai"].base_url == "https://gw.example" and ups["openai"].headers() == {"authorization": "Bearer k-123456"}
+    assert ups["openai"].base_url == "https://gw.example" and ups["openai"].headers() == {
+        "authorization": "Bearer k-123456"
+    }
     assert upstreams_from_env({})["openai"].headers() == {}
     assert "k-123456" not in repr(ups["openai"])
 
@@ -269,9 +363,15 @@ def test_every_route_passed_on_is_metered_and_stored_responses_are_not_passed_on
         run = proxy.grant("r")
         compact = post(run, "/v1/responses/compact", {"model": "gpt-5.5", "input": []}, header="bearer")
         assert compact.status_code == 200
-        for method, path in [("GET", "/v1/responses/resp_1"), ("POST", "/v1/responses/resp_1/cancel"),
-                             ("GET", "/v1/responses/resp_1/input_items"), ("POST", "/v1/responses/x")]:
-            resp = httpx.request(method, run.base_url + path, headers={"authorization": "Bearer " + run.token})
+        for method, path in [
+            ("GET", "/v1/responses/resp_1"),
+            ("POST", "/v1/responses/resp_1/cancel"),
+            ("GET", "/v1/responses/resp_1/input_items"),
+            ("POST", "/v1/responses/x"),
+        ]:
+            resp = httpx.request(
+                method, run.base_url + path, headers={"authorization": "Bearer " + run.token}
+            )
             assert resp.status_code == 404, (method, path)
         report = proxy.release(run.token)
     assert provider.paths == ["/v1/responses/compact"]
@@ -306,9 +406,9 @@ def test_a_burst_of_side_calls_is_refused_by_the_proxy_not_sent_on(provider):
 
 
 def test_a_flood_of_model_calls_is_refused_by_the_proxy_not_sent_on(provider):
-    """An agent flooding the conversation route itself (tiny /v1/messages calls until the shared limit gives 429)
-    reaches the provider at most CONVERSATION_BURST times (plus the refill); the rest the proxy refuses itself,
-    which is the agent's doing (never a provider error)."""
+    """An agent flooding the conversation route itself (tiny /v1/messages calls until the shared limit gives
+    429) reaches the provider at most CONVERSATION_BURST times (plus the refill); the rest the proxy
+    refuses itself, which is the agent's doing (never a provider error)."""
     import time
 
     from skillassay.services.model_proxy.proxy import CONVERSATION_BURST, CONVERSATION_PER_MINUTE
@@ -317,8 +417,10 @@ def test_a_flood_of_model_calls_is_refused_by_the_proxy_not_sent_on(provider):
         run = proxy.grant("r")
         started = time.monotonic()
         with httpx.Client(headers={"x-api-key": run.token}, timeout=30) as client:
-            answers = [client.post(run.base_url + "/v1/messages", json=anthropic_body(stream=False)).status_code
-                       for _ in range(CONVERSATION_BURST + 15)]
+            answers = [
+                client.post(run.base_url + "/v1/messages", json=anthropic_body(stream=False)).status_code
+                for _ in range(CONVERSATION_BURST + 15)
+            ]
         refilled = (time.monotonic() - started) * CONVERSATION_PER_MINUTE / 60
         report = proxy.release(run.token)
     reached = provider.paths.count("/v1/messages")
@@ -335,8 +437,15 @@ def test_a_run_has_a_bounded_number_of_requests_under_way(proxy_for, server):
     run, other = proxy.grant("r"), proxy.grant("other")
     limits = httpx.Limits(max_connections=MAX_CONCURRENT + 8)
     with ThreadPoolExecutor(MAX_CONCURRENT + 8) as pool, httpx.Client(limits=limits, timeout=30) as client:
-        futures = [pool.submit(client.post, run.base_url + "/v1/messages", json=anthropic_body(stream=False),
-                               headers={"x-api-key": run.token}) for _ in range(MAX_CONCURRENT + 8)]
+        futures = [
+            pool.submit(
+                client.post,
+                run.base_url + "/v1/messages",
+                json=anthropic_body(stream=False),
+                headers={"x-api-key": run.token},
+            )
+            for _ in range(MAX_CONCURRENT + 8)
+        ]
         answers = sorted(f.result().status_code for f in futures)
         # another run has a cap of its own
         assert post(other, "/v1/messages", anthropic_body(stream=False)).status_code == 200
@@ -376,8 +485,10 @@ def test_a_huge_chunked_body_is_refused_while_it_is_read(proxy_for):
     threading.Thread(target=watch, daemon=True).start()
     chunk = b"x" * (1 << 20)
     sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
-    sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                 b"transfer-encoding: chunked\r\nx-api-key: " + run.token.encode() + b"\r\n\r\n")
+    sock.sendall(
+        b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        b"transfer-encoding: chunked\r\nx-api-key: " + run.token.encode() + b"\r\n\r\n"
+    )
     sent = 0
     try:
         while sent < 4 * MAX_BODY:  # 256 MiB offered
@@ -399,8 +510,8 @@ def test_a_huge_chunked_body_is_refused_while_it_is_read(proxy_for):
 
 
 def test_a_runs_bodies_under_way_are_bounded_together(proxy_for):
-    """Each under the limit, many bodies at once would still hold MAX_CONCURRENT times it: a run's bodies under
-    way share one budget, and the one that passes it is refused."""
+    """Each under the limit, many bodies at once would still hold MAX_CONCURRENT times it: a run's bodies
+    under way share one budget, and the one that passes it is refused."""
     from skillassay.services.model_proxy.proxy import MAX_BODY, MAX_RUN_BUFFERED
 
     proxy = proxy_for({"id": "many", "turns": []})
@@ -409,8 +520,11 @@ def test_a_runs_bodies_under_way_are_bounded_together(proxy_for):
     socks, refused = [], []
     for _ in range(MAX_RUN_BUFFERED // (MAX_BODY - 8 * 2**20) + 1):  # 56 MiB each: the third passes 128 MiB
         sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
-        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nx-api-key: "
-                     + run.token.encode() + b"\r\n\r\n")
+        sock.sendall(
+            b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nx-api-key: "
+            + run.token.encode()
+            + b"\r\n\r\n"
+        )
         try:
             for _ in range(56):
                 sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")

@@ -27,8 +27,8 @@ def response_schemas() -> ResponseSchemas:
 
 @pytest.fixture(autouse=True)
 def answers_match_the_response_schemas(request: pytest.FixtureRequest) -> Iterator[None]:
-    """For every test that talks to the shared emulator (the official SDKs, in and out of process): each successful
-    answer it got must validate against its route's 200 schema in the OpenAPI document."""
+    """For every test that talks to the shared emulator (the official SDKs, in and out of process): each
+    successful answer it got must validate against its route's 200 schema in the OpenAPI document."""
     if "emulator" not in request.fixturenames:
         yield
         return

@@ -1,9 +1,10 @@
-"""The emulator's answers checked against the OpenAPI document's response schemas (test-only: the emulator itself
-never validates what it sends).
+"""The emulator's answers checked against the OpenAPI document's response schemas (test-only: the emulator
+itself never validates what it sends).
 
-``ResponseRecorder`` wraps the emulator's ASGI app and keeps every answer to a Seam route; ``violations`` checks the
-successful ones against the 200 schema of their route (Draft 4 after the ``nullable`` rewrite, as for requests).
-Seam's error answers have no schema in the document; their shape is asserted by the tests themselves.
+``ResponseRecorder`` wraps the emulator's ASGI app and keeps every answer to a Seam route; ``violations``
+checks the successful ones against the 200 schema of their route (Draft 4 after the ``nullable`` rewrite, as
+for requests). Seam's error answers have no schema in the document; their shape is asserted by the tests
+themselves.
 """
 
 from __future__ import annotations
@@ -76,7 +77,11 @@ class ResponseSchemas:
             ops = self.spec.document["paths"].get(path) or {}
             op = ops.get("post") or next(iter(ops.values()), {})
             schema = (
-                op.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {}).get("schema")
+                op.get("responses", {})
+                .get("200", {})
+                .get("content", {})
+                .get("application/json", {})
+                .get("schema")
             )
             if schema is None:
                 self._validators[path] = None

@@ -30,7 +30,9 @@ def admin_headers(emulator: SeamEmulator) -> dict[str, str]:
 
 
 def require_node_package(name: str) -> Path:
-    """node on PATH and ``node/node_modules/<name>``: a missing one fails the test (never a skip, in CI or not)."""
+    """node on PATH and ``node/node_modules/<name>``: a missing one fails the test (never a skip, in CI or
+    not).
+    """
     if shutil.which("node") is None or not (NODE_MODULES / name).is_dir():
         pytest.fail(f"node and node/node_modules/{name} are required: run `npm ci --prefix node`")
     return NODE_MODULES / name

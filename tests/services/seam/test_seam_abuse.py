@@ -1,5 +1,5 @@
-"""The emulator under abuse: huge, deep, non-finite and ill-typed requests get Seam-shaped 4xx answers, and one
-client's expensive request never stalls another's."""
+"""The emulator under abuse: huge, deep, non-finite and ill-typed requests get Seam-shaped 4xx answers, and
+one client's expensive request never stalls another's."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def test_body_over_the_limit_is_413_before_it_is_read(emulator, workspace):
         for _ in range(40):  # 2.5 MB
             yield b" " * 65536
 
-    resp = httpx.post(f"{emulator.base_url}/devices/list", content=chunks(), headers=_key(workspace), timeout=30)
+    resp = httpx.post(
+        f"{emulator.base_url}/devices/list", content=chunks(), headers=_key(workspace), timeout=30
+    )
     _seam_error(resp, 413, "payload_too_large")
     # The connection pool stays usable afterwards.
     assert httpx.get(f"{emulator.base_url}/devices/list", headers=_key(workspace)).status_code == 200
@@ -114,7 +116,9 @@ def test_one_slow_request_does_not_block_other_workspaces(emulator, monkeypatch)
 
     monkeypatch.setitem(HANDLERS, "/devices/list", slow_devices_list)
     slow = threading.Thread(
-        target=lambda: httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(slow_ws), timeout=30)
+        target=lambda: httpx.post(
+            f"{emulator.base_url}/devices/list", json={}, headers=_key(slow_ws), timeout=30
+        )
     )
     slow.start()
     try:
@@ -124,12 +128,15 @@ def test_one_slow_request_does_not_block_other_workspaces(emulator, monkeypatch)
         for _ in range(5):
             assert len(other.devices.list()) == 5
         # same workspace, other route: the lock is per workspace, the event loop never waits on it
-        assert httpx.post(
-            f"{emulator.base_url}/_emulator/faults",
-            json={"workspace_id": other_ws.workspace_id, "route": "*", "status": None, "times": 1},
-            headers=admin_headers(emulator),
-            timeout=5,
-        ).status_code == 200
+        assert (
+            httpx.post(
+                f"{emulator.base_url}/_emulator/faults",
+                json={"workspace_id": other_ws.workspace_id, "route": "*", "status": None, "times": 1},
+                headers=admin_headers(emulator),
+                timeout=5,
+            ).status_code
+            == 200
+        )
         assert time.monotonic() - started < 5
     finally:
         release.set()
@@ -148,7 +155,10 @@ def test_slow_upload_does_not_block_other_clients(emulator, workspace):
         )
         time.sleep(0.2)
         started = time.monotonic()
-        assert httpx.get(f"{emulator.base_url}/devices/list", headers=_key(workspace), timeout=5).status_code == 200
+        assert (
+            httpx.get(f"{emulator.base_url}/devices/list", headers=_key(workspace), timeout=5).status_code
+            == 200
+        )
         assert time.monotonic() - started < 2
 
 
@@ -171,7 +181,9 @@ def test_control_routes_validate_their_bodies(emulator, workspace, route, body, 
         body = {"workspace_id": workspace.workspace_id, **body}
     raw = json.dumps(body, allow_nan=True).replace("Infinity", "1e999")
     resp = httpx.post(
-        f"{emulator.base_url}{route}", content=raw, headers={**admin_headers(emulator), "content-type": "application/json"}
+        f"{emulator.base_url}{route}",
+        content=raw,
+        headers={**admin_headers(emulator), "content-type": "application/json"},
     )
     error = _seam_error(resp, 400, "invalid_input")
     assert field in error["validation_errors"] or field in error["message"], error
@@ -183,16 +195,44 @@ def test_control_routes_refuse_non_objects(emulator, raw):
     _seam_error(resp, 400, "invalid_input")
 
 
-# -- never a 500 -----------------------------------------------------------------------------------------------
+# -- never a 500 ---------------------------------------------------------------------------------------------
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 _names = st.sampled_from(
-    ["device_id", "device_ids", "limit", "page_cursor", "access_code_id", "space_id", "space_key", "customer_key",
-     "reservations", "user_identity", "since", "between", "event_types", "unstable_offset", "code", "starts_at",
-     "ends_at", "requested_access_methods", "name", "url", "event_types", "webhook_id", "action_attempt_id"]
+    [
+        "device_id",
+        "device_ids",
+        "limit",
+        "page_cursor",
+        "access_code_id",
+        "space_id",
+        "space_key",
+        "customer_key",
+        "reservations",
+        "user_identity",
+        "since",
+        "between",
+        "event_types",
+        "unstable_offset",
+        "code",
+        "starts_at",
+        "ends_at",
+        "requested_access_methods",
+        "name",
+        "url",
+        "event_types",
+        "webhook_id",
+        "action_attempt_id",
+    ]
 )
 
 
@@ -224,12 +264,15 @@ def test_random_ids_from_nowhere_are_404_not_500(emulator, workspace):
 
 
 def test_a_workspace_over_its_cpu_budget_waits_and_only_it():
-    """A workspace that spent its CPU budget waits before its next request; another workspace does not wait."""
+    """A workspace that spent its CPU budget waits before its next request; another workspace does not
+    wait.
+    """
     from skillassay.seam.emulator import Limits, SeamEmulator
 
     with SeamEmulator(async_delay=0.1, limits=Limits(cpu_share=0.05, cpu_burst=0.01)) as emu:
         heavy, light = emu.create_workspace("heavy"), emu.create_workspace("light")
-        body = {"device_ids": [str(uuid.uuid4()) for _ in range(10_000)]}  # every id validated: tens of ms of CPU
+        # every id validated: tens of ms of CPU
+        body = {"device_ids": [str(uuid.uuid4()) for _ in range(10_000)]}
         url = f"{emu.base_url}/devices/list"
         assert httpx.post(url, json=body, headers=_key(heavy), timeout=60).status_code == 200  # now in debt
         done: dict[str, float] = {}

@@ -1,5 +1,6 @@
-"""The control routes belong to the harness: an app holding a run's key (all it is given) cannot reach them, cannot
-see or touch another workspace, and cannot make another run fail. Each test is an attack from the app's side."""
+"""The control routes belong to the harness: an app holding a run's key (all it is given) cannot reach them,
+cannot see or touch another workspace, and cannot make another run fail. Each test is an attack from the
+app's side."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ CONTROL_ROUTES = [
     ("GET", "/_emulator/workspaces", None),
     ("POST", "/_emulator/workspaces", {"name": "stolen"}),
     ("GET", "/_emulator/workspaces/{victim}/state", None),
-    ("POST", "/_emulator/wait", {"workspace_id": "{victim}", "timeout": 0.1, "condition": {"resource": "devices"}}),
+    (
+        "POST",
+        "/_emulator/wait",
+        {"workspace_id": "{victim}", "timeout": 0.1, "condition": {"resource": "devices"}},
+    ),
     ("POST", "/_emulator/faults", {"route": "*", "status": 500, "times": None, "workspace_id": "{victim}"}),
     ("POST", "/_emulator/faults", {"route": "*", "status": 500, "times": None}),
     ("GET", "/_emulator/faults", None),
@@ -47,7 +52,9 @@ def attacker(emulator):
 
 
 @pytest.mark.parametrize(("method", "path", "body"), CONTROL_ROUTES)
-@pytest.mark.parametrize("credential", ["none", "run key", "wrong admin token", "admin token as api key header"])
+@pytest.mark.parametrize(
+    "credential", ["none", "run key", "wrong admin token", "admin token as api key header"]
+)
 def test_app_cannot_reach_control_routes(emulator, victim, attacker, method, path, body, credential):
     headers = {
         "none": dict,
@@ -57,7 +64,9 @@ def test_app_cannot_reach_control_routes(emulator, victim, attacker, method, pat
     }[credential]()
     before = emulator.state(victim.workspace_id)
     resp = httpx.request(
-        method, emulator.base_url + _fill(path, victim.workspace_id), json=_fill(body, victim.workspace_id),
+        method,
+        emulator.base_url + _fill(path, victim.workspace_id),
+        json=_fill(body, victim.workspace_id),
         headers=headers,
     )
     # Exactly what Seam answers for a route it does not have: nothing tells the app the routes exist.
@@ -90,7 +99,9 @@ def test_the_harness_lists_workspaces_without_keys(emulator, victim):
     assert victim.workspace_id in {w["workspace_id"] for w in listed["workspaces"]}
     assert victim.api_key not in str(listed) and all("api_key" not in w for w in listed["workspaces"])
     created = httpx.post(
-        f"{emulator.base_url}/_emulator/workspaces", json={"name": "made-by-harness"}, headers=admin_headers(emulator)
+        f"{emulator.base_url}/_emulator/workspaces",
+        json={"name": "made-by-harness"},
+        headers=admin_headers(emulator),
     ).json()["workspace"]
     assert created["api_key"].startswith("seam_test_")  # the harness that creates a workspace gets its key
 
@@ -109,7 +120,9 @@ def test_faults_are_per_workspace(emulator, victim, attacker):
     with pytest.raises(TypeError):
         emulator.inject_fault(route="*", status=500)  # type: ignore[call-arg]
     resp = httpx.post(
-        f"{emulator.base_url}/_emulator/faults", json={"route": "*", "status": 500}, headers=admin_headers(emulator)
+        f"{emulator.base_url}/_emulator/faults",
+        json={"route": "*", "status": 500},
+        headers=admin_headers(emulator),
     )
     assert resp.status_code == 400 and "workspace_id" in resp.json()["error"]["validation_errors"]
     resp = httpx.post(
@@ -127,17 +140,21 @@ def test_faults_are_per_workspace(emulator, victim, attacker):
 
 
 def test_another_workspaces_ids_are_404(emulator, victim, attacker):
-    """Every route that takes an id, called with the attacker's key and the victim's ids: 404 as Seam answers for an
-    id it does not know, and the victim's data unchanged."""
+    """Every route that takes an id, called with the attacker's key and the victim's ids: 404 as Seam answers
+    for an id it does not know, and the victim's data unchanged."""
     v = Seam(api_key=victim.api_key, endpoint=emulator.base_url)
     front = victim.device("FRONT DOOR")["device_id"]
     space = v.spaces.create(name="Victim unit", space_key="victim-unit", device_ids=[front])
     code = v.access_codes.create(device_id=front, name="victim code", code="2580")
     ui = v.user_identities.create(user_identity_key="victim-guest", full_name="Victim Guest")
     grant = v.access_grants.create(
-        user_identity_id=ui.user_identity_id, space_ids=[space.space_id], requested_access_methods=[{"mode": "code"}]
+        user_identity_id=ui.user_identity_id,
+        space_ids=[space.space_id],
+        requested_access_methods=[{"mode": "code"}],
     )
-    emulator.wait_for(victim.workspace_id, lambda s: all(m["is_issued"] for m in s.access_methods), timeout=10)
+    emulator.wait_for(
+        victim.workspace_id, lambda s: all(m["is_issued"] for m in s.access_methods), timeout=10
+    )
     method = v.access_methods.list(access_grant_id=grant.access_grant_id)[0]
     hook = v.webhooks.create(url="http://127.0.0.1:9/hook", event_types=["lock.locked"])
     attempt = v.locks.unlock_door(device_id=front, wait_for_action_attempt=False)
@@ -167,13 +184,31 @@ def test_another_workspaces_ids_are_404(emulator, victim, attacker):
         ("/user_identities/get", {"user_identity_id": ui.user_identity_id}),
         ("/user_identities/delete", {"user_identity_id": ui.user_identity_id}),
         ("/access_grants/get", {"access_grant_id": grant.access_grant_id}),
-        ("/access_grants/update", {"access_grant_id": grant.access_grant_id, "ends_at": "2040-01-01T00:00:00Z"}),
+        (
+            "/access_grants/update",
+            {"access_grant_id": grant.access_grant_id, "ends_at": "2040-01-01T00:00:00Z"},
+        ),
         ("/access_grants/delete", {"access_grant_id": grant.access_grant_id}),
-        ("/access_grants/create", {"user_identity_id": ui.user_identity_id, "requested_access_methods": [{"mode": "code"}]}),
-        ("/access_grants/create", {"user_identity": {"full_name": "x"}, "space_ids": [space.space_id],
-                                   "requested_access_methods": [{"mode": "code"}]}),
-        ("/access_grants/create", {"user_identity": {"full_name": "x"}, "device_ids": [front],
-                                   "requested_access_methods": [{"mode": "code"}]}),
+        (
+            "/access_grants/create",
+            {"user_identity_id": ui.user_identity_id, "requested_access_methods": [{"mode": "code"}]},
+        ),
+        (
+            "/access_grants/create",
+            {
+                "user_identity": {"full_name": "x"},
+                "space_ids": [space.space_id],
+                "requested_access_methods": [{"mode": "code"}],
+            },
+        ),
+        (
+            "/access_grants/create",
+            {
+                "user_identity": {"full_name": "x"},
+                "device_ids": [front],
+                "requested_access_methods": [{"mode": "code"}],
+            },
+        ),
         ("/access_methods/get", {"access_method_id": method.access_method_id}),
         ("/access_methods/list", {"access_grant_id": grant.access_grant_id}),
         ("/webhooks/get", {"webhook_id": hook.webhook_id}),
@@ -214,14 +249,18 @@ def test_another_workspaces_ids_are_404(emulator, victim, attacker):
 
 
 def test_an_app_flooding_its_workspace_does_not_hide_another_runs_requests(emulator, victim, attacker):
-    """The request log the sandbox grader reads is per workspace: a flood in one never pushes another's out."""
+    """The request log the sandbox grader reads is per workspace: a flood in one never pushes another's
+    out.
+    """
     v = Seam(api_key=victim.api_key, endpoint=emulator.base_url)
     v.spaces.list()
     # a fault makes the flood cheap to send (answered before any work); every request is still logged
     emulator.inject_fault(workspace_id=attacker.workspace_id, route="*", status=503, times=None)
 
     def flood(n: int) -> None:
-        with httpx.Client(base_url=emulator.base_url, headers={"authorization": f"Bearer {attacker.api_key}"}) as c:
+        with httpx.Client(
+            base_url=emulator.base_url, headers={"authorization": f"Bearer {attacker.api_key}"}
+        ) as c:
             for _ in range(n):
                 c.post("/workspaces/get", json={})
 
@@ -235,8 +274,12 @@ def test_an_app_flooding_its_workspace_does_not_hide_another_runs_requests(emula
     assert len(emulator.requests(attacker.workspace_id)) <= 2000
 
 
-def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(emulator, victim, attacker, webhook_receiver):
-    """The attacker's webhook points at a listener that never answers; the victim's deliveries still arrive at once."""
+def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(
+    emulator, victim, attacker, webhook_receiver
+):
+    """The attacker's webhook points at a listener that never answers; the victim's deliveries still arrive
+    at once.
+    """
     import socket
 
     from skillassay.seam.emulator.emulator import wait_until
@@ -248,7 +291,8 @@ def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(emulator, vict
         a = Seam(api_key=attacker.api_key, endpoint=emulator.base_url)
         a.webhooks.create(url=f"http://127.0.0.1:{black_hole.getsockname()[1]}/hook", event_types=["*"])
         for name in ("FRONT DOOR", "BACK DOOR", "GARAGE"):
-            a.access_codes.create(device_id=attacker.device(name)["device_id"])  # events queue up for the attacker
+            # events queue up for the attacker
+            a.access_codes.create(device_id=attacker.device(name)["device_id"])
         v = Seam(api_key=victim.api_key, endpoint=emulator.base_url)
         v.webhooks.create(url=webhook_receiver.url, event_types=["access_code.created"])
         started = time.monotonic()
@@ -260,9 +304,9 @@ def test_a_hanging_webhook_receiver_delays_only_its_own_workspace(emulator, vict
 
 
 def test_webhooks_reach_only_what_the_harness_allows(emulator, webhook_receiver):
-    """The emulator posts from the harness's process, so an app could use a webhook to reach any listener (another
-    run's app, say). The sandbox grader's workspace delivers nowhere until the app's own address is allowed, then
-    only there; refused deliveries are recorded, never sent."""
+    """The emulator posts from the harness's process, so an app could use a webhook to reach any listener
+    (another run's app, say). The sandbox grader's workspace delivers nowhere until the app's own address
+    is allowed, then only there; refused deliveries are recorded, never sent."""
     from skillassay.seam.behaviour.session import EmulatorSession
     from skillassay.seam.emulator.emulator import wait_until
 

@@ -21,9 +21,9 @@ def test_info_and_workspaces_over_http(emulator):
     info = httpx.get(f"{emulator.base_url}/_emulator/info", headers=admin)
     assert info.json()["spec_version"] == emulator.spec_version == "1.977.0"
     assert info.headers["seam-request-id"]
-    created = httpx.post(f"{emulator.base_url}/_emulator/workspaces", json={"name": "remote"}, headers=admin).json()[
-        "workspace"
-    ]
+    created = httpx.post(
+        f"{emulator.base_url}/_emulator/workspaces", json={"name": "remote"}, headers=admin
+    ).json()["workspace"]
     assert created["api_key"].startswith("seam_test_") and len(created["devices"]) == 5
     names = {d["properties"]["name"] for d in created["devices"]}
     assert {"FRONT DOOR", "BACK DOOR", "GARAGE"} <= names
@@ -37,14 +37,21 @@ def test_info_and_workspaces_over_http(emulator):
     assert [s["space_key"] for s in state["spaces"]] == ["r"]
     missing = httpx.get(f"{emulator.base_url}/_emulator/workspaces/nope/state", headers=admin)
     assert missing.status_code == 404 and missing.json()["error"]["type"] == "workspace_not_found"
-    deleted = httpx.delete(f"{emulator.base_url}/_emulator/workspaces/{created['workspace_id']}", headers=admin)
+    deleted = httpx.delete(
+        f"{emulator.base_url}/_emulator/workspaces/{created['workspace_id']}", headers=admin
+    )
     assert deleted.json() == {"ok": True}
     assert seam_gone(emulator, created["api_key"])
 
 
 def seam_gone(emulator, api_key: str) -> bool:
     """A deleted workspace's key no longer opens anything."""
-    return httpx.get(f"{emulator.base_url}/devices/list", headers={"authorization": f"Bearer {api_key}"}).status_code == 401
+    return (
+        httpx.get(
+            f"{emulator.base_url}/devices/list", headers={"authorization": f"Bearer {api_key}"}
+        ).status_code
+        == 401
+    )
 
 
 def test_wait_over_http(emulator, workspace):
@@ -105,7 +112,9 @@ def test_faults_over_http(emulator, workspace):
     listed = httpx.get(f"{emulator.base_url}/_emulator/faults", headers=admin).json()["faults"]
     assert [(f["route"], f["workspace_id"]) for f in listed] == [("*", workspace.workspace_id)]
     cleared = httpx.delete(
-        f"{emulator.base_url}/_emulator/faults", params={"workspace_id": workspace.workspace_id}, headers=admin
+        f"{emulator.base_url}/_emulator/faults",
+        params={"workspace_id": workspace.workspace_id},
+        headers=admin,
     )
     assert cleared.json() == {"ok": True}
     assert httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=headers).status_code == 200
@@ -171,7 +180,10 @@ def test_cli_prints_endpoint_and_key(tmp_path):
         admin = next(line.split("=", 1)[1].strip() for line in lines if "SEAM_EMULATOR_ADMIN=" in line)
         assert admin != key and len(admin) >= 32
         assert httpx.get(f"{endpoint}/_emulator/info").status_code == 404
-        assert httpx.get(f"{endpoint}/_emulator/info", headers={"authorization": f"Bearer {admin}"}).status_code == 200
+        assert (
+            httpx.get(f"{endpoint}/_emulator/info", headers={"authorization": f"Bearer {admin}"}).status_code
+            == 200
+        )
     finally:
         proc.terminate()
         proc.wait(10)

@@ -1,5 +1,5 @@
-"""The emulator's modules import each other in one direction only (no circle, not even for type checking): the app
-gets its collaborators passed in and never imports the emulator that builds it."""
+"""The emulator's modules import each other in one direction only (no circle, not even for type checking): the
+app gets its collaborators passed in and never imports the emulator that builds it."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     def visit(node: str, path: list[str]) -> None:
         for dep in sorted(graph.get(node, ())):
             if dep in path:
-                found.append([*path[path.index(dep):], dep])
+                found.append([*path[path.index(dep) :], dep])
             elif dep in graph:
                 visit(dep, [*path, dep])
 

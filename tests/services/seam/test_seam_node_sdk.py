@@ -11,7 +11,10 @@ from skillassay.seam.emulator.emulator import wait_until
 
 def test_reservation_lifecycle_node(emulator, workspace):
     # the test plays the harness here: it holds the admin credential for /_emulator/wait
-    extra = {"WORKSPACE_ID": workspace.workspace_id, "EMULATOR_ADMIN": admin_headers(emulator)["authorization"]}
+    extra = {
+        "WORKSPACE_ID": workspace.workspace_id,
+        "EMULATOR_ADMIN": admin_headers(emulator)["authorization"],
+    }
     out = run_node("lifecycle.mjs", emulator, workspace.api_key, extra)
     assert sorted(set(out["device_types"])) == ["august_lock", "yale_lock"]
     code = out["set_code"]

@@ -311,7 +311,9 @@ def test_fault_injection(emulator, seam_env):
     emulator.clear_faults(fid)
     seam.access_codes.create(device_id=device_id)
     # Added latency only.
-    emulator.inject_fault(route="/devices/list", status=None, latency=0.3, times=1, workspace_id=seam_env.workspace_id)
+    emulator.inject_fault(
+        route="/devices/list", status=None, latency=0.3, times=1, workspace_id=seam_env.workspace_id
+    )
     started = time.monotonic()
     seam.devices.list()
     assert time.monotonic() - started >= 0.3

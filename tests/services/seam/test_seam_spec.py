@@ -105,7 +105,10 @@ def test_shipped_spec_equals_the_pinned_npm_package(tmp_path):
     out = tmp_path / "exported.json.gz"
     proc = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "export_seam_openapi.py"), "--output", str(out)],
-        capture_output=True, text=True, timeout=180, check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     shipped = spec_module.shipped_spec_path()
@@ -119,8 +122,8 @@ def test_shipped_spec_equals_the_pinned_npm_package(tmp_path):
 
 
 def test_spec_and_emulator_need_no_node(tmp_path):
-    """No node on PATH, no node_modules, an empty cache, outside the repository: the spec loads and the emulator
-    serves the official SDK."""
+    """No node on PATH, no node_modules, an empty cache, outside the repository: the spec loads and the
+    emulator serves the official SDK."""
     code = (
         "import json, sys\n"
         "from seam import Seam\n"
@@ -142,7 +145,13 @@ def test_spec_and_emulator_need_no_node(tmp_path):
         "SKILLASSAY_NODE_DIR": str(tmp_path / "no-node"),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -152,10 +161,15 @@ def test_spec_and_emulator_need_no_node(tmp_path):
 
 @pytest.mark.slow
 def test_the_wheel_ships_the_spec(tmp_path):
-    """The wheel built from the repository carries the document (package data), so an installed skillassay has it."""
+    """The wheel built from the repository carries the document (package data), so an installed skillassay
+    has it.
+    """
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp_path)],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (wheel,) = tmp_path.glob("skillassay-*.whl")

@@ -1,1 +1,3 @@
-"""Where the app runs: ``host`` (a process group on this machine, default) or ``docker`` (the plan's image per run)."""
+"""Where the app runs: ``host`` (a process group on this machine, default) or ``docker`` (the plan's image
+per run).
+"""

@@ -20,18 +20,40 @@ from skillassay.apps.steps import StepFailed
 from skillassay.secrets import without_secrets
 from skillassay.workspace.changes import copy_ignore
 
-# Only these variables of the harness's environment reach the app (and its install/build): nothing secret leaks.
+# Only these variables of the harness's environment reach the app (and its install/build): nothing secret
+# leaks.
 PASS_ENV_PREFIXES = ("npm_config_", "NPM_CONFIG_", "PIP_", "UV_")
 PASS_ENV = (
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SHELL", "TERM",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SHELL",
+    "TERM",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
 )
 
 
 def base_env() -> dict[str, str]:
-    # never a secret, even under a name let through (a proxy or an index URL with a password, an npm auth token)
-    env = without_secrets({k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_ENV_PREFIXES)})
+    # never a secret, even under a name let through (a proxy or an index URL with a password, an npm auth
+    # token)
+    env = without_secrets(
+        {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_ENV_PREFIXES)}
+    )
     # the app must reach the emulator on loopback directly, never through a proxy
     for name in ("NO_PROXY", "no_proxy"):
         parts = [p for p in env.get(name, "").split(",") if p]
@@ -40,17 +62,27 @@ def base_env() -> dict[str, str]:
 
 
 def copy_app(src: Path, dest: Path) -> None:
-    """The app as changed, without what the change's skip-list leaves out (installed or generated state from the
-    agent's machine, and build output: the backend builds it again)."""
+    """The app as changed, without what the change's skip-list leaves out (installed or generated state from
+    the agent's machine, and build output: the backend builds it again)."""
     shutil.copytree(src, dest, symlinks=True, ignore=copy_ignore(src))
 
 
 class Backend(ABC):
     name: str = "base"
 
-    def __init__(self, *, plan: RunPlan, source_dir: Path, fixture: str, run_id: str, logs_dir: Path,
-                 fixture_dir: Path, dockerfile: Path | None = None, install_timeout: float = 600.0,
-                 build_timeout: float = 600.0):
+    def __init__(
+        self,
+        *,
+        plan: RunPlan,
+        source_dir: Path,
+        fixture: str,
+        run_id: str,
+        logs_dir: Path,
+        fixture_dir: Path,
+        dockerfile: Path | None = None,
+        install_timeout: float = 600.0,
+        build_timeout: float = 600.0,
+    ):
         self.plan = plan
         self.source_dir = source_dir
         self.fixture = fixture
@@ -69,13 +101,16 @@ class Backend(ABC):
     # ------------------------------------------------------------------ lifecycle
     @abstractmethod
     def prepare(self) -> None:
-        """Copy, install and build. Fills ``timings['install']`` and ``timings['build']``. Raises StepFailed."""
+        """Copy, install and build. Fills ``timings['install']`` and ``timings['build']``. Raises
+        StepFailed.
+        """
 
     @abstractmethod
     def start(self, env: dict[str, str]) -> str:
         """Start the app with ``env`` (Seam variables included; the backend adds PORT) and wait for health.
 
-        Returns the base URL the harness talks to. Raises StepFailed (with the log tail) when the app does not answer.
+        Returns the base URL the harness talks to. Raises StepFailed (with the log tail) when the app does not
+        answer.
         """
 
     @abstractmethod
@@ -111,7 +146,9 @@ class Backend(ABC):
             self.cleanup()
 
 
-def wait_healthy(url: str, timeout: float, alive: Callable[[], bool], describe_exit: Callable[[], str]) -> float:
+def wait_healthy(
+    url: str, timeout: float, alive: Callable[[], bool], describe_exit: Callable[[], str]
+) -> float:
     """Poll ``url`` until it answers below 500. Returns seconds waited; raises StepFailed("start", ...)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
@@ -129,7 +166,10 @@ def wait_healthy(url: str, timeout: float, alive: Callable[[], bool], describe_e
             except httpx.HTTPError as e:
                 last = f"{type(e).__name__}: {e}"
             if time.monotonic() >= deadline:
-                raise StepFailed("start", f"no healthy answer from {url} within {timeout:.0f} s (last: {last}); "
-                                          "the app is given its port in PORT: does it listen on it?")
+                raise StepFailed(
+                    "start",
+                    f"no healthy answer from {url} within {timeout:.0f} s (last: {last}); "
+                    "the app is given its port in PORT: does it listen on it?",
+                )
             time.sleep(delay)
             delay = min(delay * 1.5, 0.25)

@@ -1,12 +1,13 @@
-"""Run the app in Docker, as the plan did: ``docker build -f <fixture>/Dockerfile <copy>`` and ``docker run -d``.
+"""Run the app in Docker, as the plan did: ``docker build -f <fixture>/Dockerfile <copy>`` and ``docker run
+-d``.
 
-The argv builders are pure functions (tested without an engine). Secrets are passed as ``-e NAME`` with the value in
-the docker CLI's own environment, so they never appear in an argv, a process list or a log.
+The argv builders are pure functions (tested without an engine). Secrets are passed as ``-e NAME`` with the
+value in the docker CLI's own environment, so they never appear in an argv, a process list or a log.
 
 Networking: on Linux the container shares the host network (``--network host``), so it reaches the emulator on
 127.0.0.1 and listens on the port we choose through PORT. Elsewhere (``bridge``) the app port is published on
-127.0.0.1 and the container reaches the host as ``host.docker.internal`` (``--add-host ...:host-gateway``); the emulator
-must then listen on an address the bridge reaches.
+127.0.0.1 and the container reaches the host as ``host.docker.internal`` (``--add-host ...:host-gateway``);
+the emulator must then listen on an address the bridge reaches.
 """
 
 from __future__ import annotations
@@ -90,12 +91,16 @@ def check_engine() -> None:
     if shutil.which("docker") is None:
         raise InfrastructureError("no Docker engine answered: the docker CLI is not installed")
     try:
-        r = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise InfrastructureError(f"no Docker engine answered: {e}") from e
     if r.returncode != 0:
         msg = (r.stderr or r.stdout).strip().splitlines()
-        raise InfrastructureError(f"no Docker engine answered: {msg[-1] if msg else f'docker info exited {r.returncode}'}")
+        raise InfrastructureError(
+            f"no Docker engine answered: {msg[-1] if msg else f'docker info exited {r.returncode}'}"
+        )
 
 
 class DockerBackend(Backend):
@@ -125,8 +130,14 @@ class DockerBackend(Backend):
         log = self.logs_dir / "build.log"
         self.logs["build"] = log
         t0 = time.monotonic()
-        run_step("build", build_argv(self.fixture, self.run_id, dockerfile, context),
-                 cwd=self.workdir, env=base_env(), log=log, timeout=self.build_timeout)
+        run_step(
+            "build",
+            build_argv(self.fixture, self.run_id, dockerfile, context),
+            cwd=self.workdir,
+            env=base_env(),
+            log=log,
+            timeout=self.build_timeout,
+        )
         self.timings["build"] = time.monotonic() - t0
         self.facts["image"] = self.tag
 
@@ -136,15 +147,26 @@ class DockerBackend(Backend):
         app_port = host_port if self.network == "host" else (self.plan.app_port or 3000)
         full: dict[str, str] = {**self.plan.env, **env, "PORT": str(app_port)}
         cli_env: Mapping[str, str] = {**base_env(), **full}
-        argv = run_argv(self.tag, self.container, host_port=host_port, app_port=app_port,
-                        env_names=list(full), network=self.network)
+        argv = run_argv(
+            self.tag,
+            self.container,
+            host_port=host_port,
+            app_port=app_port,
+            env_names=list(full),
+            network=self.network,
+        )
         self.facts["run_argv"] = argv
         log = self.logs_dir / "docker-run.log"
         try:
             run_step("start", argv, cwd=self.workdir or Path.cwd(), env=cli_env, log=log, timeout=60)
             self.started = True
             self.base_url = f"http://127.0.0.1:{host_port}"
-            wait_healthy(self.base_url + self.plan.health_path, self.health_timeout, self.alive, lambda: "container exited")
+            wait_healthy(
+                self.base_url + self.plan.health_path,
+                self.health_timeout,
+                self.alive,
+                lambda: "container exited",
+            )
         except StepFailed as e:
             self._collect_logs()
             e.log_tail = self.log_tail()
@@ -156,8 +178,9 @@ class DockerBackend(Backend):
     def alive(self) -> bool:
         if not self.started:
             return False
-        r = subprocess.run(["docker", "inspect", "-f", "{{.State.Running}}", self.container],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["docker", "inspect", "-f", "{{.State.Running}}", self.container], capture_output=True, text=True
+        )
         return r.returncode == 0 and r.stdout.strip() == "true"
 
     def _collect_logs(self) -> None:

@@ -1,10 +1,10 @@
-"""Run the app on this machine (the host) as its own process group: a copy of the modified dir, cached dependencies,
-the machine's node/python.
+"""Run the app on this machine (the host) as its own process group: a copy of the modified dir, cached
+dependencies, the machine's node/python.
 
-Every step is sealed (docs/sealing.md), one sandbox per phase: the install sees the app read-only and writes only
-the cache entry it fills, reaching the registries through the egress proxy; the build writes the app's copy and
-reads its dependencies, with the registries too; the app at run time writes its copy, reads its dependencies, and
-reaches only its own run's Seam endpoint; the harness reaches it on its PORT.
+Every step is sealed (docs/sealing.md), one sandbox per phase: the install sees the app read-only and writes
+only the cache entry it fills, reaching the registries through the egress proxy; the build writes the app's
+copy and reads its dependencies, with the registries too; the app at run time writes its copy, reads its
+dependencies, and reaches only its own run's Seam endpoint; the harness reaches it on its PORT.
 """
 
 from __future__ import annotations
@@ -32,8 +32,15 @@ from skillassay.stacks import Stack
 class HostBackend(Backend):
     name = "host"
 
-    def __init__(self, *, health_timeout: float = 60.0, work_root: Path | None = None, policy: Policy | None = None,
-                 sealing: Sealing | None = None, **kw):
+    def __init__(
+        self,
+        *,
+        health_timeout: float = 60.0,
+        work_root: Path | None = None,
+        policy: Policy | None = None,
+        sealing: Sealing | None = None,
+        **kw,
+    ):
         super().__init__(**kw)
         self.health_timeout = health_timeout
         self.work_root = work_root
@@ -86,15 +93,27 @@ class HostBackend(Backend):
             out.append((self.app_dir / "node_modules").resolve())
         return out
 
-    def _box(self, phase: str, writable: list[Path], readable: Sequence[Path | Mount] = (),
-             endpoints: Sequence[Endpoint] = (), registries: Sequence[str] = ()) -> Sandbox:
+    def _box(
+        self,
+        phase: str,
+        writable: list[Path],
+        readable: Sequence[Path | Mount] = (),
+        endpoints: Sequence[Endpoint] = (),
+        registries: Sequence[str] = (),
+    ) -> Sandbox:
         assert self.workdir is not None, "prepare() first"
         mounts, path = runtimes(venv=True)
         shown = [p if isinstance(p, Mount) else Mount(src=p) for p in readable]
-        seal = Seal(phase=phase, writable=writable, readable=[*shown, *mounts,
-                                                               *self.policy.mounts],
-                    first=self._own_bins(), path=path, endpoints=list(endpoints), registries=list(registries),
-                    audit=False)
+        seal = Seal(
+            phase=phase,
+            writable=writable,
+            readable=[*shown, *mounts, *self.policy.mounts],
+            first=self._own_bins(),
+            path=path,
+            endpoints=list(endpoints),
+            registries=list(registries),
+            audit=False,
+        )
         box = self.policy.open(seal, self.workdir / f"seal-{phase}-{len(self._boxes)}")
         box.start()
         self._boxes.append(box)
@@ -115,7 +134,9 @@ class HostBackend(Backend):
     # ------------------------------------------------------------------ lifecycle
     def prepare(self) -> None:
         t0 = time.monotonic()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"skillassay-sandbox-{self.fixture}-", dir=self.work_root))
+        self.workdir = Path(
+            tempfile.mkdtemp(prefix=f"skillassay-sandbox-{self.fixture}-", dir=self.work_root)
+        )
         self.app_dir = self.workdir / "app"
         copy_app(self.source_dir, self.app_dir)
         self.timings["copy"] = time.monotonic() - t0
@@ -128,13 +149,25 @@ class HostBackend(Backend):
         if self._stack.installer == "node_modules":
             if spec.npm_argv:
                 self.facts["install_cache_hit"] = deps.ensure_node_modules(
-                    self.app_dir, spec.npm_argv, self._tool_env(), log, self.install_timeout, seal=self._install_box
+                    self.app_dir,
+                    spec.npm_argv,
+                    self._tool_env(),
+                    log,
+                    self.install_timeout,
+                    seal=self._install_box,
                 )
         else:
             # always a venv, so `python`/`pip` in the start and build commands are this app's own
             runs_pip = any("pip" in " ".join(argv) for argv in [*self.plan.build, self.plan.start])
-            self.venv, hit = deps.ensure_venv(self.app_dir, spec, self._tool_env(), log, self.install_timeout,
-                                              with_pip=runs_pip, seal=self._install_box)
+            self.venv, hit = deps.ensure_venv(
+                self.app_dir,
+                spec,
+                self._tool_env(),
+                log,
+                self.install_timeout,
+                with_pip=runs_pip,
+                seal=self._install_box,
+            )
             self.facts["install_cache_hit"] = hit
         self.timings["install"] = time.monotonic() - t0
         if self.facts.get("install_cache_hit"):
@@ -156,11 +189,12 @@ class HostBackend(Backend):
                     f.write(f"build outputs restored from the cache ({key})\n")
             else:
                 readable: list[Path | Mount] = list(self._deps())
-                shown_at: tuple[Path, Path] | None = None  # (node_modules, the cache entry) while mounted in place
+                # (node_modules, the cache entry) while mounted in place
+                shown_at: tuple[Path, Path] | None = None
                 if self._stack.installer == "node_modules" and deps.needs_real_node_modules(self.app_dir):
-                    # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder is
-                    # mounted read-only at <app>/node_modules (a real folder to the build, unwritable); unsealed,
-                    # node_modules becomes hard links to the cached files
+                    # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder
+                    # is mounted read-only at <app>/node_modules (a real folder to the build, unwritable);
+                    # unsealed, node_modules becomes hard links to the cached files
                     modules = self.app_dir / "node_modules"
                     if self.policy.isolation == "none" or not modules.is_symlink():
                         self.facts["node_modules_linked"] = deps.materialise_node_modules(self.app_dir)
@@ -176,8 +210,15 @@ class HostBackend(Backend):
                 try:
                     box = self._box("build", [self.app_dir], readable, registries=self.policy.registries)
                     for argv in self.plan.build:
-                        run_step("build", argv, cwd=self.app_dir, env=env, log=log, timeout=self.build_timeout,
-                                 sandbox=box)
+                        run_step(
+                            "build",
+                            argv,
+                            cwd=self.app_dir,
+                            env=env,
+                            log=log,
+                            timeout=self.build_timeout,
+                            sandbox=box,
+                        )
                 finally:
                     if shown_at is not None:  # back to the symlink the app's own box mounts read-only
                         modules, entry = shown_at
@@ -189,20 +230,21 @@ class HostBackend(Backend):
         self.timings["build"] = time.monotonic() - t0
 
     def _start_argv(self) -> list[str]:
-        # absolute paths under the Dockerfile's WORKDIR (CMD ["node", "/app/dist/index.js"]) point into the copy
+        # absolute paths under the Dockerfile's WORKDIR (CMD ["node", "/app/dist/index.js"]) point into the
+        # copy
         workdir = self.plan.workdir
         argv = list(self.plan.start)
         if workdir and workdir != "/":
             prefix = workdir.rstrip("/") + "/"
-            argv = [str(self.app_dir) + "/" + a[len(prefix):] if a.startswith(prefix) else a for a in argv]
+            argv = [str(self.app_dir) + "/" + a[len(prefix) :] if a.startswith(prefix) else a for a in argv]
         return argv
 
     def start(self, env: dict[str, str]) -> str:
         assert self.app_dir is not None, "prepare() first"
         t0 = time.monotonic()
         # the app reaches its own run's Seam endpoint and nothing else (a live Seam through the egress proxy)
-        # (the emulator, plain HTTP wherever it listens, is bridged in; live Seam over HTTPS goes through the egress
-        # proxy, allowed to that host only)
+        # (the emulator, plain HTTP wherever it listens, is bridged in; live Seam over HTTPS goes through the
+        # egress proxy, allowed to that host only)
         endpoints, hosts = [], []
         if env.get("SEAM_ENDPOINT"):
             seam = Endpoint.from_url("seam", env["SEAM_ENDPOINT"])
@@ -215,7 +257,8 @@ class HostBackend(Backend):
         full = self._tool_env()
         full.update(env)
         if env.get("SEAM_ENDPOINT"):
-            full["SEAM_ENDPOINT"] = self._run_box.url_inside(env["SEAM_ENDPOINT"])  # 127.0.0.1:<same port> inside
+            # 127.0.0.1:<same port> inside
+            full["SEAM_ENDPOINT"] = self._run_box.url_inside(env["SEAM_ENDPOINT"])
         full["PORT"] = str(self.port)
         self.logs["stdout"] = self.logs_dir / "app.stdout.log"
         self.logs["stderr"] = self.logs_dir / "app.stderr.log"
@@ -223,7 +266,9 @@ class HostBackend(Backend):
         self._err = self.logs["stderr"].open("ab")
         argv = self._start_argv()
         try:
-            self.proc = self._run_box.popen(argv, cwd=self.app_dir, env=full, stdout=self._out, stderr=self._err)
+            self.proc = self._run_box.popen(
+                argv, cwd=self.app_dir, env=full, stdout=self._out, stderr=self._err
+            )
         except OSError as e:
             raise StepFailed("start", f"could not run {argv[0]!r}: {e}") from e
         # until stop() reaps it: a Ctrl-C never reaches the app's own group, so the interrupt handler kills it
@@ -231,7 +276,9 @@ class HostBackend(Backend):
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.facts["start_argv"] = argv
         try:
-            wait_healthy(self.base_url + self.plan.health_path, self.health_timeout, self.alive, self._exit_text)
+            wait_healthy(
+                self.base_url + self.plan.health_path, self.health_timeout, self.alive, self._exit_text
+            )
         except StepFailed as e:
             time.sleep(0.1)  # let the last lines reach the log
             e.log_tail = self.log_tail()

@@ -47,15 +47,23 @@ class AgentKind(EvalKind):
 
         return load_transcript(Path(definition.golden_dir)) if definition.golden_dir is not None else None
 
-    def own_controls(self, definition: EvalDefinition, judge_config: JudgeConfig | None
-                     ) -> list[ControlOutcome] | None:
+    def own_controls(
+        self, definition: EvalDefinition, judge_config: JudgeConfig | None
+    ) -> list[ControlOutcome] | None:
         """Each control gets its expected verdict (``graders.agent_controls``)."""
         from skillassay.graders.agent_controls import expected_label, run_controls
 
-        return [ControlOutcome(eval_id=definition.id, control=o.name, matches=o.matches,
-                               expected=expected_label(o.expected) + f" ({o.expected.description})",
-                               actual=f"{o.actual} {percent_text(o.score)}", mismatches=list(o.mismatches))
-                for o in run_controls(definition, judge_config=judge_config)]
+        return [
+            ControlOutcome(
+                eval_id=definition.id,
+                control=o.name,
+                matches=o.matches,
+                expected=expected_label(o.expected) + f" ({o.expected.description})",
+                actual=f"{o.actual} {percent_text(o.score)}",
+                mismatches=list(o.mismatches),
+            )
+            for o in run_controls(definition, judge_config=judge_config)
+        ]
 
     def mutant_checks(self, definition: EvalDefinition) -> bool:
         return True
@@ -64,15 +72,25 @@ class AgentKind(EvalKind):
         from skillassay.graders import evaluate
 
         d = request.definition
-        change = request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
+        change = (
+            request.change if request.change is not None else compare_trees(d.app_dir, request.modified_dir)
+        )
         out = GradeOutcome()
         t = time.monotonic()
         work = request.run_dir / "grading"
         work.mkdir(parents=True, exist_ok=True)
         try:
-            res = evaluate(d, d.app_dir, request.modified_dir, request.transcript, work,
-                           judge_config=request.judge_config, change=change, policy=request.policy,
-                           sealing=cast("Sealing | None", request.sealing))
+            res = evaluate(
+                d,
+                d.app_dir,
+                request.modified_dir,
+                request.transcript,
+                work,
+                judge_config=request.judge_config,
+                change=change,
+                policy=request.policy,
+                sealing=cast("Sealing | None", request.sealing),
+            )
             out.process = res.model_dump(mode="json")
             out.criteria = list(res.criteria)
             out.forbidden_observed = [f if isinstance(f, str) else f.id for f in res.forbidden_observed]

@@ -1,7 +1,8 @@
-"""What the trial and the job do differently for a trigger-suite prompt, and what every run records of the skill.
+"""What the trial and the job do differently for a trigger-suite prompt, and what every run records of the
+skill.
 
-A trigger run is an ordinary run (fresh workspace, the agent with the skill installed where its CLI discovers it,
-one run folder, run.json written last) without graders: its decision is read from the transcript
+A trigger run is an ordinary run (fresh workspace, the agent with the skill installed where its CLI discovers
+it, one run folder, run.json written last) without graders: its decision is read from the transcript
 (``skillassay.triggers``), and its verdict is whether that decision was the expected one.
 """
 
@@ -21,8 +22,8 @@ CRITERION = "trigger_decision"
 
 
 def app_dir(definition: EvalDefinition, scratch: Path) -> Path:
-    """The folder the workspace is copied from: the fixture's app, or an empty folder (a prompt without a fixture
-    starts in an empty repository)."""
+    """The folder the workspace is copied from: the fixture's app, or an empty folder (a prompt without a
+    fixture starts in an empty repository)."""
     if definition.trigger is not None and definition.trigger.fixture is None:
         empty = scratch / "empty-app"
         empty.mkdir(parents=True, exist_ok=True)
@@ -31,8 +32,8 @@ def app_dir(definition: EvalDefinition, scratch: Path) -> Path:
 
 
 def skill_use(result: AgentResult | None, skill_name: str | None, skill_dir: Path | None) -> SkillUse | None:
-    """The skill under test as the transcript shows it; None without a skill or when the agent's transcript cannot
-    show tool calls (command, reference, noop agents; a skill given as a system prompt)."""
+    """The skill under test as the transcript shows it; None without a skill or when the agent's transcript
+    cannot show tool calls (command, reference, noop agents; a skill given as a system prompt)."""
     if result is None or skill_name is None:
         return None
     target = result.skill_target
@@ -44,19 +45,30 @@ def skill_use(result: AgentResult | None, skill_name: str | None, skill_dir: Pat
     return detect(result.transcript, target)
 
 
-def decide(definition: EvalDefinition, use: SkillUse | None, stopped: str | None
-           ) -> tuple[TriggerOutcome, list[CriterionResult], Verdict]:
-    """The trigger run's outcome, its one criterion and its verdict (passed: the decision was the expected one)."""
+def decide(
+    definition: EvalDefinition, use: SkillUse | None, stopped: str | None
+) -> tuple[TriggerOutcome, list[CriterionResult], Verdict]:
+    """The trigger run's outcome, its one criterion and its verdict (passed: the decision was the expected
+    one).
+    """
     spec = definition.trigger
     assert spec is not None
     if use is None:
-        raise SkillassayError("the agent's transcript does not show its tool calls, so whether it used the skill "
-                              "cannot be read (trigger evals need claude-code or codex)")
+        raise SkillassayError(
+            "the agent's transcript does not show its tool calls, so whether it used the skill "
+            "cannot be read (trigger evals need claude-code or codex)"
+        )
     hit = triggered(use, spec.budget)
     correct = hit == spec.should_trigger
     outcome = TriggerOutcome(
-        suite=spec.suite_id, prompt=spec.prompt_id, category=spec.category, should_trigger=spec.should_trigger,
-        triggered=hit, correct=correct, budget=spec.budget, stopped=stopped,
+        suite=spec.suite_id,
+        prompt=spec.prompt_id,
+        category=spec.category,
+        should_trigger=spec.should_trigger,
+        triggered=hit,
+        correct=correct,
+        budget=spec.budget,
+        stopped=stopped,
     )
     if use.first is not None:
         f = use.first
@@ -68,8 +80,12 @@ def decide(definition: EvalDefinition, use: SkillUse | None, stopped: str | None
         evidence = [f"not used in {use.tool_calls} tool call(s)"]
     expected = "trigger" if spec.should_trigger else "not trigger"
     criterion = CriterionResult(
-        id=CRITERION, weight=1.0, fraction=1.0 if correct else 0.0, grader="trigger",
-        description=f"the skill should {expected} ({spec.category} prompt)", evidence=evidence,
+        id=CRITERION,
+        weight=1.0,
+        fraction=1.0 if correct else 0.0,
+        grader="trigger",
+        description=f"the skill should {expected} ({spec.category} prompt)",
+        evidence=evidence,
     )
     return outcome, [criterion], decide_verdict([criterion], threshold=1.0)
 

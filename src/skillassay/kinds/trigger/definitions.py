@@ -1,11 +1,11 @@
-"""Trigger suites (``evals/trigger-evals/<id>.toml``): does the agent pick the skill up when it should, and leave it
-when it should not?
+"""Trigger suites (``evals/trigger-evals/<id>.toml``): does the agent pick the skill up when it should, and
+leave it when it should not?
 
 A suite names the skill under test and a list of prompts, each labelled ``should_trigger`` and with a category
 (``explicit``: the prompt names the skill; ``implicit``: the task matches the skill without naming it;
 ``contextual``: the workspace or the situation makes the skill relevant; ``negative``: the skill should stay
-unused). Each prompt becomes one eval (id ``<suite>.<prompt>``) run ``runs`` times; the run's decision is read from
-its transcript (``skillassay.triggers``). The format is ``TriggerSuiteFile`` (schema:
+unused). Each prompt becomes one eval (id ``<suite>.<prompt>``) run ``runs`` times; the run's decision is read
+from its transcript (``skillassay.triggers``). The format is ``TriggerSuiteFile`` (schema:
 docs/schema/trigger-eval.schema.json; docs: docs/trigger-evals.md).
 """
 
@@ -43,15 +43,18 @@ class BudgetFile(_Strict, TriggerBudget):
 
 class TriggerPromptFile(_Strict):
     id: str = Field(pattern=PROMPT_ID, description="unique in the suite; the eval id is <suite>.<id>")
-    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS, description="what the agent is asked, word for word")
+    prompt: str = Field(
+        min_length=1, max_length=MAX_PROMPT_CHARS, description="what the agent is asked, word for word"
+    )
     should_trigger: bool = Field(description="whether the agent should pick the skill up for this prompt")
     category: TriggerCategory = Field(
         description="explicit (names the skill), implicit (matches it unnamed), contextual (the workspace or "
         "situation makes it relevant), negative (should not trigger)"
     )
     fixture: str | None = Field(
-        None, description="the fixture app the agent starts in (a folder under evals/fixtures/ holding app/); "
-        "default: the suite's fixture, else an empty repository; \"\" for an empty repository"
+        None,
+        description="the fixture app the agent starts in (a folder under evals/fixtures/ holding app/); "
+        'default: the suite\'s fixture, else an empty repository; "" for an empty repository',
     )
     notes: str | None = None
 
@@ -66,8 +69,9 @@ class TriggerSuiteFile(_Strict):
     status: Literal["experimental", "stable"] = "experimental"
     skill: str = Field(min_length=1, description="the skill folder (holding SKILL.md), relative to this file")
     runs: int = Field(3, ge=1, le=100, description="runs per prompt (skillassay run --runs overrides it)")
-    fixture: str | None = Field(None, description="the default fixture app of every prompt; default: none (an "
-                                                  "empty repository)")
+    fixture: str | None = Field(
+        None, description="the default fixture app of every prompt; default: none (an empty repository)"
+    )
     budget: BudgetFile = Field(default_factory=BudgetFile)
     prompts: list[TriggerPromptFile] = Field(min_length=1)
     notes: str | None = None
@@ -98,13 +102,15 @@ SCHEMA_PATH = "docs/schema/trigger-eval.schema.json"
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON schema of ``TriggerSuiteFile`` (committed as docs/schema/trigger-eval.schema.json; a test keeps the
-    two in step; regenerate with ``python -c "import json; from skillassay.kinds.trigger.definitions import json_schema;
-    print(json.dumps(json_schema(), indent=2))" > docs/schema/trigger-eval.schema.json``)."""
+    """The JSON schema of ``TriggerSuiteFile`` (committed as docs/schema/trigger-eval.schema.json; a test
+    keeps the two in step; regenerate with ``python -c "import json; from
+    skillassay.kinds.trigger.definitions import json_schema; print(json.dumps(json_schema(), indent=2))" >
+    docs/schema/trigger-eval.schema.json``)."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://skillassay.invalid/schema/trigger-eval.schema.json",
-        "description": "A trigger suite of skillassay: evals/trigger-evals/<id>.toml. See docs/trigger-evals.md.",
+        "description": "A trigger suite of skillassay: evals/trigger-evals/<id>.toml. See "
+        "docs/trigger-evals.md.",
         **TriggerSuiteFile.model_json_schema(),
     }
 
@@ -160,8 +166,8 @@ def _fixture_problem(suite_dir: Path, name: Any, path: Path, where: str) -> Prob
 
 
 def inspect_trigger(path: Path, suite_dir: Path) -> tuple[TriggerSuite | None, list[Problem]]:
-    """The suite (None when it cannot load) and every problem with it, errors and warnings, each naming the file
-    and the field."""
+    """The suite (None when it cannot load) and every problem with it, errors and warnings, each naming the
+    file and the field."""
     path, suite_dir = Path(path), Path(suite_dir)
     problems: list[Problem] = []
     text = read_text(path, problems)
@@ -172,7 +178,9 @@ def inspect_trigger(path: Path, suite_dir: Path) -> tuple[TriggerSuite | None, l
     except tomllib.TOMLDecodeError as exc:
         return None, [Problem(path, "", f"invalid TOML: {exc}")]
     except RecursionError:
-        return None, [Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that")]
+        return None, [
+            Problem(path, "", f"nested more than {MAX_DEPTH} levels deep; no definition needs that")
+        ]
     if too_deep(path, data, problems):
         return None, problems
     try:
@@ -209,57 +217,105 @@ def inspect_trigger(path: Path, suite_dir: Path) -> tuple[TriggerSuite | None, l
             seen.add(pid)
         should, category = item.get("should_trigger"), item.get("category")
         if category == "negative" and should is True:
-            problems.append(Problem(path, f"/prompts/{i}/should_trigger",
-                                    "a negative prompt is one the skill should not trigger on: expected false"))
+            problems.append(
+                Problem(
+                    path,
+                    f"/prompts/{i}/should_trigger",
+                    "a negative prompt is one the skill should not trigger on: expected false",
+                )
+            )
         if category == "explicit" and should is False:
-            problems.append(Problem(path, f"/prompts/{i}/should_trigger",
-                                    "an explicit prompt names the skill, so it should trigger: expected true (make "
-                                    "it a negative prompt if the skill should be left alone)"))
+            problems.append(
+                Problem(
+                    path,
+                    f"/prompts/{i}/should_trigger",
+                    "an explicit prompt names the skill, so it should trigger: expected true (make "
+                    "it a negative prompt if the skill should be left alone)",
+                )
+            )
         positives += should is True
         negatives += should is False
         p = _fixture_problem(suite_dir, item.get("fixture"), path, f"/prompts/{i}/fixture")
         if p:
             problems.append(p)
-        if skill_name and category in ("implicit", "negative") and isinstance(item.get("prompt"), str) \
-                and skill_name.lower() in item["prompt"].lower():
-            problems.append(Problem(path, f"/prompts/{i}/prompt", f"names the skill ({skill_name!r}), which makes "
-                                    f"it an explicit prompt, not {category}", "warning"))
+        if (
+            skill_name
+            and category in ("implicit", "negative")
+            and isinstance(item.get("prompt"), str)
+            and skill_name.lower() in item["prompt"].lower()
+        ):
+            problems.append(
+                Problem(
+                    path,
+                    f"/prompts/{i}/prompt",
+                    f"names the skill ({skill_name!r}), which makes it an explicit prompt, not {category}",
+                    "warning",
+                )
+            )
     if prompts and not positives:
-        problems.append(Problem(path, "/prompts", "no prompt should trigger the skill: recall cannot be measured",
-                                "warning"))
+        problems.append(
+            Problem(
+                path, "/prompts", "no prompt should trigger the skill: recall cannot be measured", "warning"
+            )
+        )
     if prompts and not negatives:
-        problems.append(Problem(path, "/prompts", "no prompt should leave the skill alone: precision means little "
-                                "without negative prompts", "warning"))
+        problems.append(
+            Problem(
+                path,
+                "/prompts",
+                "no prompt should leave the skill alone: precision means little without negative prompts",
+                "warning",
+            )
+        )
 
-    if spec is None or skill_dir is None or skill_name is None or any(p.severity == "error" for p in problems):
+    if (
+        spec is None
+        or skill_dir is None
+        or skill_name is None
+        or any(p.severity == "error" for p in problems)
+    ):
         return None, problems
     evals = []
     for item in spec.prompts:
         fixture = item.fixture if item.fixture is not None else spec.fixture
         fixture = fixture or None
         fixture_dir = suite_dir / FIXTURES_DIR / fixture if fixture else NO_FIXTURE
-        evals.append(EvalDefinition(
-            id=f"{spec.id}.{item.id}",
-            title=f"{spec.title}: {item.id}",
-            status=spec.status,
-            format="trigger",
-            source=path,
-            suite_dir=suite_dir,
-            fixture_dir=fixture_dir,
-            app_dir=fixture_dir / "app" if fixture else NO_FIXTURE,
-            prompt=item.prompt,
-            stack="none",
-            language="python",
-            notes=item.notes,
-            trigger=TriggerSpec(
-                suite_id=spec.id, prompt_id=item.id, should_trigger=item.should_trigger, category=item.category,
-                skill_dir=skill_dir, budget=TriggerBudget.model_validate(spec.budget.model_dump()), fixture=fixture,
-                runs=spec.runs,
-            ),
-        ))
+        evals.append(
+            EvalDefinition(
+                id=f"{spec.id}.{item.id}",
+                title=f"{spec.title}: {item.id}",
+                status=spec.status,
+                format="trigger",
+                source=path,
+                suite_dir=suite_dir,
+                fixture_dir=fixture_dir,
+                app_dir=fixture_dir / "app" if fixture else NO_FIXTURE,
+                prompt=item.prompt,
+                stack="none",
+                language="python",
+                notes=item.notes,
+                trigger=TriggerSpec(
+                    suite_id=spec.id,
+                    prompt_id=item.id,
+                    should_trigger=item.should_trigger,
+                    category=item.category,
+                    skill_dir=skill_dir,
+                    budget=TriggerBudget.model_validate(spec.budget.model_dump()),
+                    fixture=fixture,
+                    runs=spec.runs,
+                ),
+            )
+        )
     suite = TriggerSuite(
-        id=spec.id, title=spec.title, status=spec.status, source=path, suite_dir=suite_dir, skill_dir=skill_dir,
-        skill_name=skill_name, runs=spec.runs, budget=TriggerBudget.model_validate(spec.budget.model_dump()),
+        id=spec.id,
+        title=spec.title,
+        status=spec.status,
+        source=path,
+        suite_dir=suite_dir,
+        skill_dir=skill_dir,
+        skill_name=skill_name,
+        runs=spec.runs,
+        budget=TriggerBudget.model_validate(spec.budget.model_dump()),
         prompts=evals,
     )
     return suite, problems

@@ -1,16 +1,18 @@
-"""Statistics of skill use: trigger suites (recall, precision, F1 per category, with intervals; two versions of a
-skill compared prompt by prompt) and ordinary runs (how often the skill was used, and the pass rate when it was and
-when it was not).
+"""Statistics of skill use: trigger suites (recall, precision, F1 per category, with intervals; two versions
+of a skill compared prompt by prompt) and ordinary runs (how often the skill was used, and the pass rate
+when it was and when it was not).
 
-Pure functions over plain points. Intervals are percentile bootstraps clustered by prompt: resample the prompts with
-replacement, then the runs within each drawn prompt, and compute the metric from the pooled counts of the resample
-(runs of one prompt are not independent of each other, so resampling runs alone would give too narrow an interval).
-They reuse ``scoring.stats``'s seeded machinery, so the same runs always give the same interval.
+Pure functions over plain points. Intervals are percentile bootstraps clustered by prompt: resample the
+prompts with replacement, then the runs within each drawn prompt, and compute the metric from the pooled
+counts of the resample (runs of one prompt are not independent of each other, so resampling runs alone would
+give too narrow an interval). They reuse ``scoring.stats``'s seeded machinery, so the same runs always give
+the same interval.
 
 Definitions, with TP a run of a should-trigger prompt that triggered, FN one that did not, FP a run of a
-should-not-trigger prompt that triggered, TN one that did not: recall = TP / (TP + FN); precision = TP / (TP + FP);
-F1 = 2 TP / (2 TP + FP + FN); false-trigger rate = FP / (FP + TN); accuracy = (TP + TN) / runs. A metric whose
-denominator is zero is undefined (None): recall of the negative category, precision when nothing triggered.
+should-not-trigger prompt that triggered, TN one that did not: recall = TP / (TP + FN); precision = TP / (TP +
+FP); F1 = 2 TP / (2 TP + FP + FN); false-trigger rate = FP / (FP + TN); accuracy = (TP + TN) / runs. A metric
+whose denominator is zero is undefined (None): recall of the negative category, precision when nothing
+triggered.
 """
 
 from __future__ import annotations
@@ -53,19 +55,26 @@ class TriggerPoint:
 
 
 def trigger_points(runs: Iterable) -> list[TriggerPoint]:
-    """Points from run records (anything with ``trigger``, ``skill_use``, ``outcome``): runs the harness failed to
-    carry out are left out, like everywhere else."""
+    """Points from run records (anything with ``trigger``, ``skill_use``, ``outcome``): runs the harness
+    failed to carry out are left out, like everywhere else."""
     out = []
     for r in runs:
         t = getattr(r, "trigger", None)
         if t is None or not is_scored(r.outcome):
             continue
         first = r.skill_use.first if getattr(r, "skill_use", None) is not None and t.triggered else None
-        out.append(TriggerPoint(
-            prompt=r.eval_id, category=t.category, should_trigger=t.should_trigger, run_index=r.run_index,
-            triggered=t.triggered, turn=first.turn if first else None, seconds=first.seconds if first else None,
-            tokens=first.tokens if first else None,
-        ))
+        out.append(
+            TriggerPoint(
+                prompt=r.eval_id,
+                category=t.category,
+                should_trigger=t.should_trigger,
+                run_index=r.run_index,
+                triggered=t.triggered,
+                turn=first.turn if first else None,
+                seconds=first.seconds if first else None,
+                tokens=first.tokens if first else None,
+            )
+        )
     return out
 
 
@@ -129,13 +138,16 @@ def _prompts(points: Iterable[TriggerPoint]) -> list[_Prompt]:
     for p in points:
         groups[p.prompt].append(p)
     return [
-        _Prompt(k, v[0].should_trigger, tuple(float(p.triggered) for p in sorted(v, key=lambda p: p.run_index)))
+        _Prompt(
+            k, v[0].should_trigger, tuple(float(p.triggered) for p in sorted(v, key=lambda p: p.run_index))
+        )
         for k, v in sorted(groups.items())
     ]
 
 
-def _resampled(prompts: Sequence[_Prompt], resamples: int, seed: int, rng: random.Random
-               ) -> tuple[list[int], list[int], list[list[int]]]:
+def _resampled(
+    prompts: Sequence[_Prompt], resamples: int, seed: int, rng: random.Random
+) -> tuple[list[int], list[int], list[list[int]]]:
     """One two-stage resample set: for each resample, the drawn prompts and, for each, how many of its runs
     triggered in its own inner resample. Returns (drawn, picks, counts per prompt per pool entry)."""
     n = len(prompts)
@@ -157,24 +169,25 @@ def _bootstrap(prompts: Sequence[_Prompt], resamples: int, seed: int) -> list[Co
     out = []
     for i in range(resamples):
         c = Confusion()
-        for g, pick in zip(drawn[i * n:(i + 1) * n], picks[i * n:(i + 1) * n], strict=False):
+        for g, pick in zip(drawn[i * n : (i + 1) * n], picks[i * n : (i + 1) * n], strict=False):
             c.add(prompts[g].should, pools[g][pick], len(prompts[g].flags))
         out.append(c)
     return out
 
 
 def _enough(metric: str, prompts: Sequence[_Prompt]) -> bool:
-    """An interval clustered by prompt needs at least two prompts behind the metric (two should-trigger prompts for
-    recall, two should-not for the false-trigger rate): with one, every resample draws the same prompt and the
-    interval would look certain when it says nothing."""
+    """An interval clustered by prompt needs at least two prompts behind the metric (two should-trigger
+    prompts for recall, two should-not for the false-trigger rate): with one, every resample draws the same
+    prompt and the interval would look certain when it says nothing."""
     positives = sum(p.should for p in prompts)
     support = {"recall": positives, "false_trigger_rate": len(prompts) - positives}.get(metric, len(prompts))
     return support >= 2
 
 
 def _ci(values: Iterable[float | None]) -> tuple[float, float] | None:
-    """The percentile interval over the resamples that define the metric (a resample that drew no should-trigger
-    prompt has no recall); None when fewer than half do, since it would then describe other prompts than these."""
+    """The percentile interval over the resamples that define the metric (a resample that drew no
+    should-trigger prompt has no recall); None when fewer than half do, since it would then describe other
+    prompts than these."""
     values = list(values)
     defined = [v for v in values if v is not None]
     if len(defined) < max(2, len(values) / 2):
@@ -195,20 +208,30 @@ class TriggerStats:
     def to_dict(self) -> dict:
         c = self.confusion
         return {
-            "group": self.group, "prompts": self.prompts, "runs": self.runs,
+            "group": self.group,
+            "prompts": self.prompts,
+            "runs": self.runs,
             "confusion": {"tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn},
             **{m: e.to_dict() for m, e in self.metrics.items()},
         }
 
 
-def trigger_stats(points: Sequence[TriggerPoint], group: str = "*", resamples: int = DEFAULT_RESAMPLES,
-                  seed: int = DEFAULT_SEED) -> TriggerStats:
+def trigger_stats(
+    points: Sequence[TriggerPoint],
+    group: str = "*",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> TriggerStats:
     prompts = _prompts(points)
     c = confusion(points)
     boot = _bootstrap(prompts, resamples, group_seed(seed, f"trigger:{group}"))
-    metrics = {m: Estimate(c.metric(m), _ci(b.metric(m) for b in boot)
-                           if c.metric(m) is not None and _enough(m, prompts) else None)
-               for m in METRICS}
+    metrics = {
+        m: Estimate(
+            c.metric(m),
+            _ci(b.metric(m) for b in boot) if c.metric(m) is not None and _enough(m, prompts) else None,
+        )
+        for m in METRICS
+    }
     return TriggerStats(group=group, prompts=len(prompts), runs=c.runs, confusion=c, metrics=metrics)
 
 
@@ -243,10 +266,19 @@ class PromptStats:
         return 0 < self.triggered < self.runs
 
     def to_dict(self) -> dict:
-        return {"prompt": self.prompt, "category": self.category, "should_trigger": self.should_trigger,
-                "runs": self.runs, "triggered": self.triggered, "rate": self.rate, "correct": self.correct,
-                "unstable": self.unstable, "median_turn": self.turn, "median_seconds": self.seconds,
-                "median_tokens": self.tokens}
+        return {
+            "prompt": self.prompt,
+            "category": self.category,
+            "should_trigger": self.should_trigger,
+            "runs": self.runs,
+            "triggered": self.triggered,
+            "rate": self.rate,
+            "correct": self.correct,
+            "unstable": self.unstable,
+            "median_turn": self.turn,
+            "median_seconds": self.seconds,
+            "median_tokens": self.tokens,
+        }
 
 
 def prompt_stats(points: Iterable[TriggerPoint]) -> list[PromptStats]:
@@ -257,11 +289,18 @@ def prompt_stats(points: Iterable[TriggerPoint]) -> list[PromptStats]:
     out = []
     for key, pts in groups.items():
         hits = [p for p in pts if p.triggered]
-        out.append(PromptStats(
-            prompt=key, category=pts[0].category, should_trigger=pts[0].should_trigger, runs=len(pts),
-            triggered=len(hits), turn=_median(p.turn for p in hits), seconds=_median(p.seconds for p in hits),
-            tokens=_median(p.tokens for p in hits),
-        ))
+        out.append(
+            PromptStats(
+                prompt=key,
+                category=pts[0].category,
+                should_trigger=pts[0].should_trigger,
+                runs=len(pts),
+                triggered=len(hits),
+                turn=_median(p.turn for p in hits),
+                seconds=_median(p.seconds for p in hits),
+                tokens=_median(p.tokens for p in hits),
+            )
+        )
     return sorted(out, key=lambda s: (order.get(s.category, 99), s.prompt))
 
 
@@ -288,19 +327,23 @@ class TriggerSummary:
             "overall": self.overall.to_dict(),
             "per_category": [s.to_dict() for s in self.per_category],
             "prompts": [p.to_dict() for p in self.prompts],
-            "median_turn": self.median_turn, "median_seconds": self.median_seconds,
+            "median_turn": self.median_turn,
+            "median_seconds": self.median_seconds,
             "median_tokens": self.median_tokens,
         }
 
 
-def summarize_triggers(points: Sequence[TriggerPoint], resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = DEFAULT_SEED) -> TriggerSummary:
+def summarize_triggers(
+    points: Sequence[TriggerPoint], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> TriggerSummary:
     cats = [c for c in CATEGORIES if any(p.category == c for p in points)]
     cats += sorted({p.category for p in points} - set(cats))
     hits = [p for p in points if p.triggered]
     return TriggerSummary(
         overall=trigger_stats(points, "*", resamples, seed),
-        per_category=[trigger_stats([p for p in points if p.category == c], c, resamples, seed) for c in cats],
+        per_category=[
+            trigger_stats([p for p in points if p.category == c], c, resamples, seed) for c in cats
+        ],
         prompts=prompt_stats(points),
         median_turn=_median(p.turn for p in hits),
         median_seconds=_median(p.seconds for p in hits),
@@ -325,8 +368,14 @@ class MetricDelta:
         return self.ci is not None and (self.ci[0] > 0 or self.ci[1] < 0)
 
     def to_dict(self) -> dict:
-        return {"metric": self.metric, "a": self.a, "b": self.b, "delta": self.delta,
-                "ci95": list(self.ci) if self.ci else None, "excludes_zero": self.excludes_zero}
+        return {
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "ci95": list(self.ci) if self.ci else None,
+            "excludes_zero": self.excludes_zero,
+        }
 
 
 @dataclass
@@ -343,8 +392,14 @@ class Flip:
         return (self.rate_b > 0.5) == self.should_trigger
 
     def to_dict(self) -> dict:
-        return {"prompt": self.prompt, "category": self.category, "should_trigger": self.should_trigger,
-                "rate_a": self.rate_a, "rate_b": self.rate_b, "better": self.better}
+        return {
+            "prompt": self.prompt,
+            "category": self.category,
+            "should_trigger": self.should_trigger,
+            "rate_a": self.rate_a,
+            "rate_b": self.rate_b,
+            "better": self.better,
+        }
 
 
 @dataclass
@@ -362,14 +417,18 @@ class TriggerComparison:
         return {
             "overall": [d.to_dict() for d in self.overall],
             "per_category": {k: [d.to_dict() for d in v] for k, v in self.per_category.items()},
-            "flips": [f.to_dict() for f in self.flips], "changed": [f.to_dict() for f in self.changed],
-            "pairs": self.pairs, "unpaired_a": self.unpaired_a, "unpaired_b": self.unpaired_b,
+            "flips": [f.to_dict() for f in self.flips],
+            "changed": [f.to_dict() for f in self.changed],
+            "pairs": self.pairs,
+            "unpaired_a": self.unpaired_a,
+            "unpaired_b": self.unpaired_b,
             "verdict": self.verdict,
         }
 
 
-def _paired_deltas(a: Sequence[_Prompt], b: Sequence[_Prompt], resamples: int, seed: int
-                   ) -> dict[str, MetricDelta]:
+def _paired_deltas(
+    a: Sequence[_Prompt], b: Sequence[_Prompt], resamples: int, seed: int
+) -> dict[str, MetricDelta]:
     """Metrics of A and B on the same prompts, and the paired bootstrap interval of each difference: the same
     prompts are drawn for both (paired), the runs of each within its own version."""
     ca, cb = Confusion(), Confusion()
@@ -381,10 +440,20 @@ def _paired_deltas(a: Sequence[_Prompt], b: Sequence[_Prompt], resamples: int, s
     if a:
         rng = random.Random(seed)
         n = len(a)
-        pools_a = [[round(m * len(p.flags)) for m in _resample_means(p.flags, resamples, group_seed(seed, "a" + p.key))]
-                   for p in a]
-        pools_b = [[round(m * len(p.flags)) for m in _resample_means(p.flags, resamples, group_seed(seed, "b" + p.key))]
-                   for p in b]
+        pools_a = [
+            [
+                round(m * len(p.flags))
+                for m in _resample_means(p.flags, resamples, group_seed(seed, "a" + p.key))
+            ]
+            for p in a
+        ]
+        pools_b = [
+            [
+                round(m * len(p.flags))
+                for m in _resample_means(p.flags, resamples, group_seed(seed, "b" + p.key))
+            ]
+            for p in b
+        ]
         drawn = _indices(rng, n, n * resamples)
         picks_a = _indices(rng, resamples, n * resamples)
         picks_b = _indices(rng, resamples, n * resamples)
@@ -405,11 +474,16 @@ def _paired_deltas(a: Sequence[_Prompt], b: Sequence[_Prompt], resamples: int, s
     return out
 
 
-def compare_triggers(a_points: Sequence[TriggerPoint], b_points: Sequence[TriggerPoint], a_label: str = "A",
-                     b_label: str = "B", resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
-                     ) -> TriggerComparison:
-    """B against A (e.g. two descriptions of a skill), paired by prompt: a prompt counts only when both ran it.
-    Deltas are B minus A."""
+def compare_triggers(
+    a_points: Sequence[TriggerPoint],
+    b_points: Sequence[TriggerPoint],
+    a_label: str = "A",
+    b_label: str = "B",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> TriggerComparison:
+    """B against A (e.g. two descriptions of a skill), paired by prompt: a prompt counts only when both ran
+    it. Deltas are B minus A."""
     pa = {p.key: p for p in _prompts(a_points)}
     pb = {p.key: p for p in _prompts(b_points)}
     keys = sorted(pa.keys() & pb.keys())
@@ -419,8 +493,11 @@ def compare_triggers(a_points: Sequence[TriggerPoint], b_points: Sequence[Trigge
     per_category = {}
     for c in [c for c in CATEGORIES if any(cats[k] == c for k in keys)]:
         idx = [i for i, k in enumerate(keys) if cats[k] == c]
-        per_category[c] = list(_paired_deltas([a[i] for i in idx], [b[i] for i in idx], resamples,
-                                              group_seed(seed, f"trigger-compare:{c}")).values())
+        per_category[c] = list(
+            _paired_deltas(
+                [a[i] for i in idx], [b[i] for i in idx], resamples, group_seed(seed, f"trigger-compare:{c}")
+            ).values()
+        )
     changed = []
     for k in keys:
         ra, rb = sum(pa[k].flags) / len(pa[k].flags), sum(pb[k].flags) / len(pb[k].flags)
@@ -428,8 +505,13 @@ def compare_triggers(a_points: Sequence[TriggerPoint], b_points: Sequence[Trigge
             changed.append(Flip(k, cats[k], pa[k].should, ra, rb))
     flips = [f for f in changed if (f.rate_a > 0.5) != (f.rate_b > 0.5)]
     return TriggerComparison(
-        overall=list(overall.values()), per_category=per_category, flips=flips, changed=changed, pairs=len(keys),
-        unpaired_a=sorted(pa.keys() - pb.keys()), unpaired_b=sorted(pb.keys() - pa.keys()),
+        overall=list(overall.values()),
+        per_category=per_category,
+        flips=flips,
+        changed=changed,
+        pairs=len(keys),
+        unpaired_a=sorted(pa.keys() - pb.keys()),
+        unpaired_b=sorted(pb.keys() - pa.keys()),
         verdict=_trigger_verdict(overall, flips, len(keys), a_label, b_label),
     )
 
@@ -449,18 +531,25 @@ def _trigger_verdict(d: dict[str, MetricDelta], flips: list[Flip], pairs: int, a
     if f1.ci is None:
         text += " No interval could be computed for the F1 difference (too few runs, or a metric undefined)."
     elif f1.excludes_zero:
-        text += (f" The 95% interval of the F1 difference ({f1.ci[0] * 100:+.1f} to {f1.ci[1] * 100:+.1f} points) "
-                 f"excludes zero: {b} triggers {'better' if (f1.delta or 0) > 0 else 'worse'}.")
+        text += (
+            f" The 95% interval of the F1 difference ({f1.ci[0] * 100:+.1f} to {f1.ci[1] * 100:+.1f} points) "
+            f"excludes zero: {b} triggers {'better' if (f1.delta or 0) > 0 else 'worse'}."
+        )
     else:
-        text += (f" The 95% interval of the F1 difference ({f1.ci[0] * 100:+.1f} to {f1.ci[1] * 100:+.1f} points) "
-                 "includes zero: the difference cannot be told from noise.")
+        text += (
+            f" The 95% interval of the F1 difference ({f1.ci[0] * 100:+.1f} to {f1.ci[1] * 100:+.1f} points) "
+            "includes zero: the difference cannot be told from noise."
+        )
     if flips:
         better = sum(f.better for f in flips)
-        text += f" {len(flips)} prompt(s) flipped: {better} to the expected decision, {len(flips) - better} away from it."
+        text += (
+            f" {len(flips)} prompt(s) flipped: {better} to the expected decision, "
+            f"{len(flips) - better} away from it."
+        )
     return text
 
 
-# --------------------------------------------------------------------------- ordinary runs: was the skill used?
+# ------------------------------------------------------------------------- ordinary runs: was the skill used?
 @dataclass(frozen=True)
 class UsePoint:
     eval_id: str
@@ -487,8 +576,8 @@ def use_points(runs: Iterable) -> list[UsePoint]:
 
 @dataclass
 class SkillUseSplit:
-    """How often the skill was used, and the pass rate when it was and when it was not. A skill that helps when it
-    is used is a different finding from a skill that is used: both are needed to read a result."""
+    """How often the skill was used, and the pass rate when it was and when it was not. A skill that helps
+    when it is used is a different finding from a skill that is used: both are needed to read a result."""
 
     runs: int  # runs whose transcript shows whether the skill was used
     unmeasured: int  # runs given the skill whose transcript cannot show it
@@ -512,31 +601,44 @@ class SkillUseSplit:
         return self.passed_unused / self.unused if self.unused else None
 
     def to_dict(self) -> dict:
-        return {"runs": self.runs, "unmeasured": self.unmeasured, "listed": self.listed, "used": self.used,
-                "used_share": self.used_share.to_dict(), "passed_used": self.passed_used,
-                "passed_unused": self.passed_unused, "pass_rate_used": self.pass_rate_used,
-                "pass_rate_unused": self.pass_rate_unused, "evals_with_both": self.evals_with_both}
+        return {
+            "runs": self.runs,
+            "unmeasured": self.unmeasured,
+            "listed": self.listed,
+            "used": self.used,
+            "used_share": self.used_share.to_dict(),
+            "passed_used": self.passed_used,
+            "passed_unused": self.passed_unused,
+            "pass_rate_used": self.pass_rate_used,
+            "pass_rate_unused": self.pass_rate_unused,
+            "evals_with_both": self.evals_with_both,
+        }
 
     def sentence(self, label: str = "") -> str:
         who = f"{label}: " if label else ""
         if not self.runs:
-            return f"{who}no run shows whether the skill was used ({self.unmeasured} run(s) of agents whose " \
-                   "transcript has no tool calls)."
+            return (
+                f"{who}no run shows whether the skill was used ({self.unmeasured} run(s) of agents whose "
+                "transcript has no tool calls)."
+            )
         text = f"{who}the skill was used in {self.used} of {self.runs} run(s) ({_pct(self.used_share.value)}"
         if self.used_share.ci:
             text += f", 95% interval {_pct(self.used_share.ci[0])} to {_pct(self.used_share.ci[1])}"
         text += ")"
         if self.listed is not None:
             text += f", listed to the model in {self.listed}"
-        text += (f". Pass rate when used: {_pct(self.pass_rate_used)} ({self.passed_used}/{self.used}); when not "
-                 f"used: {_pct(self.pass_rate_unused)} ({self.passed_unused}/{self.unused}).")
+        text += (
+            f". Pass rate when used: {_pct(self.pass_rate_used)} ({self.passed_used}/{self.used}); when not "
+            f"used: {_pct(self.pass_rate_unused)} ({self.passed_unused}/{self.unused})."
+        )
         if self.used and self.unused and not self.evals_with_both:
             text += " No eval has both kinds of run, so the two rates compare different evals."
         return text
 
 
-def skill_use_split(points: Sequence[UsePoint], resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = DEFAULT_SEED) -> SkillUseSplit:
+def skill_use_split(
+    points: Sequence[UsePoint], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> SkillUseSplit:
     measured = [p for p in points if p.used is not None]
     groups: dict[str, list[float]] = defaultdict(list)
     for p in measured:
@@ -559,8 +661,25 @@ def skill_use_split(points: Sequence[UsePoint], resamples: int = DEFAULT_RESAMPL
 
 
 __all__ = [
-    "CATEGORIES", "METRICS", "Confusion", "Estimate", "Flip", "MetricDelta", "PromptStats", "SkillUseSplit",
-    "TriggerComparison", "TriggerPoint", "TriggerStats", "TriggerSummary", "UsePoint", "compare_triggers",
-    "confusion", "prompt_stats", "skill_use_split", "summarize_triggers", "trigger_points", "trigger_stats",
+    "CATEGORIES",
+    "METRICS",
+    "Confusion",
+    "Estimate",
+    "Flip",
+    "MetricDelta",
+    "PromptStats",
+    "SkillUseSplit",
+    "TriggerComparison",
+    "TriggerPoint",
+    "TriggerStats",
+    "TriggerSummary",
+    "UsePoint",
+    "compare_triggers",
+    "confusion",
+    "prompt_stats",
+    "skill_use_split",
+    "summarize_triggers",
+    "trigger_points",
+    "trigger_stats",
     "use_points",
 ]

@@ -1,4 +1,6 @@
-"""Terminal tables (rich) for trigger jobs and for skill use in ordinary jobs: ``run``, ``report``, ``compare``."""
+"""Terminal tables (rich) for trigger jobs and for skill use in ordinary jobs: ``run``, ``report``,
+``compare``.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +19,13 @@ from skillassay.kinds.trigger.scoring import (
     use_points,
 )
 
-METRIC_LABELS = {"recall": "recall", "precision": "precision", "f1": "F1", "false_trigger_rate": "false triggers",
-                 "accuracy": "accuracy"}
+METRIC_LABELS = {
+    "recall": "recall",
+    "precision": "precision",
+    "f1": "F1",
+    "false_trigger_rate": "false triggers",
+    "accuracy": "accuracy",
+}
 
 
 def is_trigger_job(runs) -> bool:
@@ -43,19 +50,39 @@ def _num(v: float | None, unit: str = "") -> str:
 
 def trigger_summary_tables(summary: TriggerSummary, title: str) -> list[Table]:
     """Metrics overall and per category (with 95% intervals, clustered by prompt), then one row per prompt."""
-    m = Table(title=f"{title}: did the agent pick the skill up? (95% intervals in brackets, clustered by prompt)",
-              title_justify="left")
+    m = Table(
+        title=f"{title}: did the agent pick the skill up? (95% intervals in brackets, clustered by prompt)",
+        title_justify="left",
+    )
     m.add_column("group", justify="left")
     for col in ("prompts", "runs", "TP", "FP", "FN", "TN", "recall", "precision", "F1", "false triggers"):
         m.add_column(col, justify="right")
     for s in [summary.overall, *summary.per_category]:
         c = s.confusion
-        m.add_row("all prompts" if s.group == "*" else s.group, str(s.prompts), str(s.runs), str(c.tp), str(c.fp),
-                  str(c.fn), str(c.tn), _with_ci(s.metrics["recall"]), _with_ci(s.metrics["precision"]),
-                  _with_ci(s.metrics["f1"]), _with_ci(s.metrics["false_trigger_rate"]))
+        m.add_row(
+            "all prompts" if s.group == "*" else s.group,
+            str(s.prompts),
+            str(s.runs),
+            str(c.tp),
+            str(c.fp),
+            str(c.fn),
+            str(c.tn),
+            _with_ci(s.metrics["recall"]),
+            _with_ci(s.metrics["precision"]),
+            _with_ci(s.metrics["f1"]),
+            _with_ci(s.metrics["false_trigger_rate"]),
+        )
     p = Table(title="Prompts (time to trigger: medians over the runs that triggered)", title_justify="left")
-    for col, just in (("prompt", "left"), ("category", "left"), ("expected", "left"), ("triggered", "right"),
-                      ("turn", "right"), ("seconds", "right"), ("tokens", "right"), ("", "left")):
+    for col, just in (
+        ("prompt", "left"),
+        ("category", "left"),
+        ("expected", "left"),
+        ("triggered", "right"),
+        ("turn", "right"),
+        ("seconds", "right"),
+        ("tokens", "right"),
+        ("", "left"),
+    ):
         p.add_column(col, justify=just)  # type: ignore[arg-type]
     for x in summary.prompts:
         if x.correct == x.runs:
@@ -64,8 +91,16 @@ def trigger_summary_tables(summary: TriggerSummary, title: str) -> list[Table]:
             mark = "[red]✗[/red] " + ("missed" if x.should_trigger else "false trigger")
         else:
             mark = "[yellow]unstable[/yellow]"
-        p.add_row(escape(x.prompt), x.category, "trigger" if x.should_trigger else "leave alone",
-                  f"{x.triggered}/{x.runs}", _num(x.turn), _num(x.seconds), _num(x.tokens), mark)
+        p.add_row(
+            escape(x.prompt),
+            x.category,
+            "trigger" if x.should_trigger else "leave alone",
+            f"{x.triggered}/{x.runs}",
+            _num(x.turn),
+            _num(x.seconds),
+            _num(x.tokens),
+            mark,
+        )
     return [m, p]
 
 
@@ -76,14 +111,24 @@ def trigger_job_tables(runs, title: str) -> list[Table]:
 def _delta_row(t: Table, label: str, d: MetricDelta) -> None:
     delta = "–" if d.delta is None else f"{d.delta * 100:+.1f}"
     ci = f"[{d.ci[0] * 100:+.1f}, {d.ci[1] * 100:+.1f}]" if d.ci else "–"
-    t.add_row(label, METRIC_LABELS[d.metric], _pct(d.a), _pct(d.b), delta, ci + (" *" if d.excludes_zero else ""))
+    t.add_row(
+        label, METRIC_LABELS[d.metric], _pct(d.a), _pct(d.b), delta, ci + (" *" if d.excludes_zero else "")
+    )
 
 
 def trigger_comparison_tables(cmp: TriggerComparison, a: str, b: str) -> list[Table]:
-    t = Table(title=f"Trigger metrics, {b} against {a}, paired by prompt (* : the 95% interval excludes zero)",
-              title_justify="left")
-    for col, just in (("group", "left"), ("metric", "left"), ("A", "right"), ("B", "right"),
-                      ("B - A (points)", "right"), ("95% interval", "right")):
+    t = Table(
+        title=f"Trigger metrics, {b} against {a}, paired by prompt (* : the 95% interval excludes zero)",
+        title_justify="left",
+    )
+    for col, just in (
+        ("group", "left"),
+        ("metric", "left"),
+        ("A", "right"),
+        ("B", "right"),
+        ("B - A (points)", "right"),
+        ("95% interval", "right"),
+    ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for d in cmp.overall:
         if d.metric != "accuracy":
@@ -94,8 +139,10 @@ def trigger_comparison_tables(cmp: TriggerComparison, a: str, b: str) -> list[Ta
                 _delta_row(t, cat, d)
     tables = [t]
     if cmp.changed:
-        f = Table(title="Prompts whose trigger rate changed (flipped: the majority decision changed)",
-                  title_justify="left")
+        f = Table(
+            title="Prompts whose trigger rate changed (flipped: the majority decision changed)",
+            title_justify="left",
+        )
         for col in ("prompt", "category", "expected", "A", "B", ""):
             f.add_column(col)
         flipped = {x.prompt for x in cmp.flips}
@@ -103,8 +150,14 @@ def trigger_comparison_tables(cmp: TriggerComparison, a: str, b: str) -> list[Ta
             note = ""
             if x.prompt in flipped:
                 note = "[green]flipped, now right[/green]" if x.better else "[red]flipped, now wrong[/red]"
-            f.add_row(escape(x.prompt), x.category, "trigger" if x.should_trigger else "leave alone",
-                      _pct(x.rate_a), _pct(x.rate_b), note)
+            f.add_row(
+                escape(x.prompt),
+                x.category,
+                "trigger" if x.should_trigger else "leave alone",
+                _pct(x.rate_a),
+                _pct(x.rate_b),
+                note,
+            )
         tables.append(f)
     return tables
 

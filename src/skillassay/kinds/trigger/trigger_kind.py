@@ -56,7 +56,7 @@ class TriggerKind(EvalKind):
         return "a trigger prompt has no golden"
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
-        """The decision (``decision.decide``): the transcript's skill use against the prompt's expectation. The
-        workspace is left as it is (the run keeps it when asked)."""
+        """The decision (``decision.decide``): the transcript's skill use against the prompt's expectation.
+        The workspace is left as it is (the run keeps it when asked)."""
         outcome, criteria, verdict = decision.decide(request.definition, request.skill_use, request.stopped)
         return GradeOutcome(trigger=outcome, criteria=criteria, verdict=verdict)

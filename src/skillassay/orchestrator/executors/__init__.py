@@ -1,6 +1,7 @@
-"""Executors by name, through the ``skillassay.executors`` entry points (``skillassay.plugins``): skillassay ships
-``local`` and ``ray``; another package adds one by declaring ``name = "module:Class"`` (an ``Executor``). Modules are
-imported on first use, so Ray is imported only when the Ray executor is asked for."""
+"""Executors by name, through the ``skillassay.executors`` entry points (``skillassay.plugins``): skillassay
+ships ``local`` and ``ray``; another package adds one by declaring ``name = "module:Class"`` (an
+``Executor``). Modules are imported on first use, so Ray is imported only when the Ray executor is asked
+for."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ def available_executors() -> list[str]:
 
 def executor_class(name: str) -> type[Executor]:
     if not plugins.registered(GROUP, name):
-        raise SkillassayError(f"--executor {name}: unknown executor; available: {', '.join(available_executors())}")
+        raise SkillassayError(
+            f"--executor {name}: unknown executor; available: {', '.join(available_executors())}"
+        )
     return plugins.load(GROUP, name)
 
 

@@ -1,5 +1,6 @@
 """Where runs execute. The job hands its runs to an executor and records what comes back; it never knows which
-executor runs them. One file per executor (``local``, ``ray``), found by name (see ``executors/__init__.py``)."""
+executor runs them. One file per executor (``local``, ``ray``), found by name (see
+``executors/__init__.py``)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ class Executor(ABC):
         SkillassayError when not (a clear error, exit 2, and no job left behind)."""
 
     def service_host(self) -> str | None:
-        """The address a service the job runs on this machine (the model proxy) must listen on and be reached at,
-        when runs execute on other machines; None: they run here, loopback will do."""
+        """The address a service the job runs on this machine (the model proxy) must listen on and be reached
+        at, when runs execute on other machines; None: they run here, loopback will do."""
         return None
 
     def close(self) -> None:  # noqa: B027 - a hook: nothing unless a subclass needs it
@@ -54,10 +55,10 @@ class Executor(ABC):
 
     @abstractmethod
     def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
-        """Execute every run; yield (spec, record) as each finishes, once the run's whole folder (run.json last) is
-        under ``work.results_root``; or (spec, exception) for a run that produced nothing (the job reports it).
-        Ctrl-C (KeyboardInterrupt, or the consumer closing the generator) ends every run still going, wherever it
-        executes, before it propagates: no agent or app process is left behind."""
+        """Execute every run; yield (spec, record) as each finishes, once the run's whole folder (run.json
+        last) is under ``work.results_root``; or (spec, exception) for a run that produced nothing (the job
+        reports it). Ctrl-C (KeyboardInterrupt, or the consumer closing the generator) ends every run still
+        going, wherever it executes, before it propagates: no agent or app process is left behind."""
 
     def describe(self) -> str:
         return self.name

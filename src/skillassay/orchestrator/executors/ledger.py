@@ -1,16 +1,18 @@
-"""A node-local ledger of the process groups a distributed job's runs started, so they can be killed from outside.
+"""A node-local ledger of the process groups a distributed job's runs started, so they can be killed from
+outside.
 
-Agents and apps run in their own sessions: when the worker process that started them is killed (Ray's force-cancel,
-the OOM killer, a lost node) they live on. So while a run executes, every group it registers with ``reaper`` is also
-written here (one small file per group, under the system temp folder of the machine), with enough identity to never
-kill a stranger that inherited the number: the start time of the group's leader and of the worker that owns it.
+Agents and apps run in their own sessions: when the worker process that started them is killed (Ray's
+force-cancel, the OOM killer, a lost node) they live on. So while a run executes, every group it registers
+with ``reaper`` is also written here (one small file per group, under the system temp folder of the machine),
+with enough identity to never kill a stranger that inherited the number: the start time of the group's leader
+and of the worker that owns it.
 
-``sweep`` runs on each node (a tiny task the driver sends there): it kills the groups of dead workers (after a worker
-died) or all of the job's groups (Ctrl-C), and can leave a stop mark that makes any run still starting refuse to
-start anything new.
+``sweep`` runs on each node (a tiny task the driver sends there): it kills the groups of dead workers (after a
+worker died) or all of the job's groups (Ctrl-C), and can leave a stop mark that makes any run still starting
+refuse to start anything new.
 
-Entries are signed with a key only the job's tasks hold (it travels as a task argument, never through a file), so
-an agent that writes a forged entry cannot make the sweep kill anything of its choosing.
+Entries are signed with a key only the job's tasks hold (it travels as a task argument, never through a file),
+so an agent that writes a forged entry cannot make the sweep kill anything of its choosing.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def ledger_dir(session: str) -> Path:
 
 
 def _start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat); None if it is gone or a
-    zombie."""
+    """The process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat); None if it is gone
+    or a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -60,7 +62,9 @@ def _sign(key: str, entry: dict) -> str:
 
 
 class Ledger:
-    """What one run on this node registers, mirrored to files. Install with ``reaper.add_watcher(ledger.watch)``."""
+    """What one run on this node registers, mirrored to files. Install with
+    ``reaper.add_watcher(ledger.watch)``.
+    """
 
     def __init__(self, session: str, key: str, run: str):
         self.key = key
@@ -78,8 +82,13 @@ class Ledger:
         if event == "register":
             if self.stopped():
                 raise KeyboardInterrupt  # the job is being cancelled on this node: start nothing new
-            data = {"pgid": pgid, "leader_start": _start_time(pgid), "owner": self.owner,
-                    "owner_start": self.owner_start, "run": self.run}
+            data = {
+                "pgid": pgid,
+                "leader_start": _start_time(pgid),
+                "owner": self.owner,
+                "owner_start": self.owner_start,
+                "run": self.run,
+            }
             data["sig"] = _sign(self.key, data)
             tmp = entry.with_suffix(".tmp")
             tmp.write_text(json.dumps(data))
@@ -104,16 +113,28 @@ def _ours(entry: dict) -> bool:
 
 def _owner_alive(entry: dict) -> bool:
     owner = entry.get("owner")
-    return isinstance(owner, int) and _start_time(owner) is not None and _start_time(owner) == entry.get("owner_start")
+    return (
+        isinstance(owner, int)
+        and _start_time(owner) is not None
+        and _start_time(owner) == entry.get("owner_start")
+    )
 
 
-def sweep(session: str, key: str, *, stop: bool = False, orphans_only: bool = False, runs: list[str] | None = None,
-          remove: bool = False, grace: float = 2.0) -> int:
+def sweep(
+    session: str,
+    key: str,
+    *,
+    stop: bool = False,
+    orphans_only: bool = False,
+    runs: list[str] | None = None,
+    remove: bool = False,
+    grace: float = 2.0,
+) -> int:
     """Kill the job's registered groups on this machine; return how many were still alive.
 
-    ``orphans_only``: only groups whose owning worker is dead (a run still going keeps its processes), and those of
-    ``runs`` (runs whose attempt failed: whatever of them is left is an orphan, whether or not its worker is).
-    ``stop``: first leave the stop mark, so a run starting here from now on starts nothing.
+    ``orphans_only``: only groups whose owning worker is dead (a run still going keeps its processes), and
+    those of ``runs`` (runs whose attempt failed: whatever of them is left is an orphan, whether or not its
+    worker is). ``stop``: first leave the stop mark, so a run starting here from now on starts nothing.
     ``remove``: delete the ledger afterwards (the job is over on this machine)."""
     root = ledger_dir(session)
     if not root.is_dir():

@@ -1,5 +1,5 @@
-"""The local executor: runs on this machine, ``--jobs`` at a time, in a thread pool (the work is subprocesses and
-I/O). The job's services (the emulator) live in this process for the job's length."""
+"""The local executor: runs on this machine, ``--jobs`` at a time, in a thread pool (the work is subprocesses
+and I/O). The job's services (the emulator) live in this process for the job's length."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class LocalExecutor(Executor):
     def run(self, work: JobWork, specs: list[RunSpec]) -> Finished:
         services = work.services.open()
         try:
+
             def one(spec: RunSpec) -> RunRecord:
                 return run_trial(spec, work.definitions[spec.eval_id], work.results_root, services=services)
 
@@ -54,9 +55,10 @@ class LocalExecutor(Executor):
                 failed = fut.exception()
                 yield item, (failed if failed is not None else fut.result())
         except BaseException:
-            # Ctrl-C (or the consumer giving up: GeneratorExit) lands here, never in the worker threads, and their
-            # agents and apps run in their own process groups, out of the terminal's reach. Kill those groups so the
-            # threads return now; while waiting for them, new groups are refused and the runs abandoned.
+            # Ctrl-C (or the consumer giving up: GeneratorExit) lands here, never in the worker threads, and
+            # their agents and apps run in their own process groups, out of the terminal's reach. Kill those
+            # groups so the threads return now; while waiting for them, new groups are refused and the runs
+            # abandoned.
             for fut in futures:
                 fut.cancel()
             with reaper.stopping():

@@ -1,23 +1,25 @@
-"""The Ray executor: one job's runs spread over a Ray cluster (KubeRay, plain VMs with ``ray start``, or a local one).
+"""The Ray executor: one job's runs spread over a Ray cluster (KubeRay, plain VMs with ``ray start``, or a
+local one).
 
-Each run is a Ray task that reserves what the run declares (CPUs and memory: the eval's ``resources``, raised to its
-agent's). The agent, the app build and the graders all run on the worker, exactly as on one machine; the driver keeps
-the results store. Nothing assumes a shared filesystem:
+Each run is a Ray task that reserves what the run declares (CPUs and memory: the eval's ``resources``, raised
+to its agent's). The agent, the app build and the graders all run on the worker, exactly as on one machine;
+the driver keeps the results store. Nothing assumes a shared filesystem:
 
-- the files the runs read (each eval's part of the suite, the skill) go into Ray's object store once, as one archive;
-  a worker unpacks it once per machine (``shipping``);
+- the files the runs read (each eval's part of the suite, the skill) go into Ray's object store once, as one
+  archive; a worker unpacks it once per machine (``shipping``);
 - the run-level services (the Seam emulator) are opened on the worker (``services.on_worker``);
-- a finished run comes back as an archive of its folder, which the driver writes into the results root before it
-  yields the record; the job then indexes it, as runs finish.
+- a finished run comes back as an archive of its folder, which the driver writes into the results root before
+  it yields the record; the job then indexes it, as runs finish.
 
-Failures. A task first reports where it runs (a streaming task: that report, then the result). A worker or node that
-dies mid-run loses that attempt: its orphaned process groups are killed (``ledger``) and the run starts again, from
-scratch, on another node, up to ``max_attempts`` in all; when they run out the run is recorded as a harness error (so
-``--resume`` reruns it). Only a finished attempt's folder is ever written, so a run is never counted twice.
+Failures. A task first reports where it runs (a streaming task: that report, then the result). A worker or
+node that dies mid-run loses that attempt: its orphaned process groups are killed (``ledger``) and the run
+starts again, from scratch, on another node, up to ``max_attempts`` in all; when they run out the run is
+recorded as a harness error (so ``--resume`` reruns it). Only a finished attempt's folder is ever written, so
+a run is never counted twice.
 
-Ctrl-C. Pending tasks are cancelled; running ones get a KeyboardInterrupt (their runs kill their own groups), every
-node is swept with a stop mark (nothing new starts there), tasks still running after a grace period are force-killed,
-and every node is swept again.
+Ctrl-C. Pending tasks are cancelled; running ones get a KeyboardInterrupt (their runs kill their own groups),
+every node is swept with a stop mark (nothing new starts there), tasks still running after a grace period are
+force-killed, and every node is swept again.
 """
 
 from __future__ import annotations
@@ -75,8 +77,13 @@ def _remote_fn(ray, fn) -> Any:
 
 
 # ============================================================================================== on the worker
-def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, session: tuple[str, str],
-                ) -> Iterator[dict]:
+def run_attempt(
+    work: JobWork,
+    spec: RunSpec,
+    inputs_key: str,
+    inputs: list,
+    session: tuple[str, str],
+) -> Iterator[dict]:
     """One attempt at one run, as a streaming Ray task: first where it runs, then the finished run."""
     ray = _ray()
     yield {"node": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid()}
@@ -97,15 +104,20 @@ def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, ses
 
         def body() -> None:
             try:
-                done["record"] = run_trial(spec, definition, scratch, services=services,
-                                           skill_dir=shipping.skill_here(work.skill, here),
-                                           definition_source=original.source)
+                done["record"] = run_trial(
+                    spec,
+                    definition,
+                    scratch,
+                    services=services,
+                    skill_dir=shipping.skill_here(work.skill, here),
+                    definition_source=original.source,
+                )
             except BaseException as exc:  # noqa: BLE001 - handed to the task's thread below
                 done["error"] = exc
 
         # The run goes on in a thread; this (the task's main) thread stays free to receive Ray's cancellation
-        # (KeyboardInterrupt, delivered only between bytecodes: a main thread blocked in waitpid would never see
-        # it) and to notice the stop mark of a Ctrl-C sweep.
+        # (KeyboardInterrupt, delivered only between bytecodes: a main thread blocked in waitpid would never
+        # see it) and to notice the stop mark of a Ctrl-C sweep.
         thread = threading.Thread(target=body, name=f"skillassay-{spec.eval_id}", daemon=True)
         thread.start()
         try:
@@ -119,7 +131,8 @@ def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, ses
                 thread.join(30)
             raise
         if isinstance(done.get("error"), BudgetSpent):
-            yield {"not_started": str(done["error"])}  # --max-cost spent: not a failure, nothing to rerun here
+            # --max-cost spent: not a failure, nothing to rerun here
+            yield {"not_started": str(done["error"])}
             return
         if "error" in done:
             raise done["error"]
@@ -131,9 +144,17 @@ def run_attempt(work: JobWork, spec: RunSpec, inputs_key: str, inputs: list, ses
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def sweep_node(session: tuple[str, str], stop: bool, orphans_only: bool, runs: list[str], remove: bool,
-               inputs_key: str | None) -> int:
-    """Kill what the job's runs left on this machine (see ``ledger.sweep``); at the job's end, drop its inputs."""
+def sweep_node(
+    session: tuple[str, str],
+    stop: bool,
+    orphans_only: bool,
+    runs: list[str],
+    remove: bool,
+    inputs_key: str | None,
+) -> int:
+    """Kill what the job's runs left on this machine (see ``ledger.sweep``); at the job's end, drop its
+    inputs.
+    """
     killed = ledger.sweep(*session, stop=stop, orphans_only=orphans_only, runs=runs, remove=remove)
     if remove and inputs_key:
         shipping.drop_inputs(inputs_key)
@@ -162,7 +183,8 @@ class RayExecutor(Executor):
         self._owned = False  # this executor opened the Ray connection (and closes it)
         self.max_attempts = max_attempts
         self.grace = grace  # seconds a cancelled run gets to end itself before its worker is killed
-        self.stats: list[dict[str, Any]] = []  # per finished attempt: timings seen from the driver (benchmarks)
+        # per finished attempt: timings seen from the driver (benchmarks)
+        self.stats: list[dict[str, Any]] = []
 
     @classmethod
     def from_options(cls, opts: JobOptions) -> RayExecutor:
@@ -173,8 +195,9 @@ class RayExecutor(Executor):
 
     # ------------------------------------------------------------------------------------------ connecting
     def _connect(self) -> Any:
-        """Ray, connected: to the cluster at ``address`` (or RAY_ADDRESS), else to a new local one. A connection
-        this process already had is used and left open; one opened here is closed by ``close()``."""
+        """Ray, connected: to the cluster at ``address`` (or RAY_ADDRESS), else to a new local one. A
+        connection this process already had is used and left open; one opened here is closed by
+        ``close()``."""
         ray = _ray()
         if ray.is_initialized():
             return ray
@@ -185,9 +208,16 @@ class RayExecutor(Executor):
         try:
             ray.init(**kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            hint = "" if os.environ.get("RAY_AUTH_MODE") else (
-                "; a cluster with token authentication needs RAY_AUTH_MODE=token and its token here too")
-            raise SkillassayError(f"--ray-address {address}: cannot connect to a Ray cluster ({exc}){hint}") from None
+            hint = (
+                ""
+                if os.environ.get("RAY_AUTH_MODE")
+                else (
+                    "; a cluster with token authentication needs RAY_AUTH_MODE=token and its token here too"
+                )
+            )
+            raise SkillassayError(
+                f"--ray-address {address}: cannot connect to a Ray cluster ({exc}){hint}"
+            ) from None
         self._owned = True
         return ray
 
@@ -197,7 +227,8 @@ class RayExecutor(Executor):
             _ray().shutdown()
 
     def service_host(self) -> str | None:
-        # this machine's address in the cluster, as Ray itself reaches it (never loopback: workers are elsewhere)
+        # this machine's address in the cluster, as Ray itself reaches it (never loopback: workers are
+        # elsewhere)
         return self._connect().util.get_node_ip_address()
 
     def prepare(self, definitions: list[EvalDefinition], agent: str) -> None:
@@ -222,19 +253,37 @@ class RayExecutor(Executor):
         nodes = self._alive_nodes(ray)
         for definition in definitions:
             need = self._resources(definition, agent)
-            fits = any(n["Resources"].get("CPU", 0) >= need.cpus
-                       and (need.memory is None or n["Resources"].get("memory", 0) >= need.memory) for n in nodes)
+            fits = any(
+                n["Resources"].get("CPU", 0) >= need.cpus
+                and (need.memory is None or n["Resources"].get("memory", 0) >= need.memory)
+                for n in nodes
+            )
             if not fits:
                 biggest = max((n["Resources"].get("CPU", 0) for n in nodes), default=0)
                 raise SkillassayError(
-                    f"{definition.source}: a run of {definition.id} with agent {agent} needs {need.describe()} "
-                    f"(resources), and no node of the Ray cluster has that much (largest: {biggest:g} CPU)")
+                    f"{definition.source}: a run of {definition.id} with agent {agent} needs "
+                    f"{need.describe()} "
+                    f"(resources), and no node of the Ray cluster has that much (largest: {biggest:g} CPU)"
+                )
 
-    def _submit(self, ray, work_ref, work: JobWork, spec: RunSpec, inputs_key: str, inputs_ref,
-                session: tuple[str, str], n: int, excluded: list[str]) -> tuple[Any, _Attempt]:
+    def _submit(
+        self,
+        ray,
+        work_ref,
+        work: JobWork,
+        spec: RunSpec,
+        inputs_key: str,
+        inputs_ref,
+        session: tuple[str, str],
+        n: int,
+        excluded: list[str],
+    ) -> tuple[Any, _Attempt]:
         need = self._needs(work, spec)
         options: dict[str, Any] = {
-            "num_cpus": need.cpus, "num_returns": "streaming", "max_retries": 0, "retry_exceptions": False,
+            "num_cpus": need.cpus,
+            "num_returns": "streaming",
+            "max_retries": 0,
+            "retry_exceptions": False,
             "name": f"skillassay-run {spec.eval_id} {spec.variant} {spec.run_index}",
         }
         if need.memory is not None:
@@ -246,16 +295,30 @@ class RayExecutor(Executor):
         gen = task.remote(work_ref, spec, inputs_key, [inputs_ref], session)
         return gen, _Attempt(spec=spec, n=n, submitted=time.monotonic(), excluded=excluded)
 
-    def _sweep(self, ray, session: tuple[str, str], *, stop: bool = False, orphans_only: bool = False,
-               runs: list[str] | None = None, remove: bool = False, inputs_key: str | None = None,
-               wait: float = 15.0) -> None:
+    def _sweep(
+        self,
+        ray,
+        session: tuple[str, str],
+        *,
+        stop: bool = False,
+        orphans_only: bool = False,
+        runs: list[str] | None = None,
+        remove: bool = False,
+        inputs_key: str | None = None,
+        wait: float = 15.0,
+    ) -> None:
         """Sweep every live node (zero-CPU tasks, so they run even on a full cluster) and wait for them."""
         task = _remote_fn(ray, sweep_node)
         refs = []
         for node in self._alive_nodes(ray):
-            refs.append(task.options(num_cpus=0, max_retries=0, label_selector={NODE_LABEL: node["NodeID"]},
-                                     name="skillassay-sweep").remote(session, stop, orphans_only, runs or [],
-                                                                     remove, inputs_key))
+            refs.append(
+                task.options(
+                    num_cpus=0,
+                    max_retries=0,
+                    label_selector={NODE_LABEL: node["NodeID"]},
+                    name="skillassay-sweep",
+                ).remote(session, stop, orphans_only, runs or [], remove, inputs_key)
+            )
         if not refs:
             return
         ready, pending = ray.wait(refs, num_returns=len(refs), timeout=wait)
@@ -311,8 +374,9 @@ class RayExecutor(Executor):
                             continue
                         yield attempt.spec, self._collect(work, attempt, answer)
                         continue
-                    outcome = self._failed(ray, work, work_ref, attempt, failure, inputs_key, inputs_ref,
-                                           session)
+                    outcome = self._failed(
+                        ray, work, work_ref, attempt, failure, inputs_key, inputs_ref, session
+                    )
                     if isinstance(outcome, tuple):
                         running[outcome[0]] = outcome[1]
                     else:
@@ -330,10 +394,15 @@ class RayExecutor(Executor):
             return self._write(work, attempt, item)
         except Exception as exc:  # noqa: BLE001
             where = {"ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n}
-            record = harness_failure(attempt.spec, work.definitions[attempt.spec.eval_id].source,
-                                     f"the finished run could not be written into the results: {_describe(exc)}",
-                                     datetime.now(UTC), machine=where)
-            claim_run_dir(work.results_root, record.run_dir)  # a graded run is never overwritten; others kept aside
+            record = harness_failure(
+                attempt.spec,
+                work.definitions[attempt.spec.eval_id].source,
+                f"the finished run could not be written into the results: {_describe(exc)}",
+                datetime.now(UTC),
+                machine=where,
+            )
+            # a graded run is never overwritten; others kept aside
+            claim_run_dir(work.results_root, record.run_dir)
             write_run_file(work.results_root, record)
             return record
 
@@ -341,23 +410,47 @@ class RayExecutor(Executor):
         record = RunRecord.model_validate_json(item["record"])
         took = (record.finished_at - record.started_at).total_seconds()
         dispatched = attempt.dispatched or attempt.submitted
-        # queued: submitted -> running on a worker (waiting for a free CPU, then Ray's scheduling); overhead: what
-        # running it on Ray added to the trial's own time (inputs, results' round trip, writing the folder)
+        # queued: submitted -> running on a worker (waiting for a free CPU, then Ray's scheduling); overhead:
+        # what running it on Ray added to the trial's own time (inputs, results' round trip, writing the
+        # folder)
         record.timings["ray_queued"] = round(dispatched - attempt.submitted, 3)
-        record.machine = {**record.machine, "ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n}
+        record.machine = {
+            **record.machine,
+            "ray_node": attempt.node,
+            "host": attempt.host,
+            "attempt": attempt.n,
+        }
         # claimed like a local run's folder: a graded run is never overwritten, an unscored one is kept aside
         dest = claim_run_dir(work.results_root, record.run_dir)
         shipping.unpack_run(item["archive"], dest, run_json=record.model_dump_json(indent=2))
         overhead = round(max(0.0, time.monotonic() - dispatched - took), 3)
         record.timings["ray_overhead"] = overhead
         write_run_file(work.results_root, record)
-        self.stats.append({"eval_id": record.eval_id, "run": took, "queued": record.timings["ray_queued"],
-                           "overhead": overhead, "node": attempt.node})
+        self.stats.append(
+            {
+                "eval_id": record.eval_id,
+                "run": took,
+                "queued": record.timings["ray_queued"],
+                "overhead": overhead,
+                "node": attempt.node,
+            }
+        )
         return record
 
-    def _failed(self, ray, work: JobWork, work_ref, attempt: _Attempt, failure: BaseException, inputs_key: str,
-                inputs_ref, session: tuple[str, str]) -> tuple[Any, _Attempt] | RunRecord:
-        """An attempt that never finished: sweep its orphans, then run it again elsewhere or record it as lost."""
+    def _failed(
+        self,
+        ray,
+        work: JobWork,
+        work_ref,
+        attempt: _Attempt,
+        failure: BaseException,
+        inputs_key: str,
+        inputs_ref,
+        session: tuple[str, str],
+    ) -> tuple[Any, _Attempt] | RunRecord:
+        """An attempt that never finished: sweep its orphans, then run it again elsewhere or record it as
+        lost.
+        """
         what = _describe(failure)
         where = f" on {attempt.host} (node {attempt.node[:12]})" if attempt.node else ""
         log.warning("run %s: attempt %d failed%s: %s", attempt.spec.rel_dir, attempt.n, where, what)
@@ -370,22 +463,33 @@ class RayExecutor(Executor):
             # exclude only live nodes, and never all the nodes that could hold the run
             excluded = [e for e in excluded if e in alive]
             need = self._needs(work, attempt.spec)
-            if not [n for n in self._alive_nodes(ray) if n["NodeID"] not in excluded
-                    and n["Resources"].get("CPU", 0) >= need.cpus]:
+            if not [
+                n
+                for n in self._alive_nodes(ray)
+                if n["NodeID"] not in excluded and n["Resources"].get("CPU", 0) >= need.cpus
+            ]:
                 excluded = []
-            return self._submit(ray, work_ref, work, attempt.spec, inputs_key, inputs_ref, session, attempt.n + 1,
-                                excluded)
+            return self._submit(
+                ray, work_ref, work, attempt.spec, inputs_key, inputs_ref, session, attempt.n + 1, excluded
+            )
         definition = work.definitions[attempt.spec.eval_id]
         record = harness_failure(
-            attempt.spec, definition.source,
-            f"the run never finished: its Ray worker or node failed on all {attempt.n} attempts; last{where}: {what}",
-            datetime.now(UTC), machine={"ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n})
-        claim_run_dir(work.results_root, record.run_dir)  # a graded run is never overwritten; others kept aside
+            attempt.spec,
+            definition.source,
+            f"the run never finished: its Ray worker or node failed on all {attempt.n} attempts; "
+            f"last{where}: {what}",
+            datetime.now(UTC),
+            machine={"ray_node": attempt.node, "host": attempt.host, "attempt": attempt.n},
+        )
+        # a graded run is never overwritten; others kept aside
+        claim_run_dir(work.results_root, record.run_dir)
         write_run_file(work.results_root, record)
         return record
 
     def _cancel(self, ray, running: dict[Any, _Attempt], session: tuple[str, str]) -> None:
-        """Ctrl-C (or the job giving up): end every run of the job on every node, and wait until they are gone."""
+        """Ctrl-C (or the job giving up): end every run of the job on every node, and wait until they are
+        gone.
+        """
         with _ignoring_sigint():
             gens = list(running)
             for gen in gens:

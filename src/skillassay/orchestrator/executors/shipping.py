@@ -1,10 +1,10 @@
 """Moving a job's files to workers and run folders back, for executors whose workers share no filesystem.
 
-- ``pack_inputs``: what the runs read (each eval's files from the suite, the skill) as one tar archive plus a content
-  key. Workers unpack it once per machine (``unpack_inputs``, cached by key under the temp folder) and reload each
-  definition from the copy (``definition_here``).
-- ``pack_run`` / ``unpack_run``: a finished run folder as an archive, written into the job's results root on the
-  driver through a staging folder, so the folder appears whole (run.json included) or not at all.
+- ``pack_inputs``: what the runs read (each eval's files from the suite, the skill) as one tar archive plus a
+  content key. Workers unpack it once per machine (``unpack_inputs``, cached by key under the temp folder) and
+  reload each definition from the copy (``definition_here``).
+- ``pack_run`` / ``unpack_run``: a finished run folder as an archive, written into the job's results root on
+  the driver through a staging folder, so the folder appears whole (run.json included) or not at all.
 
 Dependency and cache folders (node_modules, .venv, ...) never travel: workspaces are made without them anyway.
 """
@@ -26,7 +26,8 @@ from skillassay.kinds import kind_of
 from skillassay.store.files import RUN_FILE, write_json_atomic
 from skillassay.workspace.changes import SKIP_DIRS  # installed, cached, version control: never travels
 
-MAX_INPUT_BYTES = 512 * 1024 * 1024  # a suite bigger than this is almost surely a mistake (a stray build folder)
+# a suite bigger than this is almost surely a mistake (a stray build folder)
+MAX_INPUT_BYTES = 512 * 1024 * 1024
 COMPLETE = ".complete"
 
 
@@ -48,7 +49,8 @@ def _walk(root: Path):
 def eval_paths(definition: EvalDefinition) -> list[Path]:
     """What of the suite one eval reads, relative to its suite folder."""
     suite = definition.suite_dir.resolve()
-    wanted = [definition.fixture_dir] if Path(definition.fixture_dir).is_dir() else []  # a trigger may have none
+    # a trigger may have none
+    wanted = [definition.fixture_dir] if Path(definition.fixture_dir).is_dir() else []
     wanted.extend(kind_of(definition).suite_files(definition))
     rels = []
     for p in wanted:
@@ -58,8 +60,10 @@ def eval_paths(definition: EvalDefinition) -> list[Path]:
         try:
             rels.append(p.relative_to(suite))
         except ValueError:
-            raise SkillassayError(f"{definition.source}: {p} is outside the suite folder {suite}, so it cannot be "
-                                  "sent to the workers; keep an eval's files inside its suite") from None
+            raise SkillassayError(
+                f"{definition.source}: {p} is outside the suite folder {suite}, so it cannot be "
+                "sent to the workers; keep an eval's files inside its suite"
+            ) from None
     return rels
 
 
@@ -98,8 +102,10 @@ def pack_inputs(definitions: list[EvalDefinition], skill: Path | None) -> tuple[
                 data = path.read_bytes()
                 total += len(data)
                 if total > MAX_INPUT_BYTES:
-                    raise SkillassayError(f"the files the runs need are over {MAX_INPUT_BYTES >> 20} MiB "
-                                          f"(at {path}): too much to send to every worker")
+                    raise SkillassayError(
+                        f"the files the runs need are over {MAX_INPUT_BYTES >> 20} MiB "
+                        f"(at {path}): too much to send to every worker"
+                    )
                 h.update(hashlib.sha256(data).digest())
                 tar.addfile(info, io.BytesIO(data))
     return h.hexdigest()[:24], buf.getvalue()
@@ -110,8 +116,8 @@ def inputs_cache(key: str) -> Path:
 
 
 def unpack_inputs(key: str, fetch) -> Path:
-    """The unpacked inputs on this machine: unpacked once (``fetch()`` returns the archive), then reused by every
-    run of the job here; a lock keeps two runs starting at once from unpacking twice."""
+    """The unpacked inputs on this machine: unpacked once (``fetch()`` returns the archive), then reused by
+    every run of the job here; a lock keeps two runs starting at once from unpacking twice."""
     root = inputs_cache(key)
     if (root / COMPLETE).exists():
         return root
@@ -138,7 +144,9 @@ def drop_inputs(key: str) -> None:
 
 
 def definition_here(definition: EvalDefinition, inputs: Path) -> EvalDefinition:
-    """The definition, loaded again from this machine's copy of its suite (every path in it then points here)."""
+    """The definition, loaded again from this machine's copy of its suite (every path in it then points
+    here).
+    """
     suite_here = inputs / "suites" / suite_key(definition)
     suite = definition.suite_dir.resolve()
     return kind_of(definition).reload(definition, suite, suite_here)
@@ -158,10 +166,10 @@ def pack_run(run_dir: Path) -> bytes:
 
 
 def unpack_run(archive: bytes, dest: Path, run_json: str | None = None) -> None:
-    """Write a run folder from its archive to ``dest``: extracted next to it, then renamed into place, replacing an
-    unfinished earlier attempt. Member names cannot leave the folder, not even through a symlink in the archive
-    (the ``tar`` filter); device files, hard links and set-id bits are dropped. ``run_json``: the record to keep
-    as run.json instead of the archived one (the driver adds what it saw)."""
+    """Write a run folder from its archive to ``dest``: extracted next to it, then renamed into place,
+    replacing an unfinished earlier attempt. Member names cannot leave the folder, not even through a
+    symlink in the archive (the ``tar`` filter); device files, hard links and set-id bits are dropped.
+    ``run_json``: the record to keep as run.json instead of the archived one (the driver adds what it saw)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.incoming-", dir=dest.parent))
     try:
@@ -178,7 +186,9 @@ def unpack_run(archive: bytes, dest: Path, run_json: str | None = None) -> None:
 
 
 class _Unowned(tarfile.TarFile):
-    """Files written as the driver's own (a worker's user and group ids mean nothing here); one syscall less each."""
+    """Files written as the driver's own (a worker's user and group ids mean nothing here); one syscall
+    less each.
+    """
 
     def chown(self, tarinfo, targetpath, numeric_owner):
         return None

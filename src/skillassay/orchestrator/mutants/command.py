@@ -27,11 +27,17 @@ def _layer_cell(outcome) -> str:
     return f"{mark} {verdict}{score}"
 
 
-def check_mutants(path: Path, *, jobs: int, results: Path, console: Console,
-                  judge_config: JudgeConfig | None = None) -> bool:
+def check_mutants(
+    path: Path, *, jobs: int, results: Path, console: Console, judge_config: JudgeConfig | None = None
+) -> bool:
     definitions = [d for d in load_suite(path) if d.golden_dir is not None]
-    report = run_mutation(definitions, suite=str(path), jobs=jobs, judge_config=judge_config,
-                          progress=lambda line: console.print(f"[dim]{line}[/dim]", highlight=False))
+    report = run_mutation(
+        definitions,
+        suite=str(path),
+        jobs=jobs,
+        judge_config=judge_config,
+        progress=lambda line: console.print(f"[dim]{line}[/dim]", highlight=False),
+    )
     written = store.write(report, results)
     for e in report.evals:
         title = f"{e.eval_id}: mutation score " + (f"{e.score:.0%}" if e.score is not None else "-")
@@ -40,23 +46,36 @@ def check_mutants(path: Path, *, jobs: int, results: Path, console: Console,
         for col in ("mutant", *layers, "result"):
             t.add_column(col, overflow="fold")
         for m in e.mutants:
-            verdict = ("[red]harness error[/red]: " + m.error) if m.error else (
-                "[red]BLIND SPOT[/red]" if m.blind_spot else ("[green]as expected[/green]" if m.ok else
-                                                              "[red]not as expected[/red]"))
-            t.add_row(f"{m.mutant_id}\n[dim]{m.description}[/dim]", *[_layer_cell(m.layers.get(x)) for x in layers],
-                      verdict)
+            verdict = (
+                ("[red]harness error[/red]: " + m.error)
+                if m.error
+                else (
+                    "[red]BLIND SPOT[/red]"
+                    if m.blind_spot
+                    else ("[green]as expected[/green]" if m.ok else "[red]not as expected[/red]")
+                )
+            )
+            t.add_row(
+                f"{m.mutant_id}\n[dim]{m.description}[/dim]",
+                *[_layer_cell(m.layers.get(x)) for x in layers],
+                verdict,
+            )
         console.print(t)
         if e.error:
             console.print(f"[red]error[/red] {e.eval_id}: {e.error}")
         for note in e.not_derived:
             console.print(f"[yellow]not derived[/yellow] {e.eval_id}: {note}", highlight=False)
     blind = [(e.eval_id, m.mutant_id) for e in report.evals for m in e.mutants if m.blind_spot]
-    wrong = [(e.eval_id, m.mutant_id) for e in report.evals for m in e.mutants if not m.ok and not m.blind_spot]
+    wrong = [
+        (e.eval_id, m.mutant_id) for e in report.evals for m in e.mutants if not m.ok and not m.blind_spot
+    ]
     for eval_id, mutant_id in blind:
         console.print(f"[red]blind spot[/red] {eval_id}: no layer caught `{mutant_id}`")
     for eval_id, mutant_id in wrong:
         console.print(f"[red]not as expected[/red] {eval_id}: `{mutant_id}`")
     total = sum(len(e.mutants) for e in report.evals)
-    console.print(f"{'[green]ok[/green]' if report.ok else '[red]failed[/red]'} {total} mutant(s) of "
-                  f"{len(report.evals)} eval(s) in {report.duration_s:g} s (--jobs {jobs}); written to {written}")
+    console.print(
+        f"{'[green]ok[/green]' if report.ok else '[red]failed[/red]'} {total} mutant(s) of "
+        f"{len(report.evals)} eval(s) in {report.duration_s:g} s (--jobs {jobs}); written to {written}"
+    )
     return report.ok

@@ -1,12 +1,14 @@
-"""Source edits: a mutant's own source, and a *schema* holding every mutant of an eval behind a run-time switch.
+"""Source edits: a mutant's own source, and a *schema* holding every mutant of an eval behind a run-time
+switch.
 
-A mutant is a list of ``Edit``s on the golden's files (byte spans, replaced). For the sandbox, an app with a build
-step (TypeScript: ``tsc``, ``next build``) would otherwise be built once per mutant; instead every mutant's
-run-time behaviour is also written as ``Switch``es on expression spans, and all of them go into one copy of the
-golden (the schema, after Untch, Offutt & Harrold's *mutant schemata*, as Stryker does for JavaScript): built once,
-then started once per mutant with ``SKILLASSAY_MUTANT=<id>`` choosing which switch is on. A switch's text must
-behave at run time exactly as the mutant's own source does (a commented-out call and a call behind ``if (false)``
-both become "this call does not happen"); the rubric always reads the mutant's own source.
+A mutant is a list of ``Edit``s on the golden's files (byte spans, replaced). For the sandbox, an app with a
+build step (TypeScript: ``tsc``, ``next build``) would otherwise be built once per mutant; instead every
+mutant's run-time behaviour is also written as ``Switch``es on expression spans, and all of them go into one
+copy of the golden (the schema, after Untch, Offutt & Harrold's *mutant schemata*, as Stryker does for
+JavaScript): built once, then started once per mutant with ``SKILLASSAY_MUTANT=<id>`` choosing which switch is
+on. A switch's text must behave at run time exactly as the mutant's own source does (a commented-out call and
+a call behind ``if (false)`` both become "this call does not happen"); the rubric always reads the mutant's
+own source.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ class Mutant:
     location: str | None
     edits: list[Edit] = field(default_factory=list)
     switches: list[Switch] = field(default_factory=list)  # empty: no schema form (the mutant runs on its own)
-    transcript: Transcript | None = None  # agent evals: the transcript the process graders read instead of the golden's
+    # agent evals: the transcript the process graders read instead of the golden's
+    transcript: Transcript | None = None
 
 
 class SchemaConflict(Exception):
@@ -61,13 +64,15 @@ class SchemaConflict(Exception):
 
 
 def _syntax(language: str) -> SourceSyntax:
-    """The syntax of a parsed language (``Module.language``), or of the files named by the extension ``language``
-    ("js"); anything else is read as the parsers read it (``stacks.syntax_for``)."""
+    """The syntax of a parsed language (``Module.language``), or of the files named by the extension
+    ``language`` ("js"); anything else is read as the parsers read it (``stacks.syntax_for``)."""
     return stacks.syntax_of(language) or stacks.syntax_for(f"source.{language}")
 
 
 def condition(language: str, mutant: str) -> str:
-    """True in the app when ``mutant`` is the active one (in the stack's own syntax: ``SourceSyntax.env_test``)."""
+    """True in the app when ``mutant`` is the active one (in the stack's own syntax:
+    ``SourceSyntax.env_test``).
+    """
     return _syntax(language).env_is(MUTANT_ENV, mutant)
 
 
@@ -83,7 +88,7 @@ def apply(source: bytes, edits: list[Edit]) -> bytes:
     for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
         if edit.end > last:
             raise ValueError(f"overlapping edits in {edit.file} at {edit.start}..{edit.end}")
-        out = out[: edit.start] + edit.text.encode() + out[edit.end:]
+        out = out[: edit.start] + edit.text.encode() + out[edit.end :]
         last = edit.start
     return out
 
@@ -110,19 +115,25 @@ def _render(text: bytes, start: int, end: int, nodes: list[Switch], language: st
     cursor = start
     i = 0
     for n in nodes:  # a switch reaching out of this span cannot nest in it
-        if n.start < end and n.end > start and not (start <= n.start and n.end <= end) and \
-                not (n.start <= start and end <= n.end):
+        if (
+            n.start < end
+            and n.end > start
+            and not (start <= n.start and n.end <= end)
+            and not (n.start <= start and end <= n.end)
+        ):
             raise SchemaConflict(f"{n.file}: switches overlap at {n.start}..{n.end}")
         if n.end > len(text):
             raise SchemaConflict(f"{n.file}: a switch past the end of the file")
-    inside = sorted((n for n in nodes if start <= n.start and n.end <= end and (n.start, n.end) != (start, end)),
-                    key=lambda n: (n.start, -n.end))
+    inside = sorted(
+        (n for n in nodes if start <= n.start and n.end <= end and (n.start, n.end) != (start, end)),
+        key=lambda n: (n.start, -n.end),
+    )
     while i < len(inside):
         node = inside[i]
         if node.start < cursor:
             raise SchemaConflict(f"{node.file}: switches overlap at {node.start}..{node.end}")
         same = [n for n in inside[i:] if (n.start, n.end) == (node.start, node.end)]
-        out.append(text[cursor:node.start])
+        out.append(text[cursor : node.start])
         out.append(_chain(text, node.start, node.end, same, [n for n in nodes if n not in same], language))
         cursor = node.end
         # skip everything within this span (rendered inside the chain)
@@ -135,7 +146,9 @@ def _render(text: bytes, start: int, end: int, nodes: list[Switch], language: st
     return b"".join(out)
 
 
-def _chain(text: bytes, start: int, end: int, same: list[Switch], others: list[Switch], language: str) -> bytes:
+def _chain(
+    text: bytes, start: int, end: int, same: list[Switch], others: list[Switch], language: str
+) -> bytes:
     """Several switches on one span: each wraps the next; the innermost wraps the original text."""
     if not same:
         return _render(text, start, end, others, language)
@@ -148,8 +161,8 @@ def _chain(text: bytes, start: int, end: int, same: list[Switch], others: list[S
 
 
 def schema(golden: Path, mutants: list[Mutant], dest: Path, language_of) -> list[str]:
-    """Write the schema of ``mutants`` into ``dest`` (a copy of ``golden``); returns the ids it holds. A mutant
-    whose switches conflict with those already in is left out (it runs from its own source)."""
+    """Write the schema of ``mutants`` into ``dest`` (a copy of ``golden``); returns the ids it holds. A
+    mutant whose switches conflict with those already in is left out (it runs from its own source)."""
     copy_app(golden, dest)
     taken: list[Switch] = []
     held: list[str] = []
@@ -157,13 +170,17 @@ def schema(golden: Path, mutants: list[Mutant], dest: Path, language_of) -> list
     for mutant in mutants:
         if not mutant.switches:
             continue
-        candidate = taken + [Switch(s.file, s.start, s.end, s.form, mutant.id if COND in s.form else None)
-                             for s in mutant.switches]
+        candidate = taken + [
+            Switch(s.file, s.start, s.end, s.form, mutant.id if COND in s.form else None)
+            for s in mutant.switches
+        ]
         try:
             for rel in {s.file for s in candidate}:
                 if rel not in texts:
                     texts[rel] = (golden / rel).read_bytes()
-                _render(texts[rel], 0, len(texts[rel]), [s for s in candidate if s.file == rel], language_of(rel))
+                _render(
+                    texts[rel], 0, len(texts[rel]), [s for s in candidate if s.file == rel], language_of(rel)
+                )
         except SchemaConflict:
             continue
         taken = candidate

@@ -1,11 +1,12 @@
-"""``skillassay check --mutants``: grade every eval's mutants with every layer, and compare with ``classes.py``.
+"""``skillassay check --mutants``: grade every eval's mutants with every layer, and compare with
+``classes.py``.
 
 Per eval: the golden is graded first (its scores are what a layer must go below to catch a mutant); then each
-mutant. The rubric always reads the mutant's own source. The sandbox runs the mutant's own source when the app has
-no build step; when it has one, it runs the eval's schema (``edits.schema``: every mutant behind a switch, built
-once and cached like any build) with ``SKILLASSAY_MUTANT`` naming the mutant, and the golden's sandbox baseline is
-that same build with no mutant on. Work is spread over ``jobs`` threads sharing one Seam emulator (one workspace per
-validation).
+mutant. The rubric always reads the mutant's own source. The sandbox runs the mutant's own source when the app
+has no build step; when it has one, it runs the eval's schema (``edits.schema``: every mutant behind a switch,
+built once and cached like any build) with ``SKILLASSAY_MUTANT`` naming the mutant, and the golden's sandbox
+baseline is that same build with no mutant on. Work is spread over ``jobs`` threads sharing one Seam emulator
+(one workspace per validation).
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def _failures(out: GradeOutcome | None) -> list[str]:
 
 
 def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expect]:
-    """What each layer of this eval must do with a mutant of this class (``classes.py``, with its exceptions)."""
+    """What each layer of this eval must do with a mutant of this class (``classes.py``, with its
+    exceptions).
+    """
     out = dict(cls.expect)
     config = getattr(definition, "config", None)  # the plan's eval_config.json (a plan eval's only)
     conditions = {"presence_update": bool(config and config.sandbox_update_check == "presence")}
@@ -67,8 +70,11 @@ def _with_mutant(definition: EvalDefinition, mutant_id: str) -> EvalDefinition:
     """The definition with ``SKILLASSAY_MUTANT`` in the app's environment (an empty value: no mutant on)."""
     config = _seam_config(definition)
     assert config is not None
-    run = config.run.model_copy(update={"env": {**config.run.env, MUTANT_ENV: mutant_id}}) if config.run \
+    run = (
+        config.run.model_copy(update={"env": {**config.run.env, MUTANT_ENV: mutant_id}})
+        if config.run
         else RunSteps(env={MUTANT_ENV: mutant_id})
+    )
     return definition.model_copy(update={"config": config.model_copy(update={"run": run})})
 
 
@@ -88,8 +94,10 @@ def _rubric_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
     for name, cat in cats.items():
         if float(cat.get("score", 0)) < float(base.get(name, {}).get("score", 0)) - EPS:
             misses = [e["message"] for e in cat.get("evidence", []) if not e.get("ok")]
-            lines.append(f"{name} {base.get(name, {}).get('score')} -> {cat.get('score')}"
-                         + (f": {misses[0]}" if misses else ""))
+            lines.append(
+                f"{name} {base.get(name, {}).get('score')} -> {cat.get('score')}"
+                + (f": {misses[0]}" if misses else "")
+            )
     return lines
 
 
@@ -109,7 +117,9 @@ def _process_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
     base = {c.id: c.fraction for c in golden.criteria}
     for c in out.criteria:
         if c.fraction is not None and (was := base.get(c.id)) is not None and c.fraction < was - EPS:
-            lines.append(f"{c.id} {was:.2f} -> {c.fraction:.2f}" + (f": {c.evidence[0]}" if c.evidence else ""))
+            lines.append(
+                f"{c.id} {was:.2f} -> {c.fraction:.2f}" + (f": {c.evidence[0]}" if c.evidence else "")
+            )
     for f in out.forbidden_observed:
         if f not in golden.forbidden_observed:
             lines.append(f"forbidden behaviour observed: {f}")
@@ -126,12 +136,18 @@ def _score(out: GradeOutcome, layer: str) -> float | None:
     return -1.0 if out.verdict.disqualified else float(out.verdict.score)
 
 
-def judge_layers(expect: dict[str, Expect], golden: dict[str, GradeOutcome], got: dict[str, GradeOutcome]
-                 ) -> dict[str, LayerOutcome]:
-    """Per layer: the golden's and the mutant's scores, caught or not, and whether that is what was expected."""
+def judge_layers(
+    expect: dict[str, Expect], golden: dict[str, GradeOutcome], got: dict[str, GradeOutcome]
+) -> dict[str, LayerOutcome]:
+    """Per layer: the golden's and the mutant's scores, caught or not, and whether that is what was
+    expected.
+    """
     out: dict[str, LayerOutcome] = {}
     lines_of: dict[str, Callable[[GradeOutcome, GradeOutcome], list[str]]] = {
-        "rubric": _rubric_lines, "sandbox": _sandbox_lines, "process": _process_lines}
+        "rubric": _rubric_lines,
+        "sandbox": _sandbox_lines,
+        "process": _process_lines,
+    }
     for layer, expected in expect.items():
         base, mine = golden.get(layer), got.get(layer)
         result = LayerOutcome(layer=layer, expected=expected)
@@ -154,8 +170,14 @@ def judge_layers(expect: dict[str, Expect], golden: dict[str, GradeOutcome], got
 class _Eval:
     """One eval's mutation work: its mutants, the golden's grades, the schema build."""
 
-    def __init__(self, definition: EvalDefinition, mutants: list[Mutant], notes: list[str], tmp: Path,
-                 transcript: Transcript | None = None):
+    def __init__(
+        self,
+        definition: EvalDefinition,
+        mutants: list[Mutant],
+        notes: list[str],
+        tmp: Path,
+        transcript: Transcript | None = None,
+    ):
         self.definition = definition
         self.mutants = mutants
         self.notes = notes
@@ -166,23 +188,41 @@ class _Eval:
         self.waits: dict[str, float] | None = None  # the sandbox's quiet window, from the golden's own timing
         self.in_schema: set[str] = set()
         self.result = EvalMutation(eval_id=definition.id, format=definition.format, not_derived=list(notes))
-        self.judge: JudgeConfig | None = None  # the LLM judge settings, for agent evals whose criteria need one
+        # the LLM judge settings, for agent evals whose criteria need one
+        self.judge: JudgeConfig | None = None
 
     @property
     def seam(self) -> bool:
         return bool(kind_of(self.definition).layers)
 
 
-def _grade(definition: EvalDefinition, folder: Path, tmp: Path, run_id: str, layers: str, emulator: Service | None,
-           transcript: Transcript | None = None, waits: dict[str, float] | None = None,
-           judge: JudgeConfig | None = None) -> GradeOutcome:
+def _grade(
+    definition: EvalDefinition,
+    folder: Path,
+    tmp: Path,
+    run_id: str,
+    layers: str,
+    emulator: Service | None,
+    transcript: Transcript | None = None,
+    waits: dict[str, float] | None = None,
+    judge: JudgeConfig | None = None,
+) -> GradeOutcome:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=tmp))
     try:
         # sealed as `run` seals a run: the eval's registries reachable (a mutant's install is the golden's
         # on a cold cache: without them it fails, and the sandbox catches nothing)
-        return grade(definition, folder, run_dir, run_id[:64], layers=layers, emulator=emulator,  # type: ignore[arg-type]
-                     transcript=transcript, sandbox_waits=waits, judge_config=judge,
-                     policy=run_policy("bubblewrap", definition, run_dir))
+        return grade(
+            definition,
+            folder,
+            run_dir,
+            run_id[:64],
+            layers=layers,  # type: ignore[arg-type]
+            emulator=emulator,
+            transcript=transcript,
+            sandbox_waits=waits,
+            judge_config=judge,
+            policy=run_policy("bubblewrap", definition, run_dir),
+        )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -193,8 +233,9 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
     assert d.golden_dir is not None
     rid = f"mut-{d.id}-golden"
     if not work.seam:
-        work.golden["process"] = _grade(d, d.golden_dir, work.tmp, rid, "both", None, work.transcript,
-                                        judge=work.judge)
+        work.golden["process"] = _grade(
+            d, d.golden_dir, work.tmp, rid, "both", None, work.transcript, judge=work.judge
+        )
         return
     work.golden["rubric"] = _grade(d, d.golden_dir, work.tmp, rid, "rubric", None)
     if _seam_config(d) is None:
@@ -203,7 +244,9 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
         folder = work.tmp / "schema"
         held = schema(d.golden_dir, work.mutants, folder, lambda rel: stacks.syntax_for(rel).language)
         work.schema_dir, work.in_schema = folder, set(held)
-        work.golden["sandbox"] = _grade(_with_mutant(d, ""), folder, work.tmp, rid + "-schema", "sandbox", emulator)
+        work.golden["sandbox"] = _grade(
+            _with_mutant(d, ""), folder, work.tmp, rid + "-schema", "sandbox", emulator
+        )
     else:
         work.golden["sandbox"] = _grade(d, d.golden_dir, work.tmp, rid, "sandbox", emulator)
     work.waits = quiet_window(work.golden["sandbox"])
@@ -211,9 +254,9 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
 
 def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
     """How long a mutant's sandbox run waits for the app's first Seam request before giving up on a step: four
-    times the slowest first request the golden itself made (at least 1.5 s, at most the sandbox's own 5 s). The
-    mutants are the golden's code: an app that reaches Seam within 0.2 s of a request does not take 5 s to start
-    when only one of its calls was removed."""
+    times the slowest first request the golden itself made (at least 1.5 s, at most the sandbox's own 5 s).
+    The mutants are the golden's code: an app that reaches Seam within 0.2 s of a request does not take 5 s
+    to start when only one of its calls was removed."""
     from skillassay.seam.behaviour.validate import QUIET_AFTER
 
     firsts = []
@@ -231,8 +274,14 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
     d = work.definition
     cls = CLASSES[mutant.cls]
     t0 = time.monotonic()
-    result = MutantResult(eval_id=d.id, mutant_id=mutant.id, cls=mutant.cls, title=cls.title,
-                          description=mutant.description, location=mutant.location)
+    result = MutantResult(
+        eval_id=d.id,
+        mutant_id=mutant.id,
+        cls=mutant.cls,
+        title=cls.title,
+        description=mutant.description,
+        location=mutant.location,
+    )
     rid = f"mut-{d.id}-{mutant.id}".replace("_", "-")
     folder = Path(tempfile.mkdtemp(prefix=f"{mutant.id}-", dir=work.tmp))
     try:
@@ -243,15 +292,29 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
             if _seam_config(d) is not None:
                 if work.schema_dir is not None and mutant.id in work.in_schema:
                     result.sandbox_mode = "schema"
-                    got["sandbox"] = _grade(_with_mutant(d, mutant.id), work.schema_dir, work.tmp, rid, "sandbox",
-                                            emulator, waits=work.waits)
+                    got["sandbox"] = _grade(
+                        _with_mutant(d, mutant.id),
+                        work.schema_dir,
+                        work.tmp,
+                        rid,
+                        "sandbox",
+                        emulator,
+                        waits=work.waits,
+                    )
                 else:
                     result.sandbox_mode = "own"
                     got["sandbox"] = _grade(d, source, work.tmp, rid, "sandbox", emulator, waits=work.waits)
         else:
-            got["process"] = _grade(d, source, work.tmp, rid, "both", None,
-                                    mutant.transcript if mutant.transcript is not None else work.transcript,
-                                    judge=work.judge)
+            got["process"] = _grade(
+                d,
+                source,
+                work.tmp,
+                rid,
+                "both",
+                None,
+                mutant.transcript if mutant.transcript is not None else work.transcript,
+                judge=work.judge,
+            )
         expect = expectations(cls, d)
         result.layers = judge_layers(expect, work.golden, got)
         result.caught_by = [layer for layer, o in result.layers.items() if o.caught]
@@ -287,8 +350,9 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
                 works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp))))
             else:
                 mutants, notes, transcript = agent.derive(d)
-                works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp)),
-                                   transcript))
+                works.append(
+                    _Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp)), transcript)
+                )
         except Exception as exc:  # noqa: BLE001 - a golden the deriver cannot read is reported, not skipped
             work = _Eval(d, [], [], tmp)
             work.result.error = f"could not derive mutants: {type(exc).__name__}: {exc}"
@@ -296,12 +360,18 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
     return works
 
 
-def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1,
-                 progress: Callable[[str], None] | None = None, schemata: bool = True,
-                 judge_config: JudgeConfig | None = None) -> MutationReport:
+def run_mutation(
+    definitions: list[EvalDefinition],
+    *,
+    suite: str,
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+    schemata: bool = True,
+    judge_config: JudgeConfig | None = None,
+) -> MutationReport:
     """Derive and grade every eval's mutants; the report says, per eval and layer, what was caught.
-    ``schemata=False``: the sandbox builds and runs each mutant's own source, even where the app has a build step
-    (slow; what the schema is checked against)."""
+    ``schemata=False``: the sandbox builds and runs each mutant's own source, even where the app has a
+    build step (slow; what the schema is checked against)."""
     t0 = time.monotonic()
     report = MutationReport(created_at=datetime.now(UTC), suite=suite, jobs=jobs)
     say = progress or (lambda _m: None)
@@ -315,9 +385,12 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
         if any(w.seam and _seam_config(w.definition) is not None for w in works):
             from skillassay.services import service_class
 
-            emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
+            emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(
+                host="127.0.0.1", port=0
+            )
         try:
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+
                 def prepare(work: _Eval) -> None:
                     if work.result.error is not None:
                         return
@@ -339,8 +412,11 @@ def run_mutation(definitions: list[EvalDefinition], *, suite: str, jobs: int = 1
                     got = _run_mutant(work, mutant, emulator)
                     with lock:
                         caught = ", ".join(got.caught_by) or "nothing"
-                        say(f"{work.definition.id} {mutant.id}: caught by {caught}"
-                            + ("" if got.ok else "  <- NOT AS EXPECTED") + f" ({got.seconds:g} s)")
+                        say(
+                            f"{work.definition.id} {mutant.id}: caught by {caught}"
+                            + ("" if got.ok else "  <- NOT AS EXPECTED")
+                            + f" ({got.seconds:g} s)"
+                        )
                     return got
 
                 items = [(w, m) for w in works if w.result.error is None for m in w.mutants]

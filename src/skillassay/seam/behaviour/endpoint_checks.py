@@ -1,8 +1,8 @@
 """The four checks, driven through the app's HTTP API and judged by the access codes that appear in Seam.
 
-All three Seam paths (reservation automations, access grants, access codes) end in access codes on the devices of the
-reservation's space, so one set of checks serves them all. "This run's codes" are the codes on those devices that did
-not exist before the create request (the workspace is this run's alone on the emulator).
+All three Seam paths (reservation automations, access grants, access codes) end in access codes on the devices
+of the reservation's space, so one set of checks serves them all. "This run's codes" are the codes on those
+devices that did not exist before the create request (the workspace is this run's alone on the emulator).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
 from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 
-TIME_TOLERANCE = timedelta(seconds=60)  # an app may round or re-format the times; a minute is still "the same"
+# an app may round or re-format the times; a minute is still "the same"
+TIME_TOLERANCE = timedelta(seconds=60)
 GONE_STATUSES = {"removing", "removed", "deleted"}
 _TEMPLATE = re.compile(r"\{\{\s*([A-Z_]+)\s*\}\}")
 
@@ -40,7 +41,9 @@ def time_templates(now: datetime | None = None) -> dict[str, str]:
 
 
 def render(value: Any, variables: Mapping[str, str]) -> Any:
-    """Replace ``{{NAME}}`` in every string of ``value`` (dicts and lists walked). Unknown names stay as written."""
+    """Replace ``{{NAME}}`` in every string of ``value`` (dicts and lists walked). Unknown names stay as
+    written.
+    """
     if isinstance(value, str):
         return _TEMPLATE.sub(lambda m: variables.get(m.group(1), m.group(0)), value)
     if isinstance(value, Mapping):
@@ -54,7 +57,9 @@ _MISSING = object()
 
 
 def dot_get(obj: Any, path: str) -> Any:
-    """``reservation.id``, ``data.items.0.id``: keys of objects, indexes of lists. Returns _MISSING when absent."""
+    """``reservation.id``, ``data.items.0.id``: keys of objects, indexes of lists. Returns _MISSING when
+    absent.
+    """
     cur = obj
     for part in path.split("."):
         if isinstance(cur, Mapping) and part in cur:
@@ -86,7 +91,9 @@ def _truncate(text: str, n: int = 2000) -> str:
     return text if len(text) <= n else text[:n] + f"... ({len(text)} chars)"
 
 
-def send(client: httpx.Client, base_url: str, endpoint: Endpoint, variables: Mapping[str, str]) -> tuple[HttpExchange, Any]:
+def send(
+    client: httpx.Client, base_url: str, endpoint: Endpoint, variables: Mapping[str, str]
+) -> tuple[HttpExchange, Any]:
     """Send one rendered endpoint request. Returns (exchange, parsed JSON or _MISSING)."""
     path = render(endpoint.path, variables)
     body = render(endpoint.payload, variables) if endpoint.payload is not None else None
@@ -131,9 +138,20 @@ def http_problem(ex: HttpExchange, parsed: Any) -> str | None:
 class Checker:
     """Runs create, update and cancel against a started app and a bootstrapped Seam session."""
 
-    def __init__(self, *, client: httpx.Client, base_url: str, seam: SeamSession, device_ids: list[str],
-                 endpoints: TestEndpoints, variables: dict[str, str], timeouts: SandboxTimeouts, update_check: str,
-                 quiet_after: float | None, fail_grace: float | None = None):
+    def __init__(
+        self,
+        *,
+        client: httpx.Client,
+        base_url: str,
+        seam: SeamSession,
+        device_ids: list[str],
+        endpoints: TestEndpoints,
+        variables: dict[str, str],
+        timeouts: SandboxTimeouts,
+        update_check: str,
+        quiet_after: float | None,
+        fail_grace: float | None = None,
+    ):
         self.client = client
         self.base_url = base_url
         self.seam = seam
@@ -144,7 +162,8 @@ class Checker:
         self.update_check = update_check
         self.quiet_after = quiet_after
         self.fail_grace = fail_grace
-        self.failed: list[dict[str, Any]] = []  # the app's failed Seam requests of the step that stopped early
+        # the app's failed Seam requests of the step that stopped early
+        self.failed: list[dict[str, Any]] = []
         self.baseline: set[str] = set()
         self.run_code_ids: set[str] = set()  # every code of this run seen so far
         self.reservation_id: str | None = None
@@ -177,8 +196,14 @@ class Checker:
         """(result, None) or (None, 'timeout'|'quiet'|'failed'|'settled')."""
         self.failed = []
         try:
-            got = self.seam.wait(self.device_ids, predicate, timeout, quiet_after=self.quiet_after, since=since,
-                                 fail_grace=self.fail_grace)
+            got = self.seam.wait(
+                self.device_ids,
+                predicate,
+                timeout,
+                quiet_after=self.quiet_after,
+                since=since,
+                fail_grace=self.fail_grace,
+            )
         except TimeoutError:
             return None, "timeout"
         except SeamRequestsFailed as e:
@@ -196,12 +221,17 @@ class Checker:
         if why == "failed":
             shown = "; ".join(request_text(r) for r in self.failed[-3:])
             more = f" (and {len(self.failed) - 3} more)" if len(self.failed) > 3 else ""
-            return (f"every Seam request the app sent for the {step} request failed: {shown}{more} "
-                    f"(stopped {self.fail_grace:g} s after the last answer)")
+            return (
+                f"every Seam request the app sent for the {step} request failed: {shown}{more} "
+                f"(stopped {self.fail_grace:g} s after the last answer)"
+            )
         if why == "settled":
             shown = "; ".join(request_text(r) for r in self.failed[-3:])
-            return (f"Seam answered every request the app sent for the {step} request ({shown}) and had nothing left "
-                    f"to do; the app sent nothing more for {self.quiet_after:g} s")
+            return (
+                f"Seam answered every request the app sent for the {step} request ({shown}) and had "
+                "nothing left "
+                f"to do; the app sent nothing more for {self.quiet_after:g} s"
+            )
         return f"waited {waited:.0f} s"
 
     # -- create ---------------------------------------------------------------------------------------------
@@ -218,7 +248,10 @@ class Checker:
             problem = http_problem(ex, parsed)
             # the id, wherever the answer allows it: update and cancel need it even when create fails
             if problem is None and parsed is _MISSING:
-                problem = f"non-JSON answer (HTTP {ex.status}) to {ex.method} {ex.url}: {_truncate(str(ex.response_body), 300)}"
+                problem = (
+                    f"non-JSON answer (HTTP {ex.status}) to {ex.method} {ex.url}: "
+                    f"{_truncate(str(ex.response_body), 300)}"
+                )
             id_note = None
             if parsed is not _MISSING and id_path:
                 rid = dot_get(parsed, id_path)
@@ -249,22 +282,29 @@ class Checker:
                 if why in ("quiet", "failed", "settled"):
                     check.fail(f"no access code: {self._early(why, 'create', self.timeouts.create)}")
                 else:
-                    check.fail(f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
-                               f"{self.timeouts.create:.0f} s")
+                    check.fail(
+                        f"no access code appeared on device(s) {', '.join(self.device_ids)} within "
+                        f"{self.timeouts.create:.0f} s"
+                    )
                 if id_note:
                     assert check.reason is not None  # set by fail() above
                     check.reason += f"; {id_note}"
                 return
             self._remember(found)
             check.seam["found"] = self._found(found)
-            times_ok = any(same_time(c.get("starts_at"), expected["starts_at"]) and
-                           same_time(c.get("ends_at"), expected["ends_at"]) for c in found)
+            times_ok = any(
+                same_time(c.get("starts_at"), expected["starts_at"])
+                and same_time(c.get("ends_at"), expected["ends_at"])
+                for c in found
+            )
             check.seam["times_match"] = times_ok
             notes = []
             if not times_ok:
                 got = ", ".join(f"{c.get('starts_at')}..{c.get('ends_at')}" for c in found)
-                notes.append(f"code times differ from the reservation's (expected {expected['starts_at']}.."
-                             f"{expected['ends_at']}, found {got})")
+                notes.append(
+                    f"code times differ from the reservation's (expected {expected['starts_at']}.."
+                    f"{expected['ends_at']}, found {got})"
+                )
             if id_note:
                 notes.append(id_note)
             check.ok("; ".join(notes) or None)
@@ -294,11 +334,15 @@ class Checker:
                 return
 
             if self.update_check == "presence":
+
                 def want(codes):
                     return self._active(codes) or None
             else:
+
                 def want(codes):
-                    return [c for c in self._active(codes) if same_time(c.get("ends_at"), expected_end)] or None
+                    return [
+                        c for c in self._active(codes) if same_time(c.get("ends_at"), expected_end)
+                    ] or None
 
             found, why = self._wait(want, self.timeouts.update, since)
             if found is not None:
@@ -314,9 +358,14 @@ class Checker:
                 check.fail(f"no access code of this reservation on the device after the update ({early})")
             else:
                 got = ", ".join(str(c.get("ends_at")) for c in now)
-                check.fail(f"code ends_at mismatch: expected {expected_end}, found {got}"
-                           + (f" ({early})" if why in ("quiet", "failed", "settled")
-                              else f" after {self.timeouts.update:.0f} s"))
+                check.fail(
+                    f"code ends_at mismatch: expected {expected_end}, found {got}"
+                    + (
+                        f" ({early})"
+                        if why in ("quiet", "failed", "settled")
+                        else f" after {self.timeouts.update:.0f} s"
+                    )
+                )
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
@@ -353,8 +402,10 @@ class Checker:
                 check.ok()
                 return
             left = ", ".join(f"{c.get('access_code_id')} ({c.get('status')})" for c in self._active(after))
-            check.fail(f"access code still on the device after the cancel: {left} "
-                       f"({self._early(why, 'cancel', self.timeouts.cancel)})")
+            check.fail(
+                f"access code still on the device after the cancel: {left} "
+                f"({self._early(why, 'cancel', self.timeouts.cancel)})"
+            )
         finally:
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)

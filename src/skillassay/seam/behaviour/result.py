@@ -29,7 +29,8 @@ class CheckResult(BaseModel):
     reason: str | None = None  # why it failed (or a note when it passed)
     requests: list[HttpExchange] = Field(default_factory=list)
     seam: dict[str, Any] = Field(default_factory=dict)  # what was expected and found in Seam
-    details: dict[str, Any] = Field(default_factory=dict)  # build: health URL, start command, log tail on failure
+    # build: health URL, start command, log tail on failure
+    details: dict[str, Any] = Field(default_factory=dict)
     elapsed_s: float = 0.0
 
     def ok(self, note: str | None = None) -> CheckResult:
@@ -52,13 +53,17 @@ class SandboxResult(BaseModel):
     backend: Literal["host", "docker"]
     total: int = 0
     checks: dict[str, CheckResult] = Field(default_factory=empty_checks)
-    timings: dict[str, float] = Field(default_factory=dict)  # seconds: copy, install, build, start, create, ...
+    # seconds: copy, install, build, start, create, ...
+    timings: dict[str, float] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # name -> path of the log file
     log_tail: str | None = None  # the app's last output when it failed to start or crashed
     emulator_spec_version: str | None = None
-    seam: dict[str, Any] = Field(default_factory=dict)  # the bootstrap: workspace, spaces, devices, customer key
-    run: dict[str, Any] = Field(default_factory=dict)  # how the app was run: plan source, start argv, cache hits
-    templates: dict[str, str] = Field(default_factory=dict)  # the template values used (RUN_ID, STARTS_AT, ...)
+    # the bootstrap: workspace, spaces, devices, customer key
+    seam: dict[str, Any] = Field(default_factory=dict)
+    # how the app was run: plan source, start argv, cache hits
+    run: dict[str, Any] = Field(default_factory=dict)
+    # the template values used (RUN_ID, STARTS_AT, ...)
+    templates: dict[str, str] = Field(default_factory=dict)
     error: str | None = None  # an infrastructure problem that stopped the validation (not the app's fault)
 
     def finish(self) -> SandboxResult:
@@ -74,9 +79,9 @@ def _window(item: dict[str, Any]) -> str:
 
 
 def check_evidence(check: dict[str, Any], limit: int = 12) -> list[str]:
-    """A check's evidence as lines for people (the run page's criteria table), from its JSON: why it failed, the
-    request sent to the app and its answer, the codes and grants found in Seam (on which device and space, with
-    which times), and the app's own Seam requests with their statuses."""
+    """A check's evidence as lines for people (the run page's criteria table), from its JSON: why it failed,
+    the request sent to the app and its answer, the codes and grants found in Seam (on which device and
+    space, with which times), and the app's own Seam requests with their statuses."""
     lines: list[str] = []
     if check.get("reason"):
         lines.append(str(check["reason"]))
@@ -94,14 +99,18 @@ def check_evidence(check: dict[str, Any], limit: int = 12) -> list[str]:
     for code in (seam.get("found") or [])[:4]:
         where = f" in space {', '.join(code['space_keys'])}" if code.get("space_keys") else ""
         via = f" for reservation {code['reservation_key']}" if code.get("reservation_key") else ""
-        lines.append(f"code {code.get('code') or '?'} ({code.get('access_code_id')}) on device {code.get('device_id')}"
-                     f"{where}{via}, {_window(code)}, {code.get('status')}")
+        lines.append(
+            f"code {code.get('code') or '?'} ({code.get('access_code_id')}) on device {code.get('device_id')}"
+            f"{where}{via}, {_window(code)}, {code.get('status')}"
+        )
     if "found" in seam and not seam.get("found"):
         lines.append("no code of this run found in Seam")
     for grant in (seam.get("grants") or [])[:3]:
         via = f" for reservation {grant['reservation_key']}" if grant.get("reservation_key") else ""
-        lines.append(f"access grant {grant.get('access_grant_id')}{via} on space "
-                     f"{', '.join(grant.get('space_keys') or [])}, {_window(grant)}")
+        lines.append(
+            f"access grant {grant.get('access_grant_id')}{via} on space "
+            f"{', '.join(grant.get('space_keys') or [])}, {_window(grant)}"
+        )
     sent = seam.get("app_seam_requests")
     if isinstance(sent, list):
         if not sent:
@@ -109,7 +118,10 @@ def check_evidence(check: dict[str, Any], limit: int = 12) -> list[str]:
         for req in sent[:6]:
             if isinstance(req, dict):
                 status = req.get("status")
-                text = f"the app -> Seam: {req.get('method')} {req.get('path')} -> {status if status is not None else 'no answer'}"
+                text = (
+                    f"the app -> Seam: {req.get('method')} {req.get('path')} -> "
+                    f"{status if status is not None else 'no answer'}"
+                )
                 if req.get("error"):
                     text += f" ({req['error']})"
                 lines.append(text)

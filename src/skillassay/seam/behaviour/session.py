@@ -1,10 +1,10 @@
 """The Seam side of a validation: a run-scoped bootstrap, observing access codes, and clean-up.
 
 Two sessions share one shape:
-- ``EmulatorSession``: a fresh workspace of the local emulator per validation; spaces created through its real HTTP
-  API with the workspace key; waits use the emulator's condition API (no polling).
-- ``LiveSession``: the same HTTP bootstrap against Seam's sandbox (or any ``SEAM_ENDPOINT``) with the caller's key,
-  polling with backoff, and clean-up of only what this run created.
+- ``EmulatorSession``: a fresh workspace of the local emulator per validation; spaces created through its real
+  HTTP API with the workspace key; waits use the emulator's condition API (no polling).
+- ``LiveSession``: the same HTTP bootstrap against Seam's sandbox (or any ``SEAM_ENDPOINT``) with the caller's
+  key, polling with backoff, and clean-up of only what this run created.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ class SeamRequestsFailed(Exception):
 
 
 class SeamSettled(Exception):
-    """The app's Seam requests for a step were all answered, Seam has no work scheduled for the workspace, and the
-    app sent nothing more for a while: nothing will change (``requests``: their summaries)."""
+    """The app's Seam requests for a step were all answered, Seam has no work scheduled for the workspace, and
+    the app sent nothing more for a while: nothing will change (``requests``: their summaries)."""
 
     def __init__(self, requests: list[dict[str, Any]]):
         self.requests = requests
@@ -66,9 +66,13 @@ class SeamSettled(Exception):
 
 
 def request_summary(record: Any, t0: float | None = None) -> dict[str, Any]:
-    """One request the app sent to Seam, for the evidence: method, route, query, the status answered (None while
-    unanswered) and the error, and when it came (seconds after the step's request was sent)."""
-    out: dict[str, Any] = {"method": record.method, "path": record.path, "status": getattr(record, "status", None)}
+    """One request the app sent to Seam, for the evidence: method, route, query, the status answered (None
+    while unanswered) and the error, and when it came (seconds after the step's request was sent)."""
+    out: dict[str, Any] = {
+        "method": record.method,
+        "path": record.path,
+        "status": getattr(record, "status", None),
+    }
     query = getattr(record, "query", "")
     if query:
         out["query"] = query if len(query) <= 300 else query[:300] + "..."
@@ -91,12 +95,24 @@ def request_text(summary: Mapping[str, Any]) -> str:
 
 
 def code_summary(code: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("access_code_id", "device_id", "name", "code", "type", "status", "starts_at", "ends_at", "created_at")
+    keys = (
+        "access_code_id",
+        "device_id",
+        "name",
+        "code",
+        "type",
+        "status",
+        "starts_at",
+        "ends_at",
+        "created_at",
+    )
     return {k: code.get(k) for k in keys if k in code}
 
 
 class SeamHttp:
-    """A minimal Seam HTTP client: POST with a JSON body, which Seam (and the emulator) accept on every route."""
+    """A minimal Seam HTTP client: POST with a JSON body, which Seam (and the emulator) accept on every
+    route.
+    """
 
     def __init__(self, base_url: str, api_key: str, *, local: bool):
         self.base_url = base_url.rstrip("/")
@@ -145,7 +161,8 @@ class SeamSession(ABC):
         self.customer_key: str | None = None
         self.http: SeamHttp | None = None
         self.claimed_code_ids: set[str] = set()  # codes attributed to this run (clean-up in live mode)
-        self.reservation_ids: set[str] = set()  # the app's ids for this run's reservations (clean-up in live mode)
+        # the app's ids for this run's reservations (clean-up in live mode)
+        self.reservation_ids: set[str] = set()
 
     # the app's view
     @property
@@ -170,7 +187,9 @@ class SeamSession(ABC):
         self.customer_key = customer_key
         pool = self.device_pool(sum(max(1, w.devices) for w in wanted))
         if not pool:
-            raise InfrastructureError(f"Seam ({self.mode}): the workspace has no lock that can hold access codes")
+            raise InfrastructureError(
+                f"Seam ({self.mode}): the workspace has no lock that can hold access codes"
+            )
         i = 0
         for w in wanted:
             ids = []
@@ -185,7 +204,8 @@ class SeamSession(ABC):
                 existing = self._existing_space(w.space_key) if e.status and e.status < 500 else None
                 if existing is None:
                     raise
-                # a shared sandbox may hold the key already: use it, make sure our lock is on it, never delete it
+                # a shared sandbox may hold the key already: use it, make sure our lock is on it, never delete
+                # it
                 ids = list(dict.fromkeys(existing.get("device_ids") or [])) or ids
                 self.http.call("spaces/add_devices", {"space_id": existing["space_id"], "device_ids": ids})
                 self.spaces.append(SpaceInfo(w.space_key, w.name, existing["space_id"], ids, created=False))
@@ -221,15 +241,23 @@ class SeamSession(ABC):
         """Access codes on these devices, as Seam reports them now."""
 
     @abstractmethod
-    def wait(self, device_ids: list[str], predicate: Callable[[list[dict[str, Any]]], T], timeout: float,
-             quiet_after: float | None = None, since: Any = None, fail_grace: float | None = None) -> T | None:
+    def wait(
+        self,
+        device_ids: list[str],
+        predicate: Callable[[list[dict[str, Any]]], T],
+        timeout: float,
+        quiet_after: float | None = None,
+        since: Any = None,
+        fail_grace: float | None = None,
+    ) -> T | None:
         """Wait until ``predicate(codes)`` is truthy and return it. Raises TimeoutError.
 
-        Emulator only (it sees the app's requests), measured from marker ``since``: return None early when the app
-        sent Seam no request at all for ``quiet_after`` seconds (no code can come); raise ``SeamRequestsFailed``
-        when every request the app sent failed and it sent none for ``fail_grace`` seconds after the last answer;
-        raise ``SeamSettled`` when they were all answered, Seam has nothing scheduled that falls due before the
-        limit, and the app sent nothing for ``quiet_after`` seconds after the last answer.
+        Emulator only (it sees the app's requests), measured from marker ``since``: return None early when the
+        app sent Seam no request at all for ``quiet_after`` seconds (no code can come); raise
+        ``SeamRequestsFailed`` when every request the app sent failed and it sent none for ``fail_grace``
+        seconds after the last answer; raise ``SeamSettled`` when they were all answered, Seam has nothing
+        scheduled that falls due before the limit, and the app sent nothing for ``quiet_after`` seconds after
+        the last answer.
         """
 
     def marker(self) -> Any:
@@ -241,7 +269,9 @@ class SeamSession(ABC):
         return None
 
     def allow_webhooks_to(self, app_url: str) -> None:  # noqa: B027 - a no-op where no webhooks are delivered
-        """The app under test listens at ``app_url``: the only place its Seam webhooks may be delivered (emulator)."""
+        """The app under test listens at ``app_url``: the only place its Seam webhooks may be delivered
+        (emulator).
+        """
 
     def cleanup(self) -> None:
         if self.http is not None:
@@ -264,7 +294,9 @@ def _devices_of(ws: Any) -> list[Mapping[str, Any]]:
 
 
 def _codes_of(snapshot: Any) -> list[Mapping[str, Any]]:
-    codes = snapshot["access_codes"] if isinstance(snapshot, Mapping) else getattr(snapshot, "access_codes", ())
+    codes = (
+        snapshot["access_codes"] if isinstance(snapshot, Mapping) else getattr(snapshot, "access_codes", ())
+    )
     return list(codes.values()) if isinstance(codes, Mapping) else list(codes)
 
 
@@ -286,7 +318,8 @@ class EmulatorSession(SeamSession):
         super().__init__(run_id)
         self.emu = emulator
         self.ws = emulator.create_workspace(name=f"run-{run_id}")
-        # The emulator posts webhooks from the harness's process: none at all until the app's own address is known.
+        # The emulator posts webhooks from the harness's process: none at all until the app's own address is
+        # known.
         emulator.limit_webhooks(self.ws.workspace_id, [])
         self.http = SeamHttp(emulator.base_url, self.ws.api_key, local=True)
 
@@ -359,8 +392,12 @@ class EmulatorSession(SeamSession):
                 # every request it sent failed, and it sent no other for a while: nothing is on its way
                 if now - last >= fail_grace:
                     raise SeamRequestsFailed([request_summary(r, since[2]) for r in sent])
-            elif quiet_after is not None and now - last >= quiet_after and quiet_after < timeout and \
-                    not self.emu.due_within(self.workspace_id, max(0.0, timeout - (now - t0))):
+            elif (
+                quiet_after is not None
+                and now - last >= quiet_after
+                and quiet_after < timeout
+                and not self.emu.due_within(self.workspace_id, max(0.0, timeout - (now - t0)))
+            ):
                 # answered, nothing scheduled in Seam, and the app quiet: nothing will change any more
                 raise SeamSettled([request_summary(r, since[2]) for r in sent])
 
@@ -382,8 +419,11 @@ class EmulatorSession(SeamSession):
             spaces = [keys[i] for i in grant.get("space_ids") or [] if i in keys]
             if not spaces:
                 continue
-            item = {k: grant.get(k) for k in ("access_grant_id", "reservation_key", "access_grant_key", "starts_at",
-                                              "ends_at") if grant.get(k) is not None}
+            item = {
+                k: grant.get(k)
+                for k in ("access_grant_id", "reservation_key", "access_grant_key", "starts_at", "ends_at")
+                if grant.get(k) is not None
+            }
             item["space_keys"] = spaces
             out.append(item)
         return out
@@ -402,12 +442,21 @@ class EmulatorSession(SeamSession):
 
 # ============================================================================ live
 class LiveSession(SeamSession):
-    """Seam's sandbox through HTTP only. Also pointed at the emulator in tests: the same code path, offline."""
+    """Seam's sandbox through HTTP only. Also pointed at the emulator in tests: the same code path,
+    offline.
+    """
 
     mode = "live"
 
-    def __init__(self, run_id: str, api_key: str, endpoint: str | None = None, *, poll_min: float = 0.5,
-                 poll_max: float = 5.0):
+    def __init__(
+        self,
+        run_id: str,
+        api_key: str,
+        endpoint: str | None = None,
+        *,
+        poll_min: float = 0.5,
+        poll_max: float = 5.0,
+    ):
         super().__init__(run_id)
         self._endpoint = (endpoint or LIVE_ENDPOINT).rstrip("/")
         self._key = api_key
@@ -450,8 +499,8 @@ class LiveSession(SeamSession):
             delay = min(delay * 1.6, self.poll_max)
 
     def cleanup(self) -> None:
-        """Remove only this run's data: its customer when the key is run-scoped, else its reservations; the codes
-        it claimed; the spaces it created. Never a whole customer or space another run may be using."""
+        """Remove only this run's data: its customer when the key is run-scoped, else its reservations; the
+        codes it claimed; the spaces it created. Never a whole customer or space another run may be using."""
         try:
             if self.http is None:
                 return

@@ -43,14 +43,16 @@ UNIT_FIELDS = ("unitId", "unit_id")
 PROPERTY_FIELDS = ("propertyId", "property_id")
 DEFAULT_EMULATOR_DELAY = 1.0  # seconds the emulator takes to "program" a code when validate() starts its own
 QUIET_AFTER = 5.0  # emulator only: no Seam write at all this long after a request -> no code can come
-# emulator only: every Seam request the app sent for a step failed, and none followed for this long -> stop waiting
-# (long enough for an SDK's own retries, which follow within a second or two)
+# emulator only: every Seam request the app sent for a step failed, and none followed for this long -> stop
+# waiting (long enough for an SDK's own retries, which follow within a second or two)
 FAIL_GRACE = 3.0
 
 
 def _safe_run_id(run_id: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", run_id):
-        raise SkillassayError(f"run id {run_id!r}: use 1-64 letters, digits, '_', '.', '-' (it names files and keys)")
+        raise SkillassayError(
+            f"run id {run_id!r}: use 1-64 letters, digits, '_', '.', '-' (it names files and keys)"
+        )
     return run_id
 
 
@@ -63,9 +65,10 @@ def _field(payload: dict[str, Any], explicit: str | None, candidates: tuple[str,
 def seam_plan(config: PlanEvalConfig, variables: dict[str, str]) -> tuple[list[WantedSpace], str | None]:
     """What to create in Seam, and the customer key.
 
-    Default: one space whose key is the create payload's unit id (``unitId``/``unit_id`` or ``seam.unit_id_field``),
-    customer key = its property id; or the declared ``seam.spaces``. Keys are rendered, so a fixture whose payload
-    says ``"unitId": "eval_unit_{{RUN_ID}}"`` gets run-scoped keys (what a shared live sandbox needs).
+    Default: one space whose key is the create payload's unit id (``unitId``/``unit_id`` or
+    ``seam.unit_id_field``), customer key = its property id; or the declared ``seam.spaces``. Keys are
+    rendered, so a fixture whose payload says ``"unitId": "eval_unit_{{RUN_ID}}"`` gets run-scoped keys (what
+    a shared live sandbox needs).
     """
     setup = config.seam or SeamSetup()
     payload = render(config.test_endpoints.create.payload or {}, variables)
@@ -76,12 +79,15 @@ def seam_plan(config: PlanEvalConfig, variables: dict[str, str]) -> tuple[list[W
     else:
         customer = str(payload[prop_field]) if prop_field else None
     if setup.spaces:
-        wanted = [WantedSpace(render(s.space_key, variables), render(s.name or s.space_key, variables), s.devices)
-                  for s in setup.spaces]
+        wanted = [
+            WantedSpace(render(s.space_key, variables), render(s.name or s.space_key, variables), s.devices)
+            for s in setup.spaces
+        ]
     else:
         if not unit_field:
             raise SkillassayError(
-                f"eval config {config.fixture}: the create payload has no unit id field ({', '.join(UNIT_FIELDS)}); "
+                f"eval config {config.fixture}: the create payload has no unit id field "
+                f"({', '.join(UNIT_FIELDS)}); "
                 "declare `seam.unit_id_field` or `seam.spaces`"
             )
         key = str(payload[unit_field])
@@ -128,10 +134,11 @@ def validate(
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
     ``emulator``: a started ``SeamEmulator`` to share between validations (each still gets its own workspace);
-    without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): stop waiting for a code
-    when the app sent Seam no request at all this long after the step's request; None waits the full time limit.
-    ``fail_grace`` (emulator only): stop waiting when every Seam request the app sent for the step failed and it sent
-    no other for this long after the last answer; the reason names the failed requests. None waits the full limit.
+    without it one is started (and stopped) for this call. ``quiet_after`` (emulator only): stop waiting for a
+    code when the app sent Seam no request at all this long after the step's request; None waits the full time
+    limit. ``fail_grace`` (emulator only): stop waiting when every Seam request the app sent for the step
+    failed and it sent no other for this long after the last answer; the reason names the failed requests.
+    None waits the full limit.
 
     Raises SkillassayError for problems the user must fix (no Docker engine, no SEAM_API_KEY, a bad config);
     everything the app does wrong is a score with a reason.
@@ -162,9 +169,11 @@ def validate(
     plan = plan_for(definition, modified_dir)
 
     t_all = time.monotonic()
-    keys: list[str] = []  # Seam keys this run handed out: scrubbed from logs and evidence with the usual secrets
+    # Seam keys this run handed out: scrubbed from logs and evidence with the usual secrets
+    keys: list[str] = []
     with ExitStack() as stack:
-        stack.callback(_scrub_logs, logs_dir, keys)  # registered first: runs last, after the app's logs are complete
+        # registered first: runs last, after the app's logs are complete
+        stack.callback(_scrub_logs, logs_dir, keys)
         # ---------------------------------------------------------------- Seam
         t0 = time.monotonic()
         if seam == "emulator":
@@ -179,7 +188,9 @@ def validate(
             session: SeamSession = EmulatorSession(emulator, run_id)
             result.emulator_spec_version = session.spec_version
         else:
-            session = LiveSession(run_id, os.environ["SEAM_API_KEY"], os.environ.get("SEAM_ENDPOINT") or LIVE_ENDPOINT)
+            session = LiveSession(
+                run_id, os.environ["SEAM_API_KEY"], os.environ.get("SEAM_ENDPOINT") or LIVE_ENDPOINT
+            )
             quiet_after = fail_grace = None
         keys.append(session.api_key)
         stack.callback(_record_seam, result, session)
@@ -189,14 +200,17 @@ def validate(
         try:
             session.bootstrap(wanted, customer)
         except InfrastructureError as e:
-            # not the app's fault (a bad key, Seam down): no score, exit 2; what was created is still cleaned up
+            # not the app's fault (a bad key, Seam down): no score, exit 2; what was created is still cleaned
+            # up
             raise InfrastructureError(f"Seam ({seam}) bootstrap failed: {e}") from e
         result.timings["seam_bootstrap"] = round(time.monotonic() - t0, 3)
         variables.update(_seam_variables(session))
         setup = config.seam or SeamSetup()
         device_ids = session.device_ids()
         if setup.check_device == "env":
-            named = [d for v in setup.env.values() for d in render(v, variables).split(",") if d in device_ids]
+            named = [
+                d for v in setup.env.values() for d in render(v, variables).split(",") if d in device_ids
+            ]
             device_ids = list(dict.fromkeys(named)) or device_ids
 
         # ---------------------------------------------------------------- the app
@@ -204,11 +218,24 @@ def validate(
             from skillassay.isolation import Policy
 
             policy = Policy(registries=stack_registries(definition))
-        result.run = {"plan_source": plan.source, "runtime": plan.runtime, "install": plan.install.model_dump(),
-                      "build": plan.build, "start": plan.start, "health_path": plan.health_path}
+        result.run = {
+            "plan_source": plan.source,
+            "runtime": plan.runtime,
+            "install": plan.install.model_dump(),
+            "build": plan.build,
+            "start": plan.start,
+            "health_path": plan.health_path,
+        }
         app = _make_backend(
-            backend, plan=plan, source_dir=modified_dir, fixture=config.fixture, run_id=run_id, logs_dir=logs_dir,
-            fixture_dir=definition.fixture_dir, dockerfile=definition.dockerfile, health_timeout=timeouts.health,
+            backend,
+            plan=plan,
+            source_dir=modified_dir,
+            fixture=config.fixture,
+            run_id=run_id,
+            logs_dir=logs_dir,
+            fixture_dir=definition.fixture_dir,
+            dockerfile=definition.dockerfile,
+            health_timeout=timeouts.health,
             **({"policy": policy, "sealing": sealing} if backend == "host" else {}),
         )
         stack.callback(_record_app, result, app)
@@ -232,11 +259,21 @@ def validate(
                 build.details["log_tail"] = e.log_tail
                 result.log_tail = e.log_tail
             for name in ("create", "update", "cancel"):
-                result.checks[name].fail(f"not run: the app did not {'start' if e.step == 'start' else 'build'}")
+                result.checks[name].fail(
+                    f"not run: the app did not {'start' if e.step == 'start' else 'build'}"
+                )
         finally:
             build.elapsed_s = round(time.monotonic() - t0, 3)
-            build.details.update({"start": app.facts.get("start_argv") or plan.start, "timings": {
-                k: round(app.timings[k], 3) for k in ("copy", "install", "build", "start") if k in app.timings}})
+            build.details.update(
+                {
+                    "start": app.facts.get("start_argv") or plan.start,
+                    "timings": {
+                        k: round(app.timings[k], 3)
+                        for k in ("copy", "install", "build", "start")
+                        if k in app.timings
+                    },
+                }
+            )
 
         # ---------------------------------------------------------------- the checks
         if base_url is not None:
@@ -245,9 +282,16 @@ def validate(
             phase("checks")
             with httpx.Client(timeout=30.0, trust_env=False) as client:
                 checker = Checker(
-                    client=client, base_url=base_url, seam=session, device_ids=device_ids, endpoints=endpoints,
-                    variables=variables, timeouts=timeouts, update_check=config.sandbox_update_check,
-                    quiet_after=quiet_after, fail_grace=fail_grace,
+                    client=client,
+                    base_url=base_url,
+                    seam=session,
+                    device_ids=device_ids,
+                    endpoints=endpoints,
+                    variables=variables,
+                    timeouts=timeouts,
+                    update_check=config.sandbox_update_check,
+                    quiet_after=quiet_after,
+                    fail_grace=fail_grace,
                 )
                 checker.create(result.checks["create"], endpoints.create.response_id_path)
                 checker.update(result.checks["update"])

@@ -16,36 +16,57 @@ commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registe
 @commands.command("sandbox")
 def sandbox(
     modified_dir: Path = typer.Option(
-        ..., "--modified-dir", help="The app as changed (a whole app folder, e.g. a fixture's test_golden/). Never modified.",
-        exists=True, file_okay=False, dir_okay=True, resolve_path=True,
+        ...,
+        "--modified-dir",
+        help="The app as changed (a whole app folder, e.g. a fixture's test_golden/). Never modified.",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        resolve_path=True,
     ),
     fixture_dir: Path = typer.Option(
-        ..., "--fixture-dir", help="The fixture folder: eval_config.json, Dockerfile, app/.",
-        exists=True, file_okay=False, dir_okay=True, resolve_path=True,
+        ...,
+        "--fixture-dir",
+        help="The fixture folder: eval_config.json, Dockerfile, app/.",
+        exists=True,
+        file_okay=False,
+        dir_okay=True,
+        resolve_path=True,
     ),
-    run_id: str = typer.Option(..., "--run-id", help="Names this run's Seam workspace/keys, image tag and logs."),
+    run_id: str = typer.Option(
+        ..., "--run-id", help="Names this run's Seam workspace/keys, image tag and logs."
+    ),
     seam: str = typer.Option(
-        "emulator", "--seam",
+        "emulator",
+        "--seam",
         help="emulator: a local Seam emulator, one workspace per run (default). live: Seam's sandbox with "
-             "SEAM_API_KEY (SEAM_ENDPOINT overrides the URL); only this run's data is created and cleaned up.",
+        "SEAM_API_KEY (SEAM_ENDPOINT overrides the URL); only this run's data is created and cleaned up.",
     ),
     backend: str = typer.Option(
-        "host", "--backend",
-        help="host: run the app as a process group on this machine with cached dependencies (default). docker: docker build "
-             "and docker run as the plan did (needs a running Docker engine).",
+        "host",
+        "--backend",
+        help="host: run the app as a process group on this machine with cached dependencies (default). "
+        "docker: docker build "
+        "and docker run as the plan did (needs a running Docker engine).",
     ),
     logs: Path | None = typer.Option(
-        None, "--logs", help="Folder for install/build/app logs (default: a new temporary folder, printed in the result).",
-        file_okay=False, resolve_path=True,
+        None,
+        "--logs",
+        help="Folder for install/build/app logs (default: a new temporary folder, printed in the result).",
+        file_okay=False,
+        resolve_path=True,
     ),
     plain: bool = typer.Option(
-        False, "--plain", help="Print only the plan's JSON {total, checks}; default prints the full result with evidence.",
+        False,
+        "--plain",
+        help="Print only the plan's JSON {total, checks}; default prints the full result with evidence.",
     ),
 ) -> None:
-    """Build, start and drive a modified app, and score what it did in Seam (build 10, create/update/cancel 30 each).
+    """Build, start and drive a modified app, and score what it did in Seam (build 10, create/update/cancel 30
+    each).
 
-    Prints JSON. Exit 0 when the validation ran (whatever the score), 2 when it could not run (no Docker engine,
-    no SEAM_API_KEY for --seam live, a bad fixture).
+    Prints JSON. Exit 0 when the validation ran (whatever the score), 2 when it could not run (no Docker
+    engine, no SEAM_API_KEY for --seam live, a bad fixture).
     """
     from skillassay.definitions.models import stack_registries
     from skillassay.isolation import Policy
@@ -60,8 +81,12 @@ def sandbox(
         definition = load_fixture(fixture_dir)
         # sealed as `run` seals a run's app: the eval's registries reachable, so a cold cache installs
         result = validate(
-            modified_dir, definition, run_id,
-            seam=_lit(seam), backend=_lit_b(backend), logs_dir=logs,
+            modified_dir,
+            definition,
+            run_id,
+            seam=_lit(seam),
+            backend=_lit_b(backend),
+            logs_dir=logs,
             policy=Policy(registries=stack_registries(definition)),
         )
     except DefinitionError as e:  # every problem on its own line, each naming its file and field

@@ -7,7 +7,6 @@ import typer
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 
-
 @commands.command("seam-emulator")
 def seam_emulator(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (keep it local)."),
@@ -35,7 +34,8 @@ def seam_emulator(
     typer.echo("control routes (/_emulator), for the harness only, never for an app:")
     typer.echo(f"  export SEAM_EMULATOR_ADMIN={emu.admin_token}")
     typer.echo(
-        "More workspaces (each with its own key): curl -X POST -H \"authorization: Bearer $SEAM_EMULATOR_ADMIN\" "
+        'More workspaces (each with its own key): curl -X POST -H "authorization: Bearer '
+        '$SEAM_EMULATOR_ADMIN" '
         f"{emu.base_url}/_emulator/workspaces"
     )
     typer.echo("Ctrl-C to stop.")

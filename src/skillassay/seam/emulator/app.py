@@ -1,11 +1,11 @@
-"""The ASGI application: Seam's HTTP surface (auth, methods, query strings, validation, errors) and, behind the admin
-credential, ``/_emulator``.
+"""The ASGI application: Seam's HTTP surface (auth, methods, query strings, validation, errors) and, behind
+the admin credential, ``/_emulator``.
 
 Every answer carries a ``seam-request-id`` header and is in Seam's shape; an emulator bug is a 500 without any
-traceback in the answer. The event loop only routes, authenticates and waits for bodies; the CPU work of a request
-(parsing, validation, the handler, serialising the answer) runs on a worker thread under the workspace's own lock, and
-each workspace has a fair share of the workers and of the CPU (``fairness.py``). So one client's huge or slow
-request costs its own workspace time, never another run's.
+traceback in the answer. The event loop only routes, authenticates and waits for bodies; the CPU work of a
+request (parsing, validation, the handler, serialising the answer) runs on a worker thread under the
+workspace's own lock, and each workspace has a fair share of the workers and of the CPU (``fairness.py``). So
+one client's huge or slow request costs its own workspace time, never another run's.
 
 Collaborators are passed in (the emulator builds them); this module knows nothing of ``SeamEmulator``.
 """
@@ -78,7 +78,8 @@ class SeamApp:
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
-        self._budgets = weakref.WeakKeyDictionary()  # their semaphores belong to the event loop that made them
+        # their semaphores belong to the event loop that made them
+        self._budgets = weakref.WeakKeyDictionary()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,9 +111,9 @@ class SeamApp:
     # -- the Seam API ------------------------------------------------------------------------------
     async def _api(self, request: Request, request_id: str) -> Response:
         path = "/" + request.url.path.strip("/")
-        # A request carrying a workspace's key is logged for that workspace whatever its fate (a wrong route is
-        # the app's mistake too), with the status it is answered: the harness reads what the app sent and how it
-        # ended.
+        # A request carrying a workspace's key is logged for that workspace whatever its fate (a wrong route
+        # is the app's mistake too), with the status it is answered: the harness reads what the app sent and
+        # how it ended.
         ws = self._workspace(request)
         record = ws.log_request(request.method, path, request.url.query) if ws is not None else None
         try:
@@ -152,7 +153,9 @@ class SeamApp:
             if fault.latency:
                 await asyncio.sleep(fault.latency)
             if fault.status:
-                raise SeamApiError(fault.status, fault.error_type, f"Injected fault: {fault.status} on {path}")
+                raise SeamApiError(
+                    fault.status, fault.error_type, f"Injected fault: {fault.status} on {path}"
+                )
 
         raw = await read_body(request.scope, request.receive, self.limits)
         query = request.query_params.multi_items()
@@ -163,7 +166,9 @@ class SeamApp:
             budget = WorkspaceBudget(limits.cpu_share, limits.cpu_burst, limits.max_concurrent_per_workspace)
             self._budgets[ws] = budget
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="seam-emulator-work")
+            self._executor = ThreadPoolExecutor(
+                max_workers=self._workers, thread_name_prefix="seam-emulator-work"
+            )
         async with budget.turn():
             payload = await asyncio.get_running_loop().run_in_executor(
                 self._executor, self._work, ws, budget, path, route, handler, query, raw, base_url

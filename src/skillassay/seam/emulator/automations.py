@@ -1,7 +1,7 @@
 """What Seam does behind the API: events, code programming delays, access grants and reservation automations.
 
-Every function here is called with the workspace's lock held (the scheduler's callbacks take it themselves) and
-leaves the workspace consistent. Codes go ``setting`` -> ``set`` and ``removing`` -> gone after
+Every function here is called with the workspace's lock held (the scheduler's callbacks take it themselves)
+and leaves the workspace consistent. Codes go ``setting`` -> ``set`` and ``removing`` -> gone after
 ``async_delay``.
 """
 
@@ -131,10 +131,15 @@ class Engine:
         ws.events.append(event)
         for hook in ws.webhooks.values():
             if wants(hook.get("event_types"), event_type):
-                delivery = Delivery(hook["url"], hook["secret"], dict(event), hook["webhook_id"], ws.workspace_id)
+                delivery = Delivery(
+                    hook["url"], hook["secret"], dict(event), hook["webhook_id"], ws.workspace_id
+                )
                 if ws.webhook_origins is not None and origin(hook["url"]) not in ws.webhook_origins:
-                    # the emulator posts from the harness's process: only where the harness let this workspace reach
-                    self.dispatcher.refuse(delivery, "not delivered: the URL is not an origin this workspace may reach")
+                    # the emulator posts from the harness's process: only where the harness let this workspace
+                    # reach
+                    self.dispatcher.refuse(
+                        delivery, "not delivered: the URL is not an origin this workspace may reach"
+                    )
                 else:
                     self.dispatcher.submit(delivery)
         return event
@@ -568,7 +573,8 @@ class Engine:
             "email_address": email,
             "phone_number": phone,
             "full_name": full_name,
-            # never empty (the spec's minLength 1): an identity created with nothing to show gets a placeholder
+            # never empty (the spec's minLength 1): an identity created with nothing to show gets a
+            # placeholder
             "display_name": full_name or email or phone or key or "Unnamed user",
             "created_at": now_iso(),
             "workspace_id": ws.workspace_id,

@@ -1,7 +1,8 @@
 """Request bodies held to limits: size (413), time to arrive (408), JSON nesting and numbers (400).
 
-Every request body the emulator reads goes through ``read_body`` (on the event loop: it only waits) and ``parse_json``
-(in a worker thread, with the rest of the request's CPU work). The answers are in Seam's error shape; none is a 500.
+Every request body the emulator reads goes through ``read_body`` (on the event loop: it only waits) and
+``parse_json`` (in a worker thread, with the rest of the request's CPU work). The answers are in Seam's error
+shape; none is a 500.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from skillassay.seam.emulator.errors import SeamApiError, invalid_input
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may cost. Seam publishes no limits of its own; these are the emulator's, generous for any
-    integration (a push of thousands of reservations fits in 1 MiB)."""
+    """What one request may cost. Seam publishes no limits of its own; these are the emulator's, generous for
+    any integration (a push of thousands of reservations fits in 1 MiB)."""
 
     max_body_bytes: int = 1 << 20
     body_timeout: float = 30.0  # seconds for a whole body to arrive
@@ -44,7 +45,9 @@ def too_large(limits: Limits) -> SeamApiError:
 
 
 async def read_body(scope: Scope, receive: Receive, limits: Limits) -> bytes:
-    """The whole body, refused as soon as it is known to exceed the limit (from Content-Length, or while it streams)."""
+    """The whole body, refused as soon as it is known to exceed the limit (from Content-Length, or while it
+    streams).
+    """
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
             if not value.strip().isdigit():
@@ -99,7 +102,9 @@ def parse_json(raw: bytes, limits: Limits) -> Any:
     try:
         data = json.loads(raw, parse_float=number, parse_int=integer, parse_constant=constant)
     except RecursionError:
-        raise invalid_input(f"Request body is nested too deep (more than {limits.max_json_depth} levels)") from None
+        raise invalid_input(
+            f"Request body is nested too deep (more than {limits.max_json_depth} levels)"
+        ) from None
     except _BadNumber as exc:
         raise invalid_input(str(exc)) from None
     except (ValueError, UnicodeDecodeError):

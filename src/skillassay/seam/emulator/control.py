@@ -1,11 +1,13 @@
 """``/_emulator``: the harness's control routes over HTTP, behind the emulator's admin credential.
 
-The credential is random per emulator start and lives only in the harness process (``SeamEmulator.admin_token``); an
-app is given its run's Seam key and the endpoint, never the credential. A request to ``/_emulator`` without it (a
-run's key, no key, a wrong token) is answered exactly like any route Seam does not have: 404 ``not_found``. So a run's
-``SEAM_ENDPOINT`` cannot reach the control routes at all, though it is the same listener.
+The credential is random per emulator start and lives only in the harness process
+(``SeamEmulator.admin_token``); an app is given its run's Seam key and the endpoint, never the credential. A
+request to ``/_emulator`` without it (a run's key, no key, a wrong token) is answered exactly like any route
+Seam does not have: 404 ``not_found``. So a run's ``SEAM_ENDPOINT`` cannot reach the control routes at all,
+though it is the same listener.
 
-Bodies are typed (pydantic, strict): a wrong type is a 400 ``invalid_input`` naming the field, in Seam's error shape.
+Bodies are typed (pydantic, strict): a wrong type is a 400 ``invalid_input`` naming the field, in Seam's error
+shape.
 """
 
 from __future__ import annotations
@@ -35,15 +37,24 @@ class ControlPlane(Protocol):
     def workspaces(self) -> list[Any]: ...
     def delete_workspace(self, workspace_id: str) -> None: ...
     def state(self, workspace_id: str) -> WorkspaceSnapshot: ...
-    def wait_for(self, workspace_id: str, predicate: Callable[[WorkspaceSnapshot], T], timeout: float = 60.0) -> T: ...
-    def inject_fault(self, *, workspace_id: str, route: str = "*", status: int | None = 500,
-                     times: int | None = 1, latency: float = 0.0) -> str: ...
+    def wait_for(
+        self, workspace_id: str, predicate: Callable[[WorkspaceSnapshot], T], timeout: float = 60.0
+    ) -> T: ...
+    def inject_fault(
+        self,
+        *,
+        workspace_id: str,
+        route: str = "*",
+        status: int | None = 500,
+        times: int | None = 1,
+        latency: float = 0.0,
+    ) -> str: ...
     def faults_of(self, workspace_id: str | None = None) -> list[Fault]: ...
     def clear_faults(self, fault_id: str | None = None, *, workspace_id: str | None = None) -> None: ...
     def webhook_deliveries_of(self, workspace_id: str | None = None) -> list[Any]: ...
 
 
-# -- bodies --------------------------------------------------------------------------------------------------------
+# -- bodies --------------------------------------------------------------------------------------------------
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 

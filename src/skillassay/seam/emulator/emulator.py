@@ -6,8 +6,8 @@ ws = emu.create_workspace(name="run-123")     # own seam_test_... key, own seede
 emu.wait_for_access_codes(ws.workspace_id, device_id, lambda codes: any(c["status"] == "set" for c in codes))
 emu.stop()
 
-The harness holds ``emu.admin_token`` (random per start): the HTTP control routes under ``/_emulator`` answer only to
-it. Never give it to an app; an app's requests to ``/_emulator`` get Seam's 404 for an unknown route.
+The harness holds ``emu.admin_token`` (random per start): the HTTP control routes under ``/_emulator`` answer
+only to it. Never give it to an app; an app's requests to ``/_emulator`` get Seam's 404 for an unknown route.
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ class SeamEmulator:
 
     @property
     def admin_token(self) -> str:
-        """The credential the HTTP control routes (``/_emulator``) demand, as ``authorization: Bearer <token>``.
-        For the harness only: an app must never see it."""
+        """The credential the HTTP control routes (``/_emulator``) demand, as ``authorization: Bearer
+        <token>``. For the harness only: an app must never see it."""
         return self._admin_token
 
     def start(self, host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0) -> Self:
@@ -128,9 +128,16 @@ class SeamEmulator:
             sock = bind(host, port)
         except OSError as exc:
             raise InfrastructureError(f"the Seam emulator cannot listen on {host}:{port}: {exc}") from exc
-        self._server = ThreadedServer(self.app, sock, name="seam-emulator-http", what="the Seam emulator's HTTP "
-                                      "server", error=InfrastructureError, lifespan="off", timeout_keep_alive=30,
-                                      backlog=512).start(timeout)
+        self._server = ThreadedServer(
+            self.app,
+            sock,
+            name="seam-emulator-http",
+            what="the Seam emulator's HTTP server",
+            error=InfrastructureError,
+            lifespan="off",
+            timeout_keep_alive=30,
+            backlog=512,
+        ).start(timeout)
         bound_port = self._server.port
         shown = f"[{host}]" if ":" in host else host
         self._base_url = f"http://{shown}:{bound_port}"
@@ -172,10 +179,10 @@ class SeamEmulator:
         return WorkspaceHandle(ws.workspace_id, ws.api_key, ws.name, devices)
 
     def limit_webhooks(self, workspace_id: str, origins: Iterable[str]) -> None:
-        """Deliver this workspace's webhooks only to these origins (``"http://127.0.0.1:8123"``; an empty list: none).
-        Deliveries elsewhere are recorded as refused, never sent: the emulator posts from the harness's process, so
-        an app must not use it to reach what its sandbox does not let it reach. By default a workspace may post
-        anywhere (a standalone emulator serving one developer)."""
+        """Deliver this workspace's webhooks only to these origins (``"http://127.0.0.1:8123"``; an empty
+        list: none). Deliveries elsewhere are recorded as refused, never sent: the emulator posts from the
+        harness's process, so an app must not use it to reach what its sandbox does not let it reach. By
+        default a workspace may post anywhere (a standalone emulator serving one developer)."""
         allowed = set()
         for url in origins:
             o = origin(url)
@@ -203,7 +210,9 @@ class SeamEmulator:
         return self.store.snapshot(workspace_id)
 
     def requests(self, workspace_id: str) -> list[RequestRecord]:
-        """The workspace's recent authenticated API requests, oldest first (the last 2000): what its app sent."""
+        """The workspace's recent authenticated API requests, oldest first (the last 2000): what its app
+        sent.
+        """
         return list(self.store.get(workspace_id).requests)
 
     def due_within(self, workspace_id: str, seconds: float) -> int:
@@ -274,7 +283,8 @@ class SeamEmulator:
     ) -> str:
         """Make the next ``times`` requests (None: every request) of one workspace to ``route`` fail with
         ``status`` and/or wait ``latency`` seconds first. ``route`` is ``"/access_codes/list"``,
-        ``"access_codes.list"`` or ``"*"``. Faults are always per workspace: one run's never touch another's."""
+        ``"access_codes.list"`` or ``"*"``. Faults are always per workspace: one run's never touch
+        another's."""
         self.store.get(workspace_id)  # KeyError for an unknown workspace
         if route != "*":
             route = route_name(route)

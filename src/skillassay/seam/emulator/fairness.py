@@ -1,11 +1,12 @@
 """A fair share of the emulator for every workspace.
 
-All runs share one emulator process, so one run's app could starve the others of CPU (and of the interpreter lock)
-with expensive requests: megabyte bodies that must be validated item by item, huge pushes. Each workspace therefore
-has a CPU budget, a token bucket measured in CPU seconds of the worker threads that did its requests: it refills at
-``share`` seconds per second up to ``burst``; while a workspace is in debt its next request waits (it is not refused).
-And at most ``concurrency`` of its requests are in work at once. A normal integration (milliseconds per request) never
-notices; an abusive one slows itself down, not its neighbours.
+All runs share one emulator process, so one run's app could starve the others of CPU (and of the interpreter
+lock) with expensive requests: megabyte bodies that must be validated item by item, huge pushes. Each
+workspace therefore has a CPU budget, a token bucket measured in CPU seconds of the worker threads that did
+its requests: it refills at ``share`` seconds per second up to ``burst``; while a workspace is in debt its
+next request waits (it is not refused). And at most ``concurrency`` of its requests are in work at once. A
+normal integration (milliseconds per request) never notices; an abusive one slows itself down, not its
+neighbours.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class WorkspaceBudget:
 
     @asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:
-        """Wait for a slot and for the budget to be out of debt; the caller then does the work and ``charge``s it."""
+        """Wait for a slot and for the budget to be out of debt; the caller then does the work and
+        ``charge``s it.
+        """
         async with self._slots:
             wait = self.debt_wait()
             if wait > 0:

@@ -1,4 +1,6 @@
-"""Injected faults, always scoped to one workspace: a fault set for one run can never fail another run's calls."""
+"""Injected faults, always scoped to one workspace: a fault set for one run can never fail another run's
+calls.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +48,9 @@ class FaultTable:
         """Remove one fault (``fault_id``), every fault of a workspace, or (neither given) all faults."""
         with self._lock:
             for wid in [workspace_id] if workspace_id is not None else list(self._faults):
-                kept = [f for f in self._faults.get(wid, []) if fault_id is not None and f.fault_id != fault_id]
+                kept = [
+                    f for f in self._faults.get(wid, []) if fault_id is not None and f.fault_id != fault_id
+                ]
                 if kept:
                     self._faults[wid] = kept
                 else:

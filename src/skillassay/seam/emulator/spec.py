@@ -1,8 +1,8 @@
 """The official Seam OpenAPI document (npm ``@seamapi/types``) as a request validator and parameter oracle.
 
-The document ships inside this package (``data/seam-openapi-<version>.json.gz``: canonical JSON, gzipped), exported
-from the pinned npm package by ``scripts/export_seam_openapi.py``; nothing here needs Node. Validators are compiled
-once per route (lazily) and reused for every request.
+The document ships inside this package (``data/seam-openapi-<version>.json.gz``: canonical JSON, gzipped),
+exported from the pinned npm package by ``scripts/export_seam_openapi.py``; nothing here needs Node.
+Validators are compiled once per route (lazily) and reused for every request.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def shipped_spec_path() -> Path:
     found = sorted(f.name for f in _DATA.iterdir() if _SHIPPED.match(f.name)) if _DATA.is_dir() else []
     if len(found) != 1:
         raise SeamSpecError(
-            f"the skillassay package should hold exactly one Seam OpenAPI document in {_DATA}, found {found}: "
+            f"the skillassay package should hold exactly one Seam OpenAPI document in {_DATA}, found "
+            f"{found}: "
             "reinstall skillassay (from a checkout: python scripts/export_seam_openapi.py)"
         )
     return Path(str(_DATA / found[0]))
@@ -180,7 +181,9 @@ class RouteSpec:
         cost 70,000 error objects), in path order."""
         errors = self.validator.iter_errors(params)
         found = list(errors if limit is None else islice(errors, limit))
-        return sorted(found, key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e.absolute_path])
+        return sorted(
+            found, key=lambda e: [(0, p, "") if isinstance(p, int) else (1, 0, p) for p in e.absolute_path]
+        )
 
 
 _components_cache: dict[int, dict[str, Any]] = {}

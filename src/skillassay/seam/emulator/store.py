@@ -1,9 +1,9 @@
-"""Per-workspace state, each workspace with its own lock, a condition notified on every change, and a log of the
-requests sent to it.
+"""Per-workspace state, each workspace with its own lock, a condition notified on every change, and a log of
+the requests sent to it.
 
-A lock per workspace, not one for all: one run's expensive request (a huge push, a long list) holds only its own
-workspace, never another run's. Records are plain dicts in the API's own shape; keys that start with ``_`` are the
-emulator's links (grant of a code, customer of a reservation, ...) and never leave the server.
+A lock per workspace, not one for all: one run's expensive request (a huge push, a long list) holds only its
+own workspace, never another run's. Records are plain dicts in the API's own shape; keys that start with ``_``
+are the emulator's links (grant of a code, customer of a reservation, ...) and never leave the server.
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ _task_seq = itertools.count(1)
 
 @dataclass
 class RequestRecord:
-    """One API request to a workspace, by its key (for the harness: what the app sent to Seam, and how it ended).
+    """One API request to a workspace, by its key (for the harness: what the app sent to Seam, and how it
+    ended).
 
-    Logged when it arrives; ``status`` and ``error`` are filled in once the emulator answers (None until then), so
-    the harness can tell "the app's Seam requests all failed" from "still running"."""
+    Logged when it arrives; ``status`` and ``error`` are filled in once the emulator answers (None until
+    then), so the harness can tell "the app's Seam requests all failed" from "still running"."""
 
     seq: int  # increasing across the emulator: a marker for "requests after this one"
     method: str
@@ -103,7 +104,9 @@ class Workspace:
         self.changed = threading.Condition(self.lock)
 
     def schedule(self, due: float) -> int:
-        """Note work the emulator will do for this workspace at ``due`` (time.monotonic()); returns its token."""
+        """Note work the emulator will do for this workspace at ``due`` (time.monotonic()); returns its
+        token.
+        """
         token = next(_task_seq)
         self.scheduled[token] = due  # a dict assignment is atomic
         return token
@@ -112,8 +115,8 @@ class Workspace:
         self.scheduled.pop(token, None)
 
     def due_within(self, seconds: float) -> int:
-        """How many scheduled tasks (a code being programmed, a push being applied...) fall due within ``seconds``
-        (work due later, such as a code's expiry at its ends_at, does not count)."""
+        """How many scheduled tasks (a code being programmed, a push being applied...) fall due within
+        ``seconds`` (work due later, such as a code's expiry at its ends_at, does not count)."""
         horizon = time.monotonic() + seconds
         return sum(1 for due in list(self.scheduled.values()) if due <= horizon)
 
@@ -235,7 +238,8 @@ def _frozen(records: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ..
 
 class Store:
     """All workspaces of one emulator. Every change to a workspace happens under ``ws.lock`` and ends with
-    ``touch(ws)``; ``lock`` guards only the set of workspaces (never held while a workspace's lock is wanted)."""
+    ``touch(ws)``; ``lock`` guards only the set of workspaces (never held while a workspace's lock is
+    wanted)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -294,8 +298,8 @@ class Store:
     def wait_for(
         self, workspace_id: str, predicate: Callable[[WorkspaceSnapshot], T], timeout: float = 60.0
     ) -> T:
-        """Block until ``predicate(snapshot)`` is truthy; return that value. Raises TimeoutError (and KeyError when
-        the workspace is deleted meanwhile)."""
+        """Block until ``predicate(snapshot)`` is truthy; return that value. Raises TimeoutError (and KeyError
+        when the workspace is deleted meanwhile)."""
         deadline = time.monotonic() + timeout
         ws = self.get(workspace_id)
         seen = -1

@@ -95,9 +95,9 @@ class DeliveryRecord:
 
 
 class WebhookDispatcher:
-    """Posts deliveries in order per workspace, each workspace from its own worker thread (started on demand, gone
-    when idle): a receiver that hangs or refuses delays only its own workspace's deliveries, never another run's.
-    Failures are retried a few times with a short back-off."""
+    """Posts deliveries in order per workspace, each workspace from its own worker thread (started on demand,
+    gone when idle): a receiver that hangs or refuses delays only its own workspace's deliveries, never
+    another run's. Failures are retried a few times with a short back-off."""
 
     IDLE_SECONDS = 5.0  # a workspace's worker ends after this long without deliveries
 
@@ -141,8 +141,15 @@ class WebhookDispatcher:
     def refuse(self, delivery: Delivery, reason: str) -> None:
         """Record a delivery that is not sent (its URL is not one the workspace may reach)."""
         self.records.append(
-            DeliveryRecord(delivery.webhook_id, delivery.workspace_id, delivery.event["event_id"], delivery.url,
-                           None, reason, 0)
+            DeliveryRecord(
+                delivery.webhook_id,
+                delivery.workspace_id,
+                delivery.event["event_id"],
+                delivery.url,
+                None,
+                reason,
+                0,
+            )
         )
 
     def submit(self, delivery: Delivery) -> None:
@@ -167,7 +174,8 @@ class WebhookDispatcher:
                 item = q.get(timeout=self.IDLE_SECONDS)
             except queue.Empty:
                 with self._lock:
-                    if q.empty():  # nothing arrived meanwhile: retire (submit starts a new worker when needed)
+                    # nothing arrived meanwhile: retire (submit starts a new worker when needed)
+                    if q.empty():
                         self._threads.pop(workspace_id, None)
                         if self._queues.get(workspace_id) is q:
                             del self._queues[workspace_id]

@@ -71,7 +71,9 @@ def _calls_named(ctx: Context, name: str) -> list[SdkCall]:
 
 
 def _call_finding(c: SdkCall, ok: bool = True, extra: str = "") -> Finding:
-    names = [c.module.functions[i].qualname for i in c.module.enclosing(c.call.scope) if c.module.functions[i].name]
+    names = [
+        c.module.functions[i].qualname for i in c.module.enclosing(c.call.scope) if c.module.functions[i].name
+    ]
     where = f" in {names[0]}" if names else " at module level"
     problems = f" ({'; '.join(c.problems)})" if c.problems else ""
     return Finding(ok=ok, message=f"`{c.label}` ({c.name}){where}{extra}{problems}", location=c.location)
@@ -82,9 +84,14 @@ def _dead_findings(ctx: Context, name: str | None = None) -> list[Finding]:
     out = []
     for c in ctx.project.dead_calls:
         if name is None or c.name == name:
-            why = "behind a condition that is never true, or after a return" if c.call.dead else \
-                "in a function nothing calls"
-            out.append(Finding(ok=False, message=f"`{c.label}` ({c.name}) never runs: {why}", location=c.location))
+            why = (
+                "behind a condition that is never true, or after a return"
+                if c.call.dead
+                else "in a function nothing calls"
+            )
+            out.append(
+                Finding(ok=False, message=f"`{c.label}` ({c.name}) never runs: {why}", location=c.location)
+            )
     return out
 
 
@@ -110,11 +117,18 @@ def api_path_match(ctx: Context) -> CheckResult:
     expected = ctx.expected_api_path
     others = sorted(p for p in present if p != expected)
     if expected not in present:
-        evidence.append(Finding(ok=False, message=f"no `{PATH_SIGNATURES[expected]}` call: the expected path "
-                                                  f"({expected}) was not taken"))
+        evidence.append(
+            Finding(
+                ok=False,
+                message=f"no `{PATH_SIGNATURES[expected]}` call: the expected path "
+                f"({expected}) was not taken",
+            )
+        )
         return 0.0, evidence
     if others:
-        evidence.append(Finding(ok=False, message=f"another path's signature call is present too: {', '.join(others)}"))
+        evidence.append(
+            Finding(ok=False, message=f"another path's signature call is present too: {', '.join(others)}")
+        )
         return 0.5, evidence
     return 1.0, evidence
 
@@ -148,7 +162,9 @@ def files_modified_match(ctx: Context) -> CheckResult:
             hit += 1
             evidence.append(Finding(ok=True, message=f"modified {path}", location=path))
         else:
-            evidence.append(Finding(ok=False, message=f"expected {path} to be modified; it was not", location=path))
+            evidence.append(
+                Finding(ok=False, message=f"expected {path} to be modified; it was not", location=path)
+            )
     share = hit / len(expected) if expected else 1.0
     added = ctx.changes.added
     unexpected = [p for p in added if not _allowed(p, key.expected_new_files_allowed) and p not in expected]
@@ -168,15 +184,18 @@ def _placed(ctx: Context, call_name: str, function: str) -> tuple[bool, Finding]
     project = ctx.project
     starts = project.find_functions(function)
     if not starts:
-        return False, Finding(ok=False, message=f"{call_name} in {function}: no function named {function} in the app")
+        return False, Finding(
+            ok=False, message=f"{call_name} in {function}: no function named {function} in the app"
+        )
     reach = project.reach(starts)
     calls = project.reached_calls(reach, call_name)
     if calls:
         first = calls[0]
         path = reach.path(first.scope)
         via = f" via {project.chain_text(reach, first)}" if len(path) > 1 else ""
-        return True, Finding(ok=True, message=f"{call_name} in {function}{via}: `{first.label}`",
-                             location=first.location)
+        return True, Finding(
+            ok=True, message=f"{call_name} in {function}{via}: `{first.label}`", location=first.location
+        )
     where = ", ".join(project.describe(s) for s in starts)
     return False, Finding(ok=False, message=f"{call_name} not reached from {function} ({where})")
 
@@ -217,7 +236,8 @@ def _has_param(project: Project, sdk: SdkCall, param: str, accepted: list[str]) 
     if steps and accepted and steps[0] not in accepted and steps[0] + "s" in accepted:
         note = f"`{steps[0]}` read as `{steps[0]}s` (the SDK's {sdk.method} takes `{steps[0]}s`)"
         steps[0] = steps[0] + "s"
-    if len(steps) == 1 and steps[0] in sdk.query:  # a raw request's query string (DELETE ...?reservation_keys=)
+    # a raw request's query string (DELETE ...?reservation_keys=)
+    if len(steps) == 1 and steps[0] in sdk.query:
         return True, note
     current = [project.argument(sdk)]
     for step in steps:
@@ -231,7 +251,14 @@ def _has_param(project: Project, sdk: SdkCall, param: str, accepted: list[str]) 
 
 
 def _method_calls(ctx: Context, method: str) -> tuple[list[str], list[SdkCall]]:
-    expected = sorted({c for calls in ctx.answer_key.expected_calls.values() for c in calls if c.rsplit(".", 1)[-1] == method})
+    expected = sorted(
+        {
+            c
+            for calls in ctx.answer_key.expected_calls.values()
+            for c in calls
+            if c.rsplit(".", 1)[-1] == method
+        }
+    )
     if expected:
         return expected, [c for c in ctx.project.sdk_calls if c.name in expected]
     calls = [c for c in ctx.project.sdk_calls if c.method == method]
@@ -256,7 +283,9 @@ def required_params_present(ctx: Context) -> CheckResult:
             if not sdk.valid:
                 scores.append(0.0)
                 for problem in sdk.problems:
-                    evidence.append(Finding(ok=False, message=f"{sdk.name}: {problem}", location=sdk.location))
+                    evidence.append(
+                        Finding(ok=False, message=f"{sdk.name}: {problem}", location=sdk.location)
+                    )
                 continue
             accepted = ctx.project.surface_params(sdk)
             present: list[str] = []
@@ -311,8 +340,8 @@ def _endpoint_reach(ctx: Context, phase: str) -> tuple[Reach | None, list[Mounte
 def all_handlers_modified(ctx: Context) -> CheckResult:
     """A phase counts when one of its calls is reachable from the handler of that phase's test endpoint (the
     method and path of create/update/cancel in eval_config), across files, wrappers, classes and injected
-    clients. Without an endpoint (or when no route of the app answers it), from the placement function of the call
-    whose name names the phase; when none does, a live call anywhere counts (the plan's rule)."""
+    clients. Without an endpoint (or when no route of the app answers it), from the placement function of
+    the call whose name names the phase; when none does, a live call anywhere counts (the plan's rule)."""
     phases = ctx.answer_key.expected_calls
     if not phases:
         return 1.0, [Finding(ok=True, message="the answer key lists no lifecycle phases")]
@@ -329,8 +358,12 @@ def all_handlers_modified(ctx: Context) -> CheckResult:
                     found = ctx.project.reached_calls(reach, call_name)
                     if found:
                         chain = ctx.project.chain_text(reach, found[0])
-                        hit = Finding(ok=True, message=f"{call_name} reached from {label} ({where}) via {chain}: "
-                                                       f"`{found[0].label}`", location=found[0].location)
+                        hit = Finding(
+                            ok=True,
+                            message=f"{call_name} reached from {label} ({where}) via {chain}: "
+                            f"`{found[0].label}`",
+                            location=found[0].location,
+                        )
                         break
                 if hit is None:
                     tried.append(f"{' or '.join(calls)} from the handler of {label} ({where})")
@@ -347,7 +380,9 @@ def all_handlers_modified(ctx: Context) -> CheckResult:
 
 
 def _by_name(ctx: Context, phase: str, calls: list[str], tried: list[str]) -> Finding | None:
-    """The rule without an endpoint: from the placement function naming the phase, else a live call anywhere."""
+    """The rule without an endpoint: from the placement function naming the phase, else a live call
+    anywhere.
+    """
     for call_name in calls:
         handlers = _phase_handlers(ctx, phase, call_name)
         if handlers:
@@ -420,8 +455,8 @@ def _events_handled(project: Project, handlers: list[FnRef]) -> list[tuple[str, 
 
 @check("webhook_route_added")
 def webhook_route_added(ctx: Context) -> CheckResult:
-    """New routes only: declared in a file the change wrote, with a (method, full path) the pristine app did not
-    answer and not declared so in that file before. An unchanged file's routes are never new."""
+    """New routes only: declared in a file the change wrote, with a (method, full path) the pristine app did
+    not answer and not declared so in that file before. An unchanged file's routes are never new."""
     before_paths = {(m.route.method, m.path) for m in mounted_routes(ctx.pristine.values())}
     before_decl = {(m.path, r.method, r.path) for m in ctx.pristine.values() for r in m.routes}
     paths: dict[int, tuple[Module, Route, list[str]]] = {}
@@ -429,7 +464,10 @@ def webhook_route_added(ctx: Context) -> CheckResult:
         module, route = mounted.module, mounted.route
         if module.path not in ctx.project.changed:
             continue
-        if (module.path, route.method, route.path) in before_decl or (route.method, mounted.path) in before_paths:
+        if (module.path, route.method, route.path) in before_decl or (
+            route.method,
+            mounted.path,
+        ) in before_paths:
             continue
         paths.setdefault(id(route), (module, route, []))[2].append(mounted.path)
     new = [(module, route, " | ".join(shown)) for module, route, shown in paths.values()]
@@ -441,17 +479,26 @@ def webhook_route_added(ctx: Context) -> CheckResult:
         handlers = handler_refs(ctx.project, module, route.handlers)
         names = [ctx.project.function(h).qualname for h in handlers]
         events = _events_handled(ctx.project, handlers)
-        webhookish = bool(_WEBHOOK.search(shown) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names))
+        webhookish = bool(
+            _WEBHOOK.search(shown) or _WEBHOOK.search(module.path) or any(_WEBHOOK.search(n) for n in names)
+        )
         label = f"new route {route.method} {shown}"
         where = f"{module.path}:{route.line}"
         if events:
             best = max(best, 1.0)
             listed = ", ".join(f"{e} ({loc})" for e, loc in events)
-            evidence.append(Finding(ok=True, message=f"{label} handles Seam events: {listed}", location=where))
+            evidence.append(
+                Finding(ok=True, message=f"{label} handles Seam events: {listed}", location=where)
+            )
         elif webhookish:
             best = max(best, 0.5)
-            evidence.append(Finding(ok=False, message=f"{label} is a webhook route but handles no Seam event type",
-                                    location=where))
+            evidence.append(
+                Finding(
+                    ok=False,
+                    message=f"{label} is a webhook route but handles no Seam event type",
+                    location=where,
+                )
+            )
         else:
             evidence.append(Finding(ok=False, message=f"{label}: not a webhook route", location=where))
     return best, evidence

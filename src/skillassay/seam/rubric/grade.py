@@ -15,15 +15,25 @@ from skillassay.workspace.changes import ChangeSet, compare_trees
 
 
 def floor2(x: float) -> float:
-    """Scores are floored to 2 decimals (2 of 3 -> 0.66, as the plan writes it); the epsilon keeps 0.29999... at 0.3."""
+    """Scores are floored to 2 decimals (2 of 3 -> 0.66, as the plan writes it); the epsilon keeps
+    0.29999... at 0.3.
+    """
     return math.floor(x * 100 + 1e-9) / 100
 
 
-def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric, expected_api_path: str,
-          change: ChangeSet | None = None, endpoints: Mapping[str, tuple[str, str]] | None = None) -> RubricResult:
-    """Grade ``modified`` against ``pristine``. ``change``: the run's ChangeSet between the two, when the caller
-    has it (computed here otherwise). ``endpoints``: phase -> (HTTP method, path) of the eval's test endpoints
-    (``endpoints_of(config)``); a phase's calls count when reachable from the handler of its endpoint."""
+def grade(
+    pristine: Path,
+    modified: Path,
+    answer_key: AnswerKey,
+    rubric: Rubric,
+    expected_api_path: str,
+    change: ChangeSet | None = None,
+    endpoints: Mapping[str, tuple[str, str]] | None = None,
+) -> RubricResult:
+    """Grade ``modified`` against ``pristine``. ``change``: the run's ChangeSet between the two, when the
+    caller has it (computed here otherwise). ``endpoints``: phase -> (HTTP method, path) of the eval's test
+    endpoints (``endpoints_of(config)``); a phase's calls count when reachable from the handler of its
+    endpoint."""
     pristine, modified = Path(pristine), Path(modified)
     for label, root in (("pristine", pristine), ("modified", modified)):
         if not root.is_dir():
@@ -31,23 +41,32 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
     api_path = canonical_path(expected_api_path)
     if api_path is None:
         raise SkillassayError(
-            f"expected_api_path {expected_api_path!r} is not one of {', '.join(sorted(PATH_SIGNATURES))} (or lower_level)"
+            f"expected_api_path {expected_api_path!r} is not one of {', '.join(sorted(PATH_SIGNATURES))} "
+            "(or lower_level)"
         )
     for i, category in enumerate(rubric.categories):
         if category.check not in CHECKS:
             raise SkillassayError(
-                f"rubric category {category.name!r} (/categories/{i}/check): unknown check {category.check!r}; "
+                f"rubric category {category.name!r} (/categories/{i}/check): unknown check "
+                f"{category.check!r}; "
                 f"known: {', '.join(sorted(CHECKS))}"
             )
     if change is None:
         change = compare_trees(pristine, modified)
     elif (Path(change.pristine_dir), Path(change.modified_dir)) != (pristine, modified):
-        raise ValueError(f"the change given is between {change.pristine_dir} and {change.modified_dir}, "
-                         f"not {pristine} and {modified}")
+        raise ValueError(
+            f"the change given is between {change.pristine_dir} and {change.modified_dir}, "
+            f"not {pristine} and {modified}"
+        )
     changes = change
     # every route file is read only when the endpoints' handlers are looked for
-    project = Project.load(modified, changes.written, unchanged=changes.unchanged, routes=bool(endpoints),
-                           names=[n for fns in answer_key.expected_placements.values() for n in fns])
+    project = Project.load(
+        modified,
+        changes.written,
+        unchanged=changes.unchanged,
+        routes=bool(endpoints),
+        names=[n for fns in answer_key.expected_placements.values() for n in fns],
+    )
     # the pristine app: the unchanged files are the same parse; the others as they were
     pristine_modules = {p: m for p, m in project.modules.items() if p in project.unchanged_modules}
     pristine_modules.update(parse_app(pristine, sorted(changes.modified + changes.deleted)))
@@ -67,8 +86,9 @@ def grade(pristine: Path, modified: Path, answer_key: AnswerKey, rubric: Rubric,
             score=score, weighted=round(score * category.weight, 2), check=category.check, evidence=evidence
         )
     total = round(sum(c.weighted for c in categories.values()), 2)
-    return RubricResult(total=total, categories=categories, changed_files=changes.written,
-                        paths_taken=paths_taken(ctx))
+    return RubricResult(
+        total=total, categories=categories, changed_files=changes.written, paths_taken=paths_taken(ctx)
+    )
 
 
 def endpoints_of(config: object) -> dict[str, tuple[str, str]]:
@@ -81,7 +101,9 @@ def endpoints_of(config: object) -> dict[str, tuple[str, str]]:
         endpoint = getattr(raw, phase, None) if not isinstance(raw, Mapping) else raw.get(phase)
         if endpoint is None:
             continue
-        method = endpoint.get("method") if isinstance(endpoint, Mapping) else getattr(endpoint, "method", None)
+        method = (
+            endpoint.get("method") if isinstance(endpoint, Mapping) else getattr(endpoint, "method", None)
+        )
         path = endpoint.get("path") if isinstance(endpoint, Mapping) else getattr(endpoint, "path", None)
         if isinstance(method, str) and isinstance(path, str):
             out[phase] = (method.upper(), path)

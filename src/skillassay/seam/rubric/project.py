@@ -1,7 +1,8 @@
 """One modified app, outlined, with the cross-file questions the checks ask.
 
-- Which calls are Seam calls: SDK calls (and are they real methods of that language's SDK?) and raw HTTP requests
-  to Seam's API (``rawhttp.py``)? Only calls in files the change wrote count: the rest is the app's own code.
+- Which calls are Seam calls: SDK calls (and are they real methods of that language's SDK?) and raw HTTP
+  requests to Seam's API (``rawhttp.py``)? Only calls in files the change wrote count: the rest is the app's
+  own code.
 - Which functions does a function reach, through the call graph of the whole app (``languages.callgraph``)?
   Built once per grade; code that never runs is in it nowhere.
 - What does an argument expression hold (following variables, spreads and small builder functions)?
@@ -27,11 +28,11 @@ MAX_VALUE_DEPTH = 6
 MAX_FILES = 5000
 
 
-
 def _family_label(sdk_family: str) -> str:
-    """"Python", "JavaScript": the label of the first stack language whose code calls that SDK family."""
-    return next((x.label for s in stacks.all_stacks() for x in s.syntaxes if x.sdk_family == sdk_family),
-                sdk_family)
+    """ "Python", "JavaScript": the label of the first stack language whose code calls that SDK family."""
+    return next(
+        (x.label for s in stacks.all_stacks() for x in s.syntaxes if x.sdk_family == sdk_family), sdk_family
+    )
 
 
 def camel(name: str) -> str:
@@ -54,10 +55,12 @@ def read_source(root: Path, rel: str) -> bytes | None:
     except OSError:
         return None
 
+
 @dataclass
 class SdkCall:
-    """A Seam API call: through an SDK (``kind="sdk"``), or a raw HTTP request to a Seam route (``kind="http"``,
-    counted at the call that gives it its route: the client call itself, or a wrapper's call)."""
+    """A Seam API call: through an SDK (``kind="sdk"``), or a raw HTTP request to a Seam route
+    (``kind="http"``, counted at the call that gives it its route: the client call itself, or a wrapper's
+    call)."""
 
     name: str  # canonical snake_case path, "customers.push_data"
     written: str  # as written in the source, "customers.pushData" (for HTTP: "POST /customers/push_data")
@@ -89,7 +92,9 @@ class SdkCall:
 
     @property
     def label(self) -> str:
-        """How evidence names the call: ``customers.pushData`` or ``requests.post POST /customers/push_data``."""
+        """How evidence names the call: ``customers.pushData`` or ``requests.post POST
+        /customers/push_data``.
+        """
         if self.kind == "http":
             via = f" via {' -> '.join(self.via)}" if self.via else ""
             return f"{self.client} {self.written}{via}"
@@ -99,10 +104,26 @@ class SdkCall:
 Ctx = tuple[Value, Module, "int | None"]
 
 
-# the last name of an HTTP client call (requests.post, fetch, axios, https.request...): checked before the Seam spec
-# is loaded for raw HTTP
-_HTTP_NAMES = frozenset({"get", "post", "put", "patch", "delete", "request", "fetch", "urlopen", "Request", "axios",
-                         "got", "ky", "head", "options"})
+# the last name of an HTTP client call (requests.post, fetch, axios, https.request...): checked before the
+# Seam spec is loaded for raw HTTP
+_HTTP_NAMES = frozenset(
+    {
+        "get",
+        "post",
+        "put",
+        "patch",
+        "delete",
+        "request",
+        "fetch",
+        "urlopen",
+        "Request",
+        "axios",
+        "got",
+        "ky",
+        "head",
+        "options",
+    }
+)
 
 
 def _parse_file(root: Path, rel: str, source: bytes | None = None) -> Module | None:
@@ -114,8 +135,12 @@ def _parse_file(root: Path, rel: str, source: bytes | None = None) -> Module | N
 
 
 # Unchanged files holding one of these may declare routes or mount routers (Express, Flask, FastAPI).
-_ROUTE_MARKERS = re.compile(rb"\.(get|post|put|patch|delete|all|use|route|api_route|add_url_rule|add_api_route|"
-                            rb"include_router|register_blueprint)\(|\bRouter\(|APIRouter\(|Blueprint\(")
+_ROUTE_MARKERS = re.compile(
+    rb"\.(get|post|put|patch|delete|all|use|route|api_route|add_url_rule|add_api_route|"
+    rb"include_router|register_blueprint)\(|\bRouter\(|APIRouter\(|Blueprint\("
+)
+
+
 def _module_stem(rel: str) -> str:
     stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
     for tail in ("/index", "/__init__"):
@@ -124,14 +149,21 @@ def _module_stem(rel: str) -> str:
     return stem
 
 
-def connected(root: Path, parsed: dict[str, Module], candidates: list[str], *, routes: bool = True,
-              names: list[str] | None = None) -> dict[str, Module]:
-    """The unchanged source files the grade needs, parsed: those that declare routes or mount routers (where test
-    endpoints' handlers are, when ``routes``; Next.js route files always), that define one of ``names`` (the
-    answer key's placement functions) not defined in a parsed file, and, transitively, every file one of those
-    imports: so the paths from the app's routes through unchanged code into the changed code, and on into unchanged
-    wrappers, are in the call graph. Others (most files of a large repository) are never parsed: the cost follows
-    the change, not the repository (plus one byte search per file when routes or names are looked for)."""
+def connected(
+    root: Path,
+    parsed: dict[str, Module],
+    candidates: list[str],
+    *,
+    routes: bool = True,
+    names: list[str] | None = None,
+) -> dict[str, Module]:
+    """The unchanged source files the grade needs, parsed: those that declare routes or mount routers (where
+    test endpoints' handlers are, when ``routes``; Next.js route files always), that define one of
+    ``names`` (the answer key's placement functions) not defined in a parsed file, and, transitively, every
+    file one of those imports: so the paths from the app's routes through unchanged code into the changed
+    code, and on into unchanged wrappers, are in the call graph. Others (most files of a large repository)
+    are never parsed: the cost follows the change, not the repository (plus one byte search per file when
+    routes or names are looked for)."""
     from skillassay.languages.typescript import next_route_path
 
     texts: dict[str, bytes | None] = {}
@@ -141,7 +173,8 @@ def connected(root: Path, parsed: dict[str, Module], candidates: list[str], *, r
             texts[rel] = read_source(root, rel)
         return texts[rel] or b""
 
-    exact: dict[str, str] = {}  # module stem -> path, to resolve imports against (find_module's rule, indexed)
+    # module stem -> path, to resolve imports against (find_module's rule, indexed)
+    exact: dict[str, str] = {}
     suffixes: dict[str, list[str]] = {}
 
     def resolve(stem: str, fuzzy: bool) -> str | None:
@@ -158,20 +191,29 @@ def connected(root: Path, parsed: dict[str, Module], candidates: list[str], *, r
 
     defined = {fn.name for m in parsed.values() for fn in m.functions if fn.name}
     missing = sorted({n.rsplit(".", 1)[-1] for n in names or []} - defined)
-    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in missing) + rb")\b") if missing else None
+    pattern = (
+        re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in missing) + rb")\b") if missing else None
+    )
+
     def imports(modules) -> list[str]:
         out = []
         for module in modules:
             for refs in module.import_refs.values():
                 for ref in refs:
-                    target = resolve(ref.stem, ref.fuzzy) or (resolve(f"{ref.stem}/{ref.name}", ref.fuzzy)
-                                                              if ref.name else None)
+                    target = resolve(ref.stem, ref.fuzzy) or (
+                        resolve(f"{ref.stem}/{ref.name}", ref.fuzzy) if ref.name else None
+                    )
                     if target is not None:
                         out.append(target)
         return out
 
-    queue = [rel for rel in candidates if (("app/" in rel or "pages/" in rel) and next_route_path(rel) is not None)
-             or (routes and _ROUTE_MARKERS.search(text(rel))) or (pattern is not None and pattern.search(text(rel)))]
+    queue = [
+        rel
+        for rel in candidates
+        if (("app/" in rel or "pages/" in rel) and next_route_path(rel) is not None)
+        or (routes and _ROUTE_MARKERS.search(text(rel)))
+        or (pattern is not None and pattern.search(text(rel)))
+    ]
     queue += imports(parsed.values())
     found: dict[str, Module] = {}
     while queue:
@@ -222,11 +264,18 @@ class Project:
         self._add_raw_http()
 
     @classmethod
-    def load(cls, root: Path, written: list[str], unchanged: list[str] | None = None, *,
-             routes: bool = True, names: list[str] | None = None) -> Project:
-        """Parse ``written`` (the files the change wrote) and the unchanged files connected to them (``connected``;
-        ``routes``: also every file that declares routes, where test endpoints' handlers are found); Seam calls
-        count only in ``written``."""
+    def load(
+        cls,
+        root: Path,
+        written: list[str],
+        unchanged: list[str] | None = None,
+        *,
+        routes: bool = True,
+        names: list[str] | None = None,
+    ) -> Project:
+        """Parse ``written`` (the files the change wrote) and the unchanged files connected to them
+        (``connected``; ``routes``: also every file that declares routes, where test endpoints' handlers
+        are found); Seam calls count only in ``written``."""
         wanted = [f for f in sorted(written) if parser_for(f) is not None][:MAX_FILES]
         modules = {rel: m for rel in wanted if (m := _parse_file(root, rel)) is not None}
         rest = [f for f in sorted(unchanged or []) if parser_for(f) is not None]
@@ -234,8 +283,11 @@ class Project:
         return cls(list(modules.values()), set(wanted))
 
     def _add_raw_http(self) -> None:
-        has_client = any(call.chain[-1].removesuffix("()") in _HTTP_NAMES
-                         for path in self.modules for call in self.modules[path].calls)
+        has_client = any(
+            call.chain[-1].removesuffix("()") in _HTTP_NAMES
+            for path in self.modules
+            for call in self.modules[path].calls
+        )
         if not has_client:
             return  # no HTTP client call anywhere: the Seam spec is not even loaded
         from skillassay.seam.rubric.rawhttp import RawHttp, route_method
@@ -246,10 +298,19 @@ class Project:
                 continue
             name = route_method(request.route)
             method = request.http_method or "POST"
-            found = SdkCall(name=name, written=f"{method} {request.route}", module=request.module, call=request.call,
-                            problems=[] if name in methods else [f"`{request.route}` has no SDK method"],
-                            kind="http", client=request.client, route=request.route, body=request.body,
-                            query=request.query, via=request.via)
+            found = SdkCall(
+                name=name,
+                written=f"{method} {request.route}",
+                module=request.module,
+                call=request.call,
+                problems=[] if name in methods else [f"`{request.route}` has no SDK method"],
+                kind="http",
+                client=request.client,
+                route=request.route,
+                body=request.body,
+                query=request.query,
+                via=request.via,
+            )
             (self.sdk_calls if self.live(found) else self.dead_calls).append(found)
 
     # ------------------------------------------------------------------ functions
@@ -260,10 +321,16 @@ class Project:
         return self.graph.describe(ref)
 
     def find_functions(self, name: str) -> list[FnRef]:
-        """Functions called ``name``, or whose qualified name is or ends with ``name`` (``Service.create``)."""
+        """Functions called ``name``, or whose qualified name is or ends with ``name``
+        (``Service.create``).
+        """
         out = list(self.by_name.get(name.rsplit(".", 1)[-1], []))
         if "." in name:
-            out = [r for r in out if self.function(r).qualname == name or self.function(r).qualname.endswith("." + name)]
+            out = [
+                r
+                for r in out
+                if self.function(r).qualname == name or self.function(r).qualname.endswith("." + name)
+            ]
         return [r for r in out if not self.function(r).dead]
 
     def reach(self, starts: list[FnRef]) -> Reach:
@@ -288,12 +355,14 @@ class Project:
 
     # ------------------------------------------------------------------ for raw HTTP
     def bound(self, module: Module, scope: int | None, name: str, attribute: str | None = None) -> list[Ctx]:
-        """What a name is bound to from ``scope`` (``this``/``self`` with ``attribute``: what the class's methods
-        assign to that attribute)."""
+        """What a name is bound to from ``scope`` (``this``/``self`` with ``attribute``: what the class's
+        methods assign to that attribute)."""
         if name in ("this", "self") and attribute:
             key = f"{name}.{attribute}"
             out: list[Ctx] = []
-            cls = next((module.functions[i].cls for i in module.enclosing(scope) if module.functions[i].cls), None)
+            cls = next(
+                (module.functions[i].cls for i in module.enclosing(scope) if module.functions[i].cls), None
+            )
             for i, fn in enumerate(module.functions):
                 if cls is not None and fn.cls == cls:
                     out.extend((v, module, i) for v in fn.bindings.get(key, []))
@@ -378,10 +447,19 @@ class Project:
 
     def written_body(self, module: Module, call: Call) -> Value | None:
         """node's http(s).request: the body written with ``req.write(...)``/``req.end(...)`` on its result."""
-        names = [n for n, values in self.bound_names(module, call.scope) if any(v.span == call.span for v in values)]
+        names = [
+            n
+            for n, values in self.bound_names(module, call.scope)
+            if any(v.span == call.span for v in values)
+        ]
         for other in module.calls:
-            if other.scope == call.scope and len(other.chain) == 2 and other.chain[0] in names and \
-                    other.chain[1] in ("write", "end") and other.args:
+            if (
+                other.scope == call.scope
+                and len(other.chain) == 2
+                and other.chain[0] in names
+                and other.chain[1] in ("write", "end")
+                and other.args
+            ):
                 return other.args[0]
         return None
 
@@ -422,14 +500,21 @@ class Project:
         if name not in all_methods() and not any("seam" in seg.lower() for seg in receiver):
             return None  # a method neither SDK has, on a receiver that does not say it is Seam
         written = ".".join(chain[start:])
-        return SdkCall(name=name, written=written, module=module, call=call, problems=self._surface_problems(
-            module, name, chain[start:]))
+        return SdkCall(
+            name=name,
+            written=written,
+            module=module,
+            call=call,
+            problems=self._surface_problems(module, name, chain[start:]),
+        )
 
     @staticmethod
     def _surface_problems(module: Module, name: str, written: tuple[str, ...]) -> list[str]:
         language = module.sdk_style
         surface = language_surface(language)
-        label = module.sdk_label or f"{_family_label(language)} SDK ({surface['package']} {surface['version']})"
+        label = (
+            module.sdk_label or f"{_family_label(language)} SDK ({surface['package']} {surface['version']})"
+        )
         entry = surface["methods"].get(name)
         if entry is None:
             return [f"`{'.'.join(written)}` is not a method of the {label}"]
@@ -486,7 +571,9 @@ class Project:
         return [ctx]
 
     def _arguments_for(self, module: Module, scope: int | None, name: str, depth: int) -> list[Ctx]:
-        """A parameter's values: the matching argument at every call of the function (by name) in the changed files."""
+        """A parameter's values: the matching argument at every call of the function (by name) in the
+        changed files.
+        """
         for index in module.enclosing(scope):
             fn = module.functions[index]
             if fn.name is None or name not in fn.params:
@@ -526,12 +613,16 @@ class Project:
         return out
 
     def argument(self, sdk: SdkCall) -> Ctx:
-        """The parameters object of a call: the first argument in JavaScript, the keyword arguments in Python, the
-        JSON body of a raw HTTP request."""
+        """The parameters object of a call: the first argument in JavaScript, the keyword arguments in Python,
+        the JSON body of a raw HTTP request."""
         call = sdk.call
         if sdk.kind == "http":
             return sdk.body if sdk.body is not None else (Value("other", call.line), sdk.module, call.scope)
         if sdk.module.sdk_style == "python":
-            return Value("object", call.line, keys=dict(call.kwargs), spreads=list(call.kw_spreads)), sdk.module, call.scope
+            return (
+                Value("object", call.line, keys=dict(call.kwargs), spreads=list(call.kw_spreads)),
+                sdk.module,
+                call.scope,
+            )
         first = call.args[0] if call.args else Value("other", call.line)
         return first, sdk.module, call.scope

@@ -1,15 +1,15 @@
 """Seam's HTTP API called directly, without an SDK: found, and mapped onto the SDK method it stands for.
 
 A request counts when an HTTP client sends it (Python: requests, httpx, aiohttp, urllib, http.client;
-JavaScript/TypeScript: fetch, axios, got, ky, undici, node's http/https) to a URL whose path is a route of Seam's
-OpenAPI document (``seam/emulator/spec.load_spec``, the copy the emulator validates against): ``/customers/push_data``
-is ``customers.push_data``, so answer keys name SDK methods whatever the agent used. The URL may be a literal, a
-constant, an f-string or template literal, a concatenation (``BASE + "/customers/push_data"``, ``urljoin``,
-``new URL(path, base)``), or come from a small wrapper's parameter (``seam_post("/customers/push_data", body)``):
-then the request is counted at each call of the wrapper, with that call's path and body (up to ``MAX_WRAPPERS``
-wrappers deep). The JSON body's keys are the parameters (``json=``, ``data=json.dumps(...)``, ``body:
-JSON.stringify(...)``, axios's data, got's ``json``), and so are a query string's (``params=``, ``?k=v``,
-``new URLSearchParams({...})``) for routes called with GET or DELETE.
+JavaScript/TypeScript: fetch, axios, got, ky, undici, node's http/https) to a URL whose path is a route of
+Seam's OpenAPI document (``seam/emulator/spec.load_spec``, the copy the emulator validates against):
+``/customers/push_data`` is ``customers.push_data``, so answer keys name SDK methods whatever the agent used.
+The URL may be a literal, a constant, an f-string or template literal, a concatenation (``BASE +
+"/customers/push_data"``, ``urljoin``, ``new URL(path, base)``), or come from a small wrapper's parameter
+(``seam_post("/customers/push_data", body)``): then the request is counted at each call of the wrapper, with
+that call's path and body (up to ``MAX_WRAPPERS`` wrappers deep). The JSON body's keys are the parameters
+(``json=``, ``data=json.dumps(...)``, ``body: JSON.stringify(...)``, axios's data, got's ``json``), and so are
+a query string's (``params=``, ``?k=v``, ``new URLSearchParams({...})``) for routes called with GET or DELETE.
 """
 
 from __future__ import annotations
@@ -24,11 +24,22 @@ from skillassay.languages.base import Call, Module, Value
 
 MAX_WRAPPERS = 3  # wrapper(path) -> helper(path) -> client: how many functions a path may be passed through
 
-# the HTTP client libraries (first segment of the import source) are the stacks' (``SourceSyntax.http_clients``),
-# by the SDK family a module's code calls
+# the HTTP client libraries (first segment of the import source) are the stacks'
+# (``SourceSyntax.http_clients``), by the SDK family a module's code calls
 HTTP_VERBS = {"get", "post", "put", "patch", "delete", "head", "options"}
-_CLIENT_FACTORIES = {"Session", "Client", "AsyncClient", "ClientSession", "PoolManager", "create", "extend",
-                     "HTTPSConnection", "HTTPConnection", "Agent", "Pool"}
+_CLIENT_FACTORIES = {
+    "Session",
+    "Client",
+    "AsyncClient",
+    "ClientSession",
+    "PoolManager",
+    "create",
+    "extend",
+    "HTTPSConnection",
+    "HTTPConnection",
+    "Agent",
+    "Pool",
+}
 _HOLE = "\x00"
 
 
@@ -59,14 +70,17 @@ def route_method(route: str) -> str:
 
 @dataclass
 class ClientCall:
-    """An HTTP client call as written: which client, and the expressions holding its URL, method, body, query."""
+    """An HTTP client call as written: which client, and the expressions holding its URL, method, body,
+    query.
+    """
 
     client: str  # "requests.post", "fetch", "axios.post", "https.request"
     method: str | None  # "POST", ... when known
     url: Value | None
     body: Value | None = None
     query: Value | None = None
-    base: Value | None = None  # a client instance's base URL (axios.create({baseURL}), httpx.Client(base_url=))
+    # a client instance's base URL (axios.create({baseURL}), httpx.Client(base_url=))
+    base: Value | None = None
 
 
 @dataclass
@@ -85,11 +99,15 @@ class RawRequest:
 
 
 def _lib_of(source: str) -> str:
-    return source.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0] if not source.startswith("@") else source
+    return (
+        source.split(".", maxsplit=1)[0].split("/", maxsplit=1)[0] if not source.startswith("@") else source
+    )
 
 
 def _unwrap_body(value: Value | None) -> Value | None:
-    """``json.dumps(x)``, ``JSON.stringify(x)``, ``json.dumps(x).encode()``, ``Buffer.from(JSON.stringify(x))`` -> x."""
+    """``json.dumps(x)``, ``JSON.stringify(x)``, ``json.dumps(x).encode()``,
+    ``Buffer.from(JSON.stringify(x))`` -> x.
+    """
     for _ in range(4):
         if value is None or value.kind != "call":
             return value
@@ -125,7 +143,9 @@ class RawHttp:
         self.project = project
 
     # ------------------------------------------------------------------ which calls are HTTP client calls
-    def _origin(self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0) -> str | None:
+    def _origin(
+        self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0
+    ) -> str | None:
         """The HTTP library a receiver chain comes from (``requests``, ``axios``, ``fetch``...), if any."""
         if not chain or depth > 5:
             return None
@@ -141,8 +161,12 @@ class RawHttp:
             if lib in libs or source in libs:
                 return source if source in libs else lib
             return None
-        for ctx in self.project.bound(module, scope, chain[0] if not chain[0].endswith("()") else head,
-                                      chain[1] if chain[0] in ("this", "self") and len(chain) > 1 else None):
+        for ctx in self.project.bound(
+            module,
+            scope,
+            chain[0] if not chain[0].endswith("()") else head,
+            chain[1] if chain[0] in ("this", "self") and len(chain) > 1 else None,
+        ):
             value, where, at = ctx
             if value.kind == "call" and value.chain:
                 inner = value.chain[1:] if value.chain[0] == "new" else value.chain
@@ -184,8 +208,9 @@ class RawHttp:
             if target is not None and target.kind == "call" and target.chain[-1:] == ("Request",):
                 return None  # counted at the Request(...) call
             data = kw.get("data") or (args[1] if len(args) > 1 else None)
-            return ClientCall("urllib.request.urlopen", "POST" if data is not None else "GET", target,
-                              _unwrap_body(data))
+            return ClientCall(
+                "urllib.request.urlopen", "POST" if data is not None else "GET", target, _unwrap_body(data)
+            )
         if last == "Request" and origin == "urllib":
             url = args[0] if args else kw.get("url")
             data = kw.get("data") or (args[1] if len(args) > 1 else None)
@@ -194,8 +219,12 @@ class RawHttp:
         if last == "request":
             method = _method_text(args[0] if args else kw.get("method"))
             url = args[1] if len(args) > 1 else kw.get("url")
-            body = kw.get("json") or _unwrap_body(kw.get("data") or kw.get("content") or kw.get("body")
-                                                  or (args[2] if len(args) > 2 and origin == "http" else None))
+            body = kw.get("json") or _unwrap_body(
+                kw.get("data")
+                or kw.get("content")
+                or kw.get("body")
+                or (args[2] if len(args) > 2 and origin == "http" else None)
+            )
             return ClientCall(f"{origin}.request", method, url, body, kw.get("params"))
         if last in HTTP_VERBS:
             url = args[0] if args else kw.get("url")
@@ -206,8 +235,15 @@ class RawHttp:
     def _js_call(self, module, call, chain, last, receiver) -> ClientCall | None:
         args = call.args
         if len(chain) == 1 or (len(chain) == 2 and chain[0] in ("globalThis", "window", "global")):
-            origin = "fetch" if last == "fetch" and (last not in module.imports or
-                                                    _lib_of(module.imports[last]) in stacks.http_clients(module.sdk_style)) else None
+            origin = (
+                "fetch"
+                if last == "fetch"
+                and (
+                    last not in module.imports
+                    or _lib_of(module.imports[last]) in stacks.http_clients(module.sdk_style)
+                )
+                else None
+            )
             if origin is None:
                 source = module.imports.get(last)
                 lib = _lib_of(source) if source else None
@@ -225,35 +261,54 @@ class RawHttp:
             return None
         return self._js_generic(origin, last, args, call, module)
 
-    def _js_generic(self, origin: str, name: str, args: list[Value], call: Call, module: Module) -> ClientCall | None:
+    def _js_generic(
+        self, origin: str, name: str, args: list[Value], call: Call, module: Module
+    ) -> ClientCall | None:
         first = args[0] if args else None
         second = args[1] if len(args) > 1 else None
         third = args[2] if len(args) > 2 else None
-        if origin in ("fetch", "node-fetch", "cross-fetch", "isomorphic-fetch") or (origin == "undici" and name == "fetch"):
-            return ClientCall("fetch", _method_text(_option(second, "method")) or "GET", first,
-                              _unwrap_body(_option(second, "body")))
+        if origin in ("fetch", "node-fetch", "cross-fetch", "isomorphic-fetch") or (
+            origin == "undici" and name == "fetch"
+        ):
+            return ClientCall(
+                "fetch",
+                _method_text(_option(second, "method")) or "GET",
+                first,
+                _unwrap_body(_option(second, "body")),
+            )
         if origin == "undici":
-            return ClientCall(f"undici.{name}", _method_text(_option(second, "method")) or "GET", first,
-                              _unwrap_body(_option(second, "body")))
+            return ClientCall(
+                f"undici.{name}",
+                _method_text(_option(second, "method")) or "GET",
+                first,
+                _unwrap_body(_option(second, "body")),
+            )
         if origin in ("http", "https", "node:http", "node:https"):
             if name not in ("request", "get"):
                 return None
             options = first if first is not None and first.kind == "object" else second
             url = first if first is not None and first.kind != "object" else _option(options, "path")
             method = _method_text(_option(options, "method")) or "GET"
-            return ClientCall(f"{origin.removeprefix('node:')}.{name}", method, url,
-                              self.project.written_body(module, call))
+            return ClientCall(
+                f"{origin.removeprefix('node:')}.{name}", method, url, self.project.written_body(module, call)
+            )
         if origin == "axios":
             if name in ("axios", "request") or name == "default":
                 config = first if first is not None and first.kind == "object" else second
                 url = _option(config, "url") if first is None or first.kind == "object" else first
-                return ClientCall("axios", _method_text(_option(config, "method")) or "GET", url,
-                                  _option(config, "data"), _option(config, "params"))
+                return ClientCall(
+                    "axios",
+                    _method_text(_option(config, "method")) or "GET",
+                    url,
+                    _option(config, "data"),
+                    _option(config, "params"),
+                )
             if name in ("post", "put", "patch"):
                 return ClientCall(f"axios.{name}", name.upper(), first, second, _option(third, "params"))
             if name in ("get", "delete", "head", "options"):
-                return ClientCall(f"axios.{name}", name.upper(), first, _option(second, "data"),
-                                  _option(second, "params"))
+                return ClientCall(
+                    f"axios.{name}", name.upper(), first, _option(second, "data"), _option(second, "params")
+                )
             return None
         if origin in ("got", "ky"):
             options = second
@@ -264,8 +319,13 @@ class RawHttp:
             else:
                 return None
             body = _option(options, "json") or _unwrap_body(_option(options, "body"))
-            return ClientCall(f"{origin}.{name}" if name in HTTP_VERBS else origin, method, first, body,
-                              _option(options, "searchParams"))
+            return ClientCall(
+                f"{origin}.{name}" if name in HTTP_VERBS else origin,
+                method,
+                first,
+                body,
+                _option(options, "searchParams"),
+            )
         if origin == "superagent" and name in HTTP_VERBS:
             return ClientCall(f"superagent.{name}", name.upper(), first, None)
         return None
@@ -273,8 +333,8 @@ class RawHttp:
     # ------------------------------------------------------------------ URLs
     def _parts(self, ctx, env: dict, depth: int = 0) -> list[list[tuple[str, object]]]:
         """The alternatives a URL expression may spell, each a list of parts: ("text", str) or ("hole", what),
-        where ``what`` is ``(module, function index, parameter name)`` for a parameter no call binds yet (None for
-        anything else unknown)."""
+        where ``what`` is ``(module, function index, parameter name)`` for a parameter no call binds yet
+        (None for anything else unknown)."""
         value, module, scope = ctx
         if depth > 8:
             return [[("hole", None)]]
@@ -307,14 +367,23 @@ class RawHttp:
         if value.kind == "call" and value.chain:
             last = value.chain[-1]
             if (last in ("urljoin", "join") and len(value.args) >= 2 and last == "urljoin") or (
-                    value.chain[:1] == ("new",) and value.chain[-1] == "URL" and len(value.args) >= 2):
-                base, path = (value.args[0], value.args[1]) if last == "urljoin" else (value.args[1], value.args[0])
-                return self._parts((Value("template", items=[base, Value("str", text="/"), path]), module, scope),
-                                   env, depth + 1)
+                value.chain[:1] == ("new",) and value.chain[-1] == "URL" and len(value.args) >= 2
+            ):
+                base, path = (
+                    (value.args[0], value.args[1]) if last == "urljoin" else (value.args[1], value.args[0])
+                )
+                return self._parts(
+                    (Value("template", items=[base, Value("str", text="/"), path]), module, scope),
+                    env,
+                    depth + 1,
+                )
             if value.chain[:1] == ("new",) and value.chain[-1] == "URL" and value.args:
                 return self._parts((value.args[0], module, scope), env, depth + 1)
-            if last in ("rstrip", "strip", "trim", "replace", "removesuffix", "toString", "format") and \
-                    len(value.chain) == 1 and value.args:
+            if (
+                last in ("rstrip", "strip", "trim", "replace", "removesuffix", "toString", "format")
+                and len(value.chain) == 1
+                and value.args
+            ):
                 return [[("hole", None)]]
             # a function building the URL: follow its return values
             out = []
@@ -340,7 +409,12 @@ class RawHttp:
         if not _could_be_seam(path):
             return None, []  # no Seam namespace in the path: the spec need not even be loaded
         routes = seam_routes()
-        candidates = [r for r in routes if path.endswith((r, r + "/")) or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1 or path[-len(r)] in (_HOLE, "/")))]
+        candidates = [
+            r
+            for r in routes
+            if path.endswith((r, r + "/"))
+            or (path.endswith(r.lstrip("/")) and (len(path) == len(r) - 1 or path[-len(r)] in (_HOLE, "/")))
+        ]
         if not candidates:
             return None, []
         route = max(candidates, key=len)
@@ -365,8 +439,17 @@ class RawHttp:
                         out.append(request)
         return out
 
-    def _lift(self, module: Module, call: Call, client: ClientCall, at_module: Module, at_call: Call, env: dict,
-              via: list[str], depth: int) -> list[RawRequest]:
+    def _lift(
+        self,
+        module: Module,
+        call: Call,
+        client: ClientCall,
+        at_module: Module,
+        at_call: Call,
+        env: dict,
+        via: list[str],
+        depth: int,
+    ) -> list[RawRequest]:
         """The requests a client call makes, counted at ``at_call`` (itself, or the wrapper call that gives it
         its path), with ``env`` binding the wrappers' parameters to the arguments of that call."""
         url_ctx = (client.url, module, call.scope)
@@ -380,8 +463,11 @@ class RawHttp:
             if route is not None:
                 body = self._body(client.body, module, call.scope, env)
                 names = list(query) + self.project.object_keys(client.query, module, call.scope)
-                found.append(RawRequest(route, client.client, client.method, at_module, at_call, body, names,
-                                        list(via)))
+                found.append(
+                    RawRequest(
+                        route, client.client, client.method, at_module, at_call, body, names, list(via)
+                    )
+                )
             else:
                 holes.extend(p[1] for p in parts if p[0] == "hole" and p[1] and p[1] not in holes)  # type: ignore[misc]
         if found or not holes or depth >= MAX_WRAPPERS:
@@ -403,9 +489,14 @@ class RawHttp:
                 extra = {k: v for k, v in caller_call.kwargs.items() if k not in fn.params}
                 new_env[(owner_module.path, fn_index, fn.kwargs_param)] = (
                     Value("object", caller_call.line, keys=extra, spreads=list(caller_call.kw_spreads)),
-                    caller_module, caller_call.scope)
-            found.extend(self._lift(module, call, client, caller_module, caller_call, new_env,
-                                    [*via, fn.qualname], depth + 1))
+                    caller_module,
+                    caller_call.scope,
+                )
+            found.extend(
+                self._lift(
+                    module, call, client, caller_module, caller_call, new_env, [*via, fn.qualname], depth + 1
+                )
+            )
         return found
 
     def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):

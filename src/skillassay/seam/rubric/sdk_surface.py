@@ -1,12 +1,13 @@
 """The Seam SDK surface (route namespaces, methods, their top-level parameters, event types), per language.
 
-Read from the official packages, never typed by hand: the Python SDK (PyPI ``seam``) by introspecting its route
-classes, the JavaScript SDK (npm ``seam`` -> ``@seamapi/http``) by parsing its TypeScript declarations with
-tree-sitter. The result is committed as ``data/sdk_surface.json`` so grading needs neither package nor node;
-``python -m skillassay.seam.rubric.sdk_surface --write`` regenerates it, and a test checks it is current.
+Read from the official packages, never typed by hand: the Python SDK (PyPI ``seam``) by introspecting its
+route classes, the JavaScript SDK (npm ``seam`` -> ``@seamapi/http``) by parsing its TypeScript declarations
+with tree-sitter. The result is committed as ``data/sdk_surface.json`` so grading needs neither package nor
+node; ``python -m skillassay.seam.rubric.sdk_surface --write`` regenerates it, and a test checks it is
+current.
 
-Method names are keyed by their snake_case path (``customers.push_data``) in both languages; ``name`` holds the
-spelling the SDK really uses (``pushData`` in JavaScript).
+Method names are keyed by their snake_case path (``customers.push_data``) in both languages; ``name`` holds
+the spelling the SDK really uses (``pushData`` in JavaScript).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ def load_surface() -> dict[str, Any]:
 
 
 def language_surface(language: str) -> dict[str, Any]:
-    """The surface for ``python`` or ``javascript`` (TypeScript uses the JavaScript SDK): the SDK family a stack
-    language calls (``SourceSyntax.sdk_family``), the JavaScript SDK's for any other."""
+    """The surface for ``python`` or ``javascript`` (TypeScript uses the JavaScript SDK): the SDK family a
+    stack language calls (``SourceSyntax.sdk_family``), the JavaScript SDK's for any other."""
     syntax = stacks.syntax_of(language)
     key = syntax.sdk_family if syntax is not None else "javascript"
     return load_surface()[key]

@@ -1,5 +1,5 @@
-"""What an agent is handed (a ``ModelEndpoint``), what a run gets back (a ``GrantReport``), and the client by which
-a harness on any node asks a job's proxy for them."""
+"""What an agent is handed (a ``ModelEndpoint``), what a run gets back (a ``GrantReport``), and the client by
+which a harness on any node asks a job's proxy for them."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ ADMIN_PREFIX = "/_skillassay"
 class ModelEndpoint(BaseModel):
     """The agent's only way to its model: the proxy's root URL and a token that is worth nothing elsewhere.
 
-    Claude Code takes ``base_url`` as ``ANTHROPIC_BASE_URL`` (it appends ``/v1/messages``), Codex as its provider's
-    ``base_url`` plus ``/v1``. The token goes where the CLI sends its key (``x-api-key`` or ``Authorization``)."""
+    Claude Code takes ``base_url`` as ``ANTHROPIC_BASE_URL`` (it appends ``/v1/messages``), Codex as its
+    provider's ``base_url`` plus ``/v1``. The token goes where the CLI sends its key (``x-api-key`` or
+    ``Authorization``)."""
 
     base_url: str
     token: str = Field(repr=False)
@@ -38,8 +39,8 @@ class GrantReport(BaseModel):
     run_id: str
     usage: ModelUsage = Field(default_factory=ModelUsage)
     calls: list[ModelCall] = Field(default_factory=list)
-    # the body of the grant's first model call (up to 2 MB): what the CLI told the model at the start, before any
-    # command of the agent's ran (not stored in run.json)
+    # the body of the grant's first model call (up to 2 MB): what the CLI told the model at the start, before
+    # any command of the agent's ran (not stored in run.json)
     first_request: str | None = None
 
 
@@ -56,8 +57,8 @@ class ModelGrants(Protocol):
 
 
 class ModelProxyClient(BaseModel):
-    """The admin side of a job's proxy over HTTP, for runs on other nodes. Holds the admin token: it stays in the
-    harness and is never given to an agent. Plain data, so it pickles to any worker."""
+    """The admin side of a job's proxy over HTTP, for runs on other nodes. Holds the admin token: it stays in
+    the harness and is never given to an agent. Plain data, so it pickles to any worker."""
 
     url: str
     admin_token: str = Field(repr=False)
@@ -65,12 +66,19 @@ class ModelProxyClient(BaseModel):
 
     def _call(self, method: str, path: str, json: dict | None = None) -> dict:
         try:
-            resp = httpx.request(method, self.url.rstrip("/") + ADMIN_PREFIX + path, json=json,
-                                 headers={"authorization": f"Bearer {self.admin_token}"}, timeout=self.timeout)
+            resp = httpx.request(
+                method,
+                self.url.rstrip("/") + ADMIN_PREFIX + path,
+                json=json,
+                headers={"authorization": f"Bearer {self.admin_token}"},
+                timeout=self.timeout,
+            )
         except httpx.HTTPError as exc:
             raise InfrastructureError(f"the model proxy at {self.url} did not answer: {exc}") from None
         if resp.status_code != 200:
-            raise InfrastructureError(f"the model proxy at {self.url} answered {resp.status_code} to {method} {path}")
+            raise InfrastructureError(
+                f"the model proxy at {self.url} answered {resp.status_code} to {method} {path}"
+            )
         return resp.json()
 
     def grant(self, run_id: str) -> ModelEndpoint:

@@ -1,9 +1,9 @@
 """Reading usage and errors out of the provider's answers as they pass through, without changing a byte.
 
 Anthropic Messages streams report input and cache tokens in ``message_start`` and the final output count in
-``message_delta``; an error can arrive inside a 200 stream as ``event: error``. OpenAI Responses streams report
-everything in the final ``response.completed`` (or ``response.incomplete`` / ``response.failed``); an ``error`` event
-can end a stream too. Non-streamed answers carry the same ``usage`` object in their JSON body.
+``message_delta``; an error can arrive inside a 200 stream as ``event: error``. OpenAI Responses streams
+report everything in the final ``response.completed`` (or ``response.incomplete`` / ``response.failed``); an
+``error`` event can end a stream too. Non-streamed answers carry the same ``usage`` object in their JSON body.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def error_text(body: Any) -> str:
 
 
 class Meter:
-    """Fed the answer's bytes as they pass; afterwards holds the model, the tokens and any error in the answer."""
+    """Fed the answer's bytes as they pass; afterwards holds the model, the tokens and any error in the
+    answer.
+    """
 
     def __init__(self, api: Api, streaming: bool):
         self.api = api
@@ -77,12 +79,14 @@ class Meter:
         self._buffer += chunk
         while True:
             # SSE events end with a blank line; providers use \n, the spec allows \r\n too
-            cut = min((i for i in (self._buffer.find(b"\n\n"), self._buffer.find(b"\r\n\r\n")) if i >= 0),
-                      default=-1)
+            cut = min(
+                (i for i in (self._buffer.find(b"\n\n"), self._buffer.find(b"\r\n\r\n")) if i >= 0),
+                default=-1,
+            )
             if cut < 0:
                 return
-            sep = 4 if self._buffer[cut:cut + 4] == b"\r\n\r\n" else 2
-            raw, self._buffer = self._buffer[:cut], self._buffer[cut + sep:]
+            sep = 4 if self._buffer[cut : cut + 4] == b"\r\n\r\n" else 2
+            raw, self._buffer = self._buffer[:cut], self._buffer[cut + sep :]
             self._event(raw)
 
     def finish(self) -> None:

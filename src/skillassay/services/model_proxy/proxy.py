@@ -1,9 +1,9 @@
 """The job's model proxy: the agent's only model endpoint, holding the real keys, metering every call.
 
-One per job, in a background thread of the harness. Each run attempt gets a grant: a random token that the proxy
-swaps for the provider's key on the way up, and refuses once the run is over. Answers stream back unchanged (the
-agent sees exactly what the provider said, errors included, so it retries as it would against the provider);
-on the way, the proxy reads each answer's usage and errors into the grant's record.
+One per job, in a background thread of the harness. Each run attempt gets a grant: a random token that the
+proxy swaps for the provider's key on the way up, and refuses once the run is over. Answers stream back
+unchanged (the agent sees exactly what the provider said, errors included, so it retries as it would against
+the provider); on the way, the proxy reads each answer's usage and errors into the grant's record.
 
 Only the model routes are passed on (Anthropic Messages and its token count, OpenAI Responses and its
 compaction, the model lists): a run's token cannot reach the rest of the operator's account through the real
@@ -58,9 +58,13 @@ from skillassay.usage import (
     load_prices,
 )
 
-DEFAULT_UPSTREAMS: dict[Api, str] = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com"}
+DEFAULT_UPSTREAMS: dict[Api, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com",
+}
 # The provider keys a harness may hold, in the order they are preferred, and how each is sent upstream.
-# None of them is ever given to an agent (agents/installed.py drops every name here from an agent's environment).
+# None of them is ever given to an agent (agents/installed.py drops every name here from an agent's
+# environment).
 PROVIDER_KEYS: dict[str, tuple[Api, str]] = {
     "ANTHROPIC_API_KEY": ("anthropic", "x-api-key"),
     "ANTHROPIC_AUTH_TOKEN": ("anthropic", "authorization"),
@@ -77,11 +81,30 @@ SIDE_PER_MINUTE = 30  # ...and then per minute
 CONVERSATION_BURST = 30
 CONVERSATION_PER_MINUTE = 60
 MAX_FIRST_REQUEST = 2 * 1024 * 1024  # of the first model request, kept for its grant's report
-_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-        "transfer-encoding", "upgrade", "host", "content-length"}
-# credentials, and the headers that pick which of the operator's organisations or projects pays: the proxy's to set
-_NOT_UP = _HOP | {"authorization", "x-api-key", "cookie", "accept-encoding", "openai-organization", "openai-project",
-                  "anthropic-organization", "x-stainless-organization"}
+_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+}
+# credentials, and the headers that pick which of the operator's organisations or projects pays: the proxy's
+# to set
+_NOT_UP = _HOP | {
+    "authorization",
+    "x-api-key",
+    "cookie",
+    "accept-encoding",
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization",
+    "x-stainless-organization",
+}
 _NOT_DOWN = _HOP | {"content-encoding", "set-cookie"}
 
 
@@ -106,8 +129,8 @@ class Upstream(BaseModel):
 
 
 def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> dict[Api, Upstream]:
-    """The upstream of each API: ``override`` for both when given (a scripted model server, a gateway), else the
-    provider's own base URL variable, else the provider; with the first provider key found in ``env``."""
+    """The upstream of each API: ``override`` for both when given (a scripted model server, a gateway), else
+    the provider's own base URL variable, else the provider; with the first provider key found in ``env``."""
     out: dict[Api, Upstream] = {}
     for api in ("anthropic", "openai"):
         if override:
@@ -127,15 +150,21 @@ def upstreams_from_env(env: Mapping[str, str], override: str | None = None) -> d
                 break
         extra = {}
         if api == "openai":
-            extra = {h: env[v] for h, v in (("openai-organization", "OPENAI_ORG_ID"), ("openai-project",
-                                                                                    "OPENAI_PROJECT_ID")) if env.get(v)}
+            extra = {
+                h: env[v]
+                for h, v in (
+                    ("openai-organization", "OPENAI_ORG_ID"),
+                    ("openai-project", "OPENAI_PROJECT_ID"),
+                )
+                if env.get(v)
+            }
         out[api] = Upstream(api=api, base_url=base, key=key, key_header=header, extra=extra)
     return out
 
 
-# The model routes passed on, exactly: a path with anything else (dot segments, percent-escapes, other routes) is
-# refused, because the upstream (or httpx) would normalise "/v1/responses/../files" into a route of the operator's
-# account that the real key opens.
+# The model routes passed on, exactly: a path with anything else (dot segments, percent-escapes, other routes)
+# is refused, because the upstream (or httpx) would normalise "/v1/responses/../files" into a route of the
+# operator's account that the real key opens.
 _SEGMENT = r"[A-Za-z0-9_-][A-Za-z0-9._:-]{0,199}"
 # Stored responses (retrieval, input items, cancel, delete) are not passed on: the CLIs send ``store: false``,
 # and a retrieval's answer repeats the usage of a call already counted.
@@ -187,16 +216,24 @@ class _Grant:
         if self.in_flight >= MAX_CONCURRENT:
             return f"this run has {self.in_flight} requests under way, the most a run may have"
         if not is_conversation(path) and not self.side.take():
-            return f"this run made more than {SIDE_BURST} token-count or model-list calls, then over " \
-                   f"{SIDE_PER_MINUTE} a minute"
+            return (
+                f"this run made more than {SIDE_BURST} token-count or model-list calls, then over "
+                f"{SIDE_PER_MINUTE} a minute"
+            )
         if is_conversation(path) and not self.conversation.take():
-            return f"this run made more than {CONVERSATION_BURST} model calls, then over " \
-                   f"{CONVERSATION_PER_MINUTE} a minute"
+            return (
+                f"this run made more than {CONVERSATION_BURST} model calls, then over "
+                f"{CONVERSATION_PER_MINUTE} a minute"
+            )
         return None
 
     def report(self) -> GrantReport:
-        return GrantReport(run_id=self.run_id, usage=self.usage.model_copy(deep=True), calls=list(self.calls),
-                           first_request=self.first_request)
+        return GrantReport(
+            run_id=self.run_id,
+            usage=self.usage.model_copy(deep=True),
+            calls=list(self.calls),
+            first_request=self.first_request,
+        )
 
 
 class _Bucket:
@@ -251,7 +288,9 @@ class ModelProxy:
     # -- lifecycle -------------------------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        """The root URL runs are given (``public_host`` when the proxy listens on all interfaces for other nodes)."""
+        """The root URL runs are given (``public_host`` when the proxy listens on all interfaces for other
+        nodes).
+        """
         if self.port is None:
             raise RuntimeError("the model proxy is not running")
         host = self.public_host or (self.host if self.host not in ("0.0.0.0", "::") else socket.gethostname())
@@ -263,11 +302,19 @@ class ModelProxy:
         try:
             sock = bind(self.host, self._requested_port)
         except OSError as exc:
-            raise InfrastructureError(f"the model proxy cannot listen on {self.host}:{self._requested_port}: "
-                                      f"{exc.strerror or exc}") from None
-        self._server = ThreadedServer(self._app(), sock, name="skillassay-model-proxy", what="the model proxy",
-                                      error=InfrastructureError, lifespan="on", timeout_graceful_shutdown=2,
-                                      timeout_keep_alive=30).start()
+            raise InfrastructureError(
+                f"the model proxy cannot listen on {self.host}:{self._requested_port}: {exc.strerror or exc}"
+            ) from None
+        self._server = ThreadedServer(
+            self._app(),
+            sock,
+            name="skillassay-model-proxy",
+            what="the model proxy",
+            error=InfrastructureError,
+            lifespan="on",
+            timeout_graceful_shutdown=2,
+            timeout_keep_alive=30,
+        ).start()
         self.port = self._server.port
         return self
 
@@ -301,8 +348,8 @@ class ModelProxy:
             return grant.report()
 
     def release(self, token: str, wait: float = 5.0) -> GrantReport:
-        """End a grant: its token is refused from now on. Waits (up to ``wait`` s) for calls still streaming, so
-        a run killed mid-answer still counts what the provider billed for it."""
+        """End a grant: its token is refused from now on. Waits (up to ``wait`` s) for calls still streaming,
+        so a run killed mid-answer still counts what the provider billed for it."""
         deadline = time.monotonic() + wait
         with self._lock:
             grant = self._grants.get(token)
@@ -321,7 +368,8 @@ class ModelProxy:
     def _app(self) -> Starlette:
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            # follow_redirects off: a provider redirect is passed to the agent as is, never followed with the key
+            # follow_redirects off: a provider redirect is passed to the agent as is, never followed with the
+            # key
             self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, trust_env=False)
             try:
                 yield
@@ -350,7 +398,7 @@ class ModelProxy:
             body = await request.json()
             run_id = str(body["run_id"])
         except (ValueError, KeyError, TypeError):
-            return JSONResponse({"error": "expected {\"run_id\": ...}"}, status_code=400)
+            return JSONResponse({"error": 'expected {"run_id": ...}'}, status_code=400)
         endpoint = self.grant(run_id)
         return JSONResponse({"base_url": endpoint.base_url, "token": endpoint.token})
 
@@ -389,9 +437,15 @@ class ModelProxy:
         api = _route(request.method, request.url.path, request.headers, request.scope.get("raw_path"))
         path = request.url.path
         if api is None:
-            return JSONResponse({"error": {"message": f"skillassay's model proxy does not pass on "
-                                                      f"{request.method} {path}", "type": "not_found_error"}},
-                                status_code=404)
+            return JSONResponse(
+                {
+                    "error": {
+                        "message": f"skillassay's model proxy does not pass on {request.method} {path}",
+                        "type": "not_found_error",
+                    }
+                },
+                status_code=404,
+            )
         token = self._token(request)
         refused = None
         with self._lock:
@@ -405,8 +459,12 @@ class ModelProxy:
                 else:
                     grant.usage.refused_requests += 1
         if grant is None:
-            return _error(api, 401, "skillassay model proxy: this run's token is unknown or its run is over",
-                          "authentication_error")
+            return _error(
+                api,
+                401,
+                "skillassay model proxy: this run's token is unknown or its run is over",
+                "authentication_error",
+            )
         if refused is not None:
             # answered here, never sent upstream: the agent's own doing (never a provider error)
             response = _error(api, 429, f"skillassay model proxy: {refused}", "rate_limit_error")
@@ -427,29 +485,52 @@ class ModelProxy:
             grant.in_flight -= 1
             self._idle.notify_all()
 
-    def _call(self, api: Api, path: str, started: float, at: datetime, meter: Meter | None, status: int | None,
-              requested_model: str | None, error: ProviderError | None) -> ModelCall:
+    def _call(
+        self,
+        api: Api,
+        path: str,
+        started: float,
+        at: datetime,
+        meter: Meter | None,
+        status: int | None,
+        requested_model: str | None,
+        error: ProviderError | None,
+    ) -> ModelCall:
         model = (meter.model if meter else None) or requested_model
         tokens = meter.tokens if meter else None
-        call = ModelCall(at=at, api=api, path=path, model=model, status=status,
-                         duration_s=round(time.monotonic() - started, 3), stream=bool(meter and meter.streaming),
-                         error=error)
+        call = ModelCall(
+            at=at,
+            api=api,
+            path=path,
+            model=model,
+            status=status,
+            duration_s=round(time.monotonic() - started, 3),
+            stream=bool(meter and meter.streaming),
+            error=error,
+        )
         if tokens is not None:
             call.tokens = tokens
             call.cost_usd = self.prices.cost(model, tokens)
         return call
 
-    def _provider_error(self, api: Api, kind, status: int | None, message: str, model: str | None) -> ProviderError:
-        return ProviderError(api=api, kind=kind, http_status=status, message=redact(message, self._hidden)[:500],
-                             model=model)
+    def _provider_error(
+        self, api: Api, kind, status: int | None, message: str, model: str | None
+    ) -> ProviderError:
+        return ProviderError(
+            api=api, kind=kind, http_status=status, message=redact(message, self._hidden)[:500], model=model
+        )
 
     async def _forward(self, request: Request, api: Api, path: str, grant: _Grant) -> Response:
         body = await self._read_body(request, grant)
         if body is None:
             self._done(grant)
-            refusal = _error(api, 413, f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB, or "
-                                       f"this run's bodies under way over {MAX_RUN_BUFFERED // 2**20} MiB",
-                             "request_too_large")
+            refusal = _error(
+                api,
+                413,
+                f"skillassay model proxy: request body over {MAX_BODY // 2**20} MiB, or "
+                f"this run's bodies under way over {MAX_RUN_BUFFERED // 2**20} MiB",
+                "request_too_large",
+            )
             refusal.headers["connection"] = "close"  # the rest of the body is never read, not even to drop it
             return refusal
         try:
@@ -489,7 +570,8 @@ class ModelProxy:
         requested_model = _requested_model(body, request.headers.get("content-encoding"))
         if grant.first_request is None and path in ("/v1/messages", "/v1/responses"):
             # what the CLI told the model before any command of the agent's could run (its skills, for the arm
-            # check): a record nothing inside the sandbox can rewrite afterwards, unlike the CLI's session files
+            # check): a record nothing inside the sandbox can rewrite afterwards, unlike the CLI's session
+            # files
             grant.first_request = body[:MAX_FIRST_REQUEST].decode("utf-8", "replace")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_UP}
         headers.update(upstream.headers())
@@ -502,10 +584,13 @@ class ModelProxy:
             resp = await self._client.send(upstream_request, stream=True)
         except httpx.HTTPError as exc:
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            error = self._provider_error(api, "connection", None, f"upstream unreachable: {message}",
-                                         requested_model)
+            error = self._provider_error(
+                api, "connection", None, f"upstream unreachable: {message}", requested_model
+            )
             self._done(grant, self._call(api, path, started, at, None, None, requested_model, error))
-            return _error(api, 502, f"skillassay model proxy: the provider did not answer ({type(exc).__name__})")
+            return _error(
+                api, 502, f"skillassay model proxy: the provider did not answer ({type(exc).__name__})"
+            )
 
         out_headers = {k: v for k, v in resp.headers.items() if k.lower() not in _NOT_DOWN}
         if resp.status_code >= 400:
@@ -522,7 +607,9 @@ class ModelProxy:
                 text = raw.decode("utf-8", errors="replace")[:500]
             kind = classify_answer(resp.status_code, raw) or "bad_request"
             error = self._provider_error(api, kind, resp.status_code, text, requested_model)
-            self._done(grant, self._call(api, path, started, at, None, resp.status_code, requested_model, error))
+            self._done(
+                grant, self._call(api, path, started, at, None, resp.status_code, requested_model, error)
+            )
             return Response(raw, status_code=resp.status_code, headers=out_headers)
 
         streaming = "text/event-stream" in resp.headers.get("content-type", "")
@@ -535,34 +622,43 @@ class ModelProxy:
                     meter.feed(chunk)
                     yield chunk
             except httpx.HTTPError as exc:
-                state["error"] = self._provider_error(api, "connection", None,
-                                                      f"the answer stream broke: {type(exc).__name__}",
-                                                      meter.model or requested_model)
+                state["error"] = self._provider_error(
+                    api,
+                    "connection",
+                    None,
+                    f"the answer stream broke: {type(exc).__name__}",
+                    meter.model or requested_model,
+                )
                 return
             meter.finish()
             if meter.error_kind:
-                state["error"] = self._provider_error(api, meter.error_kind, None, meter.error_message,
-                                                      meter.model or requested_model)
+                state["error"] = self._provider_error(
+                    api, meter.error_kind, None, meter.error_message, meter.model or requested_model
+                )
             elif streaming and not meter.completed:
-                state["error"] = self._provider_error(api, "connection", None, "the answer stream ended early",
-                                                      meter.model or requested_model)
+                state["error"] = self._provider_error(
+                    api, "connection", None, "the answer stream ended early", meter.model or requested_model
+                )
 
         async def close() -> None:
-            # reached however the answer ends, also when the agent hangs up mid-answer (it was killed): what the
-            # provider billed still counts
+            # reached however the answer ends, also when the agent hangs up mid-answer (it was killed): what
+            # the provider billed still counts
             if state["closed"]:
                 return
             state["closed"] = True
             await resp.aclose()
             error = state["error"] if isinstance(state["error"], ProviderError) else None
-            self._done(grant, self._call(api, path, started, at, meter, resp.status_code, requested_model,
-                                         error))
+            self._done(
+                grant, self._call(api, path, started, at, meter, resp.status_code, requested_model, error)
+            )
 
         return _Relay(relay(), close, status_code=resp.status_code, headers=out_headers)
 
 
 class _Relay(StreamingResponse):
-    """A streamed answer that always runs ``on_close``, even when the client goes away before the first byte."""
+    """A streamed answer that always runs ``on_close``, even when the client goes away before the first
+    byte.
+    """
 
     def __init__(self, content, on_close, **kwargs):
         super().__init__(content, **kwargs)

@@ -1,5 +1,5 @@
-"""A stdlib-only reservation app for the sandbox grader's tests. Talks to Seam over plain HTTP (access codes on the
-device named by SEAM_DEVICE_ID); MODE picks a behaviour, good or deliberately broken."""
+"""A stdlib-only reservation app for the sandbox grader's tests. Talks to Seam over plain HTTP (access codes
+on the device named by SEAM_DEVICE_ID); MODE picks a behaviour, good or deliberately broken."""
 
 import json
 import os
@@ -20,7 +20,8 @@ if MODE == "crash":
 if os.environ.get("PID_FILE"):
     with open(os.environ["PID_FILE"], "w") as f:
         f.write(str(os.getpid()))
-# a hostile app: at start it reaches for what it must not (other listeners, another run's emulator, the internet)
+# a hostile app: at start it reaches for what it must not (other listeners, another run's emulator, the
+# internet)
 for target in filter(None, os.environ.get("ATTACK_URLS", "").split(",")):
     try:
         with urllib.request.urlopen(target, timeout=3) as r:
@@ -31,7 +32,9 @@ for target in filter(None, os.environ.get("ATTACK_URLS", "").split(",")):
 
 def seam(route, body):
     req = urllib.request.Request(
-        SEAM + "/" + route, data=json.dumps(body).encode(), method="POST",
+        SEAM + "/" + route,
+        data=json.dumps(body).encode(),
+        method="POST",
         headers={"authorization": "Bearer " + KEY, "content-type": "application/json"},
     )
     with urllib.request.urlopen(req, timeout=10) as r:
@@ -67,16 +70,28 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(500, {"error": "database is locked"})
         rid = uuid.uuid4().hex[:8]
         res = {"id": rid, **body}
-        if MODE == "seam_fails":  # a wrong device id: Seam refuses, the app logs it and answers as if all went well
+        # a wrong device id: Seam refuses, the app logs it and answers as if all went well
+        if MODE == "seam_fails":
             try:
-                seam("access_codes/create", {"device_id": "00000000-0000-4000-8000-000000000000", "name": "guest " + rid})
+                seam(
+                    "access_codes/create",
+                    {"device_id": "00000000-0000-4000-8000-000000000000", "name": "guest " + rid},
+                )
             except Exception as e:  # noqa: BLE001
                 print("seam failed:", e, file=sys.stderr, flush=True)
-        elif MODE == "seam_noop":  # a request Seam answers 200 that creates nothing (a space key Seam does not have)
+        # a request Seam answers 200 that creates nothing (a space key Seam does not have)
+        elif MODE == "seam_noop":
             seam("devices/list", {})
         elif MODE != "no_seam":
-            code = seam("access_codes/create", {"device_id": DEVICE, "name": "guest " + rid,
-                                                "starts_at": body["checkIn"], "ends_at": body["checkOut"]})
+            code = seam(
+                "access_codes/create",
+                {
+                    "device_id": DEVICE,
+                    "name": "guest " + rid,
+                    "starts_at": body["checkIn"],
+                    "ends_at": body["checkOut"],
+                },
+            )
             res["code_id"] = code["access_code"]["access_code_id"]
         RESERVATIONS[rid] = res
         if MODE == "nojson":
