@@ -30,5 +30,7 @@ def fresh_home() -> Iterator[dict[str, str]]:
         Path(env["HOME"]).mkdir()
         # the downloads stay warm (a re-download proves nothing): the usual pip and npm caches
         env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(old_home / ".cache" / "pip")
-        env["npm_config_cache"] = os.environ.get("npm_config_cache")  # noqa: SIM112 - npm's own spelling or str(old_home / ".npm")
+        env["npm_config_cache"] = os.environ.get("npm_config_cache") or str(  # noqa: SIM112 - npm's own spelling
+            old_home / ".npm"
+        )
         yield env

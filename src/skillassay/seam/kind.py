@@ -55,7 +55,7 @@ def _rubric(definition: SeamEval, modified_dir: Path, change: ChangeSet) -> Rubr
     from skillassay.graders.base import Unmeasured, measured
     from skillassay.seam.rubric import grade as grade_rubric
     from skillassay.seam.rubric.grade import endpoints_of
-    from skillassay.seam.rubric.models import CategoryResult, Finding
+    from skillassay.seam.rubric.models import CategoryResult, Finding, RubricResult
 
     assert definition.answer_key is not None and definition.rubric is not None
     answer_key, rubric = definition.answer_key, definition.rubric
