@@ -24,6 +24,7 @@ from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.base import Policy, Sandbox
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict
+from skillassay.services import Service
 from skillassay.store.records import GradeValue, TriggerOutcome
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse, TriggerBudget
@@ -39,13 +40,6 @@ class SealingRecorder(Protocol):
     def add(self, box: Sandbox) -> None: ...
 
 
-class Emulator(Protocol):
-    """A running emulator of an external service the app talks to (``skillassay.services``)."""
-
-    @property
-    def spec_version(self) -> str: ...
-
-
 class GradeRequest(BaseModel):
     """What a run hands to its kind's grading: the finished workspace and everything the graders may use."""
 
@@ -58,7 +52,7 @@ class GradeRequest(BaseModel):
     layers: Layers = "both"
     seam: str = "emulator"  # where the app's external service is: the emulator, or a real sandbox
     backend: str = "host"
-    emulator: SkipValidation[Emulator | None] = None
+    emulator: SkipValidation[Service | None] = None
     transcript: Transcript | None = None
     judge_config: JudgeConfig | None = None
     change: ChangeSet | None = None  # fixture app -> modified_dir; computed by the kind when None (a regrade)

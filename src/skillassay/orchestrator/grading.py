@@ -13,7 +13,8 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.base import Policy
 from skillassay.kinds import GradeOutcome, GradeRequest, Layers, kind_of
-from skillassay.kinds.base import Emulator, SealingRecorder
+from skillassay.kinds.base import SealingRecorder
+from skillassay.services import Service
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse
 from skillassay.workspace.changes import ChangeSet
@@ -30,7 +31,7 @@ def grade(
     layers: Layers = "both",
     seam: str = "emulator",
     backend: str = "host",
-    emulator: Emulator | None = None,
+    emulator: Service | None = None,
     transcript: Transcript | None = None,
     judge_config: JudgeConfig | None = None,
     change: ChangeSet | None = None,
