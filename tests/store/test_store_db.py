@@ -86,6 +86,20 @@ def test_missing_runs(tmp_path):
             st.missing_runs("no-such-job")
 
 
+def test_missing_runs_counts_a_run_on_disk_the_index_lacks(tmp_path):
+    """An orchestrator killed after a run's run.json was written but before it was indexed: the run finished,
+    and --resume must not re-roll it."""
+    job, runs = make_job(tmp_path / "elsewhere", job_id=JOB, runs=2, evals=("a",))
+    with store.open(tmp_path) as st:
+        st.record_job(job)
+        assert st.missing_runs(JOB) == job.planned
+        store.files.write_run_file(tmp_path, runs[0])  # on disk, never indexed
+        (tmp_path / runs[1].run_dir).mkdir(parents=True)
+        (tmp_path / runs[1].run_dir / "run.json").write_text("{ half written")  # not a record: still missing
+        assert st.missing_runs(JOB) == [("a", 2, "skill")]
+        assert [r.run_index for r in st.runs(job_id=JOB)] == [1]
+
+
 def test_open_indexes_existing_files_and_rebuild(tmp_path):
     _, runs = make_job(tmp_path, job_id=JOB, runs=2, baseline=True)
     make_job(tmp_path, job_id="20261130-010000-cd34", runs=1, seed=3)

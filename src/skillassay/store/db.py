@@ -279,6 +279,7 @@ class Store:
         job = self.job(job_id)
         if job is None:
             raise KeyError(f"no job {job_id!r} in {self.path}")
+        self._index_runs_on_disk(job_id)
         done = {
             (r["eval_id"], r["run_index"], r["variant"])
             for r in self._conn().execute(
@@ -288,6 +289,21 @@ class Store:
             )
         }
         return [tuple(p) for p in job.planned if tuple(p) not in done]  # type: ignore[misc]
+
+    def _index_runs_on_disk(self, job_id: str) -> None:
+        """Index the job's ``run.json`` files the index lacks: a run is on disk before it is indexed (the file
+        is written atomically), so an orchestrator killed between the two left a finished run that must not
+        be re-rolled."""
+        known = {
+            r["run_dir"] for r in self._conn().execute("SELECT run_dir FROM runs WHERE job_id = ?", (job_id,))
+        }
+        for run_file in iter_run_files(self.root / job_id):
+            if run_file.parent.relative_to(self.root).as_posix() in known:
+                continue
+            try:
+                self.record_run(load_record(run_file, RunRecord))  # type: ignore[arg-type]
+            except Unreadable:
+                continue
 
     def progress(self) -> list[JobProgress]:
         counts = {
