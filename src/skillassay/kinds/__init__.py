@@ -6,11 +6,14 @@ from skillassay.kinds.base import (
     EvalKind,
     GradeOutcome,
     GradeRequest,
+    JobAsk,
+    JobSettings,
     Layers,
     failure,
     kind_of,
     load_kind,
     refresh,
+    registered,
 )
 
 __all__ = [
@@ -18,9 +21,12 @@ __all__ = [
     "EvalKind",
     "GradeOutcome",
     "GradeRequest",
+    "JobAsk",
+    "JobSettings",
     "Layers",
     "failure",
     "kind_of",
     "load_kind",
     "refresh",
+    "registered",
 ]

@@ -114,6 +114,28 @@ class ControlCase(BaseModel):
     expected: ControlExpectation
 
 
+# --- job options (issue 25: the job asks the kind what its evals need of the job) ---------------------------
+
+
+class JobAsk(BaseModel):
+    """What a job is asked to do, as far as a kind may settle or refuse it (of
+    ``orchestrator.config.JobOptions``: the kind sees only these)."""
+
+    suite: Path  # the path the job was given (a suite folder, one definition, a trigger suite's file)
+    skill: Path | None = None  # --skill
+    baseline: bool = False  # --baseline: runs without the skill beside those with it
+    runs: int | None = None  # --runs (None: not given)
+    skill_mode: str = "native"  # how the skill is given: installed (native) or as the system prompt
+    agent: str = "reference"
+
+
+class JobSettings(BaseModel):
+    """What a kind settles of a job: the skill its runs get and how many runs of each eval (None: 1)."""
+
+    skill: Path | None = None
+    runs: int | None = None
+
+
 class EvalKind(ABC):
     """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format``
     (``EvalDefinition.format``).
@@ -208,6 +230,18 @@ class EvalKind(ABC):
         """Whether ``check --mutants`` has mutant classes for this kind."""
         return False
 
+    # --- job options (issue 25) ---------------------------------------------------------------------------
+
+    def brings_skill(self, suite: Path) -> bool:
+        """Whether a job of ``suite`` (the path it was given, not yet loaded) takes its skill from the suite,
+        so ``--baseline`` needs no ``--skill`` (the kind's ``job_settings`` decides about it)."""
+        return False
+
+    def job_settings(self, evals: list[EvalDefinition], asked: JobAsk) -> JobSettings | str:
+        """The job's settings when ``evals`` (all of the job's, some of this kind) run as ``asked``, or why
+        the kind refuses the job (one line, shown as ``error: ...``). Default: as asked."""
+        return JobSettings(skill=asked.skill, runs=asked.runs)
+
     @abstractmethod
     def grade(self, request: GradeRequest) -> GradeOutcome:
         """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure
@@ -240,6 +274,12 @@ def kind_of(definition: EvalDefinition) -> EvalKind:
             f"no eval kind for format {definition.format!r}; registered: {', '.join(plugins.names(GROUP))}"
         )
     return got
+
+
+def registered() -> list[EvalKind]:
+    """Every registered kind, one per format (job options: a job asks each whether its suite brings its
+    skill)."""
+    return list(_by_format().values())
 
 
 def refresh() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import Problem
-from skillassay.kinds.base import EvalKind, GradeOutcome, GradeRequest
+from skillassay.kinds.base import EvalKind, GradeOutcome, GradeRequest, JobAsk, JobSettings
 from skillassay.kinds.trigger import decision
 from skillassay.triggers import TriggerBudget
 
@@ -55,8 +55,54 @@ class TriggerKind(EvalKind):
     def canary_skip(self, definition: EvalDefinition) -> str | None:
         return "a trigger prompt has no golden"
 
+    def brings_skill(self, suite: Path) -> bool:
+        from skillassay.kinds.trigger.definitions import is_trigger_source
+
+        return is_trigger_source(suite)  # the suite names its skill
+
+    def job_settings(self, evals: list[EvalDefinition], asked: JobAsk) -> JobSettings | str:
+        """A trigger job runs one trigger suite with its skill (or --skill, e.g. another version of it),
+        natively installed, with an agent whose transcript shows its tool calls; --runs defaults to the
+        suite's."""
+        refused = _refusal(evals, asked)
+        if refused is not None:
+            return refused
+        spec = evals[0].trigger
+        assert spec is not None
+        return JobSettings(skill=(asked.skill or spec.skill_dir).resolve(), runs=asked.runs or spec.runs)
+
     def grade(self, request: GradeRequest) -> GradeOutcome:
         """The decision (``decision.decide``): the transcript's skill use against the prompt's expectation.
         The workspace is left as it is (the run keeps it when asked)."""
         outcome, criteria, verdict = decision.decide(request.definition, request.skill_use, request.stopped)
         return GradeOutcome(trigger=outcome, criteria=criteria, verdict=verdict)
+
+
+def _refusal(evals: list[EvalDefinition], asked: JobAsk) -> str | None:
+    """Why a job of ``evals`` asked so cannot measure triggering (None: it can)."""
+    from skillassay.agents import agent_class
+
+    suites = sorted({e.trigger.suite_id for e in evals if e.trigger})
+    if len(suites) > 1:
+        return (
+            f"a trigger job runs one trigger suite; {asked.suite} holds {', '.join(suites)}: "
+            "name one suite file"
+        )
+    if not all(e.trigger for e in evals):
+        return "trigger suites run on their own: name the suite file"
+    if asked.baseline:
+        return (
+            "--baseline: a trigger suite measures whether the skill is picked up, which needs the "
+            "skill; compare two versions of it with two jobs (--skill) and `skillassay compare`"
+        )
+    if asked.skill_mode != "native":
+        return (
+            "--skill-mode system-prompt: a skill given as the system prompt cannot be picked up or "
+            "left alone; trigger suites install it where the agent discovers it (native)"
+        )
+    if not agent_class(asked.agent).reports_skill_use:
+        return (
+            f"--agent {asked.agent}: its transcript does not show tool calls, so whether it used "
+            "the skill cannot be read; trigger suites need claude-code or codex"
+        )
+    return None
