@@ -1,0 +1,104 @@
+"""A job asks the kinds of its evals what they need of it (``EvalKind.job_settings``): another package's kind
+refuses a job it cannot run, and the refusal reaches the user as a one-line error, exit 2, nothing recorded.
+The job itself names no kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillassay import kinds, plugins
+from skillassay.cli.main import app
+
+MODULE = '''
+from pathlib import Path
+
+from skillassay.definitions.formats import DefinitionFormat
+from skillassay.definitions.models import EvalDefinition
+from skillassay.kinds.base import EvalKind, GradeOutcome, JobSettings
+
+
+class PairFormat(DefinitionFormat):
+    """A ``*.pair`` file is one eval (its text: the prompt)."""
+
+    name = "pair"
+    where = "<id>.pair"
+    named_as = "a .pair file"
+
+    def named(self, path):
+        return (path, path.parent) if path.suffix == ".pair" else None
+
+    def in_suite(self, suite):
+        return sorted(suite.glob("*.pair"))
+
+    def inspect(self, source, suite_dir):
+        app = suite_dir / "app"
+        app.mkdir(exist_ok=True)
+        d = EvalDefinition(
+            id=source.stem, title=source.stem, format="native", source=source, suite_dir=suite_dir,
+            fixture_dir=suite_dir, app_dir=app, prompt=source.read_text(), stack="python", language="python",
+        )
+        return d.model_copy(update={"format": "pair"}), []  # a format the model does not list
+
+
+pair_format = PairFormat()
+
+
+class PairKind(EvalKind):
+    """Runs come in pairs: a job asked for an odd number of runs is refused."""
+
+    name = "pair"
+    format = "pair"
+
+    def reload(self, definition, suite, suite_here):
+        return definition
+
+    def job_settings(self, evals, asked):
+        if asked.runs is not None and asked.runs % 2:
+            return f"--runs {asked.runs}: {asked.agent} runs of {evals[0].id} come in pairs"
+        return JobSettings(skill=asked.skill, runs=asked.runs or 2)
+
+    def grade(self, request):
+        return GradeOutcome()
+'''
+
+ENTRY_POINTS = """
+[skillassay.kinds]
+pair = pair_kind:PairKind
+
+[skillassay.definitions]
+pair = pair_kind:pair_format
+"""
+
+
+@pytest.fixture
+def pair(tmp_path: Path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "pair_kind.py").write_text(MODULE)
+    info = root / "pair_kind-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pair-kind\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    plugins.refresh()
+    kinds.refresh()
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "twins.pair").write_text("say hello twice\n")
+    yield suite / "twins.pair"
+    plugins.refresh()
+    kinds.refresh()
+
+
+def test_a_kinds_refusal_of_the_job_is_the_users_error(pair: Path, tmp_path: Path):
+    results = tmp_path / "results"
+    out = CliRunner().invoke(
+        app, ["run", str(pair), "--agent", "noop", "--runs", "3", "--results", str(results)]
+    )
+    assert out.exit_code == 2, out.output
+    assert "error: --runs 3: noop runs of twins come in pairs" in out.output
+    assert [p.name for p in results.iterdir() if p.is_dir()] == []  # no job recorded
