@@ -49,7 +49,7 @@ def _walk(root: Path):
 def eval_paths(definition: EvalDefinition) -> list[Path]:
     """What of the suite one eval reads, relative to its suite folder."""
     suite = definition.suite_dir.resolve()
-    # a trigger may have none
+    # its fixture folder, when it has one (a trigger prompt may not)
     wanted = [definition.fixture_dir] if Path(definition.fixture_dir).is_dir() else []
     wanted.extend(kind_of(definition).suite_files(definition))
     rels = []
