@@ -55,7 +55,12 @@ class PairKind(EvalKind):
     def reload(self, definition, suite, suite_here):
         return definition
 
+    def brings_skill(self, suite):
+        return suite.suffix == ".pair"  # a pair's skill is the file beside it
+
     def job_settings(self, evals, asked):
+        if asked.baseline:
+            return f"--baseline: {evals[0].id} brings its own skill (skill {asked.skill})"
         if asked.runs is not None and asked.runs % 2:
             return f"--runs {asked.runs}: {asked.agent} runs of {evals[0].id} come in pairs"
         return JobSettings(skill=asked.skill, runs=asked.runs or 2)
@@ -102,3 +107,12 @@ def test_a_kinds_refusal_of_the_job_is_the_users_error(pair: Path, tmp_path: Pat
     assert out.exit_code == 2, out.output
     assert "error: --runs 3: noop runs of twins come in pairs" in out.output
     assert [p.name for p in results.iterdir() if p.is_dir()] == []  # no job recorded
+
+
+def test_a_kind_whose_suite_brings_its_skill_decides_about_baseline(pair: Path, tmp_path: Path):
+    out = CliRunner().invoke(
+        app, ["run", str(pair), "--agent", "noop", "--baseline", "--results", str(tmp_path / "results")]
+    )
+    # not "--baseline ... give --skill too": the kind said its suite brings the skill, and refused itself
+    assert out.exit_code == 2, out.output
+    assert "error: --baseline: twins brings its own skill (skill None)" in out.output
