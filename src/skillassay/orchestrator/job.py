@@ -8,6 +8,7 @@ and harness errors: ``outcomes.RERUN``). One process at a time holds a job (``st
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 from collections.abc import Callable
 from contextlib import ExitStack, closing
@@ -84,7 +85,7 @@ class JobPlan(BaseModel):
     skill_hash: str | None
     model_api: str | None  # the API the agent's model speaks (None: it talks to none)
 
-    @property
+    @functools.cached_property
     def by_id(self) -> dict[str, EvalDefinition]:
         return {e.id: e for e in self.evals}
 
