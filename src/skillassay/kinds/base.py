@@ -13,10 +13,12 @@ from __future__ import annotations
 import functools
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
+from rich.table import Table
 
 from skillassay import plugins
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
@@ -25,7 +27,7 @@ from skillassay.isolation.base import Policy, Sandbox
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.services import Service
-from skillassay.store.records import GradeValue, TriggerOutcome
+from skillassay.store.records import GradeValue, RunRecord, TriggerOutcome
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse, TriggerBudget
 from skillassay.workspace.changes import ChangeSet
@@ -112,6 +114,65 @@ class ControlCase(BaseModel):
     name: str
     folder: Path
     expected: ControlExpectation
+
+
+# --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+class Headline(BaseModel):
+    """The figure ``--fail-under`` holds a job against (0-100; None: nothing to measure)."""
+
+    name: str  # as people read it ("F1")
+    value: float | None
+
+
+class JobSummary(ABC):
+    """A job's runs summarised the kind's own way (a trigger suite's recall, precision, F1), in place of the
+    generic per-eval figures."""
+
+    key: ClassVar[str]  # its key in the job's JSON
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON (under ``key``)."""
+
+    @abstractmethod
+    def tables(self, title: str) -> list[Table]:
+        """The terminal tables (``run``, ``report``), the first titled ``title``."""
+
+    @abstractmethod
+    def headline(self) -> Headline:
+        """What ``--fail-under`` is held against."""
+
+    @property
+    @abstractmethod
+    def figures(self) -> object:
+        """The summary's figures as the report's pages read them."""
+
+
+class JobComparison(ABC):
+    """Two jobs of one kind compared the kind's own way (two descriptions of a skill on one trigger
+    suite)."""
+
+    key: ClassVar[str]  # its key in the comparison's JSON
+    verdict: str  # the comparison in a sentence
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def tables(self, a: str, b: str) -> list[Table]: ...
+
+    @abstractmethod
+    def nothing_in_common(self, a: str, b: str) -> str | None:
+        """Why there is nothing to compare (None: there is)."""
+
+    @abstractmethod
+    def worse(self) -> bool:
+        """Whether B is worse than A beyond noise (``--fail-if-worse``)."""
+
+    @property
+    @abstractmethod
+    def figures(self) -> object:
+        """The comparison's figures as the report's pages read them."""
 
 
 class EvalKind(ABC):
@@ -213,6 +274,29 @@ class EvalKind(ABC):
         """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure
         of the harness is recorded in the outcome's ``failures``."""
 
+    # --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+    # whether the kind's jobs are summarised its own way (``job_summary``) rather than per eval
+    summarises_jobs: ClassVar[bool] = False
+    job_noun: ClassVar[str] = "an eval suite"  # whose job it is, in messages ("a trigger suite")
+
+    def owns_runs(self, runs: Sequence[RunRecord]) -> bool:
+        """Whether stored runs are of this kind (reports read results, not definitions)."""
+        return False
+
+    def job_summary(self, runs: Sequence[RunRecord]) -> JobSummary | None:
+        """The job's runs summarised the kind's own way (None: the generic per-eval summary)."""
+        return None
+
+    def compare_jobs(
+        self, a_runs: Sequence[RunRecord], b_runs: Sequence[RunRecord], a: str, b: str
+    ) -> JobComparison | None:
+        """Two jobs of this kind compared its own way (None: the generic run-for-run comparison)."""
+        return None
+
+    def failed_criterion(self, run: RunRecord) -> str | None:
+        """Why a failed run of this kind failed, as the report says it (None: the generic reason)."""
+        return None
+
 
 @functools.cache
 def _by_format() -> dict[str, EvalKind]:
@@ -242,7 +326,35 @@ def kind_of(definition: EvalDefinition) -> EvalKind:
     return got
 
 
+# --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+@functools.cache
+def _kinds() -> list[EvalKind]:
+    return [load_kind(name) for name in plugins.names(GROUP)]
+
+
+def job_kind(runs: Sequence[RunRecord]) -> EvalKind | None:
+    """The kind whose own summary a job's stored runs get (None: the generic one)."""
+    return next((k for k in _kinds() if k.summarises_jobs and k.owns_runs(runs)), None)
+
+
+def job_summary_of(runs: Sequence[RunRecord]) -> JobSummary | None:
+    """A job's stored runs summarised their kind's own way (None: the generic per-eval summary)."""
+    kind = job_kind(runs)
+    return kind.job_summary(runs) if kind is not None else None
+
+
+def failed_criterion(run: RunRecord) -> str | None:
+    """Why a failed run failed, as its kind says it (None: the generic reason)."""
+    return next((text for k in _kinds() if (text := k.failed_criterion(run)) is not None), None)
+
+
+def summary_kind(definitions: Sequence[EvalDefinition]) -> EvalKind | None:
+    """The kind whose own summary a job of these definitions gets (None: the generic one)."""
+    return next((k for k in map(kind_of, definitions) if k.summarises_jobs), None)
+
+
 def refresh() -> None:
     """Forget the kinds found (after registering one in the running environment)."""
     _by_format.cache_clear()
     load_kind.cache_clear()
+    _kinds.cache_clear()

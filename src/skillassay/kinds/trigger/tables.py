@@ -4,9 +4,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from rich.markup import escape
 from rich.table import Table
 
+from skillassay.kinds.base import Headline, JobComparison, JobSummary
 from skillassay.kinds.trigger.scoring import (
     MetricDelta,
     SkillUseSplit,
@@ -28,7 +32,7 @@ METRIC_LABELS = {
 }
 
 
-def is_trigger_job(runs) -> bool:
+def is_trigger_job(runs: Sequence[Any]) -> bool:
     return any(getattr(r, "trigger", None) is not None for r in runs)
 
 
@@ -170,3 +174,54 @@ def skill_use_of(runs) -> SkillUseSplit | None:
     """How often the skill was used in a job's skill runs (None when no run was given a skill)."""
     pts = use_points(runs)
     return skill_use_split(pts) if pts else None
+
+
+class TriggerJobSummary(JobSummary):
+    """A trigger suite's job: recall, precision and F1 per category, and each prompt's decisions."""
+
+    key = "trigger"
+
+    def __init__(self, summary: TriggerSummary) -> None:
+        self.summary = summary
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.summary.to_dict()
+
+    def tables(self, title: str) -> list[Table]:
+        return trigger_summary_tables(self.summary, title)
+
+    def headline(self) -> Headline:
+        f1 = self.summary.overall.metrics["f1"].value
+        return Headline(name="F1", value=None if f1 is None else f1 * 100)
+
+    @property
+    def figures(self) -> TriggerSummary:
+        return self.summary
+
+
+class TriggerJobComparison(JobComparison):
+    """Two jobs of one trigger suite, prompt by prompt: recall, precision, F1 and the prompts that
+    flipped."""
+
+    key = "trigger"
+
+    def __init__(self, cmp: TriggerComparison) -> None:
+        self.cmp = cmp
+        self.verdict = cmp.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.cmp.to_dict()
+
+    def tables(self, a: str, b: str) -> list[Table]:
+        return trigger_comparison_tables(self.cmp, a, b)
+
+    def nothing_in_common(self, a: str, b: str) -> str | None:
+        return None if self.cmp.pairs else f"{a} and {b} have no prompt in common"
+
+    def worse(self) -> bool:
+        f1 = next(d for d in self.cmp.overall if d.metric == "f1")
+        return f1.excludes_zero and (f1.delta or 0) < 0
+
+    @property
+    def figures(self) -> TriggerComparison:
+        return self.cmp
