@@ -175,8 +175,8 @@ def compare_cmd(
 
     Exit codes: 0 compared; 1 --fail-if-worse and B is worse; 2 bad input; 3 no verdict."""
     from skillassay.kinds.base import job_kind
-    from skillassay.kinds.trigger.tables import skill_use_of
     from skillassay.scoring.cost import runs_cost
+    from skillassay.scoring.skill_use import skill_use_of
     from skillassay.scoring.stats import compare, refusal_of
 
     with _open(results) as st:
@@ -329,9 +329,9 @@ def report_cmd(
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
     from skillassay.kinds.base import job_summary_of
-    from skillassay.kinds.trigger.tables import skill_use_of
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
+    from skillassay.scoring.skill_use import skill_use_of
     from skillassay.scoring.stats import summarize
 
     jobs = jobs or []

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from skillassay.kinds.base import job_summary_of
-from skillassay.kinds.trigger.tables import skill_use_of
 from skillassay.report.runs import failure_reason, is_graded
+from skillassay.scoring.skill_use import skill_use_of
 from skillassay.scoring.stats import compare, summarize
 from skillassay.store.files import write_json_atomic
 from skillassay.store.records import JobRecord, RunRecord

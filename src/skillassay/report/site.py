@@ -31,8 +31,6 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
 from skillassay.kinds.base import JobSummary, job_kind, job_summary_of
-from skillassay.kinds.trigger.scoring import SkillUseSplit
-from skillassay.kinds.trigger.tables import skill_use_of
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -46,6 +44,7 @@ from skillassay.report.runs import (
 )
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.cost import runs_cost
+from skillassay.scoring.skill_use import SkillUseSplit, skill_use_of
 from skillassay.scoring.stats import (
     Comparison,
     Summary,

@@ -1,10 +1,8 @@
-"""Terminal tables (rich) for trigger jobs and for skill use in ordinary jobs: ``run``, ``report``,
-``compare``.
-"""
+"""Terminal tables (rich) for trigger jobs: ``run``, ``report``, ``compare``; the kind's job summary and
+comparison (``kinds.base.JobSummary``, ``JobComparison``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from rich.markup import escape
@@ -13,14 +11,10 @@ from rich.table import Table
 from skillassay.kinds.base import Headline, JobComparison, JobSummary
 from skillassay.kinds.trigger.scoring import (
     MetricDelta,
-    SkillUseSplit,
     TriggerComparison,
     TriggerSummary,
     compare_triggers,
-    skill_use_split,
-    summarize_triggers,
     trigger_points,
-    use_points,
 )
 
 METRIC_LABELS = {
@@ -30,10 +24,6 @@ METRIC_LABELS = {
     "false_trigger_rate": "false triggers",
     "accuracy": "accuracy",
 }
-
-
-def is_trigger_job(runs: Sequence[Any]) -> bool:
-    return any(getattr(r, "trigger", None) is not None for r in runs)
 
 
 def _pct(v: float | None) -> str:
@@ -108,10 +98,6 @@ def trigger_summary_tables(summary: TriggerSummary, title: str) -> list[Table]:
     return [m, p]
 
 
-def trigger_job_tables(runs, title: str) -> list[Table]:
-    return trigger_summary_tables(summarize_triggers(trigger_points(runs)), title)
-
-
 def _delta_row(t: Table, label: str, d: MetricDelta) -> None:
     delta = "–" if d.delta is None else f"{d.delta * 100:+.1f}"
     ci = f"[{d.ci[0] * 100:+.1f}, {d.ci[1] * 100:+.1f}]" if d.ci else "–"
@@ -168,12 +154,6 @@ def trigger_comparison_tables(cmp: TriggerComparison, a: str, b: str) -> list[Ta
 
 def compare_trigger_runs(a_runs, b_runs, a: str, b: str) -> TriggerComparison:
     return compare_triggers(trigger_points(a_runs), trigger_points(b_runs), a, b)
-
-
-def skill_use_of(runs) -> SkillUseSplit | None:
-    """How often the skill was used in a job's skill runs (None when no run was given a skill)."""
-    pts = use_points(runs)
-    return skill_use_split(pts) if pts else None
 
 
 class TriggerJobSummary(JobSummary):
