@@ -424,13 +424,12 @@ class _Progress:
             self.bar.finished(None, f"[red]{escape(first_line(str(exc), 200))}[/red]")
 
     def _finished(self, record) -> None:
+        from skillassay.kinds.base import headline_figure
         from skillassay.phases import RunKey
 
-        score = (
-            record.figure("combined")
-            if record.figure("combined") is not None
-            else (record.verdict.percent if record.verdict else None)
-        )
+        score = headline_figure(record)
+        if score is None:
+            score = record.verdict.percent if record.verdict else None
         key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
         self.bar.finished(
             key,

@@ -4,6 +4,7 @@
 from skillassay.kinds.base import (
     GROUP,
     EvalKind,
+    FigureColumn,
     GradeOutcome,
     GradeRequest,
     Headline,
@@ -12,6 +13,8 @@ from skillassay.kinds.base import (
     Layers,
     failed_criterion,
     failure,
+    figure_columns,
+    headline_figure,
     job_kind,
     job_summary_of,
     kind_of,
@@ -23,6 +26,7 @@ from skillassay.kinds.base import (
 __all__ = [
     "GROUP",
     "EvalKind",
+    "FigureColumn",
     "GradeOutcome",
     "GradeRequest",
     "Headline",
@@ -31,6 +35,8 @@ __all__ = [
     "Layers",
     "failed_criterion",
     "failure",
+    "figure_columns",
+    "headline_figure",
     "job_kind",
     "job_summary_of",
     "kind_of",

@@ -148,6 +148,16 @@ class JobSummary(ABC):
         """The summary's figures as the report's pages read them."""
 
 
+class FigureColumn(BaseModel):
+    """A figure of the kind's runs that the job's tables show in a column of its own (the Seam kind's layer
+    totals), blank for the runs of other kinds."""
+
+    key: str  # in the job summary's JSON ("rubric")
+    grade: str  # the run's ``grades`` key ("rubric_total"), also the key in a run's CI JSON
+    header: str  # the summary table's column ("Rubric"); the runs table's is in lower case
+    headline: bool = False  # held against --fail-under before the verdict score (kept when the table is cut)
+
+
 class JobComparison(ABC):
     """Two jobs of one kind compared the kind's own way (two descriptions of a skill on one trigger
     suite)."""
@@ -278,6 +288,7 @@ class EvalKind(ABC):
     # whether the kind's jobs are summarised its own way (``job_summary``) rather than per eval
     summarises_jobs: ClassVar[bool] = False
     job_noun: ClassVar[str] = "an eval suite"  # whose job it is, in messages ("a trigger suite")
+    figure_columns: ClassVar[tuple[FigureColumn, ...]] = ()  # the kind's figures in the job's tables
 
     def owns_runs(self, runs: Sequence[RunRecord]) -> bool:
         """Whether stored runs are of this kind (reports read results, not definitions)."""
@@ -341,6 +352,23 @@ def job_summary_of(runs: Sequence[RunRecord]) -> JobSummary | None:
     """A job's stored runs summarised their kind's own way (None: the generic per-eval summary)."""
     kind = job_kind(runs)
     return kind.job_summary(runs) if kind is not None else None
+
+
+def figure_columns() -> list[FigureColumn]:
+    """Every registered kind's figure columns (a job's tables show them all, whatever its kinds)."""
+    out: dict[str, FigureColumn] = {}
+    for kind in _kinds():
+        for column in kind.figure_columns:
+            out.setdefault(column.key, column)
+    return list(out.values())
+
+
+def headline_figure(run: RunRecord) -> float | None:
+    """The run's figure held against --fail-under before its verdict score (None: it has none)."""
+    return next(
+        (v for c in figure_columns() if c.headline and (v := run.figure(c.grade)) is not None),
+        None,
+    )
 
 
 def failed_criterion(run: RunRecord) -> str | None:

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from skillassay.kinds.base import job_summary_of
+from skillassay.kinds.base import figure_columns, job_summary_of
 from skillassay.report.runs import failure_reason, is_graded
 from skillassay.scoring.skill_use import skill_use_of
 from skillassay.scoring.stats import compare, summarize
@@ -108,9 +108,8 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
                 "verdict": v.label if v else None,
                 "reason": failure_reason(r),
                 "error": r.error,
-                "rubric_total": r.figure("rubric_total") if is_graded(r) else None,
-                "sandbox_total": r.figure("sandbox_total") if is_graded(r) else None,
-                "combined": r.figure("combined") if is_graded(r) else None,
+                # the kinds' own figures (the Seam kind's rubric_total, sandbox_total, combined)
+                **{c.grade: r.figure(c.grade) if is_graded(r) else None for c in figure_columns()},
                 "run_dir": r.run_dir,
             }
         )
