@@ -1,6 +1,6 @@
 """A job's summary and reports are its kind's: another package's kind that summarises jobs its own way
-contributes the terminal table, the JSON summary and the reason a run failed; the generic code names no
-kind."""
+contributes the terminal table, the JSON summary, its figure column and the reason a run failed; the generic
+code names no kind."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from skillassay.store.records import JobRecord, RunRecord
 MODULE = """
 from rich.table import Table
 
-from skillassay.kinds.base import EvalKind, GradeOutcome, Headline, JobSummary
+from skillassay.kinds.base import EvalKind, FigureColumn, GradeOutcome, Headline, JobSummary
 
 
 class TallySummary(JobSummary):
@@ -52,6 +52,7 @@ class TallyKind(EvalKind):
     format = "tally"
     summarises_jobs = True
     job_noun = "a tally"
+    figure_columns = (FigureColumn(key="tally", grade="tally", header="Tallied"),)
 
     def reload(self, definition, suite, suite_here):
         return definition
@@ -123,5 +124,11 @@ def test_the_jobs_kind_gives_its_summary_json_and_reasons(tally, tmp_path: Path)
     assert shown.exit_code == 0, shown.output
     assert "Job jt: tallied" in shown.output and "counted 5" in shown.output
     as_json = CliRunner().invoke(app, ["report", "jt", "--results", str(results), "--json", "-"])
-    assert json.loads(as_json.output)["tally"] == {"count": 5}
+    got = json.loads(as_json.output)
+    assert got["tally"] == {"count": 5} and [r["tally"] for r in got["runs"]] == [2, 3]
+    assert "combined" in got["runs"][0]  # the Seam kind's columns stay: every registered kind's are shown
+    listed = CliRunner().invoke(
+        app, ["runs", "--job", "jt", "--results", str(results)], env={"COLUMNS": "200"}
+    )
+    assert "tallied" in listed.output and "combined" in listed.output
     assert failure_reason(runs[0]) == "tallied only 2"
