@@ -4,12 +4,11 @@ import pytest
 
 from skillassay.kinds.trigger.scoring import (
     TriggerPoint,
-    UsePoint,
     compare_triggers,
-    skill_use_split,
     summarize_triggers,
     trigger_stats,
 )
+from skillassay.scoring.skill_use import UsePoint, skill_use_split
 
 
 def runs(prompt, category, should, *triggered, **first):

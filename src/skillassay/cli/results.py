@@ -19,6 +19,7 @@ from skillassay.errors import SkillassayError
 from skillassay.store.files import DEFAULT_RESULTS_ROOT
 
 if TYPE_CHECKING:
+    from skillassay.kinds.base import JobComparison
     from skillassay.scoring.stats import Comparison, Refusal
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
@@ -173,23 +174,24 @@ def compare_cmd(
     differ by more than --max-unscored-gap: an arm whose failures went unscored would look better than it is.
 
     Exit codes: 0 compared; 1 --fail-if-worse and B is worse; 2 bad input; 3 no verdict."""
-    from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
+    from skillassay.kinds.base import job_kind
     from skillassay.scoring.cost import runs_cost
+    from skillassay.scoring.skill_use import skill_use_of
     from skillassay.scoring.stats import compare, refusal_of
 
     with _open(results) as st:
         runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
-    if is_trigger_job(runs_a) != is_trigger_job(runs_b):
-        raise _fail(
-            f"{a if is_trigger_job(runs_a) else b} is a trigger suite's job and the other is not: "
-            "nothing to pair"
-        )
-    if is_trigger_job(runs_a):
-        tcmp = compare_trigger_runs(runs_a, runs_b, a, b)
-        if not tcmp.pairs:
-            raise _fail(f"nothing to compare: {a} and {b} have no prompt in common")
+    kind_a, kind_b = job_kind(runs_a), job_kind(runs_b)
+    if kind_a is not kind_b:
+        own, kind = (a, kind_a) if kind_a is not None else (b, kind_b)
+        raise _fail(f"{own} is {kind.job_noun if kind else ''}'s job and the other is not: nothing to pair")
+    own_cmp = kind_a.compare_jobs(runs_a, runs_b, a, b) if kind_a is not None else None
+    if own_cmp is not None:
+        empty = own_cmp.nothing_in_common(a, b)
+        if empty is not None:
+            raise _fail(f"nothing to compare: {empty}")
         refusal = refusal_of(runs_a, runs_b, a, b, max_unscored_gap)
-        _compare_triggers(tcmp, a, b, as_json, fail_if_worse and refusal is None, refusal)
+        _compare_own(own_cmp, a, b, as_json, fail_if_worse and refusal is None, refusal)
         if refusal is not None:
             typer.echo(f"no verdict: {refusal.reason}", err=True)
             raise typer.Exit(NO_VERDICT)
@@ -273,17 +275,17 @@ def _unscored_table(cmp: Comparison, a: str, b: str) -> Table:
     return t
 
 
-def _compare_triggers(
-    tcmp, a: str, b: str, as_json: bool, fail_if_worse: bool, refusal: Refusal | None = None
+def _compare_own(
+    cmp: JobComparison, a: str, b: str, as_json: bool, fail_if_worse: bool, refusal: Refusal | None = None
 ) -> None:
-    f1 = next(d for d in tcmp.overall if d.metric == "f1")
+    """Two jobs compared their kind's own way (two descriptions of a skill on one trigger suite)."""
     if as_json:
         typer.echo(
             json.dumps(
                 {
                     "a": a,
                     "b": b,
-                    "trigger": tcmp.to_dict(),
+                    cmp.key: cmp.to_dict(),
                     "no_verdict": refusal.to_dict() if refusal else None,
                 },
                 indent=2,
@@ -292,13 +294,11 @@ def _compare_triggers(
     elif refusal is not None:
         pass  # the reason is printed as the `no verdict:` line
     else:
-        from skillassay.kinds.trigger.tables import trigger_comparison_tables
-
         con = _console()
-        for t in trigger_comparison_tables(tcmp, a, b):
+        for t in cmp.tables(a, b):
             con.print(t)
-        con.print(tcmp.verdict, markup=False)
-    if fail_if_worse and f1.excludes_zero and (f1.delta or 0) < 0:
+        con.print(cmp.verdict, markup=False)
+    if fail_if_worse and cmp.worse():
         raise typer.Exit(1)
 
 
@@ -328,9 +328,10 @@ def report_cmd(
     ),
 ) -> None:
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
-    from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of, trigger_job_tables
+    from skillassay.kinds.base import job_summary_of
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
+    from skillassay.scoring.skill_use import skill_use_of
     from skillassay.scoring.stats import summarize
 
     jobs = jobs or []
@@ -378,9 +379,10 @@ def report_cmd(
                     note(f"wrote JSON for {len(runs)} runs to {json_out}")
             skill = [r for r in runs if r.variant == "skill"]
             summary = summarize(skill)
-            if html is None and not junit and not json_out and is_trigger_job(runs):
+            own = job_summary_of(runs) if html is None and not junit and not json_out else None
+            if own is not None:
                 con = _console()
-                for t in trigger_job_tables(runs, f"Job {job_id}"):
+                for t in own.tables(f"Job {job_id}"):
                     con.print(t)
                 line = outcome_line(runs)
                 if line:

@@ -24,6 +24,7 @@ from skillassay.errors import DefinitionError, SkillassayError
 
 if TYPE_CHECKING:
     from skillassay.graders.judge_config import JudgeOverrides
+    from skillassay.kinds.base import JobSummary
     from skillassay.orchestrator.job import JobOptions, JobResult
 
 
@@ -423,13 +424,12 @@ class _Progress:
             self.bar.finished(None, f"[red]{escape(first_line(str(exc), 200))}[/red]")
 
     def _finished(self, record) -> None:
+        from skillassay.kinds.base import headline_figure
         from skillassay.phases import RunKey
 
-        score = (
-            record.figure("combined")
-            if record.figure("combined") is not None
-            else (record.verdict.percent if record.verdict else None)
-        )
+        score = headline_figure(record)
+        if score is None:
+            score = record.verdict.percent if record.verdict else None
         key = RunKey(record.job_id, record.eval_id, record.variant, record.run_index)
         self.bar.finished(
             key,
@@ -486,13 +486,16 @@ def _interrupted(started: list[str], resume: str | None, results: Path) -> NoRet
 
 def _print_result(result: JobResult, results: Path, as_json: bool, fail_under: float | None) -> None:
     """The job's summary (a table, or JSON); exit 1 when an eval falls below --fail-under."""
+    from skillassay.kinds.base import summary_kind
     from skillassay.orchestrator.summary import summarise
 
     evals = result.definitions
     agent = result.job.agent  # --resume: the job's, whatever --agent says
     job_dir = results / result.job.job_id
-    if any(e.trigger for e in evals):
-        _trigger_result(result, job_dir, agent, as_json, fail_under)
+    own = summary_kind(evals)
+    own_summary = own.job_summary(result.records) if own is not None else None
+    if own_summary is not None:
+        _own_result(own_summary, result, job_dir, agent, as_json, fail_under)
         return
     summaries = summarise(result.records, evals)
     if as_json:
@@ -548,12 +551,11 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
     )
 
 
-def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under: float | None) -> None:
-    """A trigger job's summary: recall, precision and F1 per category, and each prompt's decisions."""
-    from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
-    from skillassay.kinds.trigger.tables import trigger_summary_tables
-
-    summary = summarize_triggers(trigger_points(result.records))
+def _own_result(
+    summary: JobSummary, result: JobResult, job_dir: Path, agent: str, as_json: bool, fail_under: float | None
+) -> None:
+    """A job summarised its kind's own way (a trigger suite's: recall, precision and F1 per category, and each
+    prompt's decisions)."""
     if as_json:
         typer.echo(
             json.dumps(
@@ -561,15 +563,15 @@ def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under
                     "job_id": result.job.job_id,
                     "results_dir": str(job_dir),
                     "status": result.job.status,
-                    "trigger": summary.to_dict(),
+                    summary.key: summary.to_dict(),
                     "runs": [json.loads(r.model_dump_json()) for r in result.records],
                 },
                 indent=2,
             )
         )
     else:
-        for t in trigger_summary_tables(
-            summary, f"Job {result.job.job_id}: {agent} with {result.job.skill_path} ({result.job.status})"
+        for t in summary.tables(
+            f"Job {result.job.job_id}: {agent} with {result.job.skill_path} ({result.job.status})"
         ):
             console.print(t)
         errors = [r for r in result.records if not r.scored]
@@ -584,10 +586,11 @@ def _trigger_result(result, job_dir: Path, agent: str, as_json: bool, fail_under
                 soft_wrap=True,
             )
         console.print(f"Results: {job_dir}  (skillassay report {result.job.job_id} --html report/)")
-    f1 = summary.overall.metrics["f1"].value
-    if fail_under is not None and (f1 is None or f1 * 100 < fail_under):
+    head = summary.headline()
+    if fail_under is not None and (head.value is None or head.value < fail_under):
         err.print(
-            f"[red]below --fail-under {fail_under:g}[/red]: F1 {'–' if f1 is None else f'{f1 * 100:.1f}'}"
+            f"[red]below --fail-under {fail_under:g}[/red]: {head.name} "
+            f"{'–' if head.value is None else f'{head.value:.1f}'}"
         )
         raise typer.Exit(1)
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import functools
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
+from rich.table import Table
 
 from skillassay import plugins
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
@@ -25,7 +27,7 @@ from skillassay.isolation.base import Policy, Sandbox
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.services import Service
-from skillassay.store.records import GradeValue, TriggerOutcome
+from skillassay.store.records import GradeValue, RunRecord, TriggerOutcome
 from skillassay.transcripts import Transcript
 from skillassay.triggers import SkillUse, TriggerBudget
 from skillassay.workspace.changes import ChangeSet
@@ -134,6 +136,75 @@ class JobSettings(BaseModel):
 
     skill: Path | None = None
     runs: int | None = None
+
+
+# --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+class Headline(BaseModel):
+    """The figure ``--fail-under`` holds a job against (0-100; None: nothing to measure)."""
+
+    name: str  # as people read it ("F1")
+    value: float | None
+
+
+class JobSummary(ABC):
+    """A job's runs summarised the kind's own way (a trigger suite's recall, precision, F1), in place of the
+    generic per-eval figures."""
+
+    key: ClassVar[str]  # its key in the job's JSON
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON (under ``key``)."""
+
+    @abstractmethod
+    def tables(self, title: str) -> list[Table]:
+        """The terminal tables (``run``, ``report``), the first titled ``title``."""
+
+    @abstractmethod
+    def headline(self) -> Headline:
+        """What ``--fail-under`` is held against."""
+
+    @property
+    @abstractmethod
+    def figures(self) -> object:
+        """The summary's figures as the report's pages read them."""
+
+
+class FigureColumn(BaseModel):
+    """A figure of the kind's runs that the job's tables show in a column of its own (the Seam kind's layer
+    totals), blank for the runs of other kinds."""
+
+    key: str  # in the job summary's JSON ("rubric")
+    grade: str  # the run's ``grades`` key ("rubric_total"), also the key in a run's CI JSON
+    header: str  # the summary table's column ("Rubric"); the runs table's is in lower case
+    headline: bool = False  # held against --fail-under before the verdict score (kept when the table is cut)
+
+
+class JobComparison(ABC):
+    """Two jobs of one kind compared the kind's own way (two descriptions of a skill on one trigger
+    suite)."""
+
+    key: ClassVar[str]  # its key in the comparison's JSON
+    verdict: str  # the comparison in a sentence
+
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def tables(self, a: str, b: str) -> list[Table]: ...
+
+    @abstractmethod
+    def nothing_in_common(self, a: str, b: str) -> str | None:
+        """Why there is nothing to compare (None: there is)."""
+
+    @abstractmethod
+    def worse(self) -> bool:
+        """Whether B is worse than A beyond noise (``--fail-if-worse``)."""
+
+    @property
+    @abstractmethod
+    def figures(self) -> object:
+        """The comparison's figures as the report's pages read them."""
 
 
 class EvalKind(ABC):
@@ -247,6 +318,30 @@ class EvalKind(ABC):
         """Grade one finished run. Raises DefinitionError for the definition's own faults; any other failure
         of the harness is recorded in the outcome's ``failures``."""
 
+    # --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+    # whether the kind's jobs are summarised its own way (``job_summary``) rather than per eval
+    summarises_jobs: ClassVar[bool] = False
+    job_noun: ClassVar[str] = "an eval suite"  # whose job it is, in messages ("a trigger suite")
+    figure_columns: ClassVar[tuple[FigureColumn, ...]] = ()  # the kind's figures in the job's tables
+
+    def owns_runs(self, runs: Sequence[RunRecord]) -> bool:
+        """Whether stored runs are of this kind (reports read results, not definitions)."""
+        return False
+
+    def job_summary(self, runs: Sequence[RunRecord]) -> JobSummary | None:
+        """The job's runs summarised the kind's own way (None: the generic per-eval summary)."""
+        return None
+
+    def compare_jobs(
+        self, a_runs: Sequence[RunRecord], b_runs: Sequence[RunRecord], a: str, b: str
+    ) -> JobComparison | None:
+        """Two jobs of this kind compared its own way (None: the generic run-for-run comparison)."""
+        return None
+
+    def failed_criterion(self, run: RunRecord) -> str | None:
+        """Why a failed run of this kind failed, as the report says it (None: the generic reason)."""
+        return None
+
 
 @functools.cache
 def _by_format() -> dict[str, EvalKind]:
@@ -280,6 +375,45 @@ def registered() -> list[EvalKind]:
     """Every registered kind, one per format (job options: a job asks each whether its suite brings its
     skill)."""
     return list(_by_format().values())
+
+
+# --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+def job_kind(runs: Sequence[RunRecord]) -> EvalKind | None:
+    """The kind whose own summary a job's stored runs get (None: the generic one)."""
+    return next((k for k in registered() if k.summarises_jobs and k.owns_runs(runs)), None)
+
+
+def job_summary_of(runs: Sequence[RunRecord]) -> JobSummary | None:
+    """A job's stored runs summarised their kind's own way (None: the generic per-eval summary)."""
+    kind = job_kind(runs)
+    return kind.job_summary(runs) if kind is not None else None
+
+
+def figure_columns() -> list[FigureColumn]:
+    """Every registered kind's figure columns (a job's tables show them all, whatever its kinds)."""
+    out: dict[str, FigureColumn] = {}
+    for kind in registered():
+        for column in kind.figure_columns:
+            out.setdefault(column.key, column)
+    return list(out.values())
+
+
+def headline_figure(run: RunRecord) -> float | None:
+    """The run's figure held against --fail-under before its verdict score (None: it has none)."""
+    return next(
+        (v for c in figure_columns() if c.headline and (v := run.figure(c.grade)) is not None),
+        None,
+    )
+
+
+def failed_criterion(run: RunRecord) -> str | None:
+    """Why a failed run failed, as its kind says it (None: the generic reason)."""
+    return next((text for k in registered() if (text := k.failed_criterion(run)) is not None), None)
+
+
+def summary_kind(definitions: Sequence[EvalDefinition]) -> EvalKind | None:
+    """The kind whose own summary a job of these definitions gets (None: the generic one)."""
+    return next((k for k in map(kind_of, definitions) if k.summarises_jobs), None)
 
 
 def refresh() -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from statistics import mean
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
+from skillassay.kinds.base import FigureColumn, figure_columns
 from skillassay.orchestrator import canary as canaries
 from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.report.runs import run_reason
@@ -49,9 +51,9 @@ class EvalSummary(BaseModel):
     # why runs failed or were not scored, short (scoring/reasons.py), the most frequent first
     reasons: list[str] = Field(default_factory=list)
     graded: int = 0  # runs that count: the scored outcomes (completed, agent error, timed out)
-    rubric: Spread | None = None
-    sandbox: Spread | None = None
-    combined: Spread | None = None
+    # the kinds' own figures (``FigureColumn.key`` -> spread; the Seam kind's rubric, sandbox, combined):
+    # in the JSON, each a key of its own after ``graded``
+    figures: dict[str, Spread | None] = Field(default_factory=dict)
     score: Spread | None = None  # verdict score, 0-100
     passed: int = 0
     pass_rate: float | None = None
@@ -65,11 +67,25 @@ class EvalSummary(BaseModel):
     canary: CanaryCheck | None = None
     noise: float | None = None
 
+    @model_serializer(mode="wrap")
+    def _figures_flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        figures = data.pop("figures", {})
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out[key] = value
+            if key == "graded":
+                out.update(figures)
+        return out
+
     @property
     def headline(self) -> float | None:
-        """The number a --fail-under threshold is held against: the combined score, else the verdict score."""
-        if self.combined is not None:
-            return self.combined.mean
+        """The number a --fail-under threshold is held against: a kind's headline figure (the Seam kind's
+        combined score), else the verdict score."""
+        for column in figure_columns():
+            figure = self.figures.get(column.key)
+            if column.headline and figure is not None:
+                return figure.mean
         return self.score.mean if self.score is not None else None
 
 
@@ -108,9 +124,7 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
                 errors=errors,
                 reasons=reasons,
                 graded=len(runs),
-                rubric=spread([r.figure("rubric_total") for r in runs]),
-                sandbox=spread([r.figure("sandbox_total") for r in runs]),
-                combined=spread([r.figure("combined") for r in runs]),
+                figures={c.key: spread([r.figure(c.grade) for r in runs]) for c in figure_columns()},
                 score=spread([v.score * 100 for v in verdicts]),
                 passed=sum(1 for v in verdicts if v.passed),
                 pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4)
@@ -149,8 +163,10 @@ def _compress_unjudged(ids: list[str]) -> str:
     return ", ".join(parts)
 
 
-# left out first when the table does not fit the terminal (report.tables.fit)
-DROP_AT_WIDTH = ("Cost", "API path", "Rubric", "Sandbox", "Runs")
+def drop_at_width(columns: list[FigureColumn]) -> tuple[str, ...]:
+    """The columns left out first when the table does not fit the terminal (report.tables.fit): a kind's
+    headline figure is kept."""
+    return ("Cost", "API path", *(c.header for c in columns if not c.headline), "Runs")
 
 
 def _figure_text(figure: Spread | None) -> str:
@@ -158,16 +174,16 @@ def _figure_text(figure: Spread | None) -> str:
 
 
 def table(summaries: list[EvalSummary], title: str, width: int | None = None) -> Table:
-    """One row per eval (and variant). At ``width`` columns, columns are left out (``DROP_AT_WIDTH``) rather
+    """One row per eval (and variant). At ``width`` columns, columns are left out (``drop_at_width``) rather
     than any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
-    right = ("Runs", "Rubric", "Sandbox", "Combined", "Score", "Cost")
+    columns = figure_columns()
+    headers = [c.header for c in columns]
+    right = ("Runs", *headers, "Score", "Cost")
     for col in (
         "Eval",
         "Runs",
-        "Rubric",
-        "Sandbox",
-        "Combined",
+        *headers,
         "API path",
         "Score",
         "Verdict",
@@ -211,9 +227,7 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         t.add_row(
             name,
             runs,
-            _figure_text(s.rubric),
-            _figure_text(s.sandbox),
-            _figure_text(s.combined),
+            *(_figure_text(s.figures.get(c.key)) for c in columns),
             api,
             s.score.text("%") if s.score else "-",
             verdict,
@@ -222,7 +236,7 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         )
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"
-    return fit(t, width, DROP_AT_WIDTH)
+    return fit(t, width, drop_at_width(columns))
 
 
 def outcome_counts(summaries: list[EvalSummary]) -> dict[str, int]:

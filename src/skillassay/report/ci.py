@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
-from skillassay.kinds.trigger.tables import is_trigger_job, skill_use_of
+from skillassay.kinds.base import figure_columns, job_summary_of
 from skillassay.report.runs import failure_reason, is_graded
+from skillassay.scoring.skill_use import skill_use_of
 from skillassay.scoring.stats import compare, summarize
 from skillassay.store.files import write_json_atomic
 from skillassay.store.records import JobRecord, RunRecord
@@ -84,8 +84,9 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
         out["comparison"] = compare(
             base, [r for r in runs if r.variant == "skill"], a_label="baseline", b_label="skill"
         ).to_dict()
-    if is_trigger_job(runs):
-        out["trigger"] = summarize_triggers(trigger_points(runs)).to_dict()
+    own = job_summary_of(runs)
+    if own is not None:
+        out[own.key] = own.to_dict()
     else:
         use = skill_use_of(runs)
         out["skill_use"] = use.to_dict() if use else None
@@ -107,9 +108,8 @@ def job_json(job: JobRecord, runs: list[RunRecord]) -> dict[str, Any]:
                 "verdict": v.label if v else None,
                 "reason": failure_reason(r),
                 "error": r.error,
-                "rubric_total": r.figure("rubric_total") if is_graded(r) else None,
-                "sandbox_total": r.figure("sandbox_total") if is_graded(r) else None,
-                "combined": r.figure("combined") if is_graded(r) else None,
+                # the kinds' own figures (the Seam kind's rubric_total, sandbox_total, combined)
+                **{c.grade: r.figure(c.grade) if is_graded(r) else None for c in figure_columns()},
                 "run_dir": r.run_dir,
             }
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skillassay.kinds.base import failed_criterion
 from skillassay.scoring.reasons import short_reason
 from skillassay.scoring.verdict import percent_text
 from skillassay.store.records import RunRecord
@@ -274,11 +275,9 @@ def failure_reason(run: RunRecord) -> str | None:
         return "no verdict recorded"
     if v.passed:
         return None
-    if run.trigger is not None:  # a trigger run has one criterion: the decision
-        t = run.trigger
-        text = "missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used"
-        text += f" ({t.category} prompt)"
-        return f"{reason}; {text}" if reason else text
+    own = failed_criterion(run)  # the run's kind's own reason (a trigger run's decision)
+    if own is not None:
+        return f"{reason}; {own}" if reason else own
     parts = []
     if v.disqualified:
         parts.append(f"forbidden behaviour observed: {', '.join(v.forbidden_observed)}")

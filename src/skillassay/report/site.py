@@ -30,8 +30,7 @@ from skillassay import __version__
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
-from skillassay.kinds.trigger.scoring import SkillUseSplit, TriggerSummary, summarize_triggers, trigger_points
-from skillassay.kinds.trigger.tables import compare_trigger_runs, is_trigger_job, skill_use_of
+from skillassay.kinds.base import JobSummary, job_kind, job_summary_of
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -45,6 +44,7 @@ from skillassay.report.runs import (
 )
 from skillassay.scoring import GRADING_VERSION
 from skillassay.scoring.cost import runs_cost
+from skillassay.scoring.skill_use import SkillUseSplit, skill_use_of
 from skillassay.scoring.stats import (
     Comparison,
     Summary,
@@ -119,7 +119,8 @@ class JobView:
     runs: list[RunRecord]
     variants: list[VariantStats]
     comparison: Comparison | None  # skill vs the job's own baseline
-    trigger: TriggerSummary | None = None  # a trigger suite's job: recall, precision, F1 per category
+    # the job's runs summarised their kind's own way (a trigger suite's: recall, precision, F1 per category)
+    kind_summary: JobSummary | None = None
     skill_use: SkillUseSplit | None = None  # an ordinary job with a skill: how often it was used
 
     @property
@@ -197,8 +198,9 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
             a_label="without the skill",
             b_label="with the skill",
         )
-    if is_trigger_job(runs):
-        return JobView(job, runs, variants, None, trigger=summarize_triggers(trigger_points(runs)))
+    own = job_summary_of(runs)
+    if own is not None:
+        return JobView(job, runs, variants, None, kind_summary=own)
     return JobView(job, runs, variants, comparison, skill_use=skill_use_of(runs))
 
 
@@ -466,8 +468,13 @@ def build_site(
         a_runs = [r for r in va.runs if r.variant == "skill"]
         b_runs = [r for r in vb.runs if r.variant == "skill"]
         cmp = compare(a_runs, b_runs, a_label=a, b_label=b)
-        # two versions of a skill on one trigger suite: compared prompt by prompt
-        tcmp = compare_trigger_runs(a_runs, b_runs, a, b) if va.trigger and vb.trigger else None
+        # two versions of a skill on one trigger suite: compared the kind's own way (prompt by prompt)
+        kind = job_kind(va.runs)
+        own = (
+            kind.compare_jobs(a_runs, b_runs, a, b)
+            if kind is not None and kind is job_kind(vb.runs)
+            else None
+        )
         write(
             compare_page(a, b),
             env.get_template("compare.html").render(
@@ -484,7 +491,7 @@ def build_site(
                 },
                 plot=charts.comparison_plot(cmp, a, b),
                 job_page=job_page,
-                tcmp=tcmp,
+                tcmp=own.figures if own is not None else None,
                 use_a=va.skill_use,
                 use_b=vb.skill_use,
                 **common,

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from skillassay.kinds.base import figure_columns
 from skillassay.report.runs import failure_reason, is_graded, run_reason, skill_label, variant_label
 from skillassay.scoring.stats import Comparison, Summary
 from skillassay.store.db import JobProgress
@@ -115,20 +116,20 @@ def runs_table(
     why = {id(r): run_reason(r) for r in runs}
     show_why = any(why.values())
     t = Table(title=f"Runs of {job_id}" + ("" if has_skill else " (no skill)"))
+    figures = figure_columns()  # the kinds' own figures (the Seam kind's layer totals and combined score)
+    heads = [c.header.lower() for c in figures]
     cols = [
         "eval",
         *(["variant"] if show_variant else []),
         "run",
         "outcome",
-        "rubric",
-        "sandbox",
-        "combined",
+        *heads,
         "score",
         "verdict",
         "grading",
         *(["why"] if show_why else []),
     ]
-    right = ("run", "rubric", "sandbox", "combined", "score", "grading")  # grading: the run's grading version
+    right = ("run", *heads, "score", "grading")  # grading: the run's grading version
     for col in cols:
         t.add_column(col, justify="right" if col in right else "left", no_wrap=col in ("eval", "outcome"))
     for r in runs:
@@ -141,14 +142,9 @@ def runs_table(
         else:
             verdict = "[green]pass[/]" if v.passed else f"[red]{v.label}[/]"
         scores = (
-            [
-                _num(r.figure("rubric_total")),
-                _num(r.figure("sandbox_total")),
-                _num(r.figure("combined")),
-                _pct(v.score if v else None),
-            ]
+            [*(_num(r.figure(c.grade)) for c in figures), _pct(v.score if v else None)]
             if graded
-            else ["–"] * 4
+            else ["–"] * (len(figures) + 1)
         )
         t.add_row(
             r.eval_id,
@@ -160,7 +156,7 @@ def runs_table(
             f"v{r.grading_version}" if graded else "–",
             *([_esc(why[id(r)] or "")] if show_why else []),
         )
-    return fit(t, width, ("rubric", "sandbox", "combined", "grading", "score", "outcome", "run"))
+    return fit(t, width, (*heads, "grading", "score", "outcome", "run"))
 
 
 def _esc(text: str) -> str:

@@ -14,7 +14,15 @@ from pydantic import BaseModel
 
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
-from skillassay.kinds.base import ControlCase, EvalKind, GradeOutcome, GradeRequest, Layers, failure
+from skillassay.kinds.base import (
+    ControlCase,
+    EvalKind,
+    FigureColumn,
+    GradeOutcome,
+    GradeRequest,
+    Layers,
+    failure,
+)
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
 from skillassay.seam.eval import SeamEval, seam_eval
@@ -165,6 +173,12 @@ class SeamKind(EvalKind):
     format = "plan-json"
     layers = ("rubric", "sandbox")
     smoke_order = 0  # no build step to wait for in the plan's fixtures first
+    # --- job summaries and reports (issue 25, item 1): the layer totals and the plan's combined score
+    figure_columns = (
+        FigureColumn(key="rubric", grade="rubric_total", header="Rubric"),
+        FigureColumn(key="sandbox", grade="sandbox_total", header="Sandbox"),
+        FigureColumn(key="combined", grade="combined", header="Combined", headline=True),
+    )
 
     def suite_files(self, definition: EvalDefinition) -> list[Path]:
         return [Path(definition.rubric_file or definition.suite_dir.resolve() / "rubric.json")]

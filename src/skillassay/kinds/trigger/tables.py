@@ -1,22 +1,20 @@
-"""Terminal tables (rich) for trigger jobs and for skill use in ordinary jobs: ``run``, ``report``,
-``compare``.
-"""
+"""Terminal tables (rich) for trigger jobs: ``run``, ``report``, ``compare``; the kind's job summary and
+comparison (``kinds.base.JobSummary``, ``JobComparison``)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
+from skillassay.kinds.base import Headline, JobComparison, JobSummary
 from skillassay.kinds.trigger.scoring import (
     MetricDelta,
-    SkillUseSplit,
     TriggerComparison,
     TriggerSummary,
     compare_triggers,
-    skill_use_split,
-    summarize_triggers,
     trigger_points,
-    use_points,
 )
 
 METRIC_LABELS = {
@@ -26,10 +24,6 @@ METRIC_LABELS = {
     "false_trigger_rate": "false triggers",
     "accuracy": "accuracy",
 }
-
-
-def is_trigger_job(runs) -> bool:
-    return any(getattr(r, "trigger", None) is not None for r in runs)
 
 
 def _pct(v: float | None) -> str:
@@ -104,10 +98,6 @@ def trigger_summary_tables(summary: TriggerSummary, title: str) -> list[Table]:
     return [m, p]
 
 
-def trigger_job_tables(runs, title: str) -> list[Table]:
-    return trigger_summary_tables(summarize_triggers(trigger_points(runs)), title)
-
-
 def _delta_row(t: Table, label: str, d: MetricDelta) -> None:
     delta = "–" if d.delta is None else f"{d.delta * 100:+.1f}"
     ci = f"[{d.ci[0] * 100:+.1f}, {d.ci[1] * 100:+.1f}]" if d.ci else "–"
@@ -166,7 +156,52 @@ def compare_trigger_runs(a_runs, b_runs, a: str, b: str) -> TriggerComparison:
     return compare_triggers(trigger_points(a_runs), trigger_points(b_runs), a, b)
 
 
-def skill_use_of(runs) -> SkillUseSplit | None:
-    """How often the skill was used in a job's skill runs (None when no run was given a skill)."""
-    pts = use_points(runs)
-    return skill_use_split(pts) if pts else None
+class TriggerJobSummary(JobSummary):
+    """A trigger suite's job: recall, precision and F1 per category, and each prompt's decisions."""
+
+    key = "trigger"
+
+    def __init__(self, summary: TriggerSummary) -> None:
+        self.summary = summary
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.summary.to_dict()
+
+    def tables(self, title: str) -> list[Table]:
+        return trigger_summary_tables(self.summary, title)
+
+    def headline(self) -> Headline:
+        f1 = self.summary.overall.metrics["f1"].value
+        return Headline(name="F1", value=None if f1 is None else f1 * 100)
+
+    @property
+    def figures(self) -> TriggerSummary:
+        return self.summary
+
+
+class TriggerJobComparison(JobComparison):
+    """Two jobs of one trigger suite, prompt by prompt: recall, precision, F1 and the prompts that
+    flipped."""
+
+    key = "trigger"
+
+    def __init__(self, cmp: TriggerComparison) -> None:
+        self.cmp = cmp
+        self.verdict = cmp.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.cmp.to_dict()
+
+    def tables(self, a: str, b: str) -> list[Table]:
+        return trigger_comparison_tables(self.cmp, a, b)
+
+    def nothing_in_common(self, a: str, b: str) -> str | None:
+        return None if self.cmp.pairs else f"{a} and {b} have no prompt in common"
+
+    def worse(self) -> bool:
+        f1 = next(d for d in self.cmp.overall if d.metric == "f1")
+        return f1.excludes_zero and (f1.delta or 0) < 0
+
+    @property
+    def figures(self) -> TriggerComparison:
+        return self.cmp

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import Problem
-from skillassay.kinds.base import EvalKind, GradeOutcome, GradeRequest, JobAsk, JobSettings
+from skillassay.kinds.base import (
+    EvalKind,
+    GradeOutcome,
+    GradeRequest,
+    JobAsk,
+    JobComparison,
+    JobSettings,
+    JobSummary,
+)
 from skillassay.kinds.trigger import decision
+from skillassay.store.records import RunRecord
 from skillassay.triggers import TriggerBudget
 
 
@@ -76,6 +86,34 @@ class TriggerKind(EvalKind):
         The workspace is left as it is (the run keeps it when asked)."""
         outcome, criteria, verdict = decision.decide(request.definition, request.skill_use, request.stopped)
         return GradeOutcome(trigger=outcome, criteria=criteria, verdict=verdict)
+
+    # --- job summaries and reports (issue 25, item 1: how a kind summarises and reports) ---
+    summarises_jobs = True
+    job_noun = "a trigger suite"
+
+    def owns_runs(self, runs: Sequence[RunRecord]) -> bool:
+        return any(r.trigger is not None for r in runs)
+
+    def job_summary(self, runs: Sequence[RunRecord]) -> JobSummary:
+        from skillassay.kinds.trigger.scoring import summarize_triggers, trigger_points
+        from skillassay.kinds.trigger.tables import TriggerJobSummary
+
+        return TriggerJobSummary(summarize_triggers(trigger_points(runs)))
+
+    def compare_jobs(
+        self, a_runs: Sequence[RunRecord], b_runs: Sequence[RunRecord], a: str, b: str
+    ) -> JobComparison:
+        from skillassay.kinds.trigger.tables import TriggerJobComparison, compare_trigger_runs
+
+        return TriggerJobComparison(compare_trigger_runs(a_runs, b_runs, a, b))
+
+    def failed_criterion(self, run: RunRecord) -> str | None:
+        """A trigger run has one criterion: the decision."""
+        t = run.trigger
+        if t is None:
+            return None
+        text = "missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used"
+        return text + f" ({t.category} prompt)"
 
 
 def _refusal(evals: list[EvalDefinition], asked: JobAsk) -> str | None:

@@ -1,0 +1,134 @@
+"""A job's summary and reports are its kind's: another package's kind that summarises jobs its own way
+contributes the terminal table, the JSON summary, its figure column and the reason a run failed; the generic
+code names no kind."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skillassay import kinds, plugins
+from skillassay.cli.main import app
+from skillassay.report.runs import failure_reason
+from skillassay.scoring.verdict import CriterionResult, decide
+from skillassay.store.files import run_dir_rel, write_job_file, write_run_file
+from skillassay.store.records import JobRecord, RunRecord
+
+MODULE = """
+from rich.table import Table
+
+from skillassay.kinds.base import EvalKind, FigureColumn, GradeOutcome, Headline, JobSummary
+
+
+class TallySummary(JobSummary):
+    key = "tally"
+
+    def __init__(self, runs):
+        self.count = sum(int(r.grades.get("tally", 0)) for r in runs)
+
+    def to_dict(self):
+        return {"count": self.count}
+
+    def tables(self, title):
+        t = Table(title=f"{title}: tallied", title_justify="left")
+        t.add_column("tally, counted over every run of the job")
+        t.add_row(f"counted {self.count}")
+        return [t]
+
+    def headline(self):
+        return Headline(name="tally", value=float(self.count))
+
+    @property
+    def figures(self):
+        return self
+
+
+class TallyKind(EvalKind):
+    name = "tally"
+    format = "tally"
+    summarises_jobs = True
+    job_noun = "a tally"
+    figure_columns = (FigureColumn(key="tally", grade="tally", header="Tallied"),)
+
+    def reload(self, definition, suite, suite_here):
+        return definition
+
+    def grade(self, request):
+        return GradeOutcome()
+
+    def owns_runs(self, runs):
+        return any("tally" in r.grades for r in runs)
+
+    def job_summary(self, runs):
+        return TallySummary(runs)
+
+    def failed_criterion(self, run):
+        return f"tallied only {run.grades['tally']}" if "tally" in run.grades else None
+"""
+
+
+@pytest.fixture
+def tally(tmp_path: Path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "tally_kind.py").write_text(MODULE)
+    info = root / "tally_kind-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tally-kind\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skillassay.kinds]\ntally = tally_kind:TallyKind\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    plugins.refresh()
+    kinds.refresh()
+    yield root
+    plugins.refresh()
+    kinds.refresh()
+
+
+def write_job(results: Path, tallies: list[int]) -> list[RunRecord]:
+    t0 = datetime(2026, 12, 1, tzinfo=UTC)
+    job = JobRecord(job_id="jt", created_at=t0, suite="evals", agent="command", status="finished")
+    runs = []
+    for i, n in enumerate(tallies, 1):
+        crit = [CriterionResult(id="tally", weight=1, fraction=0.0, grader="tally")]
+        run = RunRecord(
+            job_id="jt",
+            eval_id="count",
+            run_index=i,
+            run_dir=run_dir_rel("jt", "count", i),
+            agent="command",
+            outcome="completed",
+            started_at=t0,
+            finished_at=t0,
+            criteria=crit,
+            verdict=decide(crit, threshold=1.0),
+            grades={"tally": n},
+        )
+        job.planned.append(("count", i, "skill"))
+        write_run_file(results, run)
+        runs.append(run)
+    write_job_file(results, job)
+    return runs
+
+
+def test_the_jobs_kind_gives_its_summary_json_and_reasons(tally, tmp_path: Path):
+    results = tmp_path / "results"
+    runs = write_job(results, [2, 3])
+    assert kinds.job_kind(runs) is kinds.load_kind("tally")
+    assert kinds.job_kind([r.model_copy(update={"grades": {}}) for r in runs]) is None
+    shown = CliRunner().invoke(app, ["report", "jt", "--results", str(results)], env={"COLUMNS": "120"})
+    assert shown.exit_code == 0, shown.output
+    assert "Job jt: tallied" in shown.output and "counted 5" in shown.output
+    as_json = CliRunner().invoke(app, ["report", "jt", "--results", str(results), "--json", "-"])
+    got = json.loads(as_json.output)
+    assert got["tally"] == {"count": 5} and [r["tally"] for r in got["runs"]] == [2, 3]
+    assert "combined" in got["runs"][0]  # the Seam kind's columns stay: every registered kind's are shown
+    listed = CliRunner().invoke(
+        app, ["runs", "--job", "jt", "--results", str(results)], env={"COLUMNS": "200"}
+    )
+    assert "tallied" in listed.output and "combined" in listed.output
+    assert failure_reason(runs[0]) == "tallied only 2"
