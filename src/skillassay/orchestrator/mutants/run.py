@@ -5,8 +5,9 @@ Per eval: the golden is graded first (its scores are what a layer must go below 
 mutant. The rubric always reads the mutant's own source. The sandbox runs the mutant's own source when the app
 has no build step; when it has one, it runs the eval's schema (``edits.schema``: every mutant behind a switch,
 built once and cached like any build) with ``SKILLASSAY_MUTANT`` naming the mutant, and the golden's sandbox
-baseline is that same build with no mutant on. Work is spread over ``jobs`` threads sharing one Seam emulator
-(one workspace per validation).
+baseline is that same build with no mutant on. The eval's kind says which of its layers grade a mutant and how
+their scores read (``EvalKind``'s mutants block). Work is spread over ``jobs`` threads sharing one emulator
+(the run service the kinds' sandboxes need; one workspace per validation).
 """
 
 from __future__ import annotations
