@@ -21,6 +21,8 @@ Groups and what an entry point names:
 - ``skillassay.definitions``: a ``definitions.formats.DefinitionFormat``: a file format of eval definitions,
   its loader and its lint (``definitions/suite.py``, ``definitions/validation.py``);
 - ``skillassay.kinds``: a ``kinds.base.EvalKind`` subclass: a kind of eval (how its runs are made and graded);
+- ``skillassay.scaffolds``: a ``scaffold.AppScaffold``: the files of a kind's eval written around the user's
+  app (``init --app``);
 - ``skillassay.languages``: a parser ``(source: bytes, path: str) -> languages.base.Module`` named by the file
   extension it reads (``.rb``); skillassay's own languages are its ``languages.PARSERS`` table
   (docs/languages.md).
@@ -50,6 +52,7 @@ GROUPS = (
     "skillassay.kinds",
     "skillassay.commands",
     "skillassay.definitions",
+    "skillassay.scaffolds",
 )
 OWN_DISTRIBUTION = "skillassay"
 

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from skillassay import kinds, plugins
 from skillassay.definitions.models import EvalDefinition
@@ -161,3 +162,34 @@ def test_an_old_run_record_reads_its_seam_figures_into_grades(tmp_path: Path):
         .fetchone()
     )
     assert row == (90.0, 70.0, 78.0)
+
+
+def _fields(tmp_path: Path) -> dict:
+    return dict(
+        id="toy-eval",
+        title="toy",
+        source=tmp_path / "toy.toml",
+        suite_dir=tmp_path,
+        fixture_dir=tmp_path,
+        app_dir=tmp_path,
+        prompt="say toy",
+        stack="python",
+        language="python",
+    )
+
+
+def test_a_definitions_format_is_a_registered_one(toy, tmp_path: Path):
+    """EvalDefinition.format: a format a loader or a kind is registered for (here the toy kind's), else the
+    error a Literal of them gives."""
+    assert EvalDefinition(format="toy", **_fields(tmp_path)).format == "toy"
+    with pytest.raises(ValidationError) as err:
+        EvalDefinition(format="nope", **_fields(tmp_path))
+    (e,) = err.value.errors()
+    assert (e["type"], e["loc"]) == ("literal_error", ("format",))
+    assert e["msg"] == "Input should be 'plan-json', 'native', 'trigger' or 'toy'"
+
+
+def test_a_format_nothing_is_registered_for_is_refused(tmp_path: Path):
+    with pytest.raises(ValidationError) as err:
+        EvalDefinition(format="toy", **_fields(tmp_path))
+    assert err.value.errors()[0]["msg"] == "Input should be 'plan-json', 'native' or 'trigger'"

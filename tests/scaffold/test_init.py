@@ -177,3 +177,53 @@ def test_starter_suite_is_complete_and_refuses_a_full_folder(tmp_path):
 def test_scaffold_refuses_a_bad_name(flask_app, tmp_path):
     with pytest.raises(SkillassayError, match=r"--name"):
         scaffold_app(flask_app, tmp_path / "suite", "Bad Name!")
+
+
+TOY_SCAFFOLD = """
+from skillassay.scaffold import AppScaffold
+
+
+class ToyScaffold(AppScaffold):
+    def folder(self, suite, name):
+        return suite / "toys" / name
+
+    def write(self, app, suite, folder, name, found):
+        (folder / "toy.txt").write_text(f"{name} {found.stack} {found.port}")
+
+
+TOY = ToyScaffold()
+NOT_ONE = object()
+"""
+
+
+def test_the_evals_files_are_the_registered_scaffolds(flask_app, tmp_path, monkeypatch):
+    """`init --app` writes through the entry-point group skillassay.scaffolds: another package's scaffold
+    writes its own eval around the copy; one that is not an AppScaffold, or none named among several, is
+    refused."""
+    from skillassay import plugins
+
+    root = tmp_path / "site"
+    info = root / "toy_scaffold-1.0.dist-info"
+    info.mkdir(parents=True)
+    (root / "toy_scaffold.py").write_text(TOY_SCAFFOLD)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-scaffold\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[skillassay.scaffolds]\ntoy = toy_scaffold:TOY\nbroken = toy_scaffold:NOT_ONE\n"
+    )
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    plugins.refresh()
+    try:
+        folder, _found = scaffold_app(flask_app, tmp_path / "suite", "stays", kind="toy")
+        assert folder == tmp_path / "suite" / "toys" / "stays"
+        assert (folder / "toy.txt").read_text() == "stays flask 7070"
+        assert (folder / "app" / "api" / "stays.py").is_file() and not (
+            folder / "app" / "node_modules"
+        ).exists()
+        assert not (tmp_path / "suite" / "fixtures").exists()
+        with pytest.raises(plugins.PluginError, match=r"'broken' is not an AppScaffold"):
+            scaffold_app(flask_app, tmp_path / "suite", "other", kind="broken")
+        with pytest.raises(plugins.PluginError, match=r"name one of seam, broken, toy"):
+            scaffold_app(flask_app, tmp_path / "suite", "other")
+    finally:
+        plugins.refresh()

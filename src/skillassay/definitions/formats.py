@@ -10,10 +10,10 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from skillassay.definitions.models import EvalDefinition
+from skillassay.definitions.models import FORMATS_GROUP, EvalDefinition
 from skillassay.errors import Problem
 
-GROUP = "skillassay.definitions"
+GROUP = FORMATS_GROUP
 
 
 class DefinitionFormat(ABC):

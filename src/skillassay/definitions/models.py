@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from skillassay import stacks
+from skillassay import plugins, stacks
 from skillassay.definitions.agent_eval import (
     Criterion,
     ForbiddenBehaviour,
@@ -22,6 +23,35 @@ from skillassay.definitions.agent_eval import (
 from skillassay.definitions.app import RunSteps
 from skillassay.definitions.resources import Resources
 from skillassay.triggers import TriggerBudget
+
+# the formats the harness loads itself (native agent evals, trigger suites); a wing's are the names of its
+# ``skillassay.definitions`` entry points (``definitions/formats.py``)
+OWN_FORMATS = ("native", "trigger")
+FORMATS_GROUP = "skillassay.definitions"
+# a kind's class says the format it grades (kinds/base.py: ``EvalKind.format``)
+KINDS_GROUP = "skillassay.kinds"
+
+
+def loaded_formats() -> list[str]:
+    """The formats a loader is registered for: each wing's, then the harness's own (no kind imported)."""
+    wings = [name for name in plugins.names(FORMATS_GROUP) if name not in OWN_FORMATS]
+    return [*wings, *OWN_FORMATS]
+
+
+def known_formats() -> list[str]:
+    """Every ``EvalDefinition.format`` there is: ``loaded_formats``, then any other registered kind's."""
+    found = loaded_formats()
+    for name in plugins.names(KINDS_GROUP):
+        fmt = getattr(plugins.load(KINDS_GROUP, name), "format", None)
+        if isinstance(fmt, str) and fmt not in found:
+            found.append(fmt)
+    return found
+
+
+def _one_of(values: list[str]) -> str:
+    """``'a', 'b' or 'c'``, as pydantic words a choice."""
+    quoted = [repr(v) for v in values]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 class _Strict(BaseModel):
@@ -81,7 +111,7 @@ class EvalDefinition(BaseModel):
     id: str
     title: str
     status: Literal["experimental", "stable"] = "stable"
-    format: Literal["plan-json", "native", "trigger"]
+    format: str  # one of ``known_formats()``: the kind that grades it has this ``format`` (kinds/base.py)
     source: Path  # the definition file
     suite_dir: Path
     fixture_dir: Path
@@ -113,6 +143,14 @@ class EvalDefinition(BaseModel):
     resources: Resources = Field(default_factory=Resources)  # per run, where it executes (default 1 CPU)
     # the definition's own egress allow-list (None: the stack's registries)
     registries: list[str] | None = None
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        if value in loaded_formats() or value in (known := known_formats()):
+            return value
+        # worded and typed as a Literal's error, which this field was
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": _one_of(known)})
 
     @property
     def has_sandbox(self) -> bool:

@@ -24,6 +24,7 @@ from skillassay import plugins
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.base import Policy, Sandbox
+from skillassay.kinds.mutants import DerivedMutants
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.services import Service
@@ -297,6 +298,8 @@ class EvalKind(ABC):
         """
         return None
 
+    # --- mutants (``check --mutants``; issue 25: a kind's own mutant classes, and how a mutant's score is
+    # read) ---
     def mutant_checks(self, definition: EvalDefinition) -> bool:
         """Whether ``check --mutants`` has mutant classes for this kind."""
         return False
@@ -312,6 +315,36 @@ class EvalKind(ABC):
         """The job's settings when ``evals`` (all of the job's, some of this kind) run as ``asked``, or why
         the kind refuses the job (one line, shown as ``error: ...``). Default: as asked."""
         return JobSettings(skill=asked.skill, runs=asked.runs)
+
+    def derive_mutants(self, definition: EvalDefinition) -> DerivedMutants | None:
+        """The kind's own mutants of the golden (None: the harness's agent-eval classes, derived from the
+        golden's change and transcript)."""
+        return None
+
+    def mutant_layers(self, definition: EvalDefinition) -> tuple[str, ...]:
+        """The kind's ``layers`` that grade a mutant of ``definition``, each on its own (none: the mutant is
+        graded as a run is, by the process graders)."""
+        return ()
+
+    def mutant_conditions(self, definition: EvalDefinition) -> set[str]:
+        """The conditions of the mutant classes' exceptions (``MutantClass.unless``) ``definition`` meets."""
+        return set()
+
+    def with_app_env(self, definition: EvalDefinition, env: dict[str, str]) -> EvalDefinition:
+        """``definition`` with ``env`` added to the app's environment in the sandbox (the mutant schema's
+        switch)."""
+        raise NotImplementedError(f"eval kind {self.name!r} has no sandbox to run a mutant schema in")
+
+    def mutant_evidence(self, layer: str, got: GradeOutcome, golden: GradeOutcome) -> list[str]:
+        """What a mutant lost against the golden on one of the kind's ``layers``, check by check."""
+        return []
+
+    def mutant_waits(self, golden: GradeOutcome) -> dict[str, float] | None:
+        """The sandbox's early-stop settings for the mutants' runs, from the golden's own run (None: the
+        sandbox's defaults)."""
+        return None
+
+    # --- end of mutants ---
 
     @abstractmethod
     def grade(self, request: GradeRequest) -> GradeOutcome:

@@ -1,24 +1,26 @@
-"""``skillassay init --app``: a Seam eval scaffolded around the user's own application.
+"""``skillassay init --app``: an eval scaffolded around the user's own application.
 
-What can be read from the app is read with the same parsers the rubric grades with (routes, their handlers);
-what cannot (the prompt, the Seam path to expect, the calls, a golden solution) is left empty, so that
-``skillassay check`` names each missing piece by file and field. ``SCAFFOLD.md`` beside the eval says which
-values were inferred, from where, so nothing guessed passes for something decided.
+What can be read from the app is read here with the same parsers the rubric grades with (stack, port, routes,
+their handlers: ``detect``). The eval's own files are a kind's (an ``AppScaffold`` registered under the
+entry-point group ``skillassay.scaffolds``; the Seam wing's writes a plan fixture): what cannot be read is
+left empty, so that ``skillassay check`` names each missing piece by file and field.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
+from abc import ABC, abstractmethod
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from skillassay import stacks
+from skillassay import plugins, stacks
 from skillassay.errors import SkillassayError
 from skillassay.languages import parser_for
 from skillassay.stacks import Stack
+
+GROUP = "skillassay.scaffolds"
 
 # folders never copied from the user's app, nor read for routes
 _SKIP_DIRS = {
@@ -174,7 +176,7 @@ def _handler_name(module, route) -> str | None:
     return ", ".join(dict.fromkeys(names)) or None
 
 
-_PARAM = re.compile(r"(:\w+|<[^>]+>|\{[^}]+\}|\[[^\]]+\])$")
+ROUTE_PARAM = re.compile(r"(:\w+|<[^>]+>|\{[^}]+\}|\[[^\]]+\])$")
 
 
 def _lifecycle(routes: list[DetectedRoute]) -> dict[str, DetectedRoute]:
@@ -182,7 +184,7 @@ def _lifecycle(routes: list[DetectedRoute]) -> dict[str, DetectedRoute]:
     families: dict[str, dict[str, DetectedRoute]] = {}
     for r in routes:
         path = r.path.rstrip("/") or "/"
-        base = _PARAM.sub("", path).rstrip("/")
+        base = ROUTE_PARAM.sub("", path).rstrip("/")
         fam = families.setdefault(base, {})
         if r.method == "POST" and path == base:
             fam.setdefault("create", r)
@@ -192,7 +194,7 @@ def _lifecycle(routes: list[DetectedRoute]) -> dict[str, DetectedRoute]:
             fam.setdefault("cancel", r)
     for r in routes:  # POST /things/:id/cancel counts as a cancel where no DELETE exists
         if r.method == "POST" and re.search(r"/(cancel|checkout|end)$", r.path):
-            base = _PARAM.sub("", re.sub(r"/(cancel|checkout|end)$", "", r.path)).rstrip("/")
+            base = ROUTE_PARAM.sub("", re.sub(r"/(cancel|checkout|end)$", "", r.path)).rstrip("/")
             families.setdefault(base, {}).setdefault("cancel", r)
 
     def rank(item: tuple[str, dict[str, DetectedRoute]]) -> tuple[int, int]:
@@ -227,136 +229,48 @@ def detect(app: Path) -> Detection:
 # -- writing the eval ----------------------------------------------------------------------------------------
 
 
-def _dockerfile(app: Path, d: Detection) -> str:
-    return stacks.by_name(d.stack).dockerfile(app, d.manifest, d.port)
+class AppScaffold(ABC):
+    """The files of one kind's eval written around an app (``init --app``); registered under ``GROUP``."""
+
+    @abstractmethod
+    def folder(self, suite: Path, name: str) -> Path:
+        """Where the eval ``name`` goes in the suite folder ``suite`` (the app is copied into its ``app``)."""
+
+    @abstractmethod
+    def write(self, app: Path, suite: Path, folder: Path, name: str, found: Detection) -> None:
+        """Write the eval's files into ``folder`` (``folder/app`` holds the copy of ``app`` already)."""
 
 
-def _endpoint_path(route: DetectedRoute | None, with_id: bool) -> str:
-    if route is None:
-        return ""
-    return _PARAM.sub("{{RESERVATION_ID}}", route.path.rstrip("/")) if with_id else route.path
+def app_scaffold(kind: str | None = None) -> AppScaffold:
+    """The scaffold registered as ``kind`` (None: the only one registered). Raises PluginError."""
+    names = plugins.names(GROUP)
+    if kind is None:
+        if len(names) != 1:
+            raise plugins.PluginError(f"{GROUP}: name one of {', '.join(names) or 'none registered'}")
+        kind = names[0]
+    found = plugins.load(GROUP, kind)
+    if not isinstance(found, AppScaffold):
+        raise plugins.PluginError(f"{GROUP} {kind!r} is not an AppScaffold: {found!r}")
+    return found
 
 
 def scaffold_app(
-    app: Path, suite: Path, name: str | None = None, *, force: bool = False
+    app: Path, suite: Path, name: str | None = None, *, force: bool = False, kind: str | None = None
 ) -> tuple[Path, Detection]:
-    """Write ``<suite>/fixtures/<name>/`` around a copy of ``app``; returns the fixture folder and what was
-    read.
+    """Write the eval ``name`` around a copy of ``app`` into ``suite`` (``kind``: which scaffold, see
+    ``app_scaffold``); returns the eval's folder and what was read.
     """
     app = app.resolve()
     d = detect(app)
     name = name or re.sub(r"[^a-z0-9-]+", "-", app.name.lower()).strip("-") or "my-app"
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
         raise SkillassayError(f"--name {name!r}: use lower-case letters, digits and dashes")
-    fixture = suite / "fixtures" / name
-    if fixture.exists() and not force:
-        raise SkillassayError(f"{fixture}: exists; choose another --name, or --force to overwrite it")
-    if fixture.exists():
-        shutil.rmtree(fixture)
-    shutil.copytree(app, fixture / "app", symlinks=True, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
-    (fixture / "test_controls").mkdir(parents=True)
-    if not (suite / "rubric.json").is_file():
-        from skillassay.scaffold._starter import starter_sources
-
-        shutil.copy2(starter_sources()[0] / "rubric.json", suite / "rubric.json")
-
-    (fixture / "Dockerfile").write_text(
-        (app / "Dockerfile").read_text(encoding="utf-8") if d.has_dockerfile else _dockerfile(app, d),
-        encoding="utf-8",
-    )
-    life = d.lifecycle
-    endpoints = {
-        "create": {
-            "method": life["create"].method if "create" in life else "POST",
-            "path": _endpoint_path(life.get("create"), False),
-            "payload": {},
-            "response_id_path": "id",
-        },
-        "update": {
-            "method": life["update"].method if "update" in life else "PUT",
-            "path": _endpoint_path(life.get("update"), True),
-            "payload": {},
-        },
-        "cancel": {
-            "method": life["cancel"].method if "cancel" in life else "DELETE",
-            "path": _endpoint_path(life.get("cancel"), True),
-        },
-    }
-    config = {
-        "fixture": name,
-        "title": f"{name}: Seam access for the app's stays",
-        "prompt": "",
-        "expected_api_path": "",
-        "seam_env_var": "SEAM_API_KEY",
-        "app_port": d.port,
-        "test_endpoints": endpoints,
-    }
-    (fixture / "eval_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    handlers = {
-        phase: [h.strip() for h in (r.handler or "").split(",") if h.strip()] for phase, r in life.items()
-    }
-    answer_key = {
-        "expected_files_modified": sorted({r.file for r in life.values()}),
-        "expected_new_files_allowed": [],
-        "expected_calls": {},
-        "expected_placements": {},
-        "required_parameters": {},
-        "expected_package_additions": {d.manifest: ["seam"]} if d.manifest != "pyproject.toml" else {},
-    }
-    (fixture / "answer_key.json").write_text(json.dumps(answer_key, indent=2) + "\n", encoding="utf-8")
-    (fixture / "SCAFFOLD.md").write_text(_notes(name, d, handlers), encoding="utf-8")
-    return fixture, d
-
-
-def _notes(name: str, d: Detection, handlers: dict[str, list[str]]) -> str:
-    lines = [
-        f"# {name}: what `skillassay init --app` inferred, and what is left to you",
-        "",
-        "Delete this file once every value below is checked.",
-        "",
-        "## Inferred (check each)",
-        "",
-        f"- stack: {d.language} / {d.framework} (from `{d.manifest}`)",
-        f"- app port: {d.port} (from {d.port_source})",
-        "- Dockerfile: "
-        f"{'copied from the app' if d.has_dockerfile else 'written from a template: check the build and start commands'}",  # noqa: E501 - code inside a string, kept as written
-    ]
-    for phase in ("create", "update", "cancel"):
-        r = d.lifecycle.get(phase)
-        if r is None:
-            lines.append(
-                f"- {phase} endpoint: NOT FOUND among {len(d.routes)} route(s): fill "
-                f"`eval_config.json` /test_endpoints/{phase}"
-            )
-        else:
-            lines.append(
-                f"- {phase} endpoint: {r.method} {r.path} ({r.file}:{r.line}); handled by "
-                f"{', '.join(handlers.get(phase) or []) or 'an inline function'}. A router mounted under a "
-                "prefix (`app.use('/api', router)`) may need the prefix added to the path."
-            )
-    lines.append(
-        f"- files the integration should change (answer_key.json /expected_files_modified): "
-        f"{', '.join(sorted({r.file for r in d.lifecycle.values()})) or 'none found'}"
-    )
-    lines += [
-        "",
-        "## Left to you (`skillassay check` names each)",
-        "",
-        "- eval_config.json /prompt: the task, as a user would ask it",
-        "- eval_config.json /expected_api_path: reservation_automations, access_grants or access_codes",
-        (
-            "- eval_config.json /test_endpoints/*/payload: a valid request body for create and update, with "
-            "`{{STARTS_AT}}`, `{{ENDS_AT}}`, `{{NEW_ENDS_AT}}`, `{{RUN_ID}}` where dates and unique values "
-            "go; "
-            "/test_endpoints/create/response_id_path: where the new id is in the create response"
-        ),
-        "- answer_key.json /expected_calls, /expected_placements (candidates: "
-        + (", ".join(sorted({h for hs in handlers.values() for h in hs})) or "none found")
-        + "), /required_parameters",
-        "- test_golden/: a correct solution written with the official Seam SDK (the whole app folder)",
-        "- test_controls/<name>/ with <name>.expected.json: flawed solutions and what they must score",
-        "",
-        "See docs/plan-formats.md for every field.",
-        "",
-    ]
-    return "\n".join(lines)
+    writer = app_scaffold(kind)
+    folder = writer.folder(suite, name)
+    if folder.exists() and not force:
+        raise SkillassayError(f"{folder}: exists; choose another --name, or --force to overwrite it")
+    if folder.exists():
+        shutil.rmtree(folder)
+    shutil.copytree(app, folder / "app", symlinks=True, ignore=shutil.ignore_patterns(*_SKIP_DIRS))
+    writer.write(app, suite, folder, name, d)
+    return folder, d

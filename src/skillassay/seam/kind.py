@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import BaseModel
 
+from skillassay.definitions.app import RunSteps
 from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.kinds.base import (
@@ -23,6 +24,7 @@ from skillassay.kinds.base import (
     Layers,
     failure,
 )
+from skillassay.kinds.mutants import DerivedMutants
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
 from skillassay.seam.eval import SeamEval, seam_eval
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from skillassay.seam.rubric.models import RubricResult
 
 SANDBOX_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
+MUTANT_EPS = 1e-6  # a mutant scoring this much below the golden is caught
 MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of it
 
 
@@ -274,8 +277,42 @@ class SeamKind(EvalKind):
             cases.append(ControlCase(name=c.name, folder=c.dir, expected=exp))
         return cases
 
+    # --- mutants (issue 25: the Seam mutant classes, ``seam.mutants``) ---
     def mutant_checks(self, definition: EvalDefinition) -> bool:
         return seam_eval(definition).answer_key is not None
+
+    def derive_mutants(self, definition: EvalDefinition) -> DerivedMutants:
+        from skillassay.seam import mutants
+
+        found, notes, _golden = mutants.derive(definition)
+        return DerivedMutants(mutants=found, notes=notes)
+
+    def mutant_layers(self, definition: EvalDefinition) -> tuple[str, ...]:
+        return ("rubric", "sandbox") if seam_eval(definition).config is not None else ("rubric",)
+
+    def mutant_conditions(self, definition: EvalDefinition) -> set[str]:
+        config = seam_eval(definition).config
+        return {"presence_update"} if config and config.sandbox_update_check == "presence" else set()
+
+    def with_app_env(self, definition: EvalDefinition, env: dict[str, str]) -> EvalDefinition:
+        d = seam_eval(definition)
+        config = d.config
+        assert config is not None
+        run = (
+            config.run.model_copy(update={"env": {**config.run.env, **env}})
+            if config.run
+            else RunSteps(env=dict(env))
+        )
+        return d.model_copy(update={"config": config.model_copy(update={"run": run})})
+
+    def mutant_evidence(self, layer: str, got: GradeOutcome, golden: GradeOutcome) -> list[str]:
+        lines = {"rubric": rubric_lines, "sandbox": sandbox_lines}.get(layer)
+        return lines(got, golden) if lines else []
+
+    def mutant_waits(self, golden: GradeOutcome) -> dict[str, float] | None:
+        return quiet_window(golden)
+
+    # --- end of mutants ---
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
         d = seam_eval(request.definition)
@@ -363,3 +400,49 @@ def compare_layers(expected: ControlExpectation, got: GradeOutcome) -> list[str]
     ):
         bad.append(f"sandbox total: expected {expected.sandbox_total:g}, got {g.sandbox_total}")
     return bad
+
+
+# ----------------------------------------------------------------------------- a mutant's scores, read
+def rubric_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
+    """The rubric categories a mutant scores below the golden on, with the first evidence missed."""
+    lines = []
+    cats = (out.rubric or {}).get("categories", {})
+    base = (golden.rubric or {}).get("categories", {})
+    for name, cat in cats.items():
+        if float(cat.get("score", 0)) < float(base.get(name, {}).get("score", 0)) - MUTANT_EPS:
+            misses = [e["message"] for e in cat.get("evidence", []) if not e.get("ok")]
+            lines.append(
+                f"{name} {base.get(name, {}).get('score')} -> {cat.get('score')}"
+                + (f": {misses[0]}" if misses else "")
+            )
+    return lines
+
+
+def sandbox_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
+    """The sandbox checks a mutant gets fewer points on than the golden, with the check's reason."""
+    lines = []
+    mine, base = check_points(out.sandbox), check_points(golden.sandbox)
+    details = (out.sandbox or {}).get("checks") or {}
+    for name, points in mine.items():
+        if points < base.get(name, 0) - MUTANT_EPS:
+            reason = (details.get(name) or {}).get("reason") if isinstance(details.get(name), dict) else None
+            lines.append(f"{name} {base.get(name, 0):g} -> {points:g}" + (f": {reason}" if reason else ""))
+    return lines
+
+
+def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
+    """How long a mutant's sandbox run waits for the app's first Seam request before giving up on a step: four
+    times the slowest first request the golden itself made (at least 1.5 s, at most the sandbox's own 5 s).
+    The mutants are the golden's code: an app that reaches Seam within 0.2 s of a request does not take 5 s
+    to start when only one of its calls was removed."""
+    from skillassay.seam.behaviour.validate import QUIET_AFTER
+
+    firsts = []
+    for check in ((golden.sandbox or {}).get("checks") or {}).values():
+        sent = ((check or {}).get("seam") or {}).get("app_seam_requests") if isinstance(check, dict) else None
+        times = [t for r in sent or [] if isinstance(r, dict) and (t := r.get("at_s")) is not None]
+        if times:
+            firsts.append(min(times))
+    if not firsts:
+        return None
+    return {"quiet_after": round(min(QUIET_AFTER, max(1.5, 4 * max(firsts))), 2)}

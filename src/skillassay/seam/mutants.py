@@ -24,9 +24,10 @@ from pathlib import Path
 
 from skillassay import stacks
 from skillassay.definitions.models import EvalDefinition
+from skillassay.kinds.mutants import Edit, Mutant, Switch
 from skillassay.languages.callgraph import FnRef, Reach
 from skillassay.languages.routes import endpoint_routes, mounted_routes
-from skillassay.orchestrator.mutants.edits import OLD, Edit, Mutant, Switch, ternary
+from skillassay.orchestrator.mutants.edits import OLD, ternary
 from skillassay.seam.eval import SeamEval, seam_eval
 from skillassay.seam.rubric.checks import PATH_SIGNATURES, canonical_path, handler_refs
 from skillassay.seam.rubric.grade import endpoints_of

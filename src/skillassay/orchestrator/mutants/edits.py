@@ -14,49 +14,16 @@ own source.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillassay import stacks
+from skillassay.kinds.mutants import Edit, Mutant, Switch
 from skillassay.stacks import SourceSyntax
-from skillassay.transcripts import Transcript
 from skillassay.workspace.changes import copy_ignore
 
 MUTANT_ENV = "SKILLASSAY_MUTANT"
 OLD = "\x00OLD\x00"  # in a Switch's form: the original text of its span (with inner switches rendered)
 COND = "\x00COND\x00"  # in a Switch's form: the condition "this mutant is the active one"
-
-
-@dataclass(frozen=True)
-class Edit:
-    file: str
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Switch:
-    """In the schema, the span [start, end) of ``file`` becomes ``form`` with OLD and COND filled in (a form
-    without COND is applied whatever mutant is active: a helper function, a type cast)."""
-
-    file: str
-    start: int
-    end: int
-    form: str
-    mutant: str | None = None  # filled in by the schema for forms using COND
-
-
-@dataclass
-class Mutant:
-    id: str
-    cls: str
-    description: str
-    location: str | None
-    edits: list[Edit] = field(default_factory=list)
-    switches: list[Switch] = field(default_factory=list)  # empty: no schema form (the mutant runs on its own)
-    # agent evals: the transcript the process graders read instead of the golden's
-    transcript: Transcript | None = None
 
 
 class SchemaConflict(Exception):

@@ -5,8 +5,9 @@ Per eval: the golden is graded first (its scores are what a layer must go below 
 mutant. The rubric always reads the mutant's own source. The sandbox runs the mutant's own source when the app
 has no build step; when it has one, it runs the eval's schema (``edits.schema``: every mutant behind a switch,
 built once and cached like any build) with ``SKILLASSAY_MUTANT`` naming the mutant, and the golden's sandbox
-baseline is that same build with no mutant on. Work is spread over ``jobs`` threads sharing one Seam emulator
-(one workspace per validation).
+baseline is that same build with no mutant on. The eval's kind says which of its layers grade a mutant and how
+their scores read (``EvalKind``'s mutants block). Work is spread over ``jobs`` threads sharing one emulator
+(the run service the kinds' sandboxes need; one workspace per validation).
 """
 
 from __future__ import annotations
@@ -19,31 +20,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from skillassay import stacks
-from skillassay.definitions.models import EvalDefinition, RunSteps
+from skillassay.definitions.models import EvalDefinition
 from skillassay.graders.judge_config import JudgeConfig
 from skillassay.isolation.run_policy import run_policy
-from skillassay.kinds import kind_of
+from skillassay.kinds import EvalKind, kind_of
+from skillassay.kinds.mutants import DerivedMutants
 from skillassay.orchestrator.grading import GradeOutcome, grade
 from skillassay.orchestrator.mutants.classes import CLASSES, Expect, MutantClass
 from skillassay.orchestrator.mutants.edits import MUTANT_ENV, Mutant, materialise, schema
-from skillassay.seam.kind import check_points
 from skillassay.services import Service
 from skillassay.store.mutants import EvalMutation, LayerOutcome, MutantResult, MutationReport
 from skillassay.transcripts import Transcript
 
-if TYPE_CHECKING:
-    from skillassay.seam.config import PlanEvalConfig
-    from skillassay.seam.eval import SeamEval
-
 EPS = 1e-6
-
-
-def _seam_config(definition: EvalDefinition) -> PlanEvalConfig | None:
-    """A Seam eval's config (the Seam kind's definitions are SeamEvals)."""
-    return cast("SeamEval", definition).config
 
 
 def _failures(out: GradeOutcome | None) -> list[str]:
@@ -56,26 +47,19 @@ def expectations(cls: MutantClass, definition: EvalDefinition) -> dict[str, Expe
     exceptions).
     """
     out = dict(cls.expect)
-    config = getattr(definition, "config", None)  # the plan's eval_config.json (a plan eval's only)
-    conditions = {"presence_update": bool(config and config.sandbox_update_check == "presence")}
+    kind = kind_of(definition)
+    conditions = kind.mutant_conditions(definition)
     for (condition, layer), expect in cls.unless.items():
-        if conditions.get(condition) and layer in out:
+        if condition in conditions and layer in out:
             out[layer] = expect
-    if kind_of(definition).layers and config is None:
-        out.pop("sandbox", None)
+    for layer in set(kind.layers) - set(kind.mutant_layers(definition)):  # a layer the eval has not
+        out.pop(layer, None)
     return out
 
 
 def _with_mutant(definition: EvalDefinition, mutant_id: str) -> EvalDefinition:
     """The definition with ``SKILLASSAY_MUTANT`` in the app's environment (an empty value: no mutant on)."""
-    config = _seam_config(definition)
-    assert config is not None
-    run = (
-        config.run.model_copy(update={"env": {**config.run.env, MUTANT_ENV: mutant_id}})
-        if config.run
-        else RunSteps(env={MUTANT_ENV: mutant_id})
-    )
-    return definition.model_copy(update={"config": config.model_copy(update={"run": run})})
+    return kind_of(definition).with_app_env(definition, {MUTANT_ENV: mutant_id})
 
 
 def _has_build(definition: EvalDefinition, app: Path) -> bool:
@@ -85,31 +69,6 @@ def _has_build(definition: EvalDefinition, app: Path) -> bool:
         return bool(plan_for(definition, app).build)
     except Exception:  # noqa: BLE001 - no plan: the sandbox will say why when it runs
         return False
-
-
-def _rubric_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
-    lines = []
-    cats = (out.rubric or {}).get("categories", {})
-    base = (golden.rubric or {}).get("categories", {})
-    for name, cat in cats.items():
-        if float(cat.get("score", 0)) < float(base.get(name, {}).get("score", 0)) - EPS:
-            misses = [e["message"] for e in cat.get("evidence", []) if not e.get("ok")]
-            lines.append(
-                f"{name} {base.get(name, {}).get('score')} -> {cat.get('score')}"
-                + (f": {misses[0]}" if misses else "")
-            )
-    return lines
-
-
-def _sandbox_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
-    lines = []
-    mine, base = check_points(out.sandbox), check_points(golden.sandbox)
-    details = (out.sandbox or {}).get("checks") or {}
-    for name, points in mine.items():
-        if points < base.get(name, 0) - EPS:
-            reason = (details.get(name) or {}).get("reason") if isinstance(details.get(name), dict) else None
-            lines.append(f"{name} {base.get(name, 0):g} -> {points:g}" + (f": {reason}" if reason else ""))
-    return lines
 
 
 def _process_lines(out: GradeOutcome, golden: GradeOutcome) -> list[str]:
@@ -137,17 +96,21 @@ def _score(out: GradeOutcome, layer: str) -> float | None:
 
 
 def judge_layers(
-    expect: dict[str, Expect], golden: dict[str, GradeOutcome], got: dict[str, GradeOutcome]
+    expect: dict[str, Expect],
+    golden: dict[str, GradeOutcome],
+    got: dict[str, GradeOutcome],
+    kind: EvalKind | None = None,
 ) -> dict[str, LayerOutcome]:
     """Per layer: the golden's and the mutant's scores, caught or not, and whether that is what was
-    expected.
+    expected. The evidence of a layer of the eval's ``kind`` is the kind's (``EvalKind.mutant_evidence``).
     """
     out: dict[str, LayerOutcome] = {}
-    lines_of: dict[str, Callable[[GradeOutcome, GradeOutcome], list[str]]] = {
-        "rubric": _rubric_lines,
-        "sandbox": _sandbox_lines,
-        "process": _process_lines,
-    }
+
+    def lines_of(layer: str, mine: GradeOutcome, base: GradeOutcome) -> list[str]:
+        if layer == "process":
+            return _process_lines(mine, base)
+        return kind.mutant_evidence(layer, mine, base) if kind is not None else []
+
     for layer, expected in expect.items():
         base, mine = golden.get(layer), got.get(layer)
         result = LayerOutcome(layer=layer, expected=expected)
@@ -162,7 +125,7 @@ def judge_layers(
         result.caught = result.mutant < result.golden - EPS
         equal = abs(result.mutant - result.golden) <= EPS
         result.ok = {"catch": result.caught, "equal": equal, "any": True}[expected]
-        result.evidence = lines_of[layer](mine, base)[:6]
+        result.evidence = lines_of(layer, mine, base)[:6]
         out[layer] = result
     return out
 
@@ -170,30 +133,28 @@ def judge_layers(
 class _Eval:
     """One eval's mutation work: its mutants, the golden's grades, the schema build."""
 
-    def __init__(
-        self,
-        definition: EvalDefinition,
-        mutants: list[Mutant],
-        notes: list[str],
-        tmp: Path,
-        transcript: Transcript | None = None,
-    ):
+    def __init__(self, definition: EvalDefinition, derived: DerivedMutants, tmp: Path):
         self.definition = definition
-        self.mutants = mutants
-        self.notes = notes
+        self.kind = kind_of(definition)
+        self.layers = self.kind.mutant_layers(definition)  # none: graded as a run, by the process graders
+        self.mutants = derived.mutants
+        self.notes = derived.notes
         self.tmp = tmp
-        self.transcript = transcript  # agent evals: the golden's transcript
+        self.transcript = derived.transcript  # agent evals: the golden's transcript
         self.golden: dict[str, GradeOutcome] = {}
         self.schema_dir: Path | None = None
         self.waits: dict[str, float] | None = None  # the sandbox's quiet window, from the golden's own timing
         self.in_schema: set[str] = set()
-        self.result = EvalMutation(eval_id=definition.id, format=definition.format, not_derived=list(notes))
+        self.result = EvalMutation(
+            eval_id=definition.id, format=definition.format, not_derived=list(derived.notes)
+        )
         # the LLM judge settings, for agent evals whose criteria need one
         self.judge: JudgeConfig | None = None
 
     @property
-    def seam(self) -> bool:
-        return bool(kind_of(self.definition).layers)
+    def sandbox(self) -> bool:
+        """Whether a mutant's sandbox layer runs (the app against the kind's services)."""
+        return "sandbox" in self.layers
 
 
 def _grade(
@@ -232,13 +193,13 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
     d = work.definition
     assert d.golden_dir is not None
     rid = f"mut-{d.id}-golden"
-    if not work.seam:
+    if not work.layers:
         work.golden["process"] = _grade(
             d, d.golden_dir, work.tmp, rid, "both", None, work.transcript, judge=work.judge
         )
         return
     work.golden["rubric"] = _grade(d, d.golden_dir, work.tmp, rid, "rubric", None)
-    if _seam_config(d) is None:
+    if not work.sandbox:
         return
     if schemata and _has_build(d, d.golden_dir):
         folder = work.tmp / "schema"
@@ -249,25 +210,7 @@ def _prepare(work: _Eval, emulator: Service | None, schemata: bool = True) -> No
         )
     else:
         work.golden["sandbox"] = _grade(d, d.golden_dir, work.tmp, rid, "sandbox", emulator)
-    work.waits = quiet_window(work.golden["sandbox"])
-
-
-def quiet_window(golden: GradeOutcome) -> dict[str, float] | None:
-    """How long a mutant's sandbox run waits for the app's first Seam request before giving up on a step: four
-    times the slowest first request the golden itself made (at least 1.5 s, at most the sandbox's own 5 s).
-    The mutants are the golden's code: an app that reaches Seam within 0.2 s of a request does not take 5 s
-    to start when only one of its calls was removed."""
-    from skillassay.seam.behaviour.validate import QUIET_AFTER
-
-    firsts = []
-    for check in ((golden.sandbox or {}).get("checks") or {}).values():
-        sent = ((check or {}).get("seam") or {}).get("app_seam_requests") if isinstance(check, dict) else None
-        times = [t for r in sent or [] if isinstance(r, dict) and (t := r.get("at_s")) is not None]
-        if times:
-            firsts.append(min(times))
-    if not firsts:
-        return None
-    return {"quiet_after": round(min(QUIET_AFTER, max(1.5, 4 * max(firsts))), 2)}
+    work.waits = work.kind.mutant_waits(work.golden["sandbox"])
 
 
 def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> MutantResult:
@@ -287,9 +230,9 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
     try:
         source = materialise(d.golden_dir, mutant, folder / "app")  # type: ignore[arg-type]
         got: dict[str, GradeOutcome] = {}
-        if work.seam:
+        if work.layers:
             got["rubric"] = _grade(d, source, work.tmp, rid, "rubric", None)
-            if _seam_config(d) is not None:
+            if work.sandbox:
                 if work.schema_dir is not None and mutant.id in work.in_schema:
                     result.sandbox_mode = "schema"
                     got["sandbox"] = _grade(
@@ -316,7 +259,7 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
                 judge=work.judge,
             )
         expect = expectations(cls, d)
-        result.layers = judge_layers(expect, work.golden, got)
+        result.layers = judge_layers(expect, work.golden, got, work.kind)
         result.caught_by = [layer for layer, o in result.layers.items() if o.caught]
         failures = [f for o in got.values() for f in _failures(o)]
         if failures:
@@ -335,7 +278,6 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
 
 def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
     from skillassay.orchestrator.mutants import agent
-    from skillassay.seam import mutants as seam
 
     works = []
     for d in definitions:
@@ -345,19 +287,26 @@ def derive_all(definitions: list[EvalDefinition], tmp: Path) -> list[_Eval]:
             kind = kind_of(d)
             if not kind.mutant_checks(d):
                 continue
-            if kind.layers:
-                mutants, notes, _golden = seam.derive(d)
-                works.append(_Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp))))
-            else:
-                mutants, notes, transcript = agent.derive(d)
-                works.append(
-                    _Eval(d, mutants, notes, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp)), transcript)
-                )
+            derived = kind.derive_mutants(d) or DerivedMutants(*agent.derive(d))
+            works.append(_Eval(d, derived, Path(tempfile.mkdtemp(prefix=f"{d.id}-", dir=tmp))))
         except Exception as exc:  # noqa: BLE001 - a golden the deriver cannot read is reported, not skipped
-            work = _Eval(d, [], [], tmp)
+            work = _Eval(d, DerivedMutants(mutants=[], notes=[]), tmp)
             work.result.error = f"could not derive mutants: {type(exc).__name__}: {exc}"
             works.append(work)
     return works
+
+
+def _start_services(works: list[_Eval]) -> Service | None:
+    """The one run service the mutants' sandboxes share (the kinds' ``services``; None: no sandbox runs)."""
+    from skillassay.services import service_class
+
+    needed = {s for w in works if w.sandbox for s in w.kind.services(w.definition, "sandbox")}
+    if not needed:
+        return None
+    if len(needed) > 1:
+        raise RuntimeError(f"the mutants' sandboxes need more than one service: {sorted(needed)}")
+    # quick async and automation answers: a mutant's run waits on them as a golden's does
+    return service_class(needed.pop())(async_delay=0.5, automation_delay=0.5).start(host="127.0.0.1", port=0)
 
 
 def run_mutation(
@@ -381,13 +330,7 @@ def run_mutation(
         works = derive_all(definitions, tmp)
         for work in works:
             work.judge = judge_config
-        emulator: Service | None = None
-        if any(w.seam and _seam_config(w.definition) is not None for w in works):
-            from skillassay.services import service_class
-
-            emulator = service_class("seam")(async_delay=0.5, automation_delay=0.5).start(
-                host="127.0.0.1", port=0
-            )
+        emulator = _start_services(works)
         try:
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
 
