@@ -230,7 +230,7 @@ def build(
             )
         for found in manifest.families.values():
             stack = stacks.family(found.family)
-            if stack.installer != "venv":
+            if stack.installer != "venv" and found.install:  # a folder install, by the stack's command
                 entry, out.cache_hits[found.family] = deps.ensure_install(
                     stack, staging, found.install, env, log, timeout, seal=sealed
                 )
