@@ -7,7 +7,7 @@ import pytest
 
 from skillassay.agents.claude_code import parse_stream_json
 from skillassay.transcripts import ToolCall, Transcript, Usage
-from skillassay.triggers import SkillTarget, TriggerBudget, detect, stop_reason, triggered
+from skillassay.triggers import SkillTarget, TriggerBudget, detect, observed_use, stop_reason, triggered
 
 HOME = "/scratch/run-1/home"
 CLAUDE = SkillTarget(
@@ -200,3 +200,12 @@ def test_a_real_claude_transcript_without_the_skill_is_not_a_use():
     t = parse_stream_json(records)
     use = detect(t, SkillTarget(name="deep-research"))
     assert use.listed is True and not use.used and use.tool_calls == 1
+
+
+def test_a_run_reads_the_skill_where_it_was_installed_and_where_the_job_was_given_it(tmp_path):
+    given = tmp_path / "skills" / "seam-lock-access"
+    read_there = transcript(shell(f"python {given}/scripts/run.py"))
+    use = observed_use(read_there, CLAUDE, given)
+    assert use is not None and use.used and use.first is not None and use.first.path == "scripts/run.py"
+    assert not detect(read_there, CLAUDE).used  # the source folder counts only because the run was given it
+    assert observed_use(read_there, None, given) is None  # a transcript that cannot show tool calls

@@ -22,13 +22,14 @@ CLI started when the call appeared in its output, and the tokens of every model 
 one.
 
 This module is a foundation (it imports only ``transcripts``): agents use it to stop a run once the decision
-is made, the trial to record it, scoring and the report to count it.
+is made, the trial to record every skill run's use (``observed_use``), the trigger kind to decide, scoring and
+the report to count it.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -248,6 +249,20 @@ def detect(transcript: Transcript, target: SkillTarget) -> SkillUse:
     use.used = bool(use.events)
     use.first = use.events[0] if use.events else None
     return use
+
+
+def observed_use(
+    transcript: Transcript, target: SkillTarget | None, source_dir: Path | None
+) -> SkillUse | None:
+    """What every skill run records of the skill: its use as the transcript shows it (``detect``); None when
+    the agent's transcript cannot show tool calls (``target`` None: command, reference, noop agents; a skill
+    given as a system prompt). ``source_dir``: where the job was given the skill (an agent may read it
+    there too)."""
+    if target is None:
+        return None
+    if source_dir is not None and str(source_dir) not in target.dirs:
+        target = target.model_copy(update={"dirs": [*target.dirs, str(source_dir)]})
+    return detect(transcript, target)
 
 
 def within_budget(event: SkillEvent, budget: TriggerBudget | None) -> bool:

@@ -1,9 +1,13 @@
 """A stack added from one file (docs/languages.md): a package on sys.path declares it in ``skillassay.stacks``
 and skillassay detects its apps, installs, builds and starts them with the stack's own commands on the real
-host backend, and the Seam wing's rubric reads its HTTP client library, without an edit anywhere else."""
+host backend, and the Seam wing's rubric reads its HTTP client library, without an edit anywhere else. A stack
+of a new runtime family gets its apps' dependencies, read from its own manifest, installed through the install
+cache into the app's environment (graders/appenv) the same way."""
 
 from __future__ import annotations
 
+import os
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -13,6 +17,7 @@ from skillassay import plugins, stacks
 from skillassay.apps.backends.host import HostBackend
 from skillassay.apps.runplan import make_plan
 from skillassay.definitions.loader import detect_stack
+from skillassay.graders import appenv
 from skillassay.seam.rubric.project import Project
 from skillassay.seam.rubric.rawhttp import RawHttp
 
@@ -65,6 +70,83 @@ import toyhttp
 def unlock(seam_url, device_id):
     return toyhttp.post(f"{seam_url}/locks/unlock_door", json={"device_id": device_id})
 """
+
+
+# a new runtime family: its manifest (toy.deps, a dependency a line) installed by its own command into
+# toy_modules/, programs in toy_modules/bin
+TOY_FAMILY = """
+from skillassay.stacks.base import Stack
+from skillassay.stacks.python import PYTHON
+
+INSTALL = (
+    "import os, sys\\n"
+    "for name in sys.argv[1:]:\\n"
+    "    os.makedirs(f'toy_modules/{name}')\\n"
+    "os.makedirs('toy_modules/bin')\\n"
+    "open('toy_modules/bin/toy', 'w').write('installed: ' + ' '.join(sys.argv[1:]))\\n"
+)
+
+
+class ToyRuntimeStack(Stack):
+    name = "toyrt"
+    family = "toyrt"
+    order = 6
+    init_name = "toyrt"
+    init_language = "python"
+    default_port = 8000
+    definition_languages = ("toyrt",)
+    manifests = ("toy.deps",)
+    runtime_files = ("toy.deps",)
+    images = ("toyrt",)
+    registries = ()
+    syntaxes = (PYTHON,)
+    installer = "toy_modules"
+    dependency_files = ("toy.deps", "toy.lock")
+    dependency_folder = "toy_modules"
+
+    def declares(self, app, package, strict):
+        return False
+
+    def language(self, app):
+        return "python"
+
+    def stack_id(self, app):
+        return "toyrt"
+
+    def dockerfile(self, app, manifest, port):
+        return ""
+
+    def install_argv(self, files):  # the names, not the comments: what the install is given
+        names = [ln.strip() for ln in files["toy.deps"].decode().splitlines()]
+        return [PYTHON_EXE, "-c", INSTALL, *[n for n in names if n and not n.startswith("#")]]
+
+    def dependency_bins(self, app_dir):
+        return [app_dir / "toy_modules" / "bin"]
+"""
+
+
+def _register(site: Path, module: str, entry: str, source: str) -> None:
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[skillassay.stacks]\n{entry}\n")
+    (info / "RECORD").write_text("")
+
+
+@pytest.fixture
+def toy_family(tmp_path: Path, monkeypatch):
+    source = f"PYTHON_EXE = {sys.executable!r}\n" + TOY_FAMILY
+    _register(tmp_path / "site", "toyrt_stack", "toyrt = toyrt_stack:ToyRuntimeStack", source)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    plugins.refresh()
+    stacks.refresh()
+    yield
+    monkeypatch.undo()
+    plugins.refresh()
+    stacks.refresh()
 
 
 @pytest.fixture
@@ -155,3 +237,37 @@ def test_a_registered_stack_that_is_no_stack_is_named(tmp_path, monkeypatch):
         monkeypatch.undo()
         plugins.refresh()
         stacks.refresh()
+
+
+def test_a_new_runtime_familys_manifest_is_read_and_installed_by_the_app_environment(toy_family, tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "toy.deps").write_text("# the toy runtime's dependencies\nleft-pad\nis-even\n")
+    (app / "server.py").write_text(SERVER)
+    found = appenv.read_manifest(app)
+    assert found.names == ["toy.deps"] and found.declares("toyrt") and not found.venv
+    assert found.families["toyrt"].install[-2:] == ["left-pad", "is-even"]
+
+    env = appenv.build(
+        app, "pristine", tmp_path / "stage", tmp_path / "install.log", seal=None, env=dict(os.environ)
+    )
+    assert env.error is None and env.venv is None and env.cache_hits == {"toyrt": False}, env.error
+    cached = env.folders["toyrt"]
+    assert cached.name == "toy_modules" and cached.parent.name.startswith("toyrt-")
+    assert sorted(p.name for p in cached.iterdir()) == ["bin", "is-even", "left-pad"]
+    again = appenv.build(
+        app, "modified", tmp_path / "stage2", tmp_path / "install2.log", seal=None, env=dict(os.environ)
+    )
+    assert again.cache_hits == {"toyrt": True} and again.folders == env.folders  # one install, shared
+
+    work = tmp_path / "work"
+    work.mkdir()
+    mounts, path = env.attach(work, sealed=False)
+    assert (work / "toy_modules" / "bin" / "toy").read_text() == "installed: left-pad is-even"
+    assert path == env.bin_dirs(work) == [str(work / "toy_modules" / "bin")] and mounts == []
+
+    (app / "toy.deps").write_text("left-pad\n")  # another manifest: another cache entry
+    other = appenv.build(
+        app, "modified", tmp_path / "stage3", tmp_path / "install3.log", seal=None, env=dict(os.environ)
+    )
+    assert other.cache_hits == {"toyrt": False} and other.folders["toyrt"] != cached

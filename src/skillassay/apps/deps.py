@@ -1,12 +1,14 @@
-"""Dependency installs cached by what determines them, so an unchanged repeat installs nothing.
+"""Dependency installs cached by what determines them, so an unchanged repeat installs nothing. Each runtime
+family's stack (``stacks.base.Stack``) says which installer fills it and what keys it:
 
-- node: ``node_modules`` built once per hash of (node version, install command, what npm reads from
-  package.json and package-lock.json to install, .npmrc) in ``<cache>/deps/node-<hash>/``, then symlinked into
+- a folder installer (Node's ``node_modules``): the folder built once per hash of (the runtime's version, the
+  install command, what of the stack's ``dependency_files`` decides the install: for npm what it reads from
+  package.json and package-lock.json, and .npmrc) in ``<cache>/deps/<family>-<hash>/``, then symlinked into
   the app copy (for the build of an app whose build tool refuses a symlink, Next.js: mounted in place when
   sealed, else hard linked).
-- python: a venv made from the running Python, once per hash of (Python version, requirements files, extra
-  packages), in ``<cache>/deps/py-<hash>/``; used in place (venvs are not relocatable) by putting its ``bin``
-  first on PATH.
+- the venv installer (Python): a venv made from the running Python, once per hash of (Python version,
+  requirements files, extra packages), in ``<cache>/deps/py-<hash>/``; used in place (venvs are not
+  relocatable) by putting its ``bin`` first on PATH.
 
 ``<cache>`` is ``$SKILLASSAY_CACHE_DIR`` or ``~/.cache/skillassay``. A cache entry is complete only once its
 ``.complete`` marker exists; builds of one entry are serialised with a file lock so concurrent validations
@@ -33,6 +35,8 @@ from skillassay.apps.runplan import InstallSpec
 from skillassay.apps.steps import StepFailed, run_step
 from skillassay.isolation.reach import RegistryUnreachable, unreachable
 from skillassay.paths import cache_dir
+from skillassay.stacks import Stack
+from skillassay.stacks.python import local_requirement, requirement_refs
 from skillassay.untrusted import copy_entry, make_dirs, read_regular
 from skillassay.workspace.changes import SKIP_DIRS
 
@@ -65,72 +69,24 @@ def _digest(parts: list[bytes]) -> str:
     return h.hexdigest()[:20]
 
 
-_node_version: str | None = None
+# the runtime versions by family, read once per process (part of a folder install's cache key)
+_versions: dict[str, str] = {}
 
 
-def node_version() -> str:
-    global _node_version  # noqa: PLW0603 - read once per process
-    if _node_version is None:
+def runtime_version(stack: Stack) -> str:
+    """What ``stack.version_command`` prints ("" without one)."""
+    if not stack.version_command:
+        return ""
+    if stack.family not in _versions:
         try:
-            _node_version = subprocess.run(
-                ["node", "--version"], capture_output=True, text=True, check=True
+            _versions[stack.family] = subprocess.run(
+                list(stack.version_command), capture_output=True, text=True, check=True
             ).stdout.strip()
         except (OSError, subprocess.CalledProcessError) as e:
-            raise StepFailed("install", f"node is not available on this machine: {e}") from e
-    return _node_version
-
-
-# What `npm ci` / `npm install` read from package.json to decide what lands in node_modules. The rest (name,
-# version, description, the build/start scripts, ...) differs between apps with identical dependencies, which
-# then share one install. Install-time lifecycle scripts are kept: npm runs them in the install folder.
-_MANIFEST_INSTALL_FIELDS = (
-    "dependencies",
-    "devDependencies",
-    "optionalDependencies",
-    "peerDependencies",
-    "peerDependenciesMeta",
-    "bundleDependencies",
-    "bundledDependencies",
-    "overrides",
-    "workspaces",
-    "engines",
-    "os",
-    "cpu",
-    "packageManager",
-)
-_INSTALL_SCRIPTS = (
-    "preinstall",
-    "install",
-    "postinstall",
-    "preprepare",
-    "prepare",
-    "postprepare",
-    "dependencies",
-)
-
-
-def _manifest_for_key(name: str, data: bytes) -> bytes:
-    """The install-relevant part of package.json / package-lock.json; the bytes as they are when not plain
-    JSON.
-    """
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        return data
-    if not isinstance(doc, dict):
-        return data
-    if name == "package.json":
-        kept = {k: doc[k] for k in _MANIFEST_INSTALL_FIELDS if k in doc}
-        scripts = doc.get("scripts")
-        if isinstance(scripts, dict):
-            kept["scripts"] = {k: scripts[k] for k in _INSTALL_SCRIPTS if k in scripts}
-        return json.dumps(kept, sort_keys=True).encode()
-    doc = {k: v for k, v in doc.items() if k not in ("name", "version")}
-    packages = doc.get("packages")
-    if isinstance(packages, dict) and isinstance(packages.get(""), dict):
-        root = {k: v for k, v in packages[""].items() if k not in ("name", "version", "license")}
-        doc["packages"] = {**packages, "": root}
-    return json.dumps(doc, sort_keys=True).encode()
+            raise StepFailed(
+                "install", f"{stack.version_command[0]} is not available on this machine: {e}"
+            ) from e
+    return _versions[stack.family]
 
 
 ABSENT = b"<absent>"
@@ -153,19 +109,25 @@ def _key_bytes(app_dir: Path, name: str) -> bytes:
         return b"\0special\0"
 
 
-def node_key(app_dir: Path, npm_argv: list[str]) -> str:
-    parts = [node_version().encode(), json.dumps(npm_argv).encode()]
-    for name in ("package.json", "package-lock.json", ".npmrc"):
+def install_key(stack: Stack, app_dir: Path, argv: list[str]) -> str:
+    """A folder install's cache entry: its family, the runtime's version, the install command and what of
+    each of the stack's ``dependency_files`` decides the install (``Stack.install_key``)."""
+    parts = [runtime_version(stack).encode(), json.dumps(argv).encode()]
+    for name in stack.dependency_files:
         data = _key_bytes(app_dir, name)
-        if name != ".npmrc" and data != ABSENT and not data.startswith(b"\0"):
-            data = _manifest_for_key(name, data)
+        if data != ABSENT and not data.startswith(b"\0"):
+            data = stack.install_key(name, data)
         parts.append(name.encode() + data)
-    return "node-" + _digest(parts)
+    return f"{stack.family}-" + _digest(parts)
+
+
+def node_key(app_dir: Path, npm_argv: list[str]) -> str:
+    return install_key(stacks.family("node"), app_dir, npm_argv)
 
 
 def python_key(app_dir: Path, spec: InstallSpec) -> str:
     parts = [sys.version.encode(), json.dumps(spec.pip_args).encode()]
-    local = any(_local_arg(a) for a in spec.pip_args)
+    local = any(local_requirement(a) for a in spec.pip_args)
     seen: set[str] = set()
     todo = list(spec.pip_requirements)
     while todo:
@@ -184,36 +146,6 @@ def python_key(app_dir: Path, spec: InstallSpec) -> str:
         # package)
         parts.append(b"\0tree\0" + build_key(app_dir, [], "").encode())
     return "py-" + _digest(parts)
-
-
-def _local_arg(arg: str) -> bool:
-    arg = arg.strip()
-    for prefix in ("-e ", "--editable ", "--editable="):
-        if arg.startswith(prefix):
-            return True
-    return arg.startswith((".", "/", "~", "file:")) or "@ file:" in arg
-
-
-def requirement_refs(name: str, data: bytes) -> tuple[list[str], bool]:
-    """The other requirement/constraint files a requirements file names (relative to the app), and whether it
-    installs anything from the app's own files."""
-    nested: list[str] = []
-    local = False
-    base = os.path.dirname(name)
-    for raw in data.decode("utf-8", "replace").splitlines():
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
-        for flag in ("-r", "--requirement", "-c", "--constraint"):
-            if line.startswith((flag + " ", flag + "=")) or (
-                flag in ("-r", "-c") and line.startswith(flag) and len(line) > 2
-            ):
-                ref = line[len(flag) :].lstrip(" =")
-                nested.append(os.path.normpath(os.path.join(base, ref)))
-                break
-        else:
-            local = local or _local_arg(line) or line.startswith(("-f", "--find-links"))
-    return nested, local
 
 
 def fetch(
@@ -246,6 +178,46 @@ def _note(log: Path, line: str) -> None:
         f.write(f"skillassay: {line}\n")
 
 
+def ensure_install(
+    stack: Stack,
+    app_dir: Path,
+    argv: list[str],
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    seal: SealFor | None = None,
+) -> tuple[Path, bool]:
+    """Return (the cache entry holding ``stack.dependency_folder``, cache hit), installing it when missing
+    with ``argv`` (``Stack.install_command``). Reads only the stack's ``dependency_files`` of ``app_dir``
+    (copied into the entry); writes nothing there. ``seal(entry)`` gives the sandbox the install runs in,
+    with only the cache entry it fills writable."""
+    needed = stack.dependency_files[0]
+    if not (app_dir / needed).exists():
+        raise StepFailed("install", f"{' '.join(argv[:2])}: no {needed} in the app")
+    key = install_key(stack, app_dir, argv)
+    entry = cache_root() / "deps" / key
+    hit = True
+    with _locked(entry.with_name(key + ".lock")):
+        if not (entry / MARKER).exists():
+            hit = False
+            shutil.rmtree(entry, ignore_errors=True)
+            entry.mkdir(parents=True)
+            for name in stack.dependency_files:
+                if os.path.lexists(app_dir / name):
+                    # a link stays a link: the install sees what it names
+                    copy_entry(app_dir / name, entry / name)
+            command = stack.install_command(argv, entry)
+            try:
+                box = seal(entry) if seal else None
+                fetch("install", command, cwd=entry, env=env, log=log, timeout=timeout, sandbox=box)
+            except BaseException:
+                shutil.rmtree(entry, ignore_errors=True)
+                raise
+            (entry / (stack.dependency_folder or stack.family)).mkdir(exist_ok=True)
+            (entry / MARKER).write_text(json.dumps({"argv": command}))
+    return entry, hit
+
+
 def ensure_node_install(
     app_dir: Path,
     npm_argv: list[str],
@@ -254,44 +226,8 @@ def ensure_node_install(
     timeout: float,
     seal: SealFor | None = None,
 ) -> tuple[Path, bool]:
-    """Return (the cache entry holding ``node_modules``, cache hit), installing it when missing. Reads only
-    package.json, package-lock.json and .npmrc of ``app_dir`` (copied into the entry); writes nothing there.
-    ``seal(entry)`` gives the sandbox the install runs in, with only the cache entry it fills writable."""
-    if not (app_dir / "package.json").exists():
-        raise StepFailed("install", f"{npm_argv[0]} {npm_argv[1]}: no package.json in the app")
-    key = node_key(app_dir, npm_argv)
-    entry = cache_root() / "deps" / key
-    hit = True
-    with _locked(entry.with_name(key + ".lock")):
-        if not (entry / MARKER).exists():
-            hit = False
-            shutil.rmtree(entry, ignore_errors=True)
-            entry.mkdir(parents=True)
-            for name in ("package.json", "package-lock.json", ".npmrc"):
-                if os.path.lexists(app_dir / name):
-                    # a link stays a link: the install sees what it names
-                    copy_entry(app_dir / name, entry / name)
-            argv = list(npm_argv)
-            if argv[1] == "ci" and not (entry / "package-lock.json").exists():
-                # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
-                argv[1] = "install"
-            try:
-                box = seal(entry) if seal else None
-                fetch(
-                    "install",
-                    [*argv, "--no-audit", "--no-fund"],
-                    cwd=entry,
-                    env=env,
-                    log=log,
-                    timeout=timeout,
-                    sandbox=box,
-                )
-            except BaseException:
-                shutil.rmtree(entry, ignore_errors=True)
-                raise
-            (entry / "node_modules").mkdir(exist_ok=True)
-            (entry / MARKER).write_text(json.dumps({"argv": argv}))
-    return entry, hit
+    """``ensure_install`` for the Node family (the sandbox layer's npm install)."""
+    return ensure_install(stacks.family("node"), app_dir, npm_argv, env, log, timeout, seal)
 
 
 def ensure_node_modules(
@@ -364,12 +300,18 @@ def ensure_venv(
 
 
 def needs_real_node_modules(app_dir: Path) -> bool:
+    """``needs_real_folder`` for ``node_modules``."""
+    return needs_real_folder(app_dir, "node_modules")
+
+
+def needs_real_folder(app_dir: Path, folder: str) -> bool:
     """The app is of a stack whose build tool will not read a node_modules outside the project root
     (``Stack.refuses_linked_dependencies``). Next.js's Turbopack (the default `next build` since Next 16)
     refuses the cache's symlink ("files outside of the workspace root are not compiled"), so an app that
     depends on it gets, for its build, a node_modules of hard links to the cached files instead."""
     for stack in stacks.all_stacks():
-        if stack.refuses_linked_dependencies and stack.package is not None and stack.belongs(app_dir):
+        refuses = stack.refuses_linked_dependencies and stack.dependency_folder == folder
+        if refuses and stack.package is not None and stack.belongs(app_dir):
             try:
                 if stack.declares(app_dir, stack.package, strict=True):
                     return True
@@ -385,14 +327,14 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def materialise_node_modules(app_dir: Path) -> bool:
-    """Replace the ``node_modules`` symlink into the cache by a tree of hard links to the same files (the
+def materialise_node_modules(app_dir: Path, folder: str = "node_modules") -> bool:
+    """Replace the ``folder`` symlink into the cache by a tree of hard links to the same files (the
     folders are the copy's own, so files a build adds stay in the copy). Returns False when there was no
     such symlink.
 
     Hard links share the cached files' contents: like the symlink, a build that rewrites a file inside
     node_modules in place changes it for later runs (see the limits in docs/sandbox.md)."""
-    target = app_dir / "node_modules"
+    target = app_dir / folder
     if not target.is_symlink():
         return False
     source = target.resolve()

@@ -1,17 +1,19 @@
 """The app's own environment: where quality gates, hidden tests and the agent's new tests run.
 
-Built from the app's own manifest with the sandbox layer's install cache (``apps/deps.py``: keyed by
+Built from the app's own manifests with the sandbox layer's install cache (``apps/deps.py``: keyed by
 content, shared by runs and by both layers, filled by a sealed install that reaches only the registries,
-mounted read-only into the commands that use it), never from skillassay's own environment:
+mounted read-only into the commands that use it), never from skillassay's own environment. Each runtime
+family's stack (``stacks.base.Stack.dependencies``) says which of the app's files declare its dependencies
+and how they are read; its ``installer`` which cache fills them:
 
-- Python: a virtual environment of the Python skillassay runs on, its base installation (the same interpreter
-  the sandbox layer runs apps on; none of skillassay's own packages), holding what the app's requirements
-  files install (``requirements.txt``, ``requirements-dev.txt``, ``requirements-test.txt``,
+- Python (the venv installer): a virtual environment of the Python skillassay runs on, its base installation
+  (the same interpreter the sandbox layer runs apps on; none of skillassay's own packages), holding what the
+  app's requirements files install (``requirements.txt``, ``requirements-dev.txt``, ``requirements-test.txt``,
   ``dev-requirements.txt``, ``test-requirements.txt``, and the files they include with ``-r``/``-c``) or, with
   none of them, what its ``pyproject.toml`` declares (``[project] dependencies``, the
   ``test``/``tests``/``testing``/``dev`` extras and dependency groups).
-- Node: ``node_modules`` from ``package.json`` (``npm ci`` with ``package-lock.json``, ``npm install``
-  without).
+- Node (a folder installer): ``node_modules`` from ``package.json`` (``npm ci`` with ``package-lock.json``,
+  ``npm install`` without); another family's folder the same way, by its stack's install command.
 - An app with no manifest at all gets a bare virtual environment: the interpreter with nothing installed. A
   command needing more (``python -m pytest``) then cannot start, which is a harness error naming the missing
   manifest.
@@ -25,30 +27,20 @@ at the app's own files (``-e .``, ``./pkg``) are not followed (the install fails
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from skillassay import stacks
 from skillassay.isolation import Mount, Sandbox
+from skillassay.stacks import Dependencies
 from skillassay.untrusted import Refused, read_regular, remove
 
 Side = Literal["pristine", "modified"]
 
-REQUIREMENTS = (
-    "requirements.txt",
-    "requirements-dev.txt",
-    "requirements-test.txt",
-    "dev-requirements.txt",
-    "test-requirements.txt",
-)
-PYPROJECT_GROUPS = ("test", "tests", "testing", "dev")
-NODE_FILES = ("package.json", "package-lock.json", ".npmrc")
 MAX_MANIFEST = 2 << 20  # bytes per manifest file
-MAX_FILES = 32
 
 
 class ManifestError(Exception):
@@ -71,21 +63,39 @@ def _read(root: Path, rel: str) -> bytes | None:
 
 @dataclass
 class Manifest:
-    """What an app declares it needs, as read from its tree."""
+    """What an app declares it needs, as its stacks read it from its tree: one entry per runtime family, in
+    the families' order."""
 
-    # relative path -> bytes: everything an install reads
-    files: dict[str, bytes] = field(default_factory=dict)
-    # the requirements files given to pip (-r), in order
-    requirements: list[str] = field(default_factory=list)
-    packages: list[str] = field(default_factory=list)  # requirement strings from pyproject.toml
-    node: bool = False  # package.json: node_modules are installed
+    families: dict[str, Dependencies] = field(default_factory=dict)
+
+    def declares(self, family: str) -> bool:
+        return family in self.families
+
+    def _venv_families(self) -> list[Dependencies]:
+        return [d for d in self.families.values() if stacks.family(d.family).installer == "venv"]
 
     @property
-    def python(self) -> bool:
-        """A Python environment is made for a Python app, and for an app declaring nothing (the bare
+    def files(self) -> dict[str, bytes]:
+        """Relative path -> bytes: everything an install reads."""
+        return {rel: data for d in self.families.values() for rel, data in d.files.items()}
+
+    @property
+    def requirements(self) -> list[str]:
+        """The requirements files given to pip (-r), in order."""
+        return [r for d in self._venv_families() for r in d.requirements]
+
+    @property
+    def packages(self) -> list[str]:
+        """Requirement strings given to pip (pyproject.toml's)."""
+        return [p for d in self._venv_families() for p in d.packages]
+
+    @property
+    def venv(self) -> bool:
+        """A virtual environment is made for a Python app, and for an app declaring nothing else (the bare
         interpreter).
         """
-        return bool(self.requirements or self.packages) or not self.node
+        venv = self._venv_families()
+        return any(d.installs for d in venv) or len(venv) == len(self.families)
 
     @property
     def names(self) -> list[str]:
@@ -100,55 +110,18 @@ class Manifest:
         return h.hexdigest()
 
 
-def _pyproject_packages(data: bytes) -> list[str]:
-    try:
-        doc = tomllib.loads(data.decode("utf-8", "replace"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"pyproject.toml is not valid TOML: {exc}") from None
-    project = section if isinstance(section := doc.get("project"), dict) else {}
-    found: list[Any] = list(project.get("dependencies") or [])
-    extras = section if isinstance(section := project.get("optional-dependencies"), dict) else {}
-    groups = section if isinstance(section := doc.get("dependency-groups"), dict) else {}
-    for name in PYPROJECT_GROUPS:
-        found += list(extras.get(name) or []) + list(groups.get(name) or [])
-    # requirement strings only: an option ("--index-url=...") or an include table is not a package
-    return list(
-        dict.fromkeys(
-            p.strip() for p in found if isinstance(p, str) and p.strip() and not p.strip().startswith("-")
-        )
-    )
-
-
 def read_manifest(app_dir: Path) -> Manifest:
-    """The app's manifest files (raises ManifestError for one the harness will not read)."""
-    from skillassay.apps.deps import requirement_refs
-
+    """The app's manifest files, as each runtime family's stack reads them (raises ManifestError for one the
+    harness will not read)."""
     root = Path(app_dir)
     out = Manifest()
-    for name in REQUIREMENTS:
-        data = _read(root, name)
-        if data is not None:
-            out.files[name] = data
-            out.requirements.append(name)
-    queue = list(out.requirements)
-    while queue and len(out.files) < MAX_FILES:  # the files they include (-r, -c), read the same way
-        rel = queue.pop(0)
-        for inc in requirement_refs(rel, out.files[rel])[0]:
-            inc = inc.replace(os.sep, "/")
-            if inc.startswith(("/", "../")) or inc == "..":
-                continue  # outside the app: not read (pip, sealed, cannot read it either)
-            if inc not in out.files and (data := _read(root, inc)) is not None:
-                out.files[inc] = data
-                queue.append(inc)
-    if not out.requirements and (data := _read(root, "pyproject.toml")) is not None:
-        out.packages = _pyproject_packages(data)
-        out.files["pyproject.toml"] = data
-    if (data := _read(root, "package.json")) is not None:
-        out.node = True
-        out.files["package.json"] = data
-        for name in NODE_FILES[1:]:
-            if (more := _read(root, name)) is not None:
-                out.files[name] = more
+    for stack in stacks.families():
+        try:
+            found = stack.dependencies(lambda rel: _read(root, rel))
+        except ValueError as exc:
+            raise ManifestError(str(exc)) from None
+        if found is not None:
+            out.families[stack.family] = found
     return out
 
 
@@ -159,44 +132,52 @@ class AppEnv:
     side: Side
     manifest: list[str] = field(default_factory=list)  # the files it was built from ([]: none)
     venv: Path | None = None
-    node_modules: Path | None = None  # the cached install's node_modules folder
+    # runtime family -> its cached install's folder (``Stack.dependency_folder``: node_modules)
+    folders: dict[str, Path] = field(default_factory=dict)
     error: str | None = None  # it cannot be used (its install failed): why, with the install log's tail
     log: Path | None = None
-    cache_hits: dict[str, bool] = field(default_factory=dict)  # "python"/"node" -> taken from the cache
+    cache_hits: dict[str, bool] = field(default_factory=dict)  # family ("python", "node") -> from the cache
 
     def describe(self) -> str:
         if not self.manifest:
-            return (
-                "no manifest (requirements.txt, pyproject.toml or package.json): the bare interpreter, "
-                "nothing "
-                "installed"
-            )
+            *most, last = [m for s in stacks.families() for m in s.manifests]
+            return f"no manifest ({', '.join(most)} or {last}): the bare interpreter, nothing installed"
         return "installed from " + ", ".join(self.manifest)
 
     def attach(self, workdir: Path, sealed: bool) -> tuple[list[Mount], list[str]]:
         """Make the environment visible to commands run in ``workdir`` (a copy the harness made): (read-only
-        mounts, folders to put first on PATH). Sealed, the cached node_modules is mounted in place,
+        mounts, folders to put first on PATH). Sealed, a cached folder (node_modules) is mounted in place,
         read-only; unsealed, it is a link (hard links for build tools that refuse one)."""
         mounts: list[Mount] = []
         path: list[str] = []
         if self.venv is not None:
             mounts.append(Mount(src=self.venv))
             path.append(str(self.venv / "bin"))
-        if self.node_modules is not None:
-            target = Path(workdir) / "node_modules"
+        for family, cached in self.folders.items():
+            stack = stacks.family(family)
+            name = stack.dependency_folder or family
+            target = Path(workdir) / name
             # whatever the agent left there (the copy leaves node_modules out; a link is no folder)
             remove(target)
             if sealed:
                 target.mkdir()
-                mounts.append(Mount(src=self.node_modules, dest=target))
+                mounts.append(Mount(src=cached, dest=target))
             else:
                 from skillassay.apps import deps
 
-                target.symlink_to(self.node_modules, target_is_directory=True)
-                if deps.needs_real_node_modules(Path(workdir)):
-                    deps.materialise_node_modules(Path(workdir))
-            path.append(str(target / ".bin"))
+                target.symlink_to(cached, target_is_directory=True)
+                if deps.needs_real_folder(Path(workdir), name):
+                    deps.materialise_node_modules(Path(workdir), name)
+            path += [str(p) for p in stack.dependency_bins(Path(workdir))]
         return mounts, path
+
+    def bin_dirs(self, workdir: Path | None) -> list[str]:
+        """The program folders of the environment, first on a command's PATH (the venv's ``bin``, and in
+        ``workdir`` the installed folders' programs: ``node_modules/.bin``)."""
+        out = [str(self.venv / "bin")] if self.venv is not None else []
+        if workdir is not None:
+            out += [str(p) for f in self.folders for p in stacks.family(f).dependency_bins(Path(workdir))]
+        return out
 
     def variables(self) -> dict[str, str]:
         return {"VIRTUAL_ENV": str(self.venv)} if self.venv is not None else {}
@@ -242,20 +223,26 @@ def build(
         return seal(entry, staging) if seal else None
 
     try:
-        if manifest.python:
+        if manifest.venv:
             spec = InstallSpec(pip_requirements=manifest.requirements, pip_args=manifest.packages)
-            out.venv, out.cache_hits["python"] = deps.ensure_venv(
+            out.venv, out.cache_hits[_venv_family()] = deps.ensure_venv(
                 staging, spec, env, log, timeout, seal=sealed
             )
-        if manifest.node:
-            argv = ["npm", "ci"] if "package-lock.json" in manifest.files else ["npm", "install"]
-            entry, out.cache_hits["node"] = deps.ensure_node_install(
-                staging, argv, env, log, timeout, seal=sealed
-            )
-            out.node_modules = entry / "node_modules"
+        for found in manifest.families.values():
+            stack = stacks.family(found.family)
+            if stack.installer != "venv" and found.install:  # a folder install, by the stack's command
+                entry, out.cache_hits[found.family] = deps.ensure_install(
+                    stack, staging, found.install, env, log, timeout, seal=sealed
+                )
+                out.folders[found.family] = entry / (stack.dependency_folder or found.family)
     except StepFailed as exc:
         out.error = (
             f"could not install the app's dependencies ({', '.join(manifest.names) or 'none'}): "
             f"{exc.reason}\n{(exc.log_tail or tail(log, 1500)).strip()[-1500:]}"
         )
     return out
+
+
+def _venv_family() -> str:
+    """The family the venv installer speaks for ("python")."""
+    return next(s.family for s in stacks.families() if s.installer == "venv")

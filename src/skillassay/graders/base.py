@@ -382,10 +382,7 @@ def command_env(
     env = without_secrets(os.environ)
     front: list[str] = []
     if app is not None:
-        front += [str(app.venv / "bin")] if app.venv is not None else []
-        front += (
-            [str(Path(workdir) / "node_modules" / ".bin")] if app.node_modules is not None and workdir else []
-        )
+        front += app.bin_dirs(workdir)
     skip = _harness_bins()
     user = [p for p in env.get("PATH", os.defpath).split(os.pathsep) if p and p not in skip]
     env["PATH"] = os.pathsep.join(dict.fromkeys([*front, *runtimes(venv=False)[1], *user]))

@@ -31,7 +31,6 @@ from skillassay.isolation import Policy
 from skillassay.isolation.record import REACHED_FOR_SUITE, Sealing
 from skillassay.isolation.run_policy import run_policy
 from skillassay.kinds import kind_of
-from skillassay.kinds.trigger import decision as triggering
 from skillassay.orchestrator.agent_seal import run_agent
 from skillassay.orchestrator.attempts import AttemptsOutcome, RetryPolicy, move_attempt_files, run_attempts
 from skillassay.orchestrator.canary import reference_check
@@ -46,7 +45,7 @@ from skillassay.services.model_proxy import GrantReport, ModelGrants
 from skillassay.store.files import claim_run_dir, write_json_atomic
 from skillassay.store.records import CanaryCheck, RunRecord, TranscriptSummary, TriggerOutcome
 from skillassay.transcripts import Transcript
-from skillassay.triggers import SkillUse, TriggerBudget
+from skillassay.triggers import SkillUse, TriggerBudget, observed_use
 from skillassay.workspace import ChangeSet, SizeReport, Workspace, create_workspace, snapshot
 from skillassay.workspace import keep as keep_workspace
 
@@ -286,9 +285,9 @@ def keep_agent_files(ctx: RunContext, run: AgentRun) -> None:
 
 def skill_use(ctx: RunContext, result: AgentResult) -> SkillUse | None:
     """The skill under test as the transcript shows it (a skill run's)."""
-    if ctx.spec.variant != "skill":
+    if ctx.spec.variant != "skill" or skill_name(ctx.spec, ctx.skill_dir) is None:
         return None
-    return triggering.skill_use(result, skill_name(ctx.spec, ctx.skill_dir), ctx.skill_dir)
+    return observed_use(result.transcript, result.skill_target, ctx.skill_dir)
 
 
 @dataclass(frozen=True)

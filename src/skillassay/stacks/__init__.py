@@ -13,11 +13,12 @@ import functools
 from pathlib import Path
 
 from skillassay import plugins
-from skillassay.stacks.base import SourceSyntax, Stack, StackCommands
+from skillassay.stacks.base import Dependencies, SourceSyntax, Stack, StackCommands
 
 ENTRY_POINT_GROUP = "skillassay.stacks"
 
-__all__ = ["SourceSyntax", "Stack", "StackCommands"]  # the interface; the functions below are the registry
+# the interface; the functions below are the registry
+__all__ = ["Dependencies", "SourceSyntax", "Stack", "StackCommands"]
 
 
 class StackError(plugins.PluginError):

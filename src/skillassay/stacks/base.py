@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -62,6 +63,30 @@ class StackCommands:
     start: str
 
 
+# a manifest file of the app by its relative path: its bytes, or None when absent. The caller's reader refuses
+# a link or a file that is not regular (raising), so a stack never follows one of the agent's links.
+ReadManifest = Callable[[str], bytes | None]
+
+
+@dataclass(kw_only=True)
+class Dependencies:
+    """What an app declares it needs from one runtime family, as its stack read it (``Stack.dependencies``):
+    what the app's environment (graders/appenv) installs through the install cache (apps/deps)."""
+
+    family: str
+    files: dict[str, bytes]  # relative path -> bytes: everything its install reads, in reading order
+    # the "venv" installer: the requirements files given to pip (-r), in order, and requirement strings
+    requirements: list[str] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)
+    # any other installer: the command filling ``Stack.dependency_folder`` in the cache entry
+    install: list[str] = field(default_factory=list)
+
+    @property
+    def installs(self) -> bool:
+        """It asks for an install (a pyproject.toml declaring nothing asks for none)."""
+        return bool(self.requirements or self.packages or self.install)
+
+
 class Stack(ABC):
     """One stack. Instances carry no state: skillassay makes one per registered stack."""
 
@@ -82,8 +107,10 @@ class Stack(ABC):
     images: ClassVar[tuple[str, ...]]  # Dockerfile base images (name without registry or tag) that run it
     registries: ClassVar[tuple[str, ...]]  # what its installs may reach through the egress proxy
     syntaxes: ClassVar[tuple[SourceSyntax, ...]]  # the source languages its files are written in
-    # the install cache filling its dependencies (apps/deps)
-    installer: ClassVar[Literal["node_modules", "venv"]]
+    # the install cache filling its dependencies (apps/deps): "venv", a virtual environment of the Python
+    # skillassay runs on, filled by pip and used in place; any other, a cache entry holding its
+    # ``dependency_files`` in which its install command fills ``dependency_folder``
+    installer: ClassVar[str]
     refuses_linked_dependencies: ClassVar[bool] = False  # its build will not read dependencies through a link
     mount_order: ClassVar[int] = 50  # where its runtime comes among the sealed processes' mounts and PATH
 
@@ -127,6 +154,35 @@ class Stack(ABC):
     def dependency_bins(self, app_dir: Path) -> list[Path]:
         """Program folders of the app's installed dependencies inside its copy (``node_modules/.bin``)."""
         return []
+
+    # ------------------------------------------------------------------ dependencies (issue 25, item 4)
+    # the files its family's installs read, the first the one an install needs (keyed by the install cache)
+    dependency_files: ClassVar[tuple[str, ...]] = ()
+    dependency_folder: ClassVar[str | None] = None  # where its install puts them in the app ("node_modules")
+    version_command: ClassVar[tuple[str, ...]] = ()  # prints its runtime's version (part of the cache key)
+
+    def dependencies(self, read: ReadManifest) -> Dependencies | None:
+        """What the app declares of this family's dependencies, read with ``read`` (raises ValueError for a
+        manifest it cannot parse); None: nothing declared. By default its ``dependency_files`` when the first
+        is there (the others alone install nothing), installed by ``install_argv``."""
+        if not self.dependency_files or (first := read(self.dependency_files[0])) is None:
+            return None
+        files = {self.dependency_files[0]: first}
+        files.update((n, d) for n in self.dependency_files[1:] if (d := read(n)) is not None)
+        return Dependencies(family=self.family, files=files, install=self.install_argv(files))
+
+    def install_argv(self, files: Mapping[str, bytes]) -> list[str]:
+        """The install command for these manifest files (a folder installer's)."""
+        return []
+
+    def install_command(self, argv: list[str], entry: Path) -> list[str]:
+        """``argv`` as run in the cache entry holding the manifest files (the install's own flags)."""
+        return list(argv)
+
+    def install_key(self, name: str, data: bytes) -> bytes:
+        """What of the manifest file ``name`` decides what its install fills (the rest, a name or a
+        description, differs between apps sharing one install): all of it unless the stack knows better."""
+        return data
 
     # ------------------------------------------------------------------ init
     @abstractmethod

@@ -5,6 +5,7 @@ itself is a Node app of no known framework."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -38,6 +39,59 @@ JAVASCRIPT = SourceSyntax(
     choice="({cond} ? ({new}) : ({old}))",
 )
 
+# What `npm ci` / `npm install` read from package.json to decide what lands in node_modules. The rest (name,
+# version, description, the build/start scripts, ...) differs between apps with identical dependencies, which
+# then share one install. Install-time lifecycle scripts are kept: npm runs them in the install folder.
+_MANIFEST_INSTALL_FIELDS = (
+    "dependencies",
+    "devDependencies",
+    "optionalDependencies",
+    "peerDependencies",
+    "peerDependenciesMeta",
+    "bundleDependencies",
+    "bundledDependencies",
+    "overrides",
+    "workspaces",
+    "engines",
+    "os",
+    "cpu",
+    "packageManager",
+)
+_INSTALL_SCRIPTS = (
+    "preinstall",
+    "install",
+    "postinstall",
+    "preprepare",
+    "prepare",
+    "postprepare",
+    "dependencies",
+)
+
+
+def install_part(name: str, data: bytes) -> bytes:
+    """The install-relevant part of package.json / package-lock.json; the bytes as they are when not plain
+    JSON.
+    """
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(doc, dict):
+        return data
+    if name == "package.json":
+        kept = {k: doc[k] for k in _MANIFEST_INSTALL_FIELDS if k in doc}
+        scripts = doc.get("scripts")
+        if isinstance(scripts, dict):
+            kept["scripts"] = {k: scripts[k] for k in _INSTALL_SCRIPTS if k in scripts}
+        return json.dumps(kept, sort_keys=True).encode()
+    doc = {k: v for k, v in doc.items() if k not in ("name", "version")}
+    packages = doc.get("packages")
+    if isinstance(packages, dict) and isinstance(packages.get(""), dict):
+        root = {k: v for k, v in packages[""].items() if k not in ("name", "version", "license")}
+        doc["packages"] = {**packages, "": root}
+    return json.dumps(doc, sort_keys=True).encode()
+
+
 _DOCKERFILE = """\
 FROM node:20-slim
 WORKDIR /app
@@ -64,6 +118,9 @@ class NodeStack(Stack):
     syntaxes: ClassVar[tuple[SourceSyntax, ...]] = (JAVASCRIPT,)
     installer = "node_modules"
     mount_order = 1
+    dependency_files: ClassVar[tuple[str, ...]] = ("package.json", "package-lock.json", ".npmrc")
+    dependency_folder = "node_modules"
+    version_command: ClassVar[tuple[str, ...]] = ("node", "--version")
 
     def declares(self, app: Path, package: str, strict: bool) -> bool:
         pkg = app / "package.json"
@@ -75,6 +132,19 @@ class NodeStack(Stack):
         return any(
             isinstance(data.get(f), dict) and package in data[f] for f in ("dependencies", "devDependencies")
         )
+
+    def install_argv(self, files: Mapping[str, bytes]) -> list[str]:
+        return ["npm", "ci"] if "package-lock.json" in files else ["npm", "install"]
+
+    def install_command(self, argv: list[str], entry: Path) -> list[str]:
+        argv = list(argv)
+        if argv[1:2] == ["ci"] and not (entry / "package-lock.json").exists():
+            # npm ci refuses to run without a lock file; Docker would fail, we note it in the log
+            argv[1] = "install"
+        return [*argv, "--no-audit", "--no-fund"]
+
+    def install_key(self, name: str, data: bytes) -> bytes:
+        return data if name == ".npmrc" else install_part(name, data)
 
     def language(self, app: Path) -> str:
         return "typescript" if (app / "tsconfig.json").is_file() else "javascript"

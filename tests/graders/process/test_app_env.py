@@ -248,7 +248,7 @@ def test_manifests_are_read_without_following_links(tmp_path: Path) -> None:
         },
     )
     found = appenv.read_manifest(app)
-    assert found.requirements == ["requirements.txt"] and found.node and found.python
+    assert found.requirements == ["requirements.txt"] and found.declares("node") and found.venv
     assert set(found.files) == {"requirements.txt", "reqs/base.txt", "constraints.txt", "package.json"}
     (app / "requirements.txt").unlink()
     (app / "requirements.txt").symlink_to("/etc/passwd")
@@ -277,7 +277,11 @@ def test_pyproject_dependencies_and_test_extras(tmp_path: Path) -> None:
         },
     )
     found = appenv.read_manifest(app)
-    assert found.packages == ["flask>=3", "pytest", "ruff"] and found.requirements == [] and not found.node
+    assert (
+        found.packages == ["flask>=3", "pytest", "ruff"]
+        and found.requirements == []
+        and not found.declares("node")
+    )
 
 
 # ----------------------------------------------------------------------------- node
@@ -303,13 +307,15 @@ def test_a_node_app_gets_its_own_node_modules(tmp_path: Path, isolation: str) ->
     assert results["where"].status == "passed", results["where"].output
     env = ctx.app_env("modified")
     # sealed: the cached folder mounted in place (read-only); unsealed: a link to it
-    where = tmp_path / "w" / "gates" / "node_modules" if isolation == "bubblewrap" else env.node_modules
+    where = (
+        tmp_path / "w" / "gates" / "node_modules" if isolation == "bubblewrap" else env.folders.get("node")
+    )
     assert results["where"].output.strip().startswith(str(where)), results["where"].output
     assert (
         env.venv is None
-        and env.node_modules is not None
+        and env.folders.get("node") is not None
         and env.manifest == ["package.json", "package-lock.json"]
     )
     if isolation == "bubblewrap":  # the cache entry itself was never written by the build
-        assert not (env.node_modules.parent / "dist").exists()
+        assert not (env.folders["node"].parent / "dist").exists()
     shutil.rmtree(tmp_path / "w", ignore_errors=True)

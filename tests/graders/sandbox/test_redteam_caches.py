@@ -75,7 +75,7 @@ def test_cache_keys_never_wait_on_a_fifo(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path; from skillassay.apps import deps; "
         "from skillassay.apps.runplan import InstallSpec; app = Path(sys.argv[1]); "
-        "deps._node_version = 'v0'; "
+        "deps._versions['node'] = 'v0'; "
         "print(deps.python_key(app, InstallSpec(pip_requirements=['requirements.txt'])), "
         "deps.node_key(app, ['npm', 'ci']), deps.build_key(app, [['npm', 'run', 'build']], 'k'))"
     )

@@ -42,7 +42,7 @@ def _app(root: Path, manifest: dict, lock: dict) -> Path:
 
 @pytest.fixture(autouse=True)
 def _known_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deps, "_node_version", "v20.0.0")  # the key includes it; no node needed here
+    monkeypatch.setitem(deps._versions, "node", "v20.0.0")  # the key includes it; no node needed here
 
 
 def test_apps_that_differ_only_in_descriptive_fields_share_one_install(tmp_path: Path) -> None:

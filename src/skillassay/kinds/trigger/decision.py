@@ -1,5 +1,5 @@
-"""What the trial and the job do differently for a trigger-suite prompt, and what every run records of the
-skill.
+"""What the trial and the job do differently for a trigger-suite prompt: where its workspace comes from and
+its decision (what every skill run records of the skill is ``skillassay.triggers.observed_use``).
 
 A trigger run is an ordinary run (fresh workspace, the agent with the skill installed where its CLI discovers
 it, one run folder, run.json written last) without graders: its decision is read from the transcript
@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillassay.agents.base import AgentResult
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.scoring.verdict import CriterionResult, Verdict
 from skillassay.scoring.verdict import decide as decide_verdict
 from skillassay.store.records import TriggerOutcome
-from skillassay.triggers import SkillTarget, SkillUse, detect, triggered
+from skillassay.triggers import SkillUse, triggered
 
 CRITERION = "trigger_decision"
 
@@ -29,20 +28,6 @@ def app_dir(definition: EvalDefinition, scratch: Path) -> Path:
         empty.mkdir(parents=True, exist_ok=True)
         return empty
     return definition.app_dir
-
-
-def skill_use(result: AgentResult | None, skill_name: str | None, skill_dir: Path | None) -> SkillUse | None:
-    """The skill under test as the transcript shows it; None without a skill or when the agent's transcript
-    cannot show tool calls (command, reference, noop agents; a skill given as a system prompt)."""
-    if result is None or skill_name is None:
-        return None
-    target = result.skill_target
-    if target is None:
-        return None
-    if skill_dir is not None and str(skill_dir) not in target.dirs:
-        # an agent may also read the skill from where the job was given it
-        target = target.model_copy(update={"dirs": [*target.dirs, str(skill_dir)]})
-    return detect(result.transcript, target)
 
 
 def decide(
@@ -88,7 +73,3 @@ def decide(
         evidence=evidence,
     )
     return outcome, [criterion], decide_verdict([criterion], threshold=1.0)
-
-
-def target_for(skill_name: str, skill_dir: Path) -> SkillTarget:
-    return SkillTarget(name=skill_name, dirs=[str(skill_dir)])
