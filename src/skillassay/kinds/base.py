@@ -181,6 +181,29 @@ class FigureColumn(BaseModel):
     headline: bool = False  # held against --fail-under before the verdict score (kept when the table is cut)
 
 
+# --- per-eval columns (issue 25, apicol: a kind's own column of the job summary, from an eval's runs) ---
+SummaryValue = str | int | float | bool | None  # a field a per-eval column adds to the summary's JSON
+
+
+class EvalColumn(ABC):
+    """A column of the job summary's per-eval table that a kind fills from an eval's scored runs and its
+    definition (the Seam kind's API path: the path expected, and how many runs took it). Every eval gets
+    its fields, whatever its kind (None where they say nothing; the cell then reads ``-``)."""
+
+    header: ClassVar[str]  # the summary table's column ("API path")
+    # the fields it adds to an eval's entry in the summary's JSON, each placed after the generic key named
+    # (field -> the key it follows: ``{"api_path": "variant"}``)
+    fields: ClassVar[dict[str, str]]
+
+    @abstractmethod
+    def values(self, definition: EvalDefinition | None, runs: Sequence[RunRecord]) -> dict[str, SummaryValue]:
+        """The column's fields (``fields``' keys) of one eval and variant, from its scored runs."""
+
+    @abstractmethod
+    def cell(self, values: dict[str, SummaryValue], graded: int) -> str:
+        """The table's cell (rich markup) of those values; ``graded``: the runs they were read from."""
+
+
 class JobComparison(ABC):
     """Two jobs of one kind compared the kind's own way (two descriptions of a skill on one trigger
     suite)."""
@@ -375,6 +398,9 @@ class EvalKind(ABC):
         """Why a failed run of this kind failed, as the report says it (None: the generic reason)."""
         return None
 
+    # --- per-eval columns (issue 25, apicol) ---
+    eval_columns: ClassVar[tuple[EvalColumn, ...]] = ()  # the kind's own columns of the job summary
+
 
 @functools.cache
 def _by_format() -> dict[str, EvalKind]:
@@ -428,6 +454,16 @@ def figure_columns() -> list[FigureColumn]:
     for kind in registered():
         for column in kind.figure_columns:
             out.setdefault(column.key, column)
+    return list(out.values())
+
+
+# --- per-eval columns (issue 25, apicol) ---
+def eval_columns() -> list[EvalColumn]:
+    """Every registered kind's per-eval columns (a job's summary shows them all, whatever its kinds)."""
+    out: dict[str, EvalColumn] = {}
+    for kind in registered():
+        for column in kind.eval_columns:
+            out.setdefault(column.header, column)
     return list(out.values())
 
 

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
-from skillassay.kinds.base import FigureColumn, figure_columns
+from skillassay.kinds.base import EvalColumn, FigureColumn, SummaryValue, eval_columns, figure_columns
 from skillassay.orchestrator import canary as canaries
 from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.report.runs import run_reason
@@ -44,7 +44,6 @@ def spread(values: list[float | None]) -> Spread | None:
 class EvalSummary(BaseModel):
     eval_id: str
     variant: str
-    api_path: str | None
     runs: int
     outcomes: dict[str, int]
     errors: list[str] = Field(default_factory=list)  # why the unscored runs were not scored
@@ -54,10 +53,12 @@ class EvalSummary(BaseModel):
     # the kinds' own figures (``FigureColumn.key`` -> spread; the Seam kind's rubric, sandbox, combined):
     # in the JSON, each a key of its own after ``graded``
     figures: dict[str, Spread | None] = Field(default_factory=dict)
+    # the kinds' own per-eval columns' fields (``EvalColumn.fields``; the Seam kind's api_path and
+    # api_path_correct): in the JSON, each a key of its own after the key the column names
+    columns: dict[str, SummaryValue] = Field(default_factory=dict)
     score: Spread | None = None  # verdict score, 0-100
     passed: int = 0
     pass_rate: float | None = None
-    api_path_correct: int | None = None  # runs whose API path was right
     unjudged: list[str] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
     threshold: float | None = None
@@ -70,12 +71,16 @@ class EvalSummary(BaseModel):
     @model_serializer(mode="wrap")
     def _figures_flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        figures = data.pop("figures", {})
+        after: dict[str, dict[str, Any]] = {"graded": data.pop("figures", {})}
+        columns = data.pop("columns", {})
+        for column in eval_columns():
+            for name, key in column.fields.items():
+                if name in columns:
+                    after.setdefault(key, {})[name] = columns[name]
         out: dict[str, Any] = {}
         for key, value in data.items():
             out[key] = value
-            if key == "graded":
-                out.update(figures)
+            out.update(after.get(key, {}))
         return out
 
     @property
@@ -111,26 +116,24 @@ def summarise(records: list[RunRecord], evals: list[EvalDefinition]) -> list[Eva
         # figure
         runs = [r for r in runs if r.scored]
         verdicts = [r.verdict for r in runs if r.verdict is not None]
-        api = [a for r in runs if isinstance(a := r.grades.get("api_path_correct"), bool)]
         unjudged = sorted({u for v in verdicts for u in v.unjudged})
         forbidden = sorted({f for v in verdicts for f in v.forbidden_observed})
         out.append(
             EvalSummary(
                 eval_id=eid,
                 variant=variant,
-                api_path=d.api_path if d else None,
                 runs=sum(outcomes.values()),
                 outcomes=outcomes,
                 errors=errors,
                 reasons=reasons,
                 graded=len(runs),
                 figures={c.key: spread([r.figure(c.grade) for r in runs]) for c in figure_columns()},
+                columns={k: v for c in eval_columns() for k, v in c.values(d, runs).items()},
                 score=spread([v.score * 100 for v in verdicts]),
                 passed=sum(1 for v in verdicts if v.passed),
                 pass_rate=round(sum(1 for v in verdicts if v.passed) / len(verdicts), 4)
                 if verdicts
                 else None,
-                api_path_correct=sum(1 for a in api if a) if api else None,
                 unjudged=unjudged,
                 forbidden=forbidden,
                 threshold=d.pass_threshold if d else None,
@@ -163,10 +166,10 @@ def _compress_unjudged(ids: list[str]) -> str:
     return ", ".join(parts)
 
 
-def drop_at_width(columns: list[FigureColumn]) -> tuple[str, ...]:
-    """The columns left out first when the table does not fit the terminal (report.tables.fit): a kind's
-    headline figure is kept."""
-    return ("Cost", "API path", *(c.header for c in columns if not c.headline), "Runs")
+def drop_at_width(columns: list[FigureColumn], own: list[EvalColumn]) -> tuple[str, ...]:
+    """The columns left out first when the table does not fit the terminal (report.tables.fit): the kinds'
+    per-eval columns after the cost, then their figures; a kind's headline figure is kept."""
+    return ("Cost", *(c.header for c in own), *(c.header for c in columns if not c.headline), "Runs")
 
 
 def _figure_text(figure: Spread | None) -> str:
@@ -178,13 +181,14 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
     than any header or eval id broken mid-word; the Notes wrap at spaces."""
     t = Table(title=title, title_justify="left")
     columns = figure_columns()
+    own = eval_columns()
     headers = [c.header for c in columns]
     right = ("Runs", *headers, "Score", "Cost")
     for col in (
         "Eval",
         "Runs",
         *headers,
-        "API path",
+        *(c.header for c in own),
         "Score",
         "Verdict",
         "Cost",
@@ -193,12 +197,6 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         t.add_column(col, overflow="fold", no_wrap=col == "Eval", justify="right" if col in right else "left")
     for s in summaries:
         name = s.eval_id + (" [dim](baseline)[/dim]" if s.variant == "baseline" else "")
-        if s.api_path_correct is None:
-            api = "-"
-        elif s.api_path_correct == s.graded:
-            api = f"[green]✓[/green] {s.api_path}"
-        else:
-            api = f"[red]✗[/red] {s.api_path} ({s.api_path_correct}/{s.graded} right)"
         if s.pass_rate is None:
             verdict = "-"
         elif s.graded == 1:
@@ -228,7 +226,7 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
             name,
             runs,
             *(_figure_text(s.figures.get(c.key)) for c in columns),
-            api,
+            *(c.cell(s.columns, s.graded) for c in own),
             s.score.text("%") if s.score else "-",
             verdict,
             s.cost.text(),
@@ -236,7 +234,7 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         )
     t.caption = "\n".join(filter(None, [outcome_caption(summaries), canary_caption(summaries)])) or None
     t.caption_justify = "left"
-    return fit(t, width, drop_at_width(columns))
+    return fit(t, width, drop_at_width(columns, own))
 
 
 def outcome_counts(summaries: list[EvalSummary]) -> dict[str, int]:

@@ -7,8 +7,9 @@ Its figures (``SeamGrades``) are the run's ``grades`` in run.json."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 from pydantic import BaseModel
 
@@ -17,18 +18,20 @@ from skillassay.definitions.models import ControlExpectation, EvalDefinition
 from skillassay.errors import DefinitionError
 from skillassay.kinds.base import (
     ControlCase,
+    EvalColumn,
     EvalKind,
     FigureColumn,
     GradeOutcome,
     GradeRequest,
     Layers,
+    SummaryValue,
     failure,
 )
 from skillassay.kinds.mutants import DerivedMutants
 from skillassay.outcomes import HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
 from skillassay.seam.eval import SeamEval, seam_eval
-from skillassay.store.records import GradeValue
+from skillassay.store.records import GradeValue, RunRecord
 from skillassay.workspace.changes import ChangeSet, compare_trees
 
 if TYPE_CHECKING:
@@ -171,6 +174,29 @@ def _points(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
+class ApiPathColumn(EvalColumn):
+    """The job summary's "API path": the path the eval expects, and whether its runs took it (✓ every one,
+    else ✗ and how many did)."""
+
+    header = "API path"
+    fields: ClassVar[dict[str, str]] = {"api_path": "variant", "api_path_correct": "pass_rate"}
+
+    def values(self, definition: EvalDefinition | None, runs: Sequence[RunRecord]) -> dict[str, SummaryValue]:
+        right = [a for r in runs if isinstance(a := r.grades.get("api_path_correct"), bool)]
+        return {
+            "api_path": definition.api_path if definition else None,
+            "api_path_correct": sum(1 for a in right if a) if right else None,
+        }
+
+    def cell(self, values: dict[str, SummaryValue], graded: int) -> str:
+        correct, path = values.get("api_path_correct"), values.get("api_path")
+        if correct is None:
+            return "-"
+        if correct == graded:
+            return f"[green]✓[/green] {path}"
+        return f"[red]✗[/red] {path} ({correct}/{graded} right)"
+
+
 class SeamKind(EvalKind):
     name = "seam"
     format = "plan-json"
@@ -182,6 +208,7 @@ class SeamKind(EvalKind):
         FigureColumn(key="sandbox", grade="sandbox_total", header="Sandbox"),
         FigureColumn(key="combined", grade="combined", header="Combined", headline=True),
     )
+    eval_columns = (ApiPathColumn(),)  # per-eval columns (issue 25): the API path expected and taken
 
     def suite_files(self, definition: EvalDefinition) -> list[Path]:
         return [Path(definition.rubric_file or definition.suite_dir.resolve() / "rubric.json")]
