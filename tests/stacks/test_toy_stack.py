@@ -75,7 +75,7 @@ def unlock(seam_url, device_id):
 # a new runtime family: its manifest (toy.deps, a dependency a line) installed by its own command into
 # toy_modules/, programs in toy_modules/bin
 TOY_FAMILY = """
-from skillassay.stacks.base import Stack
+from skillassay.stacks.base import Stack, StackCommands
 from skillassay.stacks.python import PYTHON
 
 INSTALL = (
@@ -122,6 +122,29 @@ class ToyRuntimeStack(Stack):
 
     def dependency_bins(self, app_dir):
         return [app_dir / "toy_modules" / "bin"]
+
+    def commands(self, app):
+        return StackCommands(start=f"{PYTHON_EXE} server.py")
+"""
+
+# the toy family's app: answers with what its installed dependency says and where its PATH starts
+TOY_SERVER = """
+import http.server
+import os
+from pathlib import Path
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"ok" if self.path == "/health" else Path("toy_modules/bin/toy").read_bytes()
+        if self.path == "/path":
+            body = os.environ["PATH"].split(os.pathsep)[0].encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
 """
 
 
@@ -271,3 +294,42 @@ def test_a_new_runtime_familys_manifest_is_read_and_installed_by_the_app_environ
         app, "modified", tmp_path / "stage3", tmp_path / "install3.log", seal=None, env=dict(os.environ)
     )
     assert other.cache_hits == {"toyrt": False} and other.folders["toyrt"] != cached
+
+
+def _toy_backend(app: Path, tmp_path: Path, run_id: str) -> HostBackend:
+    return HostBackend(
+        plan=make_plan(app, None, None, None),
+        source_dir=app,
+        fixture="toyrt",
+        run_id=run_id,
+        logs_dir=tmp_path / "logs" / run_id,
+        fixture_dir=tmp_path,
+        health_timeout=20,
+    )
+
+
+def test_a_new_runtime_familys_app_is_installed_and_started_by_the_host_backend(toy_family, tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "toy.deps").write_text("# the toy runtime's dependencies\nleft-pad\nis-even\n")
+    (app / "server.py").write_text(TOY_SERVER)
+    assert make_plan(app, None, None, None).runtime == "toyrt"
+
+    backend = _toy_backend(app, tmp_path, "toy1")
+    with backend:
+        backend.prepare()
+        url = backend.start({})
+        assert backend.app_dir is not None
+        modules = backend.app_dir / "toy_modules"
+        assert modules.is_symlink() and modules.resolve().parent.name.startswith("toyrt-")
+        with urllib.request.urlopen(url + "/", timeout=10) as answer:
+            assert answer.read() == b"installed: left-pad is-even"  # its own install, linked in
+        with urllib.request.urlopen(url + "/path", timeout=10) as answer:
+            assert answer.read().decode() == str(modules / "bin")  # its programs first on PATH
+    assert backend.facts["install_cache_hit"] is False
+    assert not (app / "toy_modules").exists()  # installed in the cache, linked into the backend's copy
+
+    again = _toy_backend(app, tmp_path, "toy2")
+    with again:
+        again.prepare()
+    assert again.facts["install_cache_hit"] is True  # one install, shared

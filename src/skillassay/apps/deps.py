@@ -238,16 +238,31 @@ def ensure_node_modules(
     timeout: float,
     seal: SealFor | None = None,
 ) -> bool:
-    """Make ``app_dir/node_modules`` point at a cached install (``ensure_node_install``). Returns True on a
-    cache hit."""
-    entry, hit = ensure_node_install(app_dir, npm_argv, env, log, timeout, seal)
-    target = app_dir / "node_modules"
+    """Make ``app_dir/node_modules`` point at a cached install (``ensure_linked`` for the Node family).
+    Returns True on a cache hit."""
+    return ensure_linked(stacks.family("node"), app_dir, npm_argv, env, log, timeout, seal)
+
+
+def ensure_linked(
+    stack: Stack,
+    app_dir: Path,
+    argv: list[str],
+    env: Mapping[str, str],
+    log: Path,
+    timeout: float,
+    seal: SealFor | None = None,
+) -> bool:
+    """Make ``app_dir/<stack.dependency_folder>`` a link to a cached install (``ensure_install``), whatever
+    stood there before. Returns True on a cache hit."""
+    assert stack.dependency_folder is not None, f"the {stack.family} family installs no folder"
+    entry, hit = ensure_install(stack, app_dir, argv, env, log, timeout, seal)
+    target = app_dir / stack.dependency_folder
     if target.is_symlink() or target.exists():
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
         else:
             target.unlink()
-    target.symlink_to(entry / "node_modules", target_is_directory=True)
+    target.symlink_to(entry / stack.dependency_folder, target_is_directory=True)
     return hit
 
 

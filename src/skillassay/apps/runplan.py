@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +23,9 @@ from skillassay.errors import SkillassayError
 class InstallSpec(BaseModel):
     """The dependency install the cache performs. Everything here goes into the cache key."""
 
+    # the runtime family whose install commands ``classify`` folds (npm's, into ``npm_argv``); another
+    # folder family's install is what its stack declares for the app's manifest (``Stack.dependencies``)
+    folds: ClassVar[str] = "node"
     npm_argv: list[str] | None = None  # e.g. ["npm", "ci"]
     pip_requirements: list[str] = Field(default_factory=list)  # files, relative to the app root
     pip_args: list[str] = Field(default_factory=list)  # packages / flags other than -r

@@ -27,6 +27,7 @@ from skillassay.isolation.record import Sealing
 from skillassay.isolation.runtimes import runtimes
 from skillassay.phases import phase
 from skillassay.stacks import Stack
+from skillassay.untrusted import Refused, read_regular
 
 
 class HostBackend(Backend):
@@ -61,6 +62,35 @@ class HostBackend(Backend):
         """The stack family running the app (``stacks.family``): its dependency folders and install cache."""
         return stacks.family(self.plan.runtime)
 
+    @property
+    def _folder(self) -> str | None:
+        """Where a folder installer puts the app's dependencies in its copy ("node_modules"; None: a venv)."""
+        return None if self._stack.installer == "venv" else self._stack.dependency_folder
+
+    def _folder_argv(self) -> list[str] | None:
+        """A folder install's command (None: nothing to install): the app's own when the plan folds its
+        family's install commands (``InstallSpec.folds``: npm's), else what the stack declares for the app's
+        manifest (``Stack.dependencies``)."""
+        assert self.app_dir is not None, "prepare() first"
+        spec = self.plan.install
+        if self._stack.family == spec.folds:
+            return spec.npm_argv or None
+        app = self.app_dir
+
+        def read(rel: str) -> bytes | None:
+            try:
+                return read_regular(rel, root=app)
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            except Refused as exc:
+                raise StepFailed("install", f"{rel}: {exc.strerror} (not read)") from None
+
+        try:
+            found = self._stack.dependencies(read)
+        except ValueError as exc:
+            raise StepFailed("install", f"the app's manifest cannot be used: {exc}") from None
+        return found.install if found is not None and found.install else None
+
     # ------------------------------------------------------------------ env
     def _tool_env(self) -> dict[str, str]:
         env = base_env()
@@ -85,12 +115,13 @@ class HostBackend(Backend):
 
     # ------------------------------------------------------------------ sealing
     def _deps(self) -> list[Path]:
-        """The app's dependencies, read-only to the build and the app: its cached venv or node_modules."""
+        """The app's dependencies, read-only to the build and the app: its cached venv or dependency folder
+        (node_modules)."""
         out = []
         if self.venv is not None:
             out.append(self.venv)
-        if self.app_dir is not None and (self.app_dir / "node_modules").is_symlink():
-            out.append((self.app_dir / "node_modules").resolve())
+        if self.app_dir is not None and self._folder and (self.app_dir / self._folder).is_symlink():
+            out.append((self.app_dir / self._folder).resolve())
         return out
 
     def _box(
@@ -146,11 +177,13 @@ class HostBackend(Backend):
         log = self.logs_dir / "install.log"
         self.logs["install"] = log
         spec = self.plan.install
-        if self._stack.installer == "node_modules":
-            if spec.npm_argv:
-                self.facts["install_cache_hit"] = deps.ensure_node_modules(
+        folder_argv = self._folder_argv() if self._folder else None
+        if self._folder:
+            if folder_argv:
+                self.facts["install_cache_hit"] = deps.ensure_linked(
+                    self._stack,
                     self.app_dir,
-                    spec.npm_argv,
+                    folder_argv,
                     self._tool_env(),
                     log,
                     self.install_timeout,
@@ -181,7 +214,11 @@ class HostBackend(Backend):
             self.logs["build"] = log
             key = None
             if not os.environ.get("SKILLASSAY_NO_BUILD_CACHE"):
-                deps_key = deps.node_key(self.app_dir, spec.npm_argv) if spec.npm_argv else str(self.venv)
+                deps_key = (
+                    deps.install_key(self._stack, self.app_dir, folder_argv)
+                    if folder_argv
+                    else str(self.venv)
+                )
                 key = deps.build_key(self.app_dir, self.plan.build, deps_key)
             if key is not None and deps.restore_build(self.app_dir, key):
                 self.facts["build_cache_hit"] = True
@@ -191,20 +228,21 @@ class HostBackend(Backend):
                 readable: list[Path | Mount] = list(self._deps())
                 # (node_modules, the cache entry) while mounted in place
                 shown_at: tuple[Path, Path] | None = None
-                if self._stack.installer == "node_modules" and deps.needs_real_node_modules(self.app_dir):
+                folder = self._folder
+                if folder and deps.needs_real_folder(self.app_dir, folder):
                     # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder
                     # is mounted read-only at <app>/node_modules (a real folder to the build, unwritable);
                     # unsealed, node_modules becomes hard links to the cached files
-                    modules = self.app_dir / "node_modules"
+                    modules = self.app_dir / folder
                     if self.policy.isolation == "none" or not modules.is_symlink():
-                        self.facts["node_modules_linked"] = deps.materialise_node_modules(self.app_dir)
+                        self.facts[f"{folder}_linked"] = deps.materialise_node_modules(self.app_dir, folder)
                     else:
                         entry = modules.resolve()
                         modules.unlink()
                         modules.mkdir()
                         shown_at = (modules, entry)
                         readable = [p for p in readable if p != entry] + [Mount(src=entry, dest=modules)]
-                        self.facts["node_modules_mounted"] = True
+                        self.facts[f"{folder}_mounted"] = True
                 before = deps.tree_snapshot(self.app_dir)
                 env = self._tool_env()
                 try:
