@@ -401,6 +401,11 @@ class EvalKind(ABC):
     # --- per-eval columns (issue 25, apicol) ---
     eval_columns: ClassVar[tuple[EvalColumn, ...]] = ()  # the kind's own columns of the job summary
 
+    def unjudged_notes(self, ids: list[str]) -> list[str]:
+        """An eval's unjudged criteria as the job summary's notes say them: a layer of the kind's that was not
+        run, once, rather than each of its criteria (default: as they are)."""
+        return ids
+
 
 @functools.cache
 def _by_format() -> dict[str, EvalKind]:
@@ -458,6 +463,13 @@ def figure_columns() -> list[FigureColumn]:
 
 
 # --- per-eval columns (issue 25, apicol) ---
+def unjudged_notes(ids: list[str]) -> list[str]:
+    """An eval's unjudged criteria as the job summary's notes say them, each kind shortening its own."""
+    for kind in registered():
+        ids = kind.unjudged_notes(ids)
+    return ids
+
+
 def eval_columns() -> list[EvalColumn]:
     """Every registered kind's per-eval columns (a job's summary shows them all, whatever its kinds)."""
     out: dict[str, EvalColumn] = {}

@@ -10,7 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions.models import EvalDefinition
-from skillassay.kinds.base import EvalColumn, FigureColumn, SummaryValue, eval_columns, figure_columns
+from skillassay.kinds.base import (
+    EvalColumn,
+    FigureColumn,
+    SummaryValue,
+    eval_columns,
+    figure_columns,
+    unjudged_notes,
+)
 from skillassay.orchestrator import canary as canaries
 from skillassay.outcomes import OUTCOMES, SCORED, label
 from skillassay.report.runs import run_reason
@@ -154,18 +161,6 @@ def _reasons(runs: list[RunRecord]) -> list[str]:
     return sorted(counts, key=lambda k: -counts[k])
 
 
-def _compress_unjudged(ids: list[str]) -> str:
-    """A layer that was not run leaves all its criteria unjudged: say that once instead of listing them."""
-    sandbox = [i for i in ids if i.startswith("sandbox_")]
-    rest = [i for i in ids if not i.startswith("sandbox_")]
-    parts = rest[:]
-    if len(sandbox) == 4:
-        parts.append("the sandbox layer (not run)")
-    else:
-        parts.extend(sandbox)
-    return ", ".join(parts)
-
-
 def drop_at_width(columns: list[FigureColumn], own: list[EvalColumn]) -> tuple[str, ...]:
     """The columns left out first when the table does not fit the terminal (report.tables.fit): the kinds'
     per-eval columns after the cost, then their figures; a kind's headline figure is kept."""
@@ -220,7 +215,8 @@ def table(summaries: list[EvalSummary], title: str, width: int | None = None) ->
         if s.forbidden:
             notes.append("[red]forbidden:[/red] " + ", ".join(s.forbidden))
         if s.unjudged:
-            notes.append("unjudged: " + _compress_unjudged(s.unjudged))
+            # a layer that was not run leaves all its criteria unjudged: its kind says that once
+            notes.append("unjudged: " + ", ".join(unjudged_notes(s.unjudged)))
         runs = str(s.runs) if s.graded == s.runs else f"{s.graded} of {s.runs} scored"
         t.add_row(
             name,

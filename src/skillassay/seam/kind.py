@@ -210,6 +210,12 @@ class SeamKind(EvalKind):
     )
     eval_columns = (ApiPathColumn(),)  # per-eval columns (issue 25): the API path expected and taken
 
+    def unjudged_notes(self, ids: list[str]) -> list[str]:
+        """A sandbox layer that was not run leaves all its criteria unjudged: said once."""
+        sandbox = [i for i in ids if i.startswith("sandbox_")]
+        rest = [i for i in ids if not i.startswith("sandbox_")]
+        return rest + (["the sandbox layer (not run)"] if len(sandbox) == len(SANDBOX_POINTS) else sandbox)
+
     def suite_files(self, definition: EvalDefinition) -> list[Path]:
         return [Path(definition.rubric_file or definition.suite_dir.resolve() / "rubric.json")]
 
