@@ -132,3 +132,81 @@ def test_the_jobs_kind_gives_its_summary_json_and_reasons(tally, tmp_path: Path)
     )
     assert "tallied" in listed.output and "combined" in listed.output
     assert failure_reason(runs[0]) == "tallied only 2"
+
+
+COLUMN_MODULE = """
+from skillassay.kinds.base import EvalColumn, EvalKind, GradeOutcome
+
+
+class TallyColumn(EvalColumn):
+    header = "Tallies"
+    fields = {"tally_sum": "runs", "tally_runs": "passed"}
+
+    def values(self, definition, runs):
+        got = [int(r.grades["tally"]) for r in runs if "tally" in r.grades]
+        return {"tally_sum": sum(got) if got else None, "tally_runs": len(got) if got else None}
+
+    def cell(self, values, graded):
+        if values.get("tally_sum") is None:
+            return "-"
+        return f"{values['tally_sum']} over {values['tally_runs']}/{graded}"
+
+
+class ColumnKind(EvalKind):
+    name = "columned"
+    format = "columned"
+    eval_columns = (TallyColumn(),)
+
+    def reload(self, definition, suite, suite_here):
+        return definition
+
+    def grade(self, request):
+        return GradeOutcome()
+
+    def unjudged_notes(self, ids):
+        tallies = [i for i in ids if i.startswith("tally_")]
+        return [i for i in ids if i not in tallies] + (["the tally layer"] if tallies else [])
+"""
+
+
+@pytest.fixture
+def columned(tmp_path: Path, monkeypatch):
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "column_kind.py").write_text(COLUMN_MODULE)
+    info = root / "column_kind-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: column-kind\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skillassay.kinds]\ncolumned = column_kind:ColumnKind\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(root))
+    plugins.refresh()
+    kinds.refresh()
+    yield root
+    plugins.refresh()
+    kinds.refresh()
+
+
+def test_a_kinds_per_eval_column_and_unjudged_notes_are_in_the_generic_summary(columned, tmp_path: Path):
+    from rich.console import Console
+
+    from skillassay.orchestrator.summary import summarise, table
+
+    runs = write_job(tmp_path / "results", [2, 3])
+    for run in runs:
+        assert run.verdict is not None
+        run.verdict.unjudged = ["tally_a", "tally_b", "gate_c"]
+    other = runs[0].model_copy(update={"eval_id": "other", "grades": {}})
+    summaries = summarise([*runs, other], [])
+    got = [s.model_dump(mode="json") for s in summaries]
+    assert [list(g)[list(g).index("runs") + 1] for g in got] == ["tally_sum", "tally_sum"]
+    assert [list(g)[list(g).index("passed") + 1] for g in got] == ["tally_runs", "tally_runs"]
+    assert [(g["tally_sum"], g["tally_runs"]) for g in got] == [(5, 2), (None, None)]
+    console = Console(width=250, record=True)
+    console.print(table(summaries, "Job jt", width=250))
+    text = console.export_text()
+    assert "Tallies" in text and "5 over 2/2" in text
+    assert "unjudged: gate_c, the tally layer" in text
+    narrow = Console(width=60, record=True)
+    narrow.print(table(summaries, "Job jt", width=60))
+    assert "Tallies" not in narrow.export_text()  # left out after the cost when the table does not fit
