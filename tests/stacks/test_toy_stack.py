@@ -333,3 +333,18 @@ def test_a_new_runtime_familys_app_is_installed_and_started_by_the_host_backend(
     with again:
         again.prepare()
     assert again.facts["install_cache_hit"] is True  # one install, shared
+
+
+def test_a_new_familys_manifest_left_as_a_link_is_not_followed_by_the_host_backend(toy_family, tmp_path):
+    from skillassay.apps.steps import StepFailed
+
+    elsewhere = tmp_path / "host-file"
+    elsewhere.write_text("left-pad\n")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "toy.deps").symlink_to(elsewhere)  # the agent's link to a file of the host
+    (app / "server.py").write_text(TOY_SERVER)
+    backend = _toy_backend(app, tmp_path, "toy-link")
+    with backend, pytest.raises(StepFailed, match=r"toy.deps: .*\(not read\)"):
+        backend.prepare()
+    assert not (tmp_path / "cache" / "deps").exists()  # nothing installed from what it names
