@@ -208,6 +208,20 @@ class JobComparison(ABC):
         """The comparison's figures as the report's pages read them."""
 
 
+# --- listing (issue 25, item 1: ``list`` asks the kinds for their suites) ---
+class SuiteListing(ABC):
+    """A kind's suites found at a path, as ``list`` shows them (a trigger suite's skill, runs and prompts)."""
+
+    @abstractmethod
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON row per suite (``list --json``), after the evals' rows."""
+
+    @abstractmethod
+    def tables(self, path: Path, alone: bool) -> list[Table]:
+        """The terminal tables of the suites at ``path`` (none when there are none); ``alone``: ``path``
+        holds only this kind's suites (the suites' own contents are shown too)."""
+
+
 class EvalKind(ABC):
     """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format``
     (``EvalDefinition.format``).
@@ -373,6 +387,16 @@ class EvalKind(ABC):
 
     def failed_criterion(self, run: RunRecord) -> str | None:
         """Why a failed run of this kind failed, as the report says it (None: the generic reason)."""
+        return None
+
+    # --- listing (issue 25, item 1: ``list`` asks the kinds for their suites) ---
+    def lists_only(self, path: Path) -> bool:
+        """Whether ``path`` holds only this kind's suites (``list`` shows no evals table for it)."""
+        return False
+
+    def suite_listing(self, path: Path) -> SuiteListing | None:
+        """The kind's suites at or under ``path`` as ``list`` shows them (None: the kind lists its evals
+        only among the others). Raises DefinitionError with every problem of every suite."""
         return None
 
 
