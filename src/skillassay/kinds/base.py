@@ -399,6 +399,23 @@ class EvalKind(ABC):
         only among the others). Raises DefinitionError with every problem of every suite."""
         return None
 
+    # --- report templates (issue 25, item 1: a kind brings its own markup to the report's pages) ---
+    # the package whose ``templates/`` folder holds the kind's templates (the site loads them as
+    # ``<name>/<file>``; None: the kind has none)
+    template_package: ClassVar[str | None] = None
+    # the kind's template there, with the macros the generic pages call when the kind summarises its jobs:
+    # ``job_kind()`` (the job page's line on the kind), ``job_summary(figures)`` (``JobSummary.figures``),
+    # ``job_comparison(figures, cmp, a_label, b_label)`` (``JobComparison.figures``; ``cmp``: the generic
+    # comparison, for its refusal)
+    report_template: ClassVar[str | None] = None
+    eval_label: ClassVar[str] = "agent eval"  # what the report's Evals page calls the kind's evals
+
+    def template_name(self) -> str | None:
+        """The kind's report template as the site's loader names it (None: it has none)."""
+        if self.template_package is None or self.report_template is None:
+            return None
+        return f"{self.name}/{self.report_template}"
+
 
 @functools.cache
 def _by_format() -> dict[str, EvalKind]:

@@ -126,6 +126,10 @@ class TriggerKind(EvalKind):
 
         return TriggerSuiteListing(load_triggers(path))
 
+    # --- report templates (issue 25, item 1: a kind brings its own markup to the report's pages) ---
+    template_package = "skillassay.kinds.trigger"
+    report_template = "report.html"  # the job's recall, precision, F1; two versions compared prompt by prompt
+
 
 def _refusal(evals: list[EvalDefinition], asked: JobAsk) -> str | None:
     """Why a job of ``evals`` asked so cannot measure triggering (None: it can)."""
