@@ -74,7 +74,7 @@ class TallyListing(SuiteListing):
         self.files = files
 
     def rows(self):
-        return [{"id": f.stem, "format": "tally", "count": len(f.read_text().split())} for f in self.files]
+        return [{"id": f.stem, "format": "census", "count": len(f.read_text().split())} for f in self.files]
 
     def tables(self, path, alone):
         table = Table(title=f"{len(self.files)} tally" + (" alone" if alone else ""))
@@ -84,11 +84,11 @@ class TallyListing(SuiteListing):
         return [table] if self.files else []
 
 
-class TallyKind(EvalKind):
-    name = "tally"
-    format = "tally"
+class CensusKind(EvalKind):
+    name = "census"
+    format = "census"
     summarises_jobs = True
-    template_package = "tally_kind"
+    template_package = "census_kind"
     report_template = "tally.html"
     eval_label = "tally count"
 
@@ -127,13 +127,13 @@ TEMPLATE = """
 @pytest.fixture
 def tally(tmp_path: Path, monkeypatch):
     root = tmp_path / "site-packages"
-    (root / "tally_kind" / "templates").mkdir(parents=True)
-    (root / "tally_kind" / "__init__.py").write_text(MODULE)
-    (root / "tally_kind" / "templates" / "tally.html").write_text(TEMPLATE)
-    info = root / "tally_kind-1.0.dist-info"
+    (root / "census_kind" / "templates").mkdir(parents=True)
+    (root / "census_kind" / "__init__.py").write_text(MODULE)
+    (root / "census_kind" / "templates" / "tally.html").write_text(TEMPLATE)
+    info = root / "census_kind-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tally-kind\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[skillassay.kinds]\ntally = tally_kind:TallyKind\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: census-kind\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skillassay.kinds]\ncensus = census_kind:CensusKind\n")
     (info / "RECORD").write_text("")
     monkeypatch.syspath_prepend(str(root))
     plugins.refresh()
@@ -177,7 +177,7 @@ def test_a_kind_lists_its_own_suites(tally, tmp_path: Path):
     (suite / "sheep.tally").write_text("one two three\n")
     listed = CliRunner().invoke(app, ["list", str(suite / "sheep.tally"), "--json"])
     assert listed.exit_code == 0, listed.output
-    assert json.loads(listed.output) == [{"id": "sheep", "format": "tally", "count": 3}]
+    assert json.loads(listed.output) == [{"id": "sheep", "format": "census", "count": 3}]
     shown = CliRunner().invoke(app, ["list", str(suite / "sheep.tally")], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
     assert "alone" in shown.output and "sheep" in shown.output  # the kind's table, told it is alone
@@ -195,7 +195,7 @@ def test_a_kind_brings_its_own_template_to_the_report(tally, tmp_path: Path):
     count = EvalDefinition(
         id="count",
         title="Count",
-        format="tally",
+        format="census",
         prompt="count",
         stack="python",
         source=source,
