@@ -20,19 +20,12 @@ from skillassay.cli.options import (
 from skillassay.errors import DefinitionError, SkillassayError
 
 if TYPE_CHECKING:
-    from skillassay.definitions.models import EvalDefinition, TriggerSpec
+    from skillassay.definitions.models import EvalDefinition
 
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 console = Console()
 err_console = Console(stderr=True)
-
-
-def _trigger(prompt: EvalDefinition) -> TriggerSpec:
-    """A trigger suite's prompt's trigger (every prompt of a suite has one)."""
-    if prompt.trigger is None:
-        raise SkillassayError(f"{prompt.id}: a trigger suite's prompt has no trigger")
-    return prompt.trigger
 
 
 PATH_ARG = typer.Argument(
@@ -59,113 +52,52 @@ def list_evals(
     skill and prompts (a trigger suite's file, or the trigger-evals folder: its prompts one by one)."""
     from skillassay.definitions import load_suite, select
     from skillassay.definitions.formats import api_path_aliases, api_paths
-    from skillassay.kinds.trigger.definitions import is_trigger_source, load_triggers
+    from skillassay.kinds.base import registered
 
     known = api_paths()
     if api_path and api_path not in (*known, *api_path_aliases()):
         err_console.print(f"[red]error:[/red] --api-path {api_path!r}: expected one of {', '.join(known)}")
         raise typer.Exit(2)
-    only_triggers = is_trigger_source(path)
+    kinds = registered()
+    alone = any(k.lists_only(path) for k in kinds)  # only one kind's suites: no evals table
     try:
-        evals = [] if only_triggers else select(load_suite(path), api_path=api_path)
-        suites = [] if api_path else load_triggers(path)
+        evals = [] if alone else select(load_suite(path), api_path=api_path)
+        listings = [] if api_path else [s for k in kinds if (s := k.suite_listing(path)) is not None]
     except DefinitionError as exc:
         print_definition_error(exc)
         raise typer.Exit(2) from None
     if as_json:
-        rows = [
-            {
-                "id": e.id,
-                "title": e.title,
-                "format": e.format,
-                "api_path": e.api_path,
-                "stack": e.stack,
-                "app_port": e.app_port,
-                "status": e.status,
-                "source": str(e.source),
-            }
-            for e in evals
-        ]
-        rows += [
-            {
-                "id": t.id,
-                "title": t.title,
-                "format": "trigger",
-                "status": t.status,
-                "source": str(t.source),
-                "skill": t.skill_name,
-                "skill_dir": str(t.skill_dir),
-                "runs": t.runs,
-                "budget": t.budget.model_dump(),
-                "categories": t.categories(),
-                "prompts": [
-                    {
-                        "id": p.id,
-                        "category": _trigger(p).category,
-                        "should_trigger": _trigger(p).should_trigger,
-                        "fixture": _trigger(p).fixture,
-                    }
-                    for p in t.prompts
-                ],
-            }
-            for t in suites
-        ]
+        rows = [_eval_row(e) for e in evals] + [row for s in listings for row in s.rows()]
         typer.echo(json.dumps(rows, indent=2))
         return
-    if not only_triggers:
-        table = Table(title=f"{len(evals)} eval(s) in {path}")
-        for col in ("eval", "API path", "stack", "port", "format", "status"):
-            table.add_column(col, overflow="fold")
-        for e in evals:
-            table.add_row(e.id, e.api_path or "-", e.stack, str(e.app_port or "-"), e.format, e.status)
-        console.print(table)
-    if suites:
-        table = Table(title=f"{len(suites)} trigger suite(s) in {path}")
-        for col in (
-            "suite",
-            "skill",
-            "prompts",
-            "should trigger",
-            "explicit/implicit/contextual/negative".replace("/", " / "),
-            "runs",
-            "budget",
-            "status",
-        ):
-            table.add_column(col, overflow="fold")
-        for t in suites:
-            c = t.categories()
-            budget = (
-                ", ".join(
-                    f"{k.removeprefix('max_')} {v}"
-                    for k, v in t.budget.model_dump().items()
-                    if k.startswith("max_") and v is not None
-                )
-                or "none"
-            )
-            table.add_row(
-                t.id,
-                t.skill_name,
-                str(len(t.prompts)),
-                str(sum(_trigger(p).should_trigger for p in t.prompts)),
-                "/".join(str(c[k]) for k in ("explicit", "implicit", "contextual", "negative")),
-                str(t.runs),
-                budget,
-                t.status,
-            )
-        console.print(table)
-    if only_triggers:
-        for t in suites:
-            table = Table(title=f"{t.id}: prompts")
-            for col in ("eval", "category", "should trigger", "workspace"):
-                table.add_column(col, overflow="fold")
-            for p in t.prompts:
-                table.add_row(
-                    p.id,
-                    _trigger(p).category,
-                    "yes" if _trigger(p).should_trigger else "no",
-                    _trigger(p).fixture or "(empty repository)",
-                )
+    if not alone:
+        console.print(_evals_table(evals, path))
+    for listing in listings:
+        for table in listing.tables(path, alone):
             console.print(table)
+
+
+def _eval_row(e: EvalDefinition) -> dict[str, object]:
+    """An eval's JSON row (``list --json``)."""
+    return {
+        "id": e.id,
+        "title": e.title,
+        "format": e.format,
+        "api_path": e.api_path,
+        "stack": e.stack,
+        "app_port": e.app_port,
+        "status": e.status,
+        "source": str(e.source),
+    }
+
+
+def _evals_table(evals: list[EvalDefinition], path: Path) -> Table:
+    table = Table(title=f"{len(evals)} eval(s) in {path}")
+    for col in ("eval", "API path", "stack", "port", "format", "status"):
+        table.add_column(col, overflow="fold")
+    for e in evals:
+        table.add_row(e.id, e.api_path or "-", e.stack, str(e.app_port or "-"), e.format, e.status)
+    return table
 
 
 @commands.command("check")

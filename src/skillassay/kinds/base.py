@@ -231,6 +231,20 @@ class JobComparison(ABC):
         """The comparison's figures as the report's pages read them."""
 
 
+# --- listing (issue 25, item 1: ``list`` asks the kinds for their suites) ---
+class SuiteListing(ABC):
+    """A kind's suites found at a path, as ``list`` shows them (a trigger suite's skill, runs and prompts)."""
+
+    @abstractmethod
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON row per suite (``list --json``), after the evals' rows."""
+
+    @abstractmethod
+    def tables(self, path: Path, alone: bool) -> list[Table]:
+        """The terminal tables of the suites at ``path`` (none when there are none); ``alone``: ``path``
+        holds only this kind's suites (the suites' own contents are shown too)."""
+
+
 class EvalKind(ABC):
     """One kind of eval. Subclasses set ``name`` (the entry point's) and ``format``
     (``EvalDefinition.format``).
@@ -405,6 +419,33 @@ class EvalKind(ABC):
         """An eval's unjudged criteria as the job summary's notes say them: a layer of the kind's that was not
         run, once, rather than each of its criteria (default: as they are)."""
         return ids
+
+    # --- listing (issue 25, item 1: ``list`` asks the kinds for their suites) ---
+    def lists_only(self, path: Path) -> bool:
+        """Whether ``path`` holds only this kind's suites (``list`` shows no evals table for it)."""
+        return False
+
+    def suite_listing(self, path: Path) -> SuiteListing | None:
+        """The kind's suites at or under ``path`` as ``list`` shows them (None: the kind lists its evals
+        only among the others). Raises DefinitionError with every problem of every suite."""
+        return None
+
+    # --- report templates (issue 25, item 1: a kind brings its own markup to the report's pages) ---
+    # the package whose ``templates/`` folder holds the kind's templates (the site loads them as
+    # ``<name>/<file>``; None: the kind has none)
+    template_package: ClassVar[str | None] = None
+    # the kind's template there, with the macros the generic pages call when the kind summarises its jobs:
+    # ``job_kind()`` (the job page's line on the kind), ``job_summary(figures)`` (``JobSummary.figures``),
+    # ``job_comparison(figures, cmp, a_label, b_label)`` (``JobComparison.figures``; ``cmp``: the generic
+    # comparison, for its refusal)
+    report_template: ClassVar[str | None] = None
+    eval_label: ClassVar[str] = "agent eval"  # what the report's Evals page calls the kind's evals
+
+    def template_name(self) -> str | None:
+        """The kind's report template as the site's loader names it (None: it has none)."""
+        if self.template_package is None or self.report_template is None:
+            return None
+        return f"{self.name}/{self.report_template}"
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, PrefixLoader, StrictUndefined
 from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -30,7 +30,7 @@ from skillassay import __version__
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
-from skillassay.kinds.base import JobSummary, job_kind, job_summary_of
+from skillassay.kinds.base import JobSummary, job_kind, registered
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -121,6 +121,7 @@ class JobView:
     comparison: Comparison | None  # skill vs the job's own baseline
     # the job's runs summarised their kind's own way (a trigger suite's: recall, precision, F1 per category)
     kind_summary: JobSummary | None = None
+    kind_template: str | None = None  # the kind's report template, which shows ``kind_summary``
     skill_use: SkillUseSplit | None = None  # an ordinary job with a skill: how often it was used
 
     @property
@@ -148,9 +149,17 @@ class JobView:
         return any(r.variant == "baseline" for r in self.runs)
 
 
+def _loader() -> ChoiceLoader:
+    """The report's templates, then each kind's under its name (``EvalKind.template_package``)."""
+    kinds = {
+        k.name: PackageLoader(k.template_package, "templates") for k in registered() if k.template_package
+    }
+    return ChoiceLoader([PackageLoader("skillassay.report", "templates"), PrefixLoader(kinds)])
+
+
 def _env() -> Environment:
     env = Environment(
-        loader=PackageLoader("skillassay.report", "templates"),
+        loader=_loader(),
         autoescape=True,  # everything untrusted (diffs, transcripts, logs, ids) is escaped by default
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -198,9 +207,10 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
             a_label="without the skill",
             b_label="with the skill",
         )
-    own = job_summary_of(runs)
-    if own is not None:
-        return JobView(job, runs, variants, None, kind_summary=own)
+    kind = job_kind(runs)
+    own = kind.job_summary(runs) if kind is not None else None
+    if kind is not None and own is not None:
+        return JobView(job, runs, variants, None, kind_summary=own, kind_template=kind.template_name())
     return JobView(job, runs, variants, comparison, skill_use=skill_use_of(runs))
 
 
@@ -430,6 +440,7 @@ def build_site(
             page="evals",
             examples=scoring_examples(),
             definitions=defs,
+            eval_labels={d.id: kind_of(d).eval_label for d in defs},
             sources=sources,
             criteria_rows={d.id: _criteria_rows(d) for d in defs},
             plain=_plain,
@@ -491,7 +502,8 @@ def build_site(
                 },
                 plot=charts.comparison_plot(cmp, a, b),
                 job_page=job_page,
-                tcmp=own.figures if own is not None else None,
+                own_cmp=own.figures if own is not None else None,
+                own_template=kind.template_name() if kind is not None else None,
                 use_a=va.skill_use,
                 use_b=vb.skill_use,
                 **common,

@@ -202,6 +202,7 @@ class SeamKind(EvalKind):
     format = "plan-json"
     layers = ("rubric", "sandbox")
     smoke_order = 0  # no build step to wait for in the plan's fixtures first
+    eval_label = "application test"  # report templates (issue 25, item 1): the Evals page's word for them
     # --- job summaries and reports (issue 25, item 1): the layer totals and the plan's combined score
     figure_columns = (
         FigureColumn(key="rubric", grade="rubric_total", header="Rubric"),

@@ -15,6 +15,7 @@ from skillassay.kinds.base import (
     JobComparison,
     JobSettings,
     JobSummary,
+    SuiteListing,
 )
 from skillassay.kinds.trigger import decision
 from skillassay.store.records import RunRecord
@@ -114,6 +115,20 @@ class TriggerKind(EvalKind):
             return None
         text = "missed: the skill was not used" if t.should_trigger else "false trigger: the skill was used"
         return text + f" ({t.category} prompt)"
+
+    # --- listing (issue 25, item 1: ``list`` asks the kinds for their suites) ---
+    def lists_only(self, path: Path) -> bool:
+        return self.brings_skill(path)  # a suite's file, or the trigger-evals folder: nothing else in it
+
+    def suite_listing(self, path: Path) -> SuiteListing:
+        from skillassay.kinds.trigger.definitions import load_triggers
+        from skillassay.kinds.trigger.listing import TriggerSuiteListing
+
+        return TriggerSuiteListing(load_triggers(path))
+
+    # --- report templates (issue 25, item 1: a kind brings its own markup to the report's pages) ---
+    template_package = "skillassay.kinds.trigger"
+    report_template = "report.html"  # the job's recall, precision, F1; two versions compared prompt by prompt
 
 
 def _refusal(evals: list[EvalDefinition], asked: JobAsk) -> str | None:
