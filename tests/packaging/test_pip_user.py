@@ -63,6 +63,8 @@ def test_the_distributions_carry_what_the_package_needs(dists):
         "skillassay/starter/examples/skills/seam-lock-access/SKILL.md",
         "skillassay/data/node/package.json",
         "skillassay/data/node/package-lock.json",
+        "skillassay/kinds/trigger/templates/report.html",  # a kind's own report markup
+        "skillassay/report/templates/job.html",
     ):
         assert needed in names, needed
     assert not [n for n in names if "/node_modules/" in n or "__pycache__" in n]
