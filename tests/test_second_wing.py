@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_dist import write_distribution
 
 WING = '''
 import json, random, subprocess, sys, threading
@@ -107,14 +108,7 @@ with urllib.request.urlopen(sys.argv[1] + "/forecast?city=Oslo", timeout=10) as 
 
 
 def _wing(root: Path) -> Path:
-    root.mkdir(parents=True)
-    (root / "toy_wing.py").write_text(WING)
-    info = root / "toy_wing-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-wing\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-    (info / "RECORD").write_text("")
-    return root
+    return write_distribution(root, "toy-wing", {"toy_wing.py": WING}, ENTRY_POINTS, version="0.1")
 
 
 def _suite(root: Path) -> Path:

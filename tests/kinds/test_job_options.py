@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 from typer.testing import CliRunner
 
-from skillassay import kinds, plugins
+from skillassay import kinds
 from skillassay.cli.main import app
 
 MODULE = '''
@@ -80,23 +81,12 @@ pair = pair_kind:pair_format
 
 @pytest.fixture
 def pair(tmp_path: Path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "pair_kind.py").write_text(MODULE)
-    info = root / "pair_kind-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pair-kind\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(root))
-    plugins.refresh()
-    kinds.refresh()
+    site = write_distribution(tmp_path / "site", "pair-kind", {"pair_kind.py": MODULE}, ENTRY_POINTS)
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "twins.pair").write_text("say hello twice\n")
-    yield suite / "twins.pair"
-    plugins.refresh()
-    kinds.refresh()
+    with installed(site, monkeypatch, kinds.refresh):
+        yield suite / "twins.pair"
 
 
 def test_a_kinds_refusal_of_the_job_is_the_users_error(pair: Path, tmp_path: Path):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 from typer.testing import CliRunner
 
 from skillassay import kinds, plugins
@@ -73,20 +74,14 @@ class TallyKind(EvalKind):
 
 @pytest.fixture
 def tally(tmp_path: Path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "tally_kind.py").write_text(MODULE)
-    info = root / "tally_kind-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tally-kind\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[skillassay.kinds]\ntally = tally_kind:TallyKind\n")
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(root))
-    plugins.refresh()
-    kinds.refresh()
-    yield root
-    plugins.refresh()
-    kinds.refresh()
+    site = write_distribution(
+        tmp_path / "site",
+        "tally-kind",
+        {"tally_kind.py": MODULE},
+        "[skillassay.kinds]\ntally = tally_kind:TallyKind\n",
+    )
+    with installed(site, monkeypatch, kinds.refresh):
+        yield site
 
 
 def write_job(results: Path, tallies: list[int]) -> list[RunRecord]:

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 from pydantic import ValidationError
 
 from skillassay import kinds, plugins
@@ -49,20 +50,9 @@ seam = toy_kind:FakeSeam
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch):
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "toy_kind.py").write_text(MODULE)
-    info = root / "toy_kind-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-kind\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(root))
-    plugins.refresh()
-    kinds.refresh()
-    yield root
-    plugins.refresh()
-    kinds.refresh()
+    site = write_distribution(tmp_path / "site", "toy-kind", {"toy_kind.py": MODULE}, ENTRY_POINTS)
+    with installed(site, monkeypatch, kinds.refresh):
+        yield site
 
 
 def definition(tmp_path: Path, fmt: str) -> EvalDefinition:

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 from typer.testing import CliRunner
 
-from skillassay import kinds, plugins
+from skillassay import kinds
 from skillassay.cli.main import app
 from skillassay.definitions.models import EvalDefinition
 from skillassay.report.site import build_site
@@ -126,21 +127,14 @@ TEMPLATE = """
 
 @pytest.fixture
 def tally(tmp_path: Path, monkeypatch):
-    root = tmp_path / "site-packages"
-    (root / "census_kind" / "templates").mkdir(parents=True)
-    (root / "census_kind" / "__init__.py").write_text(MODULE)
-    (root / "census_kind" / "templates" / "tally.html").write_text(TEMPLATE)
-    info = root / "census_kind-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: census-kind\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[skillassay.kinds]\ncensus = census_kind:CensusKind\n")
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(root))
-    plugins.refresh()
-    kinds.refresh()
-    yield root
-    plugins.refresh()
-    kinds.refresh()
+    site = write_distribution(
+        tmp_path / "site-packages",
+        "census-kind",
+        {"census_kind/__init__.py": MODULE, "census_kind/templates/tally.html": TEMPLATE},
+        "[skillassay.kinds]\ncensus = census_kind:CensusKind\n",
+    )
+    with installed(site, monkeypatch, kinds.refresh):
+        yield site
 
 
 def write_job(results: Path, job_id: str, tallies: list[int]) -> None:

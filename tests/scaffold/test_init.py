@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app as cli
@@ -202,18 +203,13 @@ def test_the_evals_files_are_the_registered_scaffolds(flask_app, tmp_path, monke
     refused."""
     from skillassay import plugins
 
-    root = tmp_path / "site"
-    info = root / "toy_scaffold-1.0.dist-info"
-    info.mkdir(parents=True)
-    (root / "toy_scaffold.py").write_text(TOY_SCAFFOLD)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-scaffold\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[skillassay.scaffolds]\ntoy = toy_scaffold:TOY\nbroken = toy_scaffold:NOT_ONE\n"
+    site = write_distribution(
+        tmp_path / "site",
+        "toy-scaffold",
+        {"toy_scaffold.py": TOY_SCAFFOLD},
+        "[skillassay.scaffolds]\ntoy = toy_scaffold:TOY\nbroken = toy_scaffold:NOT_ONE\n",
     )
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(root))
-    plugins.refresh()
-    try:
+    with installed(site, monkeypatch):
         folder, _found = scaffold_app(flask_app, tmp_path / "suite", "stays", kind="toy")
         assert folder == tmp_path / "suite" / "toys" / "stays"
         assert (folder / "toy.txt").read_text() == "stays flask 7070"
@@ -225,5 +221,3 @@ def test_the_evals_files_are_the_registered_scaffolds(flask_app, tmp_path, monke
             scaffold_app(flask_app, tmp_path / "suite", "other", kind="broken")
         with pytest.raises(plugins.PluginError, match=r"name one of seam, broken, toy"):
             scaffold_app(flask_app, tmp_path / "suite", "other")
-    finally:
-        plugins.refresh()

@@ -12,8 +12,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from plugin_dist import installed, write_distribution
 
-from skillassay import plugins, stacks
+from skillassay import stacks
 from skillassay.apps.backends.host import HostBackend
 from skillassay.apps.runplan import make_plan
 from skillassay.definitions.loader import detect_stack
@@ -148,47 +149,30 @@ http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_fo
 """
 
 
-def _register(site: Path, module: str, entry: str, source: str) -> None:
-    site.mkdir(exist_ok=True)
-    (site / f"{module}.py").write_text(source)
-    info = site / f"{module}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[skillassay.stacks]\n{entry}\n")
-    (info / "RECORD").write_text("")
-
-
 @pytest.fixture
 def toy_family(tmp_path: Path, monkeypatch):
     source = f"PYTHON_EXE = {sys.executable!r}\n" + TOY_FAMILY
-    _register(tmp_path / "site", "toyrt_stack", "toyrt = toyrt_stack:ToyRuntimeStack", source)
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    site = write_distribution(
+        tmp_path / "site",
+        "toyrt_stack",
+        {"toyrt_stack.py": source},
+        "[skillassay.stacks]\ntoyrt = toyrt_stack:ToyRuntimeStack\n",
+    )
     monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
-    plugins.refresh()
-    stacks.refresh()
-    yield
-    monkeypatch.undo()
-    plugins.refresh()
-    stacks.refresh()
+    with installed(site, monkeypatch, stacks.refresh):
+        yield
 
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch):
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "toyserve_stack.py").write_text(TOY_STACK)
-    info = site / "toyserve_stack-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyserve-stack\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[skillassay.stacks]\ntoyserve = toyserve_stack:ToyServeStack\n")
-    (info / "RECORD").write_text("")
-    monkeypatch.syspath_prepend(str(site))
-    plugins.refresh()
-    stacks.refresh()
-    yield
-    monkeypatch.undo()
-    plugins.refresh()
-    stacks.refresh()
+    site = write_distribution(
+        tmp_path / "site",
+        "toyserve-stack",
+        {"toyserve_stack.py": TOY_STACK},
+        "[skillassay.stacks]\ntoyserve = toyserve_stack:ToyServeStack\n",
+    )
+    with installed(site, monkeypatch, stacks.refresh):
+        yield
 
 
 @pytest.fixture
@@ -239,27 +223,17 @@ def test_without_the_stack_nothing_knows_the_app(app):
 
 
 def test_a_registered_stack_that_is_no_stack_is_named(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    (site / "bogus-1.0.dist-info").mkdir(parents=True)
-    (site / "bogus_stack.py").write_text("class Bogus:\n    pass\n")
-    (site / "bogus-1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: bogus\nVersion: 1.0\n"
+    site = write_distribution(
+        tmp_path / "site",
+        "bogus",
+        {"bogus_stack.py": "class Bogus:\n    pass\n"},
+        "[skillassay.stacks]\nbogus = bogus_stack:Bogus\n",
     )
-    (site / "bogus-1.0.dist-info" / "entry_points.txt").write_text(
-        "[skillassay.stacks]\nbogus = bogus_stack:Bogus\n"
-    )
-    monkeypatch.syspath_prepend(str(site))
-    plugins.refresh()
-    stacks.refresh()
-    try:
-        with pytest.raises(
-            stacks.StackError, match=r"'bogus' is not a skillassay.stacks.base.Stack subclass"
-        ):
-            stacks.all_stacks()
-    finally:
-        monkeypatch.undo()
-        plugins.refresh()
-        stacks.refresh()
+    with (
+        installed(site, monkeypatch, stacks.refresh),
+        pytest.raises(stacks.StackError, match=r"'bogus' is not a skillassay.stacks.base.Stack subclass"),
+    ):
+        stacks.all_stacks()
 
 
 def test_a_new_runtime_familys_manifest_is_read_and_installed_by_the_app_environment(toy_family, tmp_path):
