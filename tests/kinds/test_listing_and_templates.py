@@ -5,6 +5,7 @@ comparison page and the Evals page's word for its evals; the generic code names 
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -205,3 +206,55 @@ def test_a_kind_brings_its_own_template_to_the_report(tally, tmp_path: Path):
     assert '<h2 id="tally">Tallied 5</h2>' in job_page
     assert "Tally ja to jb: -1" in (out / "compare" / "ja--jb.html").read_text()
     assert "· tally count</span>" in (out / "index.html").read_text()
+
+
+OWN_PARTS = """
+{% macro run_figures(run) %}<dt>tallied</dt><dd>{{ run.grades.get('tally') }} sheep</dd>{% endmacro %}
+{% macro eval_facts(d) %}<dt>counted by</dt><dd>{{ d.id }} shepherd</dd>{% endmacro %}
+{% macro eval_details(d) %}<p>Every sheep counts once.</p>{% endmacro %}
+"""
+
+
+def test_a_kind_brings_its_own_run_figures_and_eval_details(tally, tmp_path: Path, monkeypatch):
+    """The run page and the Evals page ask every kind's template for its parts; a kind without them (the
+    trigger kind) or without a template (agent evals) adds nothing."""
+    monkeypatch.delitem(
+        sys.modules, "census_kind", raising=False
+    )  # an earlier test's copy holds its template
+    (tmp_path / "site-packages" / "census_kind" / "templates" / "tally.html").write_text(TEMPLATE + OWN_PARTS)
+    results = tmp_path / "results"
+    write_job(results, "ja", [2, 3])
+    app_dir = tmp_path / "app"
+    app_dir.mkdir()
+    (tmp_path / "count.tally").write_text("one\n")
+    common = {"prompt": "count", "stack": "python", "suite_dir": tmp_path, "language": "python"}
+    count = EvalDefinition(
+        id="count",
+        title="Count",
+        format="census",
+        source=tmp_path / "count.tally",
+        fixture_dir=app_dir,
+        app_dir=app_dir,
+        **common,
+    )
+    out = tmp_path / "out"
+    build_site(results, out, definitions=[count])
+    assert "<dt>tallied</dt><dd>3 sheep</dd>" in (out / "jobs" / "ja" / "count" / "run_2.html").read_text()
+    evals = (out / "index.html").read_text()
+    assert "<dt>counted by</dt><dd>count shepherd</dd><dt>threshold</dt>" in evals
+    assert "<p>Every sheep counts once.</p>" in evals and "No criteria declared." not in evals
+
+
+def test_the_generic_pages_name_no_seam_figure():
+    """The Seam kind's markup (its API path, layer tables) lives in its own template; the generic pages take
+    the figures' columns from the kinds."""
+    from skillassay.report import site
+    from skillassay.seam.kind import SeamKind
+
+    templates = Path(site.__file__).parent / "templates"
+    for page in ("run.html", "job.html", "evals.html"):
+        text = (templates / page).read_text()
+        assert not [k for k in ("api_path", "rubric_total", "sandbox_total", "has_sandbox") if k in text], (
+            page
+        )
+    assert SeamKind.template_package == "skillassay.seam" and SeamKind().template_name() == "seam/report.html"

@@ -437,7 +437,9 @@ class EvalKind(ABC):
     # the kind's template there, with the macros the generic pages call when the kind summarises its jobs:
     # ``job_kind()`` (the job page's line on the kind), ``job_summary(figures)`` (``JobSummary.figures``),
     # ``job_comparison(figures, cmp, a_label, b_label)`` (``JobComparison.figures``; ``cmp``: the generic
-    # comparison, for its refusal)
+    # comparison, for its refusal); and, where it has them (issue 25, seamtpl), ``run_figures(run)``
+    # (every run page asks every kind's template), ``eval_facts(d)`` and ``eval_details(d)`` (the Evals
+    # page asks the eval's kind: lines of its facts, its scoring when it declares no criteria)
     report_template: ClassVar[str | None] = None
     eval_label: ClassVar[str] = "agent eval"  # what the report's Evals page calls the kind's evals
 

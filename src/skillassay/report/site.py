@@ -30,7 +30,7 @@ from skillassay import __version__
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
-from skillassay.kinds.base import JobSummary, job_kind, registered
+from skillassay.kinds.base import JobSummary, figure_columns, job_kind, registered
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -177,6 +177,12 @@ def _env() -> Environment:
         is_graded=is_graded,
         runs_cost=runs_cost,
         short_hash=short_hash,
+    )
+    # the kinds' own parts of the generic pages: their figure columns, and their report templates (a run's
+    # page asks each for its ``run_figures``)
+    env.globals.update(
+        figure_columns=figure_columns(),
+        kind_templates=[t for k in registered() if (t := k.template_name()) is not None],
     )
     # the policy holds single quotes only, safe inside the double-quoted attribute; kept verbatim for readers
     env.globals.update(
@@ -441,6 +447,7 @@ def build_site(
             examples=scoring_examples(),
             definitions=defs,
             eval_labels={d.id: kind_of(d).eval_label for d in defs},
+            eval_templates={d.id: kind_of(d).template_name() for d in defs},
             sources=sources,
             criteria_rows={d.id: _criteria_rows(d) for d in defs},
             plain=_plain,

@@ -203,6 +203,9 @@ class SeamKind(EvalKind):
     layers = ("rubric", "sandbox")
     smoke_order = 0  # no build step to wait for in the plan's fixtures first
     eval_label = "application test"  # report templates (issue 25, item 1): the Evals page's word for them
+    # report templates (issue 25, seamtpl): a run's API path, an eval's expected path and scoring layers
+    template_package = "skillassay.seam"
+    report_template = "report.html"
     # --- job summaries and reports (issue 25, item 1): the layer totals and the plan's combined score
     figure_columns = (
         FigureColumn(key="rubric", grade="rubric_total", header="Rubric"),
