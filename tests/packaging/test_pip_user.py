@@ -64,6 +64,7 @@ def test_the_distributions_carry_what_the_package_needs(dists):
         "skillassay/data/node/package.json",
         "skillassay/data/node/package-lock.json",
         "skillassay/kinds/trigger/templates/report.html",  # a kind's own report markup
+        "skillassay/seam/templates/report.html",
         "skillassay/report/templates/job.html",
     ):
         assert needed in names, needed
