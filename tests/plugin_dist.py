@@ -4,6 +4,7 @@ user's."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,8 @@ def write_distribution(
 @contextmanager
 def installed(site: Path, monkeypatch: pytest.MonkeyPatch, *registries: Callable[[], None]) -> Iterator[Path]:
     """``site`` on sys.path for the block, the plug-in registries (and ``registries``: ``kinds.refresh``,
-    ``stacks.refresh``) forgetting what they found before and after."""
+    ``stacks.refresh``) forgetting what they found before and after, and the modules imported from ``site``
+    forgotten after (the next test's package of the same name is its own)."""
     monkeypatch.syspath_prepend(str(site))
     for forget in (plugins.refresh, *registries):
         forget()
@@ -39,5 +41,8 @@ def installed(site: Path, monkeypatch: pytest.MonkeyPatch, *registries: Callable
         yield site
     finally:
         monkeypatch.undo()
+        for name, module in list(sys.modules.items()):
+            if Path(getattr(module, "__file__", None) or "/").is_relative_to(site):
+                del sys.modules[name]
         for forget in (plugins.refresh, *registries):
             forget()

@@ -5,7 +5,6 @@ comparison page and the Evals page's word for its evals; the generic code names 
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -218,9 +217,6 @@ OWN_PARTS = """
 def test_a_kind_brings_its_own_run_figures_and_eval_details(tally, tmp_path: Path, monkeypatch):
     """The run page and the Evals page ask every kind's template for its parts; a kind without them (the
     trigger kind) or without a template (agent evals) adds nothing."""
-    monkeypatch.delitem(
-        sys.modules, "census_kind", raising=False
-    )  # an earlier test's copy holds its template
     (tmp_path / "site-packages" / "census_kind" / "templates" / "tally.html").write_text(TEMPLATE + OWN_PARTS)
     results = tmp_path / "results"
     write_job(results, "ja", [2, 3])
