@@ -218,18 +218,6 @@ def ensure_install(
     return entry, hit
 
 
-def ensure_node_install(
-    app_dir: Path,
-    npm_argv: list[str],
-    env: Mapping[str, str],
-    log: Path,
-    timeout: float,
-    seal: SealFor | None = None,
-) -> tuple[Path, bool]:
-    """``ensure_install`` for the Node family (the sandbox layer's npm install)."""
-    return ensure_install(stacks.family("node"), app_dir, npm_argv, env, log, timeout, seal)
-
-
 def ensure_node_modules(
     app_dir: Path,
     npm_argv: list[str],
