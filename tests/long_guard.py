@@ -1,0 +1,107 @@
+"""A pytest plugin that keeps single tests short: with CI=true a test whose setup and call together take
+longer than the ``long_test_limit`` ini option (seconds) fails the session unless it carries
+``@pytest.mark.long(reason="...")`` saying why it needs the time. At the end it prints the modules that took
+longest (the sum of their tests' setup, call and teardown), where sharing a fixture or splitting a module pays
+most.
+
+Durations are collected from the test reports (``pytest_runtest_logreport``), which under pytest-xdist reach
+the controller from every worker, so the verdict is the whole run's. Registered from tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pytest
+
+LIMIT_OPTION = "long_test_limit"
+MARKER = "long"
+SLOWEST_MODULES = 10
+
+
+def _in_ci() -> bool:
+    # read when the session ends, not at import (the same reading as tests/parts.py's IN_CI)
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+@dataclass
+class Durations:
+    """What the reports said: each test's setup+call seconds, each module's total, the tests marked long."""
+
+    tests: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    modules: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    marked: set[str] = field(default_factory=set)
+
+    def add(self, report: pytest.TestReport) -> None:
+        self.modules[report.nodeid.split("::", 1)[0]] += report.duration
+        if report.when in ("setup", "call"):
+            self.tests[report.nodeid] += report.duration
+        if MARKER in report.keywords:
+            self.marked.add(report.nodeid)
+
+    def over(self, limit: float) -> list[tuple[str, float]]:
+        """The unmarked tests over ``limit``, slowest first."""
+        slow = [(t, s) for t, s in self.tests.items() if s > limit and t not in self.marked]
+        return sorted(slow, key=lambda ts: -ts[1])
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        LIMIT_OPTION,
+        "seconds a test's setup+call may take without @pytest.mark.long(reason=...) (fails the run under CI)",
+        default="120",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(reason): the test may take longer than {LIMIT_OPTION} seconds, for this reason"
+    )
+    raw = config.getini(LIMIT_OPTION)
+    try:
+        limit = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{LIMIT_OPTION} = {raw!r}: not a number of seconds") from None
+    # a worker of pytest-xdist only runs tests: its reports are replayed on the controller, which judges
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(LongGuard(limit), "long_guard_session")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers(MARKER):
+        reason = mark.kwargs.get("reason", mark.args[0] if mark.args else "")
+        if not isinstance(reason, str) or not reason.strip():
+            pytest.fail(f"@pytest.mark.{MARKER} needs reason='why the test takes long'", pytrace=False)
+
+
+class LongGuard:
+    """The controller's (or the single process's) view of the run's durations and its verdict."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.durations = Durations()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations.add(report)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if _in_ci() and self.durations.over(self.limit) and exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        modules = sorted(self.durations.modules.items(), key=lambda ms: -ms[1])[:SLOWEST_MODULES]
+        if modules:
+            terminalreporter.write_sep("=", f"slowest {len(modules)} modules (setup+call+teardown)")
+            for name, seconds in modules:
+                terminalreporter.write_line(f"{seconds:9.2f}s {name}")
+        over = self.durations.over(self.limit)
+        if not over:
+            return
+        verdict = "fails the run (CI=true)" if _in_ci() else "would fail the run under CI=true"
+        terminalreporter.write_sep(
+            "=", f"tests over {self.limit:g}s without @pytest.mark.{MARKER}(reason=...)", red=True
+        )
+        for nodeid, seconds in over:
+            terminalreporter.write_line(f"{nodeid} took {seconds:.1f}s (limit {self.limit:g}s): {verdict}")
