@@ -16,7 +16,11 @@ from fresh_home import fresh_home
 from skillassay.definitions import load_suite
 
 # every install and build from nothing: minutes (docs/DEVELOPING.md gives the figure)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(3000),
+    pytest.mark.long(reason="the whole main job on an empty cache: every eval installed, built and graded"),
+]
 
 
 def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Path, tmp_path: Path) -> None:

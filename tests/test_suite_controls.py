@@ -15,7 +15,11 @@ from skillassay.cli.main import app
 from skillassay.definitions import load_suite
 
 # on an empty cache every app installs and builds from nothing: longer than the suite's default limit
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(3000),
+    pytest.mark.long(reason="every golden and control of the shipped suite built and graded, empty cache"),
+]
 
 
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:

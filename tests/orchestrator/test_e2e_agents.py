@@ -16,7 +16,10 @@ from skillassay.cli.main import app
 from skillassay.testing import ModelServer, Script
 from skillassay.workspace.changes import compare_trees
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long(reason="real agent CLIs, then an app installed and built on an empty cache and graded"),
+]
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "examples" / "skills" / "seam-lock-access"

@@ -330,6 +330,7 @@ def test_the_evals_page_shows_each_evals_mutation_score(tmp_path):
 
 # ----------------------------------------------------------------------------- the shipped suite, both layers
 @pytest.mark.slow
+@pytest.mark.long(reason="every mutant of the shipped suite, built and graded on both layers")
 @pytest.mark.timeout(1800)  # every mutant of 13 evals, built and graded (438 s on 2 cores beside the suite)
 def test_check_mutants_on_the_shipped_suite(tmp_path):
     """`skillassay check evals --mutants --jobs 4`: every mutant of every shipped eval caught by the layer
@@ -370,6 +371,7 @@ def test_check_mutants_on_the_shipped_suite(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="each express-ts mutant built twice: from the schema build and on its own")
 def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
     """express-ts (a tsc build): the sandbox's verdict on each mutant is the same whether it runs from the
     schema build or from its own source, built on its own (which also proves each mutant's source
@@ -385,6 +387,7 @@ def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="the app's install on an empty cache (Next.js: minutes), then tsc over every mutant")
 @pytest.mark.parametrize(
     "eval_id",
     sorted(

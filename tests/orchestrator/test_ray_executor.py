@@ -34,7 +34,10 @@ from skillassay.orchestrator.job import JobOptions, run_job
 from skillassay.store import open as open_store
 from skillassay.testing import ModelServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long(reason="a two-node Ray cluster for the module; jobs of real apps and CLIs on it"),
+]
 REPO = Path(__file__).resolve().parents[2]
 SKILL = REPO / "examples" / "skills" / "seam-lock-access"
 SKILLASSAY = [sys.executable, "-m", "skillassay"]

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from parts import REPO, pinned_node_version
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long(reason="sdist and wheel built, installed in a new venv, a whole job run from the wheel"),
+]
 
 
 def _sh(argv, cwd, env=None, timeout=900):

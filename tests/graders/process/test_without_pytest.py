@@ -21,7 +21,10 @@ from parts import REPO
 
 from skillassay.apps.deps import cache_root
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.long(reason="setup pip-installs skillassay in a new venv; each test grades every control"),
+]
 
 EVAL = REPO / "evals" / "agent-evals" / "cancellation-support.toml"
 

@@ -40,6 +40,7 @@ def shared_emulator():
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="an app installed and built on an empty cache (Next.js: minutes), then graded")
 @pytest.mark.parametrize(("fixture", "which"), _cases())
 def test_fixture_scores(fixture, which, shared_emulator, tmp_path):
     d = load_fixture(FIXTURES / fixture)
@@ -74,6 +75,7 @@ def test_fixture_scores(fixture, which, shared_emulator, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="three fixture apps installed, built and graded at once")
 def test_two_fixtures_at_once_do_not_interfere(shared_emulator, tmp_path):
     names = ["express-ts", "flask-py"]  # shipped fixtures: missing one is a failure, not a reason to skip
     # plus the same fixture twice: same space keys, same ports wanted, different runs

@@ -160,6 +160,7 @@ def test_spec_and_emulator_need_no_node(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="builds the wheel from the checkout in an isolated build environment")
 def test_the_wheel_ships_the_spec(tmp_path):
     """The wheel built from the repository carries the document (package data), so an installed skillassay
     has it.
