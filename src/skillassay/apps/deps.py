@@ -12,7 +12,8 @@ family's stack (``stacks.base.Stack``) says which installer fills it and what ke
 
 ``<cache>`` is ``$SKILLASSAY_CACHE_DIR`` or ``~/.cache/skillassay``. A cache entry is complete only once its
 ``.complete`` marker exists; builds of one entry are serialised with a file lock so concurrent validations
-share the work.
+share the work: an install of one key, and a build of one tree (``build_once``), runs once however many
+processes want it at the same time.
 """
 
 from __future__ import annotations
@@ -413,6 +414,29 @@ def restore_build(root: Path, key: str) -> bool:
             for name in filenames:
                 copy_entry(Path(dirpath) / name, target / name)
     return True
+
+
+@contextmanager
+def building(key: str) -> Iterator[None]:
+    """Hold the build of ``key`` (a ``build_key``): another process or thread building the same tree at once
+    (an xdist worker, a parallel eval's sandbox) waits here until this build has ended, then finds its
+    outputs in the cache. A lock of its own, apart from the one ``save_build`` takes inside it."""
+    with _locked(cache_root() / "builds" / f"{key}.building"):
+        yield
+
+
+def build_once(root: Path, key: str, build: Callable[[], None]) -> bool:
+    """The build outputs cached under ``key`` copied into ``root``, else ``build()`` run there and what it
+    produced saved under ``key``; one build per key at a time (``building``), so two builds of the same tree
+    at once build it once. Returns True when the outputs came from the cache. A failed build saves nothing
+    (the next one waiting builds for itself)."""
+    with building(key):
+        if restore_build(root, key):
+            return True
+        before = tree_snapshot(root)
+        build()
+        save_build(root, key, before)
+        return False
 
 
 def save_build(root: Path, key: str, before: dict[str, tuple[int, int]]) -> None:

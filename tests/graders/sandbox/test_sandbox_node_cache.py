@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -232,3 +234,64 @@ def test_a_next_build_sees_a_real_node_modules_and_never_changes_the_cache(
         backend.stop()
         backend.cleanup()
     assert cached.exists()  # removing the copy never removes the cache's files
+
+
+# two processes (xdist workers, parallel evals) building the same tree: the first builds, the second waits for
+# it and takes its outputs from the cache
+RACER = """
+import sys, time
+from pathlib import Path
+from skillassay.apps import deps
+
+root, key, builds = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+
+def build():
+    with builds.open("a") as f:
+        f.write(f"{root.name}\\n")
+    time.sleep(1.5)  # long enough for the other racer to arrive while this build runs
+    (root / "dist").mkdir()
+    (root / "dist" / "index.js").write_text(f"built in {root.name}")
+
+print("hit" if deps.build_once(root, key, build) else "built")
+"""
+
+
+def test_two_processes_building_the_same_tree_build_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    builds = tmp_path / "builds.txt"
+    copies = [tmp_path / "one", tmp_path / "two"]
+    for copy in copies:
+        copy.mkdir()
+        (copy / "index.ts").write_text("export {}\n")
+    key = deps.build_key(copies[0], [["npm", "run", "build"]], "node-toy")
+    assert deps.build_key(copies[1], [["npm", "run", "build"]], "node-toy") == key  # the same tree
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(copy), key, str(builds)], stdout=subprocess.PIPE, text=True
+        )
+        for copy in copies
+    ]
+    said = sorted(r.communicate(timeout=60)[0].strip() for r in racers)
+    assert [r.returncode for r in racers] == [0, 0]
+    assert said == ["built", "hit"]
+    (builder,) = builds.read_text().split()  # one build for the two
+    for copy in copies:  # each copy has the outputs, the one that waited its builder's
+        assert (copy / "dist" / "index.js").read_text() == f"built in {builder}"
+
+
+def test_a_failed_build_leaves_the_next_one_to_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "index.ts").write_text("export {}\n")
+    key = deps.build_key(tmp_path, [["tsc"]], "node-toy")
+
+    def broken() -> None:
+        raise deps.StepFailed("build", "tsc: error TS2304")
+
+    with pytest.raises(deps.StepFailed):
+        deps.build_once(tmp_path, key, broken)
+    assert deps.build_once(tmp_path, key, lambda: (tmp_path / "out.js").write_text("ok")) is False
+    (tmp_path / "out.js").unlink()
+    assert deps.build_once(tmp_path, key, broken) is True  # now cached: no build runs
+    assert (tmp_path / "out.js").read_text() == "ok"

@@ -220,52 +220,55 @@ class HostBackend(Backend):
                     else str(self.venv)
                 )
                 key = deps.build_key(self.app_dir, self.plan.build, deps_key)
-            if key is not None and deps.restore_build(self.app_dir, key):
+            if key is None:
+                self._build(log)
+            elif deps.build_once(self.app_dir, key, lambda: self._build(log)):
                 self.facts["build_cache_hit"] = True
                 with log.open("a") as f:
                     f.write(f"build outputs restored from the cache ({key})\n")
             else:
-                readable: list[Path | Mount] = list(self._deps())
-                # (node_modules, the cache entry) while mounted in place
-                shown_at: tuple[Path, Path] | None = None
-                folder = self._folder
-                if folder and deps.needs_real_folder(self.app_dir, folder):
-                    # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder
-                    # is mounted read-only at <app>/node_modules (a real folder to the build, unwritable);
-                    # unsealed, node_modules becomes hard links to the cached files
-                    modules = self.app_dir / folder
-                    if self.policy.isolation == "none" or not modules.is_symlink():
-                        self.facts[f"{folder}_linked"] = deps.materialise_node_modules(self.app_dir, folder)
-                    else:
-                        entry = modules.resolve()
-                        modules.unlink()
-                        modules.mkdir()
-                        shown_at = (modules, entry)
-                        readable = [p for p in readable if p != entry] + [Mount(src=entry, dest=modules)]
-                        self.facts[f"{folder}_mounted"] = True
-                before = deps.tree_snapshot(self.app_dir)
-                env = self._tool_env()
-                try:
-                    box = self._box("build", [self.app_dir], readable, registries=self.policy.registries)
-                    for argv in self.plan.build:
-                        run_step(
-                            "build",
-                            argv,
-                            cwd=self.app_dir,
-                            env=env,
-                            log=log,
-                            timeout=self.build_timeout,
-                            sandbox=box,
-                        )
-                finally:
-                    if shown_at is not None:  # back to the symlink the app's own box mounts read-only
-                        modules, entry = shown_at
-                        shutil.rmtree(modules, ignore_errors=True)
-                        modules.symlink_to(entry, target_is_directory=True)
-                if key is not None:
-                    deps.save_build(self.app_dir, key, before)
-                    self.facts["build_cache_hit"] = False
+                self.facts["build_cache_hit"] = False
         self.timings["build"] = time.monotonic() - t0
+
+    def _build(self, log: Path) -> None:
+        """The plan's build commands, in their sandbox, on the app's copy."""
+        assert self.app_dir is not None, "prepare() first"
+        readable: list[Path | Mount] = list(self._deps())
+        # (node_modules, the cache entry) while mounted in place
+        shown_at: tuple[Path, Path] | None = None
+        folder = self._folder
+        if folder and deps.needs_real_folder(self.app_dir, folder):
+            # Turbopack refuses a node_modules symlink out of the project: sealed, the cached folder
+            # is mounted read-only at <app>/node_modules (a real folder to the build, unwritable);
+            # unsealed, node_modules becomes hard links to the cached files
+            modules = self.app_dir / folder
+            if self.policy.isolation == "none" or not modules.is_symlink():
+                self.facts[f"{folder}_linked"] = deps.materialise_node_modules(self.app_dir, folder)
+            else:
+                entry = modules.resolve()
+                modules.unlink()
+                modules.mkdir()
+                shown_at = (modules, entry)
+                readable = [p for p in readable if p != entry] + [Mount(src=entry, dest=modules)]
+                self.facts[f"{folder}_mounted"] = True
+        env = self._tool_env()
+        try:
+            box = self._box("build", [self.app_dir], readable, registries=self.policy.registries)
+            for argv in self.plan.build:
+                run_step(
+                    "build",
+                    argv,
+                    cwd=self.app_dir,
+                    env=env,
+                    log=log,
+                    timeout=self.build_timeout,
+                    sandbox=box,
+                )
+        finally:
+            if shown_at is not None:  # back to the symlink the app's own box mounts read-only
+                modules, entry = shown_at
+                shutil.rmtree(modules, ignore_errors=True)
+                modules.symlink_to(entry, target_is_directory=True)
 
     def _start_argv(self) -> list[str]:
         # absolute paths under the Dockerfile's WORKDIR (CMD ["node", "/app/dist/index.js"]) point into the
