@@ -19,6 +19,8 @@ import pytest
 LIMIT_OPTION = "long_test_limit"
 MARKER = "long"
 SLOWEST_MODULES = 10
+# the marker's reason, carried to the controller in the test's reports (and into a JUnit XML's properties)
+REASON_PROPERTY = "long_reason"
 
 
 def _in_ci() -> bool:
@@ -38,7 +40,7 @@ class Durations:
         self.modules[report.nodeid.split("::", 1)[0]] += report.duration
         if report.when in ("setup", "call"):
             self.tests[report.nodeid] += report.duration
-        if MARKER in report.keywords:
+        if any(name == REASON_PROPERTY for name, _ in report.user_properties):
             self.marked.add(report.nodeid)
 
     def over(self, limit: float) -> list[tuple[str, float]]:
@@ -74,6 +76,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         reason = mark.kwargs.get("reason", mark.args[0] if mark.args else "")
         if not isinstance(reason, str) or not reason.strip():
             pytest.fail(f"@pytest.mark.{MARKER} needs reason='why the test takes long'", pytrace=False)
+        item.user_properties.append((REASON_PROPERTY, reason))
+        return
 
 
 class LongGuard:

@@ -33,6 +33,10 @@ def test_slow_by_setup_and_call(slow_setup):
 @pytest.mark.long(reason="builds a whole app")
 def test_slow_and_marked():
     time.sleep(0.9)
+
+@pytest.mark.parametrize("size", ["long"])  # "long" among its keywords, but no marker
+def test_slow_with_a_long_id(size):
+    time.sleep(0.9)
 """
 
 INI = """
@@ -61,10 +65,11 @@ def test_an_unmarked_slow_test_fails_a_ci_run(
     monkeypatch.setenv("CI", "true")
     result = _run(suite, *xdist)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*4 passed*"])  # every test passed: the verdict is the guard's
+    result.stdout.fnmatch_lines(["*5 passed*"])  # every test passed: the verdict is the guard's
     out = result.stdout.str()
     assert "test_timed.py::test_slow took " in out
     assert "test_timed.py::test_slow_by_setup_and_call took 0." in out  # setup and call summed
+    assert "test_timed.py::test_slow_with_a_long_id[long] took " in out
     assert "fails the run (CI=true)" in out
     assert "test_slow_and_marked took" not in out
     assert "test_fast took" not in out
@@ -75,7 +80,7 @@ def test_outside_ci_the_run_passes_and_says_what_would_fail(
     suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CI", raising=False)
-    result = _run(suite, "-k", "not marked")
+    result = _run(suite, "-k", "not marked and not long_id")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*test_timed.py::test_slow took * would fail the run under CI=true"])
 
