@@ -130,13 +130,21 @@ def refresh() -> None:
     """Forget what was scanned and loaded (after installing a package into the running environment)."""
     _scan.cache_clear()
     load.cache_clear()
+    quick_entries.cache_clear()
+    load_entry.cache_clear()
 
 
 def quick(group: str) -> dict[str, str]:
     """``name -> "module:attr"`` of ``group``, read straight from the ``entry_points.txt`` of the
     distributions on ``sys.path``: ``importlib.metadata`` costs about 0.2 s to import and scan, more than
     the whole of a fast command (``skillassay rubric``). skillassay's own names win, as in ``names``;
-    between others, the first found wins."""
+    between others, the first found wins. Read once per group (``refresh`` forgets it)."""
+    return dict(quick_entries(group))
+
+
+@functools.cache
+def quick_entries(group: str) -> tuple[tuple[str, str], ...]:
+    """``quick``'s ``(name, value)`` pairs, in the order found (other packages', then skillassay's)."""
     header = f"[{group}]"
     own: dict[str, str] = {}
     others: dict[str, str] = {}
@@ -156,7 +164,25 @@ def quick(group: str) -> dict[str, str]:
             into = own if folder.split("-", 1)[0].lower() == OWN_DISTRIBUTION else others
             for name, value in _section(text, header):
                 into.setdefault(name, value)
-    return {**others, **own}
+    return tuple({**others, **own}.items())
+
+
+@functools.cache
+def load_entry(group: str, name: str) -> Any:
+    """``load`` without ``importlib.metadata``: the object the entry point ``name`` of ``group`` names, as
+    ``quick`` finds it (imported now). Raises PluginError as ``load`` does."""
+    found = quick(group)
+    value = found.get(name)
+    if value is None:
+        raise PluginError(
+            f"no {group.rsplit('.', 1)[-1][:-1]} {name!r}; available: {', '.join(sorted(found))}"
+        )
+    try:
+        return load_quick(value)
+    except Exception as exc:
+        raise PluginError(
+            f"{group} {name!r} ({value}) cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _section(text: str, header: str) -> list[tuple[str, str]]:

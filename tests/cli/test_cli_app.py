@@ -99,6 +99,44 @@ def test_rubric_runs_without_typer_rich_or_pydantic():
     assert heavy == []
 
 
+def _rubric_modules(fixture: str) -> dict:
+    folder = REPO / "evals" / "fixtures" / fixture
+    return _modules_after_main(
+        [
+            "rubric",
+            "--pristine",
+            str(folder / "app"),
+            "--modified",
+            str(folder / "test_golden"),
+            "--fixture-dir",
+            str(folder),
+            "--plain",
+        ]
+    )
+
+
+# what a grade of Python files alone must never load: the JavaScript/TypeScript parser and its grammars, and
+# importlib.metadata's scan of every installed distribution (entry points are read by plugins.quick)
+NOT_FOR_PYTHON = ("tree_sitter", "tree_sitter_javascript", "tree_sitter_typescript", "importlib.metadata")
+
+
+@pytest.mark.parametrize("fixture", ["flask-py", "fastapi-py"])
+def test_a_python_only_change_loads_no_javascript_grammar(fixture: str):
+    got = _rubric_modules(fixture)
+    assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
+    modules = set(got["modules"])
+    assert "skillassay.languages.python" in modules  # the change was parsed, by the Python parser alone
+    assert sorted(m for m in modules if m in NOT_FOR_PYTHON or m == "skillassay.languages.typescript") == []
+
+
+def test_a_typescript_change_loads_the_typescript_grammar():
+    # the counterpart: the same look at sys.modules sees a grammar when the change needs one
+    got = _rubric_modules("express-ts")
+    assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
+    assert {"tree_sitter", "tree_sitter_typescript", "skillassay.languages.typescript"} <= set(got["modules"])
+    assert "importlib.metadata" not in got["modules"]
+
+
 def test_fast_options_are_the_typer_commands_options():
     from skillassay.seam.cli.rubric import commands
 

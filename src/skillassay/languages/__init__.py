@@ -43,8 +43,9 @@ def _load(target: str) -> Parser:
 
 
 def plugin_extensions() -> frozenset[str]:
-    """Extensions that installed packages' ``skillassay.languages`` entry points name (nothing imported)."""
-    return frozenset(n.lower() for n in plugins.names(ENTRY_POINT_GROUP) if n.startswith("."))
+    """Extensions that installed packages' ``skillassay.languages`` entry points name (nothing imported;
+    read through ``plugins.quick``, without ``importlib.metadata``)."""
+    return frozenset(n.lower() for n in plugins.quick(ENTRY_POINT_GROUP) if n.startswith("."))
 
 
 def parser_for(path: str) -> Parser | None:
@@ -61,8 +62,8 @@ def parser_for(path: str) -> Parser | None:
     if target is not None:
         return _load(target)
     if ext in plugin_extensions():
-        return plugins.load(
-            ENTRY_POINT_GROUP, next(n for n in plugins.names(ENTRY_POINT_GROUP) if n.lower() == ext)
+        return plugins.load_entry(
+            ENTRY_POINT_GROUP, next(n for n in plugins.quick(ENTRY_POINT_GROUP) if n.lower() == ext)
         )
     return None
 

@@ -14,6 +14,7 @@ import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
+from skillassay.languages.nextjs import JS_SOURCE_EXTENSIONS, next_route_path
 
 _FUNCTION_TYPES = {
     "function_declaration",
@@ -44,7 +45,6 @@ _ROUTE_VERBS = {
 _COMPARISONS = {"===", "==", "!==", "!="}
 # Next.js route handlers: a route.ts exports one function per HTTP method it answers
 _NEXT_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-_SOURCE_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _TERMINATORS = {"return_statement", "throw_statement", "break_statement", "continue_statement"}
 _BLOCKS = {"statement_block", "program", "switch_case", "switch_default"}
 _FALSY = {"false", "null", "undefined"}
@@ -184,46 +184,11 @@ def import_ref(importer: str, specifier: str, name: str | None) -> ImportRef | N
         stem, fuzzy = specifier[2:], True
     else:
         return None
-    for ext in _SOURCE_EXTENSIONS:  # ESM imports name the compiled file: './seam.js' is seam.ts
+    for ext in JS_SOURCE_EXTENSIONS:  # ESM imports name the compiled file: './seam.js' is seam.ts
         if stem.endswith(ext):
             stem = stem[: -len(ext)]
             break
     return ImportRef(stem.removesuffix("/index"), name, fuzzy)
-
-
-def _route_root(segments: list[str], folder: str) -> int | None:
-    """Index of the Next.js ``app``/``pages`` folder in a file's path: at the root or under ``src/`` first,
-    else the first one (an app in a monorepo folder)."""
-    found = [i for i, seg in enumerate(segments[:-1]) if seg == folder]
-    preferred = [i for i in found if i == 0 or segments[i - 1] == "src"]
-    first = preferred or found
-    return first[0] if first else None
-
-
-def next_route_path(path: str) -> tuple[str, str] | None:
-    """(``"app"`` | ``"pages"``, URL path) when ``path`` is a Next.js route file: ``app/**/route.<ext>``
-    (route groups ``(name)`` and parallel-route slots ``@name`` leave no trace in the URL; a ``_private``
-    folder is not routed) or ``pages/api/**`` (``index`` names its folder). Dynamic segments stay as
-    written: ``[id]``, ``[...slug]``, ``[[...slug]]``."""
-    segments = path.split("/")
-    name = segments[-1]
-    base, dot, ext = name.rpartition(".")
-    if not dot or "." + ext not in _SOURCE_EXTENSIONS or name.endswith(".d.ts"):
-        return None
-    app = _route_root(segments, "app")
-    if base == "route" and app is not None:
-        folders = segments[app + 1 : -1]
-        if any(f.startswith(("_", "(.", "(..")) for f in folders):
-            return None  # private folders, intercepting routes: not URL routes
-        parts = [f for f in folders if not (f.startswith("(") and f.endswith(")")) and not f.startswith("@")]
-        return "app", "/" + "/".join(parts)
-    pages = _route_root(segments, "pages")
-    if pages is not None and len(segments) > pages + 2 and segments[pages + 1] == "api":
-        parts = segments[pages + 1 : -1] + ([] if base == "index" else [base])
-        if any(p.startswith("_") for p in parts):
-            return None
-        return "pages", "/" + "/".join(parts)
-    return None
 
 
 def _chain(node: ts.Node) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from skillassay import stacks
 from skillassay.languages import parser_for
 from skillassay.languages.base import Call, Function, Module, Value
 from skillassay.languages.callgraph import TOP, CallGraph, FnRef, Reach
+from skillassay.languages.nextjs import next_route_path
 from skillassay.seam.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
 
 # How many variables / builder functions a value is followed through.
@@ -164,8 +165,6 @@ def connected(
     code, and on into unchanged wrappers, are in the call graph. Others (most files of a large repository)
     are never parsed: the cost follows the change, not the repository (plus one byte search per file when
     routes or names are looked for)."""
-    from skillassay.languages.typescript import next_route_path
-
     texts: dict[str, bytes | None] = {}
 
     def text(rel: str) -> bytes:
