@@ -106,6 +106,7 @@ def test_the_ci_workflow_runs_on_a_skill_repository(tmp_path):
     job = dict(ln.split("=", 1) for ln in output.read_text().splitlines())["job"]
     md = summary.read_text()
     assert f"### skillassay job `{job}`" in md
+    assert "suite evals, skill skills/my-skill:" in md  # as the repository names them
     assert "#### With the skill against without it" in md
     assert f"### skillassay: `{job}` against `{job}:baseline`" in md
     assert (repo / "report" / "index.html").is_file()

@@ -9,6 +9,7 @@ evidence those name)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from skillassay.kinds.base import JobComparison, figure_columns, job_summary_of
 from skillassay.outcomes import is_scored
@@ -46,8 +47,9 @@ def _delta_line(d: Delta, a: str, b: str) -> str:
         f", 95% interval [{_points(d.ci[0])}, {_points(d.ci[1])}]" if d.ci else " (one pair: no interval)"
     )
     rates = f"pass rate {_pct(d.pass_rate_a)}% → {_pct(d.pass_rate_b)}%"
+    pairs = f"{d.pairs} paired run{'' if d.pairs == 1 else 's'}"
     return (
-        f"**{cell(b)} − {cell(a)}: {_points(d.delta)} points**{interval} over {d.pairs} paired runs "
+        f"**{cell(b)} − {cell(a)}: {_points(d.delta)} points**{interval} over {pairs} "
         f"(mean {_pct(d.mean_a)} → {_pct(d.mean_b)}; {rates})"
     )
 
@@ -125,7 +127,19 @@ def _failed_lines(runs: Sequence[RunRecord]) -> list[str]:
 
 
 def _scrubbed(lines: list[str]) -> str:
-    return environment_redactor().redact("\n".join(lines).rstrip("\n") + "\n")
+    """The lines as one text, scrubbed, ending in a blank line (summaries appended one after another stay
+    apart)."""
+    return environment_redactor().redact("\n".join(lines).rstrip("\n") + "\n\n")
+
+
+def _shown(path: str | None) -> str:
+    """A job's path as the reader knows it: below the working folder (a CI checkout), relative to it."""
+    if not path:
+        return "none"
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def job_markdown(job: JobRecord, runs: Sequence[RunRecord], report_url: str | None = None) -> str:
@@ -137,7 +151,7 @@ def job_markdown(job: JobRecord, runs: Sequence[RunRecord], report_url: str | No
     base = [r for r in runs if r.variant == "baseline"]
     lines = [f"### skillassay job `{cell(job.job_id)}`", ""]
     lines.append(
-        f"Agent {cell(job.agent)}, suite {cell(job.suite)}, skill {cell(job.skill_path or 'none')}: "
+        f"Agent {cell(job.agent)}, suite {cell(_shown(job.suite))}, skill {cell(_shown(job.skill_path))}: "
         f"{len(runs)} of {len(job.planned)} planned runs recorded, status {cell(job.status)}."
     )
     lines.append("")
