@@ -187,3 +187,30 @@ def test_no_planted_key_reaches_any_markdown(tmp_path, monkeypatch):
     ]
     assert not found, found
     assert "crashed near [REDACTED]" in outputs["report"].output  # the errors were quoted, scrubbed
+
+
+# ----------------------------------------------------------------------------- a kind's own figures
+def test_a_kinds_own_summary_and_comparison_in_markdown(tmp_path):
+    """Trigger suites: the job's headline (F1) and the kind's comparison, from the kind's own models."""
+    from test_report_triggers import write_trigger_job
+
+    from skillassay import store
+    from skillassay.kinds.base import job_kind
+
+    root = tmp_path / "results"
+    write_trigger_job(root, "job-a", "a")
+    write_trigger_job(root, "job-b", "b")
+    with store.open(root) as st:
+        st.rebuild_index()
+        runs_a, runs_b = st.runs(job_id="job-a"), st.runs(job_id="job-b")
+    res = cli("report", "job-a", "--results", str(root), "--markdown")
+    assert res.exit_code == 0
+    # version a: TP 3, FN 3, FP 2 -> precision 60%, recall 50%, F1 54.5
+    assert "**F1: 54.5**" in res.output
+    kind = job_kind(runs_a)
+    for (a, ra), (b, rb) in ((("job-a", runs_a), ("job-b", runs_b)), (("job-b", runs_b), ("job-a", runs_a))):
+        cmp = kind.compare_jobs(ra, rb, a, b)
+        assert not cmp.worse()  # two runs a prompt: neither version beyond noise
+        res = cli("compare", a, b, "--results", str(root), "--markdown", "--fail-if-worse")
+        assert res.exit_code == 0, res.output
+        assert f"> {cell(cmp.verdict)}" in res.output and "beyond noise**" not in res.output
