@@ -135,6 +135,11 @@ def test_cell_keeps_a_table_row_one_row():
 
 # ----------------------------------------------------------------------------- secrets
 SECRET = "planted-Value-7c4e1a9b2d"
+ESCAPED = "under_score*secret_4f2a9c"  # what Markdown escaping would change (into a form no scrubber knows)
+
+
+def cell_escaped(text: str) -> str:
+    return re.sub(r"([_*])", r"\\\1", text)
 
 
 def _forms(secret: str) -> list[str]:
@@ -163,7 +168,7 @@ def test_no_planted_key_reaches_any_markdown(tmp_path, monkeypatch):
         update: dict = {"criteria": crit}
         update["transcript"] = r.transcript.model_copy(update={"final_message": f"done {form}"})
         if k < len(forms):  # the failure reason quotes the error: every form reaches it
-            update |= {"outcome": "harness_error", "error": f"crashed near {form}"}
+            update |= {"outcome": "harness_error", "error": f"crashed near {form} and {ESCAPED}"}
         r = r.model_copy(update=update)
         write_run_file(root, r)
         d = root / r.run_dir
@@ -172,6 +177,7 @@ def test_no_planted_key_reaches_any_markdown(tmp_path, monkeypatch):
         write_json_atomic(d / "rubric.json", {"evidence": [form]})
     make_job(root, job_id=WORSE, seed=2, skill_mean=0.5)
     monkeypatch.setenv("SKILLASSAY_PLANTED_API_KEY", SECRET)
+    monkeypatch.setenv("SKILLASSAY_OTHER_TOKEN", ESCAPED)
 
     outputs = {
         "report": cli("report", JOB, "--results", str(root), "--markdown"),
@@ -179,6 +185,7 @@ def test_no_planted_key_reaches_any_markdown(tmp_path, monkeypatch):
         "compare jobs": cli("compare", WORSE, JOB, "--results", str(root), "--markdown"),
     }
     needles = encodings(SECRET) | {f.encode(): f"planted {i}" for i, f in enumerate(forms)}
+    needles |= {ESCAPED.encode(): "escaped raw", cell_escaped(ESCAPED).encode(): "escaped"}
     found = [
         f"{name}: {form}"
         for name, res in outputs.items()
@@ -186,7 +193,9 @@ def test_no_planted_key_reaches_any_markdown(tmp_path, monkeypatch):
         if needle in res.output.encode()
     ]
     assert not found, found
-    assert "crashed near [REDACTED]" in outputs["report"].output  # the errors were quoted, scrubbed
+    # the errors and the evidence were quoted, scrubbed (the mark escaped: it reads [REDACTED])
+    assert "crashed near \\[REDACTED\\] and \\[REDACTED\\]" in outputs["report"].output
+    assert "saw \\[REDACTED\\]" in outputs["report"].output
 
 
 # ----------------------------------------------------------------------------- a kind's own figures
