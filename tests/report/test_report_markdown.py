@@ -223,3 +223,14 @@ def test_a_kinds_own_summary_and_comparison_in_markdown(tmp_path):
         res = cli("compare", a, b, "--results", str(root), "--markdown", "--fail-if-worse")
         assert res.exit_code == 0, res.output
         assert f"> {cell(cmp.verdict)}" in res.output and "beyond noise**" not in res.output
+
+
+def test_markdown_beside_the_html_report_keeps_stdout_markdown(jobs, tmp_path):
+    root, _, _ = jobs
+    res = runner.invoke(
+        app, ["report", JOB, "--results", str(root), "--html", str(tmp_path / "site"), "--markdown"]
+    )
+    assert res.exit_code == 0
+    assert res.stdout.startswith("### skillassay job") and "wrote the web report" not in res.stdout
+    assert "wrote the web report" in res.stderr
+    assert (tmp_path / "site" / "jobs" / JOB / "index.html").is_file()
