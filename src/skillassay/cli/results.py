@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 commands = typer.Typer(rich_markup_mode="rich", add_completion=False)  # registered in cli/main.py
 
 RESULTS_OPT = typer.Option(DEFAULT_RESULTS_ROOT, "--results", help="The results root (holds skillassay.db).")
+REPORT_URL_OPT = typer.Option(
+    None,
+    "--report-url",
+    help="With --markdown: where the HTML report is published (its pages are linked below this base).",
+)
 
 
 def _console(stderr: bool = False) -> Console:
@@ -153,6 +158,12 @@ def compare_cmd(
     fail_if_worse: bool = typer.Option(
         False, "--fail-if-worse", help="Exit 1 when B is worse than A with a 95% interval that excludes zero."
     ),
+    markdown: bool = typer.Option(
+        False,
+        "--markdown",
+        help="Print Markdown (a PR comment, $GITHUB_STEP_SUMMARY) instead of tables.",
+    ),
+    report_url: str | None = REPORT_URL_OPT,
     max_unscored_gap: float = typer.Option(
         0.1,
         "--max-unscored-gap",
@@ -173,12 +184,18 @@ def compare_cmd(
     grading version (`skillassay regrade JOB` brings a job up to date), or when the arms' unscored shares
     differ by more than --max-unscored-gap: an arm whose failures went unscored would look better than it is.
 
+    --markdown prints the comparison as Markdown (a pull request's comment, `>> $GITHUB_STEP_SUMMARY`):
+    the paired difference with its interval, the verdict, each arm's cost, and a link to the report's page
+    below --report-url. The exit codes are the same.
+
     Exit codes: 0 compared; 1 --fail-if-worse and B is worse; 2 bad input; 3 no verdict."""
     from skillassay.kinds.base import job_kind
     from skillassay.scoring.cost import runs_cost
     from skillassay.scoring.skill_use import skill_use_of
     from skillassay.scoring.stats import compare, refusal_of
 
+    if markdown and as_json:
+        raise _fail("--markdown and --json both print to stdout: choose one")
     with _open(results) as st:
         runs_a, runs_b = _runs_of(st, a), _runs_of(st, b)
     kind_a, kind_b = job_kind(runs_a), job_kind(runs_b)
@@ -191,7 +208,11 @@ def compare_cmd(
         if empty is not None:
             raise _fail(f"nothing to compare: {empty}")
         refusal = refusal_of(runs_a, runs_b, a, b, max_unscored_gap)
-        _compare_own(own_cmp, a, b, as_json, fail_if_worse and refusal is None, refusal)
+        if markdown:
+            from skillassay.report.markdown import own_comparison_markdown
+
+            typer.echo(own_comparison_markdown(own_cmp, a, b, refusal.reason if refusal else None), nl=False)
+        _compare_own(own_cmp, a, b, as_json, fail_if_worse and refusal is None, refusal, quiet=markdown)
         if refusal is not None:
             typer.echo(f"no verdict: {refusal.reason}", err=True)
             raise typer.Exit(NO_VERDICT)
@@ -222,6 +243,10 @@ def compare_cmd(
                 indent=2,
             )
         )
+    elif markdown:
+        from skillassay.report.markdown import comparison_markdown
+
+        typer.echo(comparison_markdown(cmp, a, b, runs_a, runs_b, report_url), nl=False)
     else:
         from skillassay.report.tables import comparison_tables, cost_table
 
@@ -276,7 +301,13 @@ def _unscored_table(cmp: Comparison, a: str, b: str) -> Table:
 
 
 def _compare_own(
-    cmp: JobComparison, a: str, b: str, as_json: bool, fail_if_worse: bool, refusal: Refusal | None = None
+    cmp: JobComparison,
+    a: str,
+    b: str,
+    as_json: bool,
+    fail_if_worse: bool,
+    refusal: Refusal | None = None,
+    quiet: bool = False,
 ) -> None:
     """Two jobs compared their kind's own way (two descriptions of a skill on one trigger suite)."""
     if as_json:
@@ -291,8 +322,8 @@ def _compare_own(
                 indent=2,
             )
         )
-    elif refusal is not None:
-        pass  # the reason is printed as the `no verdict:` line
+    elif refusal is not None or quiet:
+        pass  # the reason is printed as the `no verdict:` line; quiet: the Markdown is printed
     else:
         con = _console()
         for t in cmp.tables(a, b):
@@ -312,6 +343,12 @@ def report_cmd(
     json_out: Path | None = typer.Option(
         None, "--json", help="Write the job's summary and runs as JSON into this file (`-`: to stdout)."
     ),
+    markdown: bool = typer.Option(
+        False,
+        "--markdown",
+        help="Print the job's summary as Markdown (a PR comment, $GITHUB_STEP_SUMMARY) instead of tables.",
+    ),
+    report_url: str | None = REPORT_URL_OPT,
     results: Path = RESULTS_OPT,
     suite: Path | None = typer.Option(
         None, "--suite", help="Suite folder for the Evals page (default: the job's)."
@@ -327,7 +364,9 @@ def report_cmd(
         help="Exit 1 if the overall pass rate (0..1) is below this.",
     ),
 ) -> None:
-    """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON."""
+    """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON, or
+    Markdown (--markdown: verdicts, the skill's paired difference from the baseline with its interval, cost,
+    a link to the job's page below --report-url)."""
     from skillassay.kinds.base import job_summary_of
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
@@ -337,6 +376,9 @@ def report_cmd(
     jobs = jobs or []
     # one line per file written; on stderr when stdout carries the JSON
     json_to_stdout = json_out is not None and str(json_out) in ("-", "/dev/stdout")
+    if markdown and json_to_stdout:
+        raise _fail("--markdown and --json - both print to stdout: write the JSON to a file")
+    json_to_stdout = json_to_stdout or markdown
 
     def note(message: str) -> None:
         typer.echo(message, err=json_to_stdout)
@@ -379,7 +421,12 @@ def report_cmd(
                     note(f"wrote JSON for {len(runs)} runs to {json_out}")
             skill = [r for r in runs if r.variant == "skill"]
             summary = summarize(skill)
-            own = job_summary_of(runs) if html is None and not junit and not json_out else None
+            tables = html is None and not junit and not json_out and not markdown
+            own = job_summary_of(runs) if tables else None
+            if markdown:
+                from skillassay.report.markdown import job_markdown
+
+                typer.echo(job_markdown(job, runs, report_url), nl=False)
             if own is not None:
                 con = _console()
                 for t in own.tables(f"Job {job_id}"):
@@ -389,7 +436,7 @@ def report_cmd(
                     con.print(line, markup=False)
                 for line in unscored_runs(runs):
                     con.print(line, markup=False, style="yellow")
-            elif html is None and not junit and not json_out:
+            elif tables:
                 con = _console()
                 con.print(summary_table(f"Job {job_id}", summary, skill, width=con.width))
                 line = outcome_line(runs)
