@@ -18,6 +18,7 @@ import httpx
 
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
+from skillassay.seam.behaviour.trace import WindowClock
 from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 
 # an app may round or re-format the times; a minute is still "the same"
@@ -151,6 +152,7 @@ class Checker:
         update_check: str,
         quiet_after: float | None,
         fail_grace: float | None = None,
+        clock: WindowClock | None = None,
     ):
         self.client = client
         self.base_url = base_url
@@ -162,6 +164,7 @@ class Checker:
         self.update_check = update_check
         self.quiet_after = quiet_after
         self.fail_grace = fail_grace
+        self.clock = clock or WindowClock()  # each step's window, for the run's Seam trace
         # the app's failed Seam requests of the step that stopped early
         self.failed: list[dict[str, Any]] = []
         self.baseline: set[str] = set()
@@ -243,6 +246,7 @@ class Checker:
             self.baseline = {c["access_code_id"] for c in before}
             check.seam["baseline_codes"] = self._found(before)
             since = self.seam.marker()
+            self.clock.open("create")
             ex, parsed = send(self.client, self.base_url, self.endpoints.create, self.variables)
             check.requests.append(ex)
             problem = http_problem(ex, parsed)
@@ -309,6 +313,7 @@ class Checker:
                 notes.append(id_note)
             check.ok("; ".join(notes) or None)
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
 
@@ -321,6 +326,7 @@ class Checker:
                 check.fail("no reservation id")
                 return
             since = self.seam.marker()
+            self.clock.open("update")
             ex, parsed = send(self.client, self.base_url, self.endpoints.update, self.variables)
             check.requests.append(ex)
             problem = http_problem(ex, parsed)
@@ -367,6 +373,7 @@ class Checker:
                     )
                 )
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
 
@@ -379,6 +386,7 @@ class Checker:
                 check.fail("no reservation id")
                 return
             since = self.seam.marker()
+            self.clock.open("cancel")
             self._remember(self._active(self.seam.codes(self.device_ids)))
             ex, parsed = send(self.client, self.base_url, self.endpoints.cancel, self.variables)
             check.requests.append(ex)
@@ -407,5 +415,6 @@ class Checker:
                 f"({self._early(why, 'cancel', self.timeouts.cancel)})"
             )
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
