@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from skillassay.apps.windows import EndpointWindow
 from skillassay.seam.behaviour.session import EmulatorSession
-from skillassay.seam.behaviour.trace import EndpointWindow, build_trace
+from skillassay.seam.behaviour.trace import build_trace
 from skillassay.seam.emulator.store import REQUEST_LOG_SIZE
 
 

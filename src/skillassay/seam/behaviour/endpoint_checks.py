@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
+from skillassay.apps.windows import WindowClock
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
-from skillassay.seam.behaviour.trace import WindowClock
 from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
 
 # an app may round or re-format the times; a minute is still "the same"

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
+from skillassay.apps.windows import EndpointWindow
 from skillassay.errors import InfrastructureError
-from skillassay.seam.behaviour.trace import EndpointWindow, SeamTrace, TraceOrigin, build_trace
+from skillassay.seam.behaviour.trace import SeamTrace, TraceOrigin, build_trace
 
 if TYPE_CHECKING:
     from skillassay.seam.emulator.emulator import SeamEmulator

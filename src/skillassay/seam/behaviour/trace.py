@@ -9,11 +9,12 @@ endpoint. Times are seconds after the trace's origin (after the Seam bootstrap, 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from typing import Protocol
 
 from pydantic import BaseModel, Field
+
+from skillassay.apps.windows import EndpointWindow, window_of
 
 
 class TraceOrigin(BaseModel):
@@ -22,14 +23,6 @@ class TraceOrigin(BaseModel):
     seq: int
     logged: int
     at: float  # time.monotonic()
-
-
-class EndpointWindow(BaseModel):
-    """One endpoint call the eval drove: when its window opened and closed (seconds after the origin)."""
-
-    endpoint: str  # the step: create, update, cancel, ...
-    start_s: float
-    end_s: float
 
 
 class TraceRequest(BaseModel):
@@ -71,38 +64,6 @@ class RequestLike(Protocol):
     answered_at: float | None
 
 
-class WindowClock:
-    """Opens and closes endpoint windows on a monotonic clock from ``origin``."""
-
-    def __init__(self, origin: float | None = None):
-        self.origin = time.monotonic() if origin is None else origin
-        self.windows: list[EndpointWindow] = []
-        self._open: tuple[str, float] | None = None
-
-    def open(self, endpoint: str) -> None:
-        self._open = (endpoint, time.monotonic())
-
-    def close(self) -> None:
-        if self._open is None:
-            return
-        endpoint, start = self._open
-        self._open = None
-        self.windows.append(
-            EndpointWindow(
-                endpoint=endpoint,
-                start_s=round(start - self.origin, 6),
-                end_s=round(time.monotonic() - self.origin, 6),
-            )
-        )
-
-
-def _owner(at_s: float, windows: list[EndpointWindow]) -> str | None:
-    for w in windows:
-        if w.start_s <= at_s <= w.end_s:
-            return w.endpoint
-    return None
-
-
 def build_trace(
     records: Iterable[RequestLike], windows: list[EndpointWindow], origin: float, dropped: int = 0
 ) -> SeamTrace:
@@ -120,7 +81,7 @@ def build_trace(
                 error=(r.error or None) and r.error[:300],
                 start_s=at_s,
                 end_s=None if r.answered_at is None else round(r.answered_at - origin, 6),
-                endpoint=_owner(at_s, windows),
+                endpoint=window_of(at_s, windows),
             )
         )
     return SeamTrace(windows=list(windows), requests=requests, dropped=max(0, dropped))

@@ -15,6 +15,7 @@ import httpx
 from skillassay.apps.backends.backend import Backend
 from skillassay.apps.runplan import plan_for
 from skillassay.apps.steps import StepFailed
+from skillassay.apps.windows import WindowClock
 from skillassay.definitions.models import EvalDefinition, stack_registries
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.phases import phase
@@ -27,7 +28,7 @@ from skillassay.seam.behaviour.session import (
     SeamSession,
     WantedSpace,
 )
-from skillassay.seam.behaviour.trace import TraceOrigin, WindowClock
+from skillassay.seam.behaviour.trace import TraceOrigin
 from skillassay.seam.config import PlanEvalConfig, SandboxTimeouts, SeamSetup
 from skillassay.seam.eval import SeamEval
 from skillassay.secrets import redact, redact_tree, secret_values
