@@ -254,3 +254,4 @@ def test_a_seam_request_sent_from_a_timer_after_the_create_window_is_never_credi
     assert len(late) == 1 and late[0].status == 200, trace.requests
     assert late[0].endpoint is None and late[0].start_s > trace.windows[0].end_s
     assert trace.for_endpoint("create") == [] and trace.unattributed == late
+    assert r.checks["create"].seam["app_seam_requests"] == []

@@ -183,7 +183,9 @@ class Checker:
         self.seam.claimed_code_ids |= ids
 
     def _note_requests(self, check: CheckResult, since: Any) -> None:
-        sent = self.seam.app_requests(since) if since is not None else None
+        """The step's Seam requests: those that arrived inside its window (the trace's attribution)."""
+        until = self.clock.origin + self.clock.windows[-1].end_s if self.clock.windows else None
+        sent = self.seam.app_requests(since, until) if since is not None else None
         if sent is not None:
             check.seam["app_seam_requests"] = sent[:50]
             if len(sent) > 50:

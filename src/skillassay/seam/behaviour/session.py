@@ -266,8 +266,9 @@ class SeamSession(ABC):
         """An opaque 'now' for ``wait(since=...)``."""
         return None
 
-    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
-        """The Seam requests the app sent since the marker (``request_summary``), where known."""
+    def app_requests(self, since: Any, until: float | None = None) -> list[dict[str, Any]] | None:
+        """The Seam requests the app sent since the marker (``request_summary``), and before ``until``
+        (time.monotonic()) when given, where known."""
         return None
 
     def trace(self, origin: TraceOrigin | None, windows: list[EndpointWindow]) -> SeamTrace | None:
@@ -366,8 +367,9 @@ class EmulatorSession(SeamSession):
         log = self.emu.requests(self.workspace_id)
         return (_version_of(self.emu.state(self.workspace_id)), log[-1].seq if log else 0, time.monotonic())
 
-    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
-        return [request_summary(r, since[2]) for r in self._requests_after(since[1])]
+    def app_requests(self, since: Any, until: float | None = None) -> list[dict[str, Any]] | None:
+        sent = self._requests_after(since[1])
+        return [request_summary(r, since[2]) for r in sent if until is None or r.at <= until]
 
     def trace_origin(self) -> TraceOrigin | None:
         log = self.emu.requests(self.workspace_id)
