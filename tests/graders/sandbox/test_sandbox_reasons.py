@@ -219,3 +219,39 @@ def test_run_page_evidence_names_codes_spaces_times_and_the_apps_requests(tiny, 
         criteria["sandbox_cancel"].evidence
     )
     assert "answered http://" in "\n".join(criteria["sandbox_build"].evidence)
+
+
+def test_trace_attributes_each_seam_request_to_the_step_whose_window_it_arrived_in(tiny, emulator, tmp_path):
+    r = _run(tiny("good"), emulator, tmp_path, "trace1")
+    trace = r.seam_trace
+    assert trace is not None and trace.dropped == 0
+    assert [w.endpoint for w in trace.windows] == ["create", "update", "cancel"]
+    assert [(q.endpoint, q.path, q.status) for q in trace.requests] == [
+        ("create", "/access_codes/create", 200),
+        ("update", "/access_codes/update", 200),
+        ("cancel", "/access_codes/delete", 200),
+    ]
+    for q in trace.requests:
+        window = next(w for w in trace.windows if w.endpoint == q.endpoint)
+        assert window.start_s <= q.start_s <= (q.end_s or 0) and q.start_s <= window.end_s
+    assert trace.unattributed == []
+    saved = r.model_dump(mode="json")["seam_trace"]
+    assert saved["requests"][0]["endpoint"] == "create" and "start_s" in saved["windows"][0]
+
+
+def test_a_seam_request_sent_from_a_timer_after_the_create_window_is_never_credited(tiny, emulator, tmp_path):
+    """The attacker answers create at once and sends its Seam request from a timer 2 s later, after the create
+    step has given up (quiet for 1 s): the request reaches Seam, but outside every window: unattributed."""
+    d = tiny("delayed")
+    r = validate(
+        d.app_dir, d, "late1", emulator=emulator, logs_dir=tmp_path / "l", quiet_after=1.0, trace_tail=3.0
+    )
+    assert r.checks["create"].points == 0
+    trace = r.seam_trace
+    assert trace is not None
+    assert [w.endpoint for w in trace.windows] == ["create"]
+    late = [q for q in trace.requests if q.path == "/access_codes/create"]
+    assert len(late) == 1 and late[0].status == 200, trace.requests
+    assert late[0].endpoint is None and late[0].start_s > trace.windows[0].end_s
+    assert trace.for_endpoint("create") == [] and trace.unattributed == late
+    assert r.checks["create"].seam["app_seam_requests"] == []

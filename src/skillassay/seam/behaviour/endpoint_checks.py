@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from skillassay.apps.windows import WindowClock
 from skillassay.seam.behaviour.result import CheckResult, HttpExchange
 from skillassay.seam.behaviour.session import SeamRequestsFailed, SeamSession, SeamSettled, request_text
 from skillassay.seam.config import Endpoint, SandboxTimeouts, TestEndpoints
@@ -151,6 +152,7 @@ class Checker:
         update_check: str,
         quiet_after: float | None,
         fail_grace: float | None = None,
+        clock: WindowClock | None = None,
     ):
         self.client = client
         self.base_url = base_url
@@ -162,6 +164,7 @@ class Checker:
         self.update_check = update_check
         self.quiet_after = quiet_after
         self.fail_grace = fail_grace
+        self.clock = clock or WindowClock()  # each step's window, for the run's Seam trace
         # the app's failed Seam requests of the step that stopped early
         self.failed: list[dict[str, Any]] = []
         self.baseline: set[str] = set()
@@ -180,7 +183,9 @@ class Checker:
         self.seam.claimed_code_ids |= ids
 
     def _note_requests(self, check: CheckResult, since: Any) -> None:
-        sent = self.seam.app_requests(since) if since is not None else None
+        """The step's Seam requests: those that arrived inside its window (the trace's attribution)."""
+        until = self.clock.origin + self.clock.windows[-1].end_s if self.clock.windows else None
+        sent = self.seam.app_requests(since, until) if since is not None else None
         if sent is not None:
             check.seam["app_seam_requests"] = sent[:50]
             if len(sent) > 50:
@@ -243,6 +248,7 @@ class Checker:
             self.baseline = {c["access_code_id"] for c in before}
             check.seam["baseline_codes"] = self._found(before)
             since = self.seam.marker()
+            self.clock.open("create")
             ex, parsed = send(self.client, self.base_url, self.endpoints.create, self.variables)
             check.requests.append(ex)
             problem = http_problem(ex, parsed)
@@ -309,6 +315,7 @@ class Checker:
                 notes.append(id_note)
             check.ok("; ".join(notes) or None)
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
 
@@ -321,6 +328,7 @@ class Checker:
                 check.fail("no reservation id")
                 return
             since = self.seam.marker()
+            self.clock.open("update")
             ex, parsed = send(self.client, self.base_url, self.endpoints.update, self.variables)
             check.requests.append(ex)
             problem = http_problem(ex, parsed)
@@ -367,6 +375,7 @@ class Checker:
                     )
                 )
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)
 
@@ -379,6 +388,7 @@ class Checker:
                 check.fail("no reservation id")
                 return
             since = self.seam.marker()
+            self.clock.open("cancel")
             self._remember(self._active(self.seam.codes(self.device_ids)))
             ex, parsed = send(self.client, self.base_url, self.endpoints.cancel, self.variables)
             check.requests.append(ex)
@@ -407,5 +417,6 @@ class Checker:
                 f"({self._early(why, 'cancel', self.timeouts.cancel)})"
             )
         finally:
+            self.clock.close()
             check.elapsed_s = round(time.monotonic() - t0, 3)
             self._note_requests(check, since)

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from skillassay.seam.behaviour.trace import SeamTrace
+
 CHECK_POINTS = {"build": 10, "create": 30, "update": 30, "cancel": 30}
 
 
@@ -65,6 +67,8 @@ class SandboxResult(BaseModel):
     # the template values used (RUN_ID, STARTS_AT, ...)
     templates: dict[str, str] = Field(default_factory=dict)
     error: str | None = None  # an infrastructure problem that stopped the validation (not the app's fault)
+    # every request the app sent Seam, each attributed to the step whose window it arrived in (emulator only)
+    seam_trace: SeamTrace | None = None
 
     def finish(self) -> SandboxResult:
         self.total = sum(c.points for c in self.checks.values())

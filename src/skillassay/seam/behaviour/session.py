@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
+from skillassay.apps.windows import EndpointWindow
 from skillassay.errors import InfrastructureError
+from skillassay.seam.behaviour.trace import SeamTrace, TraceOrigin, build_trace
 
 if TYPE_CHECKING:
     from skillassay.seam.emulator.emulator import SeamEmulator
@@ -264,8 +266,16 @@ class SeamSession(ABC):
         """An opaque 'now' for ``wait(since=...)``."""
         return None
 
-    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
-        """The Seam requests the app sent since the marker (``request_summary``), where known."""
+    def app_requests(self, since: Any, until: float | None = None) -> list[dict[str, Any]] | None:
+        """The Seam requests the app sent since the marker (``request_summary``), and before ``until``
+        (time.monotonic()) when given, where known."""
+        return None
+
+    def trace(self, origin: TraceOrigin | None, windows: list[EndpointWindow]) -> SeamTrace | None:
+        """Every request the app sent Seam since ``origin``, attributed to ``windows``, where known."""
+        return None
+
+    def trace_origin(self) -> TraceOrigin | None:
         return None
 
     def allow_webhooks_to(self, app_url: str) -> None:  # noqa: B027 - a no-op where no webhooks are delivered
@@ -357,8 +367,24 @@ class EmulatorSession(SeamSession):
         log = self.emu.requests(self.workspace_id)
         return (_version_of(self.emu.state(self.workspace_id)), log[-1].seq if log else 0, time.monotonic())
 
-    def app_requests(self, since: Any) -> list[dict[str, Any]] | None:
-        return [request_summary(r, since[2]) for r in self._requests_after(since[1])]
+    def app_requests(self, since: Any, until: float | None = None) -> list[dict[str, Any]] | None:
+        sent = self._requests_after(since[1])
+        return [request_summary(r, since[2]) for r in sent if until is None or r.at <= until]
+
+    def trace_origin(self) -> TraceOrigin | None:
+        log = self.emu.requests(self.workspace_id)
+        return TraceOrigin(
+            seq=log[-1].seq if log else 0,
+            logged=self.emu.requests_logged(self.workspace_id),
+            at=time.monotonic(),
+        )
+
+    def trace(self, origin: TraceOrigin | None, windows: list[EndpointWindow]) -> SeamTrace | None:
+        if origin is None:
+            return None
+        logged = self.emu.requests_logged(self.workspace_id)
+        kept = self._requests_after(origin.seq)
+        return build_trace(kept, windows, origin.at, dropped=logged - origin.logged - len(kept))
 
     def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None, fail_grace=None):
         wanted = set(device_ids)

@@ -15,6 +15,7 @@ import httpx
 from skillassay.apps.backends.backend import Backend
 from skillassay.apps.runplan import plan_for
 from skillassay.apps.steps import StepFailed
+from skillassay.apps.windows import WindowClock
 from skillassay.definitions.models import EvalDefinition, stack_registries
 from skillassay.errors import InfrastructureError, SkillassayError
 from skillassay.phases import phase
@@ -27,6 +28,7 @@ from skillassay.seam.behaviour.session import (
     SeamSession,
     WantedSpace,
 )
+from skillassay.seam.behaviour.trace import TraceOrigin
 from skillassay.seam.config import PlanEvalConfig, SandboxTimeouts, SeamSetup
 from skillassay.seam.eval import SeamEval
 from skillassay.secrets import redact, redact_tree, secret_values
@@ -130,6 +132,7 @@ def validate(
     fail_grace: float | None = FAIL_GRACE,
     policy: Policy | None = None,
     sealing: Sealing | None = None,
+    trace_tail: float = 0.0,
 ) -> SandboxResult:
     """Build, start and drive ``modified_dir`` (never modified), and score it 0..100 as the plan does.
 
@@ -138,7 +141,8 @@ def validate(
     code when the app sent Seam no request at all this long after the step's request; None waits the full time
     limit. ``fail_grace`` (emulator only): stop waiting when every Seam request the app sent for the step
     failed and it sent no other for this long after the last answer; the reason names the failed requests.
-    None waits the full limit.
+    None waits the full limit. ``trace_tail``: seconds the app stays up after the last step, so requests it
+    sends late (a timer, a background task) appear in the trace as unattributed.
 
     Raises SkillassayError for problems the user must fix (no Docker engine, no SEAM_API_KEY, a bad config);
     everything the app does wrong is a score with a reason.
@@ -238,6 +242,9 @@ def validate(
             health_timeout=timeouts.health,
             **({"policy": policy, "sealing": sealing} if backend == "host" else {}),
         )
+        origin = session.trace_origin()  # after the bootstrap: every request from here on is the app's
+        clock = WindowClock(origin.at if origin is not None else None)
+        stack.callback(_record_trace, result, session, origin, clock)  # runs after the app has stopped
         stack.callback(_record_app, result, app)
         stack.callback(app.cleanup)
         stack.callback(app.stop)  # runs first: LIFO, on every way out including KeyboardInterrupt
@@ -292,10 +299,13 @@ def validate(
                     update_check=config.sandbox_update_check,
                     quiet_after=quiet_after,
                     fail_grace=fail_grace,
+                    clock=clock,
                 )
                 checker.create(result.checks["create"], endpoints.create.response_id_path)
                 checker.update(result.checks["update"])
                 checker.cancel(result.checks["cancel"])
+            if trace_tail > 0:  # the app stays up a little: what it sends late is traced, never credited
+                time.sleep(trace_tail)
             if not app.alive():
                 result.log_tail = app.log_tail()
                 for c in result.checks.values():
@@ -317,6 +327,12 @@ def _record_app(result: SandboxResult, app: Backend) -> None:
         result.timings[k] = round(v, 3)
     result.logs = {k: str(v) for k, v in app.logs.items() if v.exists()}
     result.run.update(dict(app.facts.items()))
+
+
+def _record_trace(
+    result: SandboxResult, session: SeamSession, origin: TraceOrigin | None, clock: WindowClock
+) -> None:
+    result.seam_trace = session.trace(origin, clock.windows)
 
 
 def _record_seam(result: SandboxResult, session: SeamSession) -> None:

@@ -215,6 +215,10 @@ class SeamEmulator:
         """
         return list(self.store.get(workspace_id).requests)
 
+    def requests_logged(self, workspace_id: str) -> int:
+        """How many requests the workspace ever logged (its log keeps the last 2000)."""
+        return self.store.get(workspace_id).requests_logged
+
     def due_within(self, workspace_id: str, seconds: float) -> int:
         """How many of the workspace's scheduled tasks (codes being programmed, pushes being applied) fall due
         within ``seconds``: 0 means nothing will change there unless a client sends another request."""

@@ -99,6 +99,7 @@ class Workspace:
     webhooks: dict[str, dict] = field(default_factory=dict)
     action_attempts: dict[str, dict] = field(default_factory=dict)
     version: int = 0
+    requests_logged: int = 0  # every request ever logged: the count the bounded log may have dropped from
 
     def __post_init__(self) -> None:
         self.changed = threading.Condition(self.lock)
@@ -122,7 +123,9 @@ class Workspace:
 
     def log_request(self, method: str, path: str, query: str) -> RequestRecord:
         record = RequestRecord(next(_request_seq), method, path, query, at=time.monotonic())
-        self.requests.append(record)  # deque.append is atomic
+        with self.lock:
+            self.requests.append(record)
+            self.requests_logged += 1
         return record
 
     # -- look-ups used by handlers and automations ------------------------------------------------------
