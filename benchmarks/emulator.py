@@ -209,7 +209,7 @@ def _abuse(base_url: str, api_key: str, stop: threading.Event, connections: int 
                 body = bodies[i % len(bodies)]
                 i += 1
                 try:
-                    status = client.post("/devices/list", content=body).status_code
+                    status: int | str = client.post("/devices/list", content=body).status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__
                 with lock:
