@@ -144,6 +144,32 @@ def test_one_slow_request_does_not_block_other_workspaces(emulator, monkeypatch)
         emulator.clear_faults()
 
 
+def test_only_requests_always_quick_so_far_run_on_the_event_loop(emulator, monkeypatch):
+    """Cheap requests skip the thread hop, but never a route's first request in a workspace, a big body, or
+    any request of a route once it was slow there: an app that alternates cheap and costly requests of one
+    route must not get its costly ones onto the event loop every other workspace waits on."""
+    ws = emulator.create_workspace("inline")
+    threads: list[str] = []
+    delays = iter([0.0, 0.0, 0.05, 0.0, 0.0, 0.0])
+    original = HANDLERS["/devices/list"]
+
+    def recording_devices_list(ctx, params):
+        threads.append(threading.current_thread().name)
+        time.sleep(next(delays))
+        return original(ctx, params)
+
+    monkeypatch.setitem(HANDLERS, "/devices/list", recording_devices_list)
+    url = f"{emulator.base_url}/devices/list"
+    with httpx.Client(headers=_key(ws), timeout=10) as client:
+        for _ in range(5):
+            assert client.post(url, json={}).status_code == 200
+        big = {"device_ids": [str(uuid.uuid4()) for _ in range(300)]}  # over the inline body size
+        assert client.post(url, json=big).status_code == 200
+    on_loop = [name == "seam-emulator-http" for name in threads]
+    # first: a thread; quick so far: the loop (the third turns slow there); slow once: threads for good
+    assert on_loop == [False, True, True, False, False, False], threads
+
+
 def test_slow_upload_does_not_block_other_clients(emulator, workspace):
     """A client that sends half a body and stalls (slowloris) holds only its own connection."""
     host, port = emulator.base_url.removeprefix("http://").split(":")

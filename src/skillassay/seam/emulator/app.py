@@ -4,8 +4,10 @@ the admin credential, ``/_emulator``.
 Every answer carries a ``seam-request-id`` header and is in Seam's shape; an emulator bug is a 500 without any
 traceback in the answer. The event loop only routes, authenticates and waits for bodies; the CPU work of a
 request (parsing, validation, the handler, serialising the answer) runs on a worker thread under the
-workspace's own lock, and each workspace has a fair share of the workers and of the CPU (``fairness.py``). So
-one client's huge or slow request costs its own workspace time, never another run's.
+workspace's own lock (only a small request on a route always quick so far in its workspace runs on the
+loop itself, when the lock is free: a thread hop would cost more), and each workspace has a fair share of
+the workers and of the CPU (``fairness.py``). So one client's huge or slow request costs its own workspace
+time, never another run's.
 
 Collaborators are passed in (the emulator builds them); this module knows nothing of ``SeamEmulator``.
 """
@@ -38,6 +40,12 @@ from skillassay.seam.emulator.spec import RouteSpec, SeamSpec
 from skillassay.seam.emulator.store import Store, Workspace
 
 log = logging.getLogger(__name__)
+
+# A request runs on the event loop, not a worker thread, only with a body this small (bytes) and when the
+# same route always took under INLINE_MAX_SECONDS (wall time) in its workspace: a thread hop costs more than
+# such a request, and nothing this quick holds up other workspaces.
+INLINE_MAX_BODY = 8 * 1024
+INLINE_MAX_SECONDS = 0.002
 
 
 def _json(body: Any, status: int, request_id: str) -> Response:
@@ -170,12 +178,53 @@ class SeamApp:
                 max_workers=self._workers, thread_name_prefix="seam-emulator-work"
             )
         async with budget.turn():
-            payload = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._work, ws, budget, path, route, handler, query, raw, base_url
-            )
+            payload = self._inline(ws, budget, path, route, handler, query, raw, base_url)
+            if payload is None:
+                payload = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._timed, ws, budget, path, route, handler, query, raw, base_url
+                )
         return Response(
             payload, status_code=200, media_type="application/json", headers={"seam-request-id": request_id}
         )
+
+    def _inline(
+        self,
+        ws: Workspace,
+        budget: WorkspaceBudget,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes | None:
+        """The answer worked out on the event loop when that is cheaper than a thread hop: a small body, a
+        route always quick so far in this workspace, and the workspace's lock free now (never waited
+        for on the loop). None: do it on a worker thread."""
+        if len(raw) > INLINE_MAX_BODY or not budget.was_quick(path) or not ws.lock.acquire(blocking=False):
+            return None
+        try:
+            return self._timed(ws, budget, path, route, handler, query, raw, base_url)
+        finally:
+            ws.lock.release()
+
+    def _timed(
+        self,
+        ws: Workspace,
+        budget: WorkspaceBudget,
+        path: str,
+        route: RouteSpec,
+        handler: Handler,
+        query: list[tuple[str, str]],
+        raw: bytes,
+        base_url: str,
+    ) -> bytes:
+        """``_work``, its wall time remembered for the route (whether it may run inline next time)."""
+        started = time.perf_counter()
+        try:
+            return self._work(ws, budget, path, route, handler, query, raw, base_url)
+        finally:
+            budget.took(path, time.perf_counter() - started, INLINE_MAX_SECONDS)
 
     def _work(
         self,

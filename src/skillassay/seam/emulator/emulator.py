@@ -135,6 +135,7 @@ class SeamEmulator:
             what="the Seam emulator's HTTP server",
             error=InfrastructureError,
             lifespan="off",
+            http="httptools",  # a C parser: a third of h11's cost per request
             timeout_keep_alive=30,
             backlog=512,
         ).start(timeout)

@@ -26,6 +26,19 @@ class WorkspaceBudget:
         self._stamp = time.monotonic()
         self._lock = threading.Lock()  # charged from worker threads, read on the event loop
         self._slots = asyncio.Semaphore(concurrency)
+        self._quick: set[str] = set()  # routes whose requests here were all quick so far
+        self._slow: set[str] = set()  # routes that took long at least once here: never quick again
+
+    def took(self, route: str, seconds: float, limit: float) -> None:
+        (self._quick if seconds < limit and route not in self._slow else self._slow).add(route)
+        if route in self._slow:
+            self._quick.discard(route)
+
+    def was_quick(self, route: str) -> bool:
+        """Whether every request of ``route`` in this workspace so far was quick (False before the first, and
+        for good after a slow one: an app cannot alternate cheap and costly requests to run the costly ones
+        on the event loop)."""
+        return route in self._quick
 
     def _refill(self) -> float:
         now = time.monotonic()
