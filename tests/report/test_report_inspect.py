@@ -1,0 +1,126 @@
+"""`export --format inspect`: Inspect AI eval logs, written and read back with the real inspect-ai package."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from inspect_ai.event import ModelEvent, ToolEvent
+from inspect_ai.log import read_eval_log
+from synthetic_runs import make_job
+from typer.testing import CliRunner
+
+from skillassay.cli.main import app
+from skillassay.transcripts import Transcript
+
+JOB = "20261202-120000-insp"
+runner = CliRunner()
+
+
+def export(root, out, *extra: str):
+    return runner.invoke(
+        app, ["export", JOB, str(out), "--format", "inspect", "--results", str(root), *extra]
+    )
+
+
+@pytest.fixture
+def exported(tmp_path):
+    root = tmp_path / "results"
+    # failing verdicts become provider errors: unscored runs, next to scored ones
+    evals = ("express-ts", "flask-py")
+    _, runs = make_job(root, job_id=JOB, evals=evals, runs=3, baseline=True, failures_as="provider_error")
+    out = tmp_path / "out"
+    result = export(root, out)
+    assert result.exit_code == 0, result.output
+    return root, runs, out
+
+
+def test_one_log_per_eval_and_arm_with_the_same_scores(exported):
+    _, runs, out = exported
+    files = sorted(out.iterdir())
+    assert [f.name for f in files] == [
+        f"{JOB}_{e}_{v}.json" for e in ("express-ts", "flask-py") for v in ("baseline", "skill")
+    ]
+    unscored = 0
+    for f in files:
+        log = read_eval_log(str(f))
+        eval_id, variant = log.eval.task.split(":")
+        assert log.eval.metadata is not None and log.eval.metadata["job_id"] == JOB
+        assert log.eval.metadata["options"]["baseline"] is True
+        arm = [r for r in runs if (r.eval_id, r.variant) == (eval_id, variant)]
+        mine = sorted(arm, key=lambda r: r.run_index)
+        assert log.samples is not None and len(log.samples) == len(mine) == 3
+        for run, sample in zip(mine, log.samples, strict=True):
+            assert sample.metadata["outcome"] == run.outcome
+            assert sample.model_usage["claude-sonnet"].input_tokens == run.transcript.input_tokens
+            assert sample.model_usage["claude-sonnet"].total_cost == run.transcript.cost_usd
+            if not run.scored:  # an error, never a zero
+                unscored += 1
+                assert sample.error is not None and "provider_error" in sample.error.message
+                assert not sample.scores
+                continue
+            assert sample.error is None and sample.scores is not None
+            assert run.verdict is not None
+            assert sample.scores["verdict"].value == run.verdict.score
+            for c in run.criteria:
+                score = sample.scores[c.id]
+                assert score.value == c.fraction
+                assert score.explanation
+                assert score.metadata is not None and score.metadata["evidence"] == c.evidence
+    assert unscored == sum(1 for r in runs if not r.scored) > 0
+
+
+def test_each_turn_a_model_event_and_each_tool_call_a_tool_event(exported):
+    root, runs, out = exported
+    run = runs[0]
+    transcript = Transcript.model_validate_json((root / run.run_dir / "transcript.json").read_bytes())
+    log = read_eval_log(str(out / f"{JOB}_{run.eval_id}_{run.variant}.json"))
+    assert log.samples is not None
+    sample = next(s for s in log.samples if s.id == f"{run.variant}-run_{run.run_index}")
+    models = [e for e in sample.events if isinstance(e, ModelEvent)]
+    tools = [e for e in sample.events if isinstance(e, ToolEvent)]
+    assistant = [m.text for m in transcript.messages if m.role == "assistant"]
+    assert [m.output.completion for m in models] == assistant
+    assert [(t.id, t.function, t.result) for t in tools] == [
+        (c.id, c.name, c.result) for c in transcript.tool_calls
+    ]
+    assert sample.input == transcript.messages[0].text
+
+
+def test_a_planted_key_is_in_no_exported_file(tmp_path):
+    root = tmp_path / "results"
+    key = "sk-ant-api03-" + "Q7x" * 12
+    _, runs = make_job(root, job_id=JOB, evals=("express-ts",), runs=1)
+    run = runs[0]
+    tpath = root / run.run_dir / "transcript.json"
+    t = Transcript.model_validate_json(tpath.read_bytes())
+    t.messages[1].text = f"my key is {key}"
+    t.tool_calls[3].result = f"export ANTHROPIC_API_KEY={key}"
+    t.messages[0].text = f"prompt {key}"
+    tpath.write_text(t.model_dump_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    assert export(root, out).exit_code == 0
+    files = list(out.rglob("*"))
+    assert files
+    for f in files:
+        assert key not in f.read_text(encoding="utf-8")
+        assert key not in f.name
+    log = read_eval_log(str(files[0]))  # still a valid log after scrubbing
+    assert log.samples is not None and "[REDACTED]" in str(log.samples[0].input)
+
+
+def test_without_the_extra_a_clear_error_and_exit_2(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    make_job(root, job_id=JOB, evals=("express-ts",), runs=1)
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if not installed: importing it fails
+    result = export(root, tmp_path / "out")
+    assert result.exit_code == 2
+    assert "skillassay[inspect]" in result.output
+
+
+def test_unknown_job_and_format_exit_2(tmp_path):
+    root = tmp_path / "results"
+    make_job(root, job_id=JOB, evals=("express-ts",), runs=1)
+    bad = runner.invoke(app, ["export", "nope", str(tmp_path / "o"), "--results", str(root)])
+    assert bad.exit_code == 2 and "no job 'nope'" in bad.output
+    assert export(root, tmp_path / "o", "--format", "csv").exit_code == 2
