@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from inspect_ai.event import ModelEvent, ToolEvent
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 from synthetic_runs import make_job
 from typer.testing import CliRunner
 
@@ -39,8 +40,12 @@ def test_one_log_per_eval_and_arm_with_the_same_scores(exported):
     _, runs, out = exported
     files = sorted(out.iterdir())
     assert [f.name for f in files] == [
-        f"{JOB}_{e}_{v}.json" for e in ("express-ts", "flask-py") for v in ("baseline", "skill")
+        f"2026-11-29T22-45-12+00-00_{e}-{v}_{JOB}.json"
+        for e in ("express-ts", "flask-py")
+        for v in ("baseline", "skill")
     ]
+    # Inspect lists them as its own logs (`inspect view` shows only what this lists)
+    assert sorted(Path(i.name).name for i in list_eval_logs(str(out))) == [f.name for f in files]
     unscored = 0
     for f in files:
         log = read_eval_log(str(f))
@@ -74,7 +79,7 @@ def test_each_turn_a_model_event_and_each_tool_call_a_tool_event(exported):
     root, runs, out = exported
     run = runs[0]
     transcript = Transcript.model_validate_json((root / run.run_dir / "transcript.json").read_bytes())
-    log = read_eval_log(str(out / f"{JOB}_{run.eval_id}_{run.variant}.json"))
+    log = read_eval_log(str(next(out.glob(f"*_{run.eval_id}-{run.variant}_{JOB}.json"))))
     assert log.samples is not None
     sample = next(s for s in log.samples if s.id == f"{run.variant}-run_{run.run_index}")
     models = [e for e in sample.events if isinstance(e, ModelEvent)]

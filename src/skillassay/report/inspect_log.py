@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,8 +201,15 @@ def eval_log(job: JobRecord, eval_id: str, variant: str, samples: list[EvalSampl
     return EvalLog(status="success", eval=spec, results=results, stats=stats, samples=samples)
 
 
+def log_name(job: JobRecord, eval_id: str, variant: str) -> str:
+    """Inspect's own naming, ``<ISO time>_<task>_<id>.json``: `inspect view` lists a JSON log only when its
+    name starts with the time."""
+    when = job.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H-%M-%S+00-00")
+    return f"{when}_{eval_id}-{variant}_{job.job_id}.json"
+
+
 def export_inspect(results_root: Path, job: JobRecord, runs: list[RunRecord], out: Path) -> list[Path]:
-    """Write one ``<job>_<eval>_<arm>.json`` Inspect log per eval and arm into ``out``, scrubbed; return
+    """Write one Inspect log (``log_name``) per eval and arm into ``out``, scrubbed; return
     their paths. Raises ``InspectMissing`` without the extra."""
     _require_inspect()
     from inspect_ai.log import write_eval_log
@@ -215,7 +223,7 @@ def export_inspect(results_root: Path, job: JobRecord, runs: list[RunRecord], ou
         staging = Path(tmp)
         for (eval_id, variant), group in groups.items():
             samples = [run_sample(r, read_transcript(results_root, r)) for r in group]
-            name = f"{job.job_id}_{eval_id}_{variant}.json"
+            name = log_name(job, eval_id, variant)
             write_eval_log(eval_log(job, eval_id, variant, samples), staging / name, format="json")
         environment_redactor().scrub_tree(staging)
         for f in sorted(staging.iterdir()):
