@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from inspect_ai.event import ModelEvent, ToolEvent
 from inspect_ai.log import list_eval_logs, read_eval_log
+from parts import CHROMIUM, needs
 from synthetic_runs import make_job
 from typer.testing import CliRunner
 
@@ -129,3 +134,55 @@ def test_unknown_job_and_format_exit_2(tmp_path):
     bad = runner.invoke(app, ["export", "nope", str(tmp_path / "o"), "--results", str(root)])
     assert bad.exit_code == 2 and "no job 'nope'" in bad.output
     assert export(root, tmp_path / "o", "--format", "csv").exit_code == 2
+
+
+@needs(CHROMIUM.exists(), "Debian's chromium (apt-get install chromium)")
+def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
+    from playwright.sync_api import expect, sync_playwright
+
+    _, runs, out = exported
+    arm = sorted(
+        (r for r in runs if (r.eval_id, r.variant) == ("express-ts", "skill")), key=lambda r: r.run_index
+    )
+    errors = sum(1 for r in arm if not r.scored)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inspect_cli = Path(sys.executable).parent / "inspect"
+    view = subprocess.Popen(
+        [str(inspect_cli), "view", "--log-dir", str(out), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        _wait_for(url)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless"])
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.goto(url)
+                expect(page.get_by_text("express-ts:baseline")).to_be_visible()
+                page.get_by_text("express-ts:skill").click()
+                expect(page.get_by_text(f"{errors} of {len(arm)} samples")).to_be_visible()
+                expect(
+                    page.get_by_role("gridcell", name="provider_error: provider error (synthetic)")
+                ).to_have_count(errors)
+                expect(page.get_by_role("gridcell", name="skill-run_1", exact=True)).to_have_count(1)
+            finally:
+                browser.close()
+    finally:
+        view.terminate()
+        view.wait(timeout=10)
+
+
+def _wait_for(url: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
