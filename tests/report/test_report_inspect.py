@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -17,9 +19,11 @@ from synthetic_runs import make_job
 from typer.testing import CliRunner
 
 from skillassay.cli.main import app
+from skillassay.secrets import forms
 from skillassay.transcripts import Transcript
 
 JOB = "20261202-120000-insp"
+WAIT_MS = 30_000  # inspect view is a single-page app: on a loaded machine its first render is slow
 runner = CliRunner()
 
 
@@ -145,6 +149,7 @@ def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
         (r for r in runs if (r.eval_id, r.variant) == ("express-ts", "skill")), key=lambda r: r.run_index
     )
     errors = sum(1 for r in arm if not r.scored)
+    assert 0 < errors < len(arm)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -156,18 +161,18 @@ def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
     )
     try:
         url = f"http://127.0.0.1:{port}/"
-        _wait_for(url)
+        _wait_for_logs(f"{url}api/logs", count=len(list(out.iterdir())))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless"])
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(url)
-                expect(page.get_by_text("express-ts:baseline")).to_be_visible()
+                expect(page.get_by_text("express-ts:baseline")).to_be_visible(timeout=WAIT_MS)
                 page.get_by_text("express-ts:skill").click()
-                expect(page.get_by_text(f"{errors} of {len(arm)} samples")).to_be_visible()
+                expect(page.get_by_text(f"{errors} of {len(arm)} samples")).to_be_visible(timeout=WAIT_MS)
                 expect(
                     page.get_by_role("gridcell", name="provider_error: provider error (synthetic)")
-                ).to_have_count(errors)
+                ).to_have_count(errors, timeout=WAIT_MS)
                 expect(page.get_by_role("gridcell", name="skill-run_1", exact=True)).to_have_count(1)
             finally:
                 browser.close()
@@ -176,13 +181,50 @@ def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
         view.wait(timeout=10)
 
 
-def _wait_for(url: str, seconds: float = 30.0) -> None:
+def _wait_for_logs(url: str, count: int, seconds: float = 60.0) -> None:
+    """Until the server answers and lists every log (it starts listening before it has read the folder)."""
     deadline = time.monotonic() + seconds
     while True:
         try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if len(json.loads(response.read())["files"]) == count:
+                    return
         except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url}: not {count} logs after {seconds:g} s")
+        time.sleep(0.2)
+
+
+def test_an_environment_secret_in_any_form_is_in_no_exported_file(tmp_path, monkeypatch):
+    """A secret of the harness's environment, planted in the transcript, the final message and the evidence in
+    the forms the scrubber knows (raw, base64, hex, reversed, url-quoted), reaches no exported file."""
+    value = "acme-live-" + "Zp4" * 8 + "/+="
+    monkeypatch.setenv("ACME_API_TOKEN", value)
+    root = tmp_path / "results"
+    _, runs = make_job(root, job_id=JOB, evals=("express-ts",), runs=1)
+    run = runs[0]
+    planted = {
+        form: needle.decode("latin-1") for form, needle in forms(value) if form in ("raw", "base64", "hex")
+    }
+    planted["reversed"] = value[::-1]
+    planted["url"] = urllib.parse.quote(value, safe="")
+    tpath = root / run.run_dir / "transcript.json"
+    t = Transcript.model_validate_json(tpath.read_bytes())
+    t.messages[1].text = " ".join(planted.values())
+    t.tool_calls[0].input = {"file_path": planted["base64"]}
+    t.final_message = planted["hex"]
+    tpath.write_text(t.model_dump_json(), encoding="utf-8")
+    rpath = root / run.run_dir / "run.json"
+    first = run.criteria[0].evidence[0]
+    rpath.write_text(rpath.read_text(encoding="utf-8").replace(first, planted["raw"]), encoding="utf-8")
+    out = tmp_path / "out"
+    result = export(root, out)
+    assert result.exit_code == 0, result.output
+    data = b"".join(f.read_bytes() for f in out.iterdir())
+    assert b"REDACTED" in data
+    for form, needle in forms(value):
+        assert needle not in data, form
+    sample = (read_eval_log(str(next(out.iterdir()))).samples or [])[0]
+    assert sample.scores is not None
+    assert "[REDACTED]" in sample.scores[run.criteria[0].id].metadata["evidence"][0]  # the evidence went too
