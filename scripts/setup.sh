@@ -39,7 +39,7 @@ else
   echo "setup: installing skillassay into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   # the Ray extra too: the distributed executor's tests run a real two-node cluster on this machine
-  .venv/bin/python -m pip install -q -e '.[test,ray]'
+  .venv/bin/python -m pip install -q -e '.[test,ray,inspect]'
   echo "$py_want" > "$py_stamp"
 fi
 

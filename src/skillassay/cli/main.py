@@ -25,6 +25,7 @@ OWN_COMMANDS: dict[str, str] = {
     "compare": "skillassay.cli.results",
     "report": "skillassay.cli.results",
     "serve": "skillassay.cli.results",
+    "export": "skillassay.cli.results",
     "init": "skillassay.cli.init",
     "list": "skillassay.cli.definitions",
     "check": "skillassay.cli.definitions",

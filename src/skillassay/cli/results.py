@@ -468,6 +468,31 @@ def report_cmd(
             raise typer.Exit(exit_code)
 
 
+@commands.command("export")
+def export_cmd(
+    job_id: str = typer.Argument(..., help="The job to export."),
+    out: Path = typer.Argument(..., help="Folder to write the logs into."),
+    fmt: str = typer.Option("inspect", "--format", help="Export format: inspect (Inspect AI eval logs)."),
+    results: Path = RESULTS_OPT,
+) -> None:
+    """Export a job for other tools: Inspect AI eval logs, one per eval and arm (`inspect view OUT`)."""
+    if fmt != "inspect":
+        raise _fail(f"--format: unknown format {fmt!r}; known: inspect")
+    from skillassay.report.inspect_log import InspectMissing, export_inspect
+
+    with _open(results) as st:
+        job = st.job(job_id)
+        if job is None:
+            raise _fail(_no_such_job(st, job_id))
+        runs = st.runs(job_id=job_id)
+        try:
+            written = export_inspect(st.root, job, runs, out)
+        except InspectMissing as exc:
+            raise _fail(str(exc)) from exc
+    for path in written:
+        typer.echo(f"wrote {path}")
+
+
 @commands.command("serve")
 def serve_cmd(
     site: Path = typer.Argument(
