@@ -87,8 +87,10 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
         "checkIn": "{{STARTS_AT}}",
         "checkOut": "{{ENDS_AT}}",
     }
+    # a path that uses spaces (an access-codes eval creates none in live mode: test_sandbox_live_fake.py)
     d = tiny(
         "good",
+        expected_api_path="reservation_automations",
         test_endpoints={
             "create": {
                 "method": "POST",
@@ -109,7 +111,7 @@ def test_live_run_scoped_keys_and_a_space_that_already_exists(tiny, emulator, mo
         base_url=emulator.base_url, headers={"authorization": f"Bearer {ws.api_key}"}, trust_env=False
     ) as c:
         c.post("/spaces/create", json={"name": "theirs", "space_key": "unit-1"}).raise_for_status()
-    d = tiny("good")
+    d = tiny("good", expected_api_path="reservation_automations")
     r = validate(d.app_dir, d, "live3", seam="live", logs_dir=tmp_path / "b")
     assert r.total == 100, {n: c.reason for n, c in r.checks.items()}
     assert r.seam["spaces"][0]["created"] is False

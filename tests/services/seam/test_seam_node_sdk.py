@@ -63,7 +63,7 @@ def test_grant_code_and_error_paths_node(emulator, workspace):
     assert out["invalid"]["is_invalid_input"] is True and out["invalid"]["status"] == 400
     assert out["invalid"]["validation"] == ["Invalid uuid"]
     assert out["invalid"]["request_id"]
-    assert out["not_found"] == {"name": "SeamHttpApiError", "code": "access_code_not_found", "status": 404}
+    assert out["not_found"] == {"name": "SeamHttpApiError", "code": "not_found", "status": 404}
     assert out["unauthorized"]["is_unauthorized"] is True and out["unauthorized"]["status"] == 401
 
 

@@ -192,7 +192,7 @@ def test_access_code_path(emulator, seam_env):
     emulator.wait_for(seam_env.workspace_id, lambda s: not s.access_codes, 10)
     with pytest.raises(SeamHttpApiError) as err:
         seam.access_codes.get(access_code_id=created.access_code_id)
-    assert (err.value.status_code, err.value.code) == (404, "access_code_not_found")
+    assert (err.value.status_code, err.value.code) == (404, "not_found")
     types = [e["event_type"] for e in emulator.state(seam_env.workspace_id).events]
     # deleted while still being reprogrammed: no second set_on_device
     assert types == [

@@ -160,6 +160,7 @@ class SeamSession(ABC):
     def __init__(self, run_id: str):
         self.run_id = run_id
         self.spaces: list[SpaceInfo] = []
+        self.uses_spaces = True  # False: the eval's path needs no spaces, so none were created
         self.customer_key: str | None = None
         self.http: SeamHttp | None = None
         self.claimed_code_ids: set[str] = set()  # codes attributed to this run (clean-up in live mode)
@@ -184,9 +185,13 @@ class SeamSession(ABC):
     def device_pool(self, n: int) -> list[str]:
         """``n`` lock device ids that can hold access codes (fewer if the workspace has fewer)."""
 
-    def bootstrap(self, wanted: list[WantedSpace], customer_key: str | None) -> None:
+    def bootstrap(self, wanted: list[WantedSpace], customer_key: str | None, *, spaces: bool = True) -> None:
+        """Pick each wanted space's locks and, with ``spaces``, create the space in Seam. Without ``spaces``
+        (an eval whose path needs none: access codes on a device) nothing is created; the wanted spaces only
+        name the locks the app is given, and clean-up has no space or customer data to remove."""
         assert self.http is not None
         self.customer_key = customer_key
+        self.uses_spaces = spaces
         pool = self.device_pool(sum(max(1, w.devices) for w in wanted))
         if not pool:
             raise InfrastructureError(
@@ -198,6 +203,9 @@ class SeamSession(ABC):
             for _ in range(max(1, w.devices)):
                 ids.append(pool[i % len(pool)])  # reuse devices if the workspace has too few
                 i += 1
+            if not spaces:
+                self.spaces.append(SpaceInfo(w.space_key, w.name, None, ids, created=False))
+                continue
             body = {"name": w.name, "space_key": w.space_key, "device_ids": ids}
             try:
                 space = self.http.call("spaces/create", body).get("space", {})
@@ -292,6 +300,7 @@ class SeamSession(ABC):
             "mode": self.mode,
             "endpoint": self.endpoint,
             "spaces": [s.__dict__ for s in self.spaces],
+            "spaces_created": self.uses_spaces,
             "customer_key": self.customer_key,
             "spec_version": self.spec_version,
         }
@@ -530,7 +539,9 @@ class LiveSession(SeamSession):
         try:
             if self.http is None:
                 return
-            if self.customer_key and self.run_id in self.customer_key:
+            if not self.uses_spaces:
+                pass  # no spaces: customer data the app pushed created nothing (push_data needs a space)
+            elif self.customer_key and self.run_id in self.customer_key:
                 self._try("customers/delete_data", {"customer_keys": [self.customer_key]})
             elif self.reservation_ids:
                 self._try("customers/delete_data", {"reservation_keys": sorted(self.reservation_ids)})

@@ -97,6 +97,14 @@ def seam_plan(config: PlanEvalConfig, variables: dict[str, str]) -> tuple[list[W
     return wanted, customer
 
 
+def needs_spaces(config: PlanEvalConfig, seam: SeamMode) -> bool:
+    """Whether the bootstrap creates the eval's spaces in Seam. Live mode creates them only where the eval's
+    path uses them (reservation automations, access grants): an access-codes eval works on a device alone,
+    so nothing is made in a shared sandbox it does not need, and it runs against a Seam without spaces
+    (Seam's own fake). The emulator's workspace is the run's own: it always gets them."""
+    return seam == "emulator" or config.expected_api_path != "access_codes"
+
+
 def _seam_variables(seam: SeamSession) -> dict[str, str]:
     first = seam.spaces[0] if seam.spaces else None
     devices = seam.device_ids()
@@ -202,7 +210,7 @@ def validate(
         wanted, customer = seam_plan(config, variables)
         endpoints = config.test_endpoints
         try:
-            session.bootstrap(wanted, customer)
+            session.bootstrap(wanted, customer, spaces=needs_spaces(config, seam))
         except InfrastructureError as e:
             # not the app's fault (a bad key, Seam down): no score, exit 2; what was created is still cleaned
             # up

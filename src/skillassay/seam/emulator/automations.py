@@ -101,6 +101,14 @@ def norm_time(value: str | None) -> str | None:
     return to_iso(parse_datetime(value)) if value else None
 
 
+def event_description(event_type: str) -> str:
+    """A one-line account of an event, as Seam's events carry one: ``access_code.set_on_device`` ->
+    "Access code set on device."."""
+    resource, _, what = event_type.partition(".")
+    text = f"{resource} {what}".replace("_", " ").strip()
+    return text[:1].upper() + text[1:] + "."
+
+
 class Engine:
     def __init__(
         self,
@@ -126,6 +134,7 @@ class Engine:
             "workspace_id": ws.workspace_id,
             "created_at": ts,
             "occurred_at": ts,
+            "event_description": event_description(event_type),
             **fields,
         }
         ws.events.append(event)

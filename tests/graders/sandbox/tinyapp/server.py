@@ -85,7 +85,12 @@ class Handler(BaseHTTPRequestHandler):
             seam("devices/list", {})
         # the code comes from a timer, after the create step's window has closed
         elif MODE == "delayed":
-            late = {"device_id": DEVICE, "name": "guest " + rid, "starts_at": body["checkIn"]}
+            late = {
+                "device_id": DEVICE,
+                "name": "guest " + rid,
+                "starts_at": body["checkIn"],
+                "ends_at": body["checkOut"],
+            }
             threading.Timer(float(os.environ.get("DELAY", "2")), seam, ("access_codes/create", late)).start()
         elif MODE not in ("no_seam", "delayed"):
             code = seam(
@@ -113,7 +118,10 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(404, {"error": "no such reservation"})
         res.update(body)
         if MODE == "good" and "code_id" in res:
-            seam("access_codes/update", {"access_code_id": res["code_id"], "ends_at": res["checkOut"]})
+            seam(
+                "access_codes/update",
+                {"access_code_id": res["code_id"], "starts_at": res["checkIn"], "ends_at": res["checkOut"]},
+            )
         elif MODE == "wrong_update" and "code_id" in res:
             seam("access_codes/update", {"access_code_id": res["code_id"], "name": "renamed"})
         self._send(200, {"reservation": res})
