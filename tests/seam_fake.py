@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -57,6 +58,14 @@ def fake_available() -> str | None:
     if not FAKE_SERVER.is_file():
         return f"{FAKE_SERVER} is missing: run `npm ci --prefix node`"
     return None
+
+
+def fake_routes() -> set[str]:
+    """The public routes the installed fake serves, read from its bundle's route table (not its ``/_fake``,
+    ``/internal`` or ``/seam`` console routes)."""
+    bundle = next((FAKE_PACKAGE / "dist").glob("chunk-*.js")).read_text()
+    routes = re.findall(r'^  "/api(/[a-z_/]+)": \{', bundle, flags=re.MULTILINE)
+    return {r for r in routes if not r.startswith(("/_", "/internal/", "/seam/", "/health"))}
 
 
 @contextmanager

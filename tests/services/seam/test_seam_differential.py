@@ -4,7 +4,10 @@ shape must be settled in seam_differences.json (docs/seam-emulator.md, "Differen
 
 from __future__ import annotations
 
-import re
+import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -21,7 +24,7 @@ from differential import (
     shape,
     spec_key,
 )
-from seam_fake import FAKE_PACKAGE, fake_available, seam_fake
+from seam_fake import fake_available, fake_routes, seam_fake
 
 from skillassay.seam.emulator.handlers import HANDLERS
 from skillassay.seam.emulator.spec import load_spec
@@ -42,13 +45,6 @@ def answers() -> Iterator[tuple[list[Answer], list[Answer]]]:
 @pytest.fixture(scope="module")
 def found(answers) -> list[Difference]:
     return dedupe(compare(*answers))
-
-
-def fake_routes() -> set[str]:
-    """The routes the installed fake serves, read from its bundle's route table."""
-    bundle = next((FAKE_PACKAGE / "dist").glob("chunk-*.js")).read_text()
-    routes = re.findall(r'^  "/api(/[a-z_/]+)": \{', bundle, flags=re.MULTILINE)
-    return {r for r in routes if not r.startswith("/_")}
 
 
 def test_every_difference_from_the_fake_is_settled(found):
@@ -149,3 +145,48 @@ def test_compare_sees_status_error_type_and_shape_but_not_values():
     nullable = Answer("s", "step", "GET", "/r", 200, None, shape({"a": None}))
     filled = Answer("s", "step", "GET", "/r", 200, None, shape({"a": "x"}))
     assert compare([nullable], [filled]) == []
+
+
+# --------------------------------------------------------------------------- the fake as a dependency
+def test_the_fake_is_a_pinned_test_dependency_the_setup_installs():
+    from seam_fake import FAKE_PACKAGE, REPO
+
+    manifest = json.loads((REPO / "node" / "package.json").read_text())
+    lock = json.loads((REPO / "node" / "package-lock.json").read_text())
+    assert manifest["dependencies"]["@seamapi/fake-seam-connect"] == "1.86.0"
+    assert lock["packages"]["node_modules/@seamapi/fake-seam-connect"]["version"] == "1.86.0"
+    assert json.loads((FAKE_PACKAGE / "package.json").read_text())["version"] == "1.86.0"
+
+
+CLIENT = """
+import json, sys, time, urllib.request
+url = "http://127.0.0.1:%s/devices/list"
+for _ in range(150):
+    try:
+        req = urllib.request.Request(url, data=b"{}", method="POST", headers={
+            "authorization": "Bearer seam_apikey1_token", "content-type": "application/json"})
+        print(len(json.load(urllib.request.urlopen(req, timeout=2))["devices"]))
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.2)
+sys.exit(1)
+"""
+
+
+def test_the_fake_runs_without_a_network(tmp_path):
+    """CI reaches nothing but the registries: the fake, seeded, answers in a network namespace with only
+    loopback."""
+    from seam_fake import FAKE_SERVER, free_port
+
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.fail("unshare and ip (util-linux, iproute2) are needed to run the fake without a network")
+    port = free_port()
+    (tmp_path / "client.py").write_text(CLIENT % port)
+    pid = tmp_path / "pid"
+    script = (
+        f"ip link set lo up && (PORT={port} node {FAKE_SERVER} --seed >/dev/null 2>&1 & echo $! > {pid}) "
+        f"&& {sys.executable} {tmp_path}/client.py; rc=$?; kill $(cat {pid}); exit $rc"
+    )
+    out = subprocess.run(["unshare", "-rn", "sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-500:]
+    assert int(out.stdout.strip()) >= 2  # the seeded locks
