@@ -137,8 +137,7 @@ def method_shim(fake: Server) -> Iterator[Server]:
     class Handler(BaseHTTPRequestHandler):
         def _forward(self) -> None:
             parts = urlsplit(self.path)
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            raw = self._body()
             method, content, url = self.command, raw, self.path
             if method in ("PATCH", "PUT", "DELETE"):
                 shimmed.rewritten.append((method, parts.path))
@@ -159,6 +158,20 @@ def method_shim(fake: Server) -> Iterator[Server]:
             self.send_header("content-length", str(len(r.content)))
             self.end_headers()
             self.wfile.write(r.content)
+
+        def _body(self) -> bytes:
+            if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+                # Next.js's fetch streams a request body: no content-length, chunked
+                out = b""
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        return out
+                    out += self.rfile.read(size)
+                    self.rfile.readline()
+            length = int(self.headers.get("content-length") or 0)
+            return self.rfile.read(length) if length else b""
 
         do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _forward
 

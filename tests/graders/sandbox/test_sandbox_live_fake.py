@@ -83,17 +83,29 @@ def test_a_path_that_needs_spaces_stops_at_the_bootstrap_on_the_fake(tiny, fake,
         validate(d.app_dir, d, "fake3", seam="live", logs_dir=tmp_path / "l")
 
 
+ACCESS_CODE_FIXTURES = sorted(
+    p.parent.name
+    for p in (REPO / "evals" / "fixtures").glob("*/eval_config.json")
+    if json.loads(p.read_text())["expected_api_path"] == "access_codes"
+)
+
+
+def test_the_access_code_fixtures_are_found():
+    assert len(ACCESS_CODE_FIXTURES) >= 4 and "cowork-flask-py" in ACCESS_CODE_FIXTURES
+
+
 @pytest.mark.slow
-def test_an_access_code_golden_passes_end_to_end_against_the_fake(fake, monkeypatch, tmp_path):
-    """The cowork Flask golden (the official Python SDK: PATCH updates, DELETE with a query string) through
-    the method shim, which bridges the two HTTP methods the fake does not take; each bridged request is a
+@pytest.mark.long(reason="a golden installed and built on an empty cache (Next.js: minutes), then graded")
+@pytest.mark.parametrize("fixture", ACCESS_CODE_FIXTURES)
+def test_an_access_code_golden_passes_end_to_end_against_the_fake(fixture, fake, monkeypatch, tmp_path):
+    """Each access-codes golden (the official SDKs: PATCH updates, DELETE with a query string) through the
+    method shim, which bridges the two HTTP methods the fake does not take; each bridged request is a
     difference in the table."""
-    d = load_fixture(REPO / "evals" / "fixtures" / "cowork-flask-py")
-    assert d.config.expected_api_path == "access_codes"
+    d = load_fixture(REPO / "evals" / "fixtures" / fixture)
     before = _codes(fake)
     with method_shim(fake) as shimmed:
         _point_at(monkeypatch, shimmed)
-        r = validate(d.golden_dir, d, "fake4", seam="live", logs_dir=tmp_path / "l")
+        r = validate(d.golden_dir, d, f"fake-{fixture}", seam="live", logs_dir=tmp_path / "l")
     assert r.plan_json()["total"] == 100, {n: c.reason for n, c in r.checks.items()}
     assert r.seam["spaces_created"] is False
     assert all(c["ok"] for c in r.seam["cleanup"]), r.seam["cleanup"]
