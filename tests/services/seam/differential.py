@@ -493,3 +493,31 @@ def audit(found: list[Difference], table: list[Settlement]) -> list[str]:
         if row.emulator_now == "kept" and row.id not in seen:
             problems.append(f"stale row (the difference no longer shows): {row.id}")
     return problems
+
+
+def followed(table: list[Settlement], fake: list[Answer], emulator: list[Answer]) -> list[str]:
+    """For each row settled "as the fake": the fake still answers as the row says, and so does the emulator
+    now (a row whose step is gone, or whose fake answer changed, is stale)."""
+    problems = []
+    for row in table:
+        if row.emulator_now == "kept":
+            continue
+        got = [_aspect(row, side) for side in (fake, emulator)]
+        if got[0] != row.fake:
+            problems.append(f"{row.id}: the table says the fake answers {row.fake}; it answers {got[0]}")
+        elif got[1] != got[0]:
+            problems.append(f"{row.id}: settled as the fake ({got[0]}), the emulator answers {got[1]}")
+    return problems
+
+
+def _aspect(row: Settlement, answers: list[Answer]) -> str | None:
+    if " shape: " in row.id:
+        path = row.id.split(" shape: ", 1)[1]
+        types = {a.shape[path] for a in answers if a.route == row.route and path in a.shape} - {"null"}
+        return next(iter(types)) if len(types) == 1 else ("absent" if not types else "/".join(sorted(types)))
+    where, aspect = row.id.rsplit(": ", 1)
+    scenario, step = where.split(" / ", 1)
+    answer = next((a for a in answers if (a.scenario, a.step) == (scenario, step)), None)
+    if answer is None:
+        return None
+    return str(answer.status) if aspect == "status" else str(answer.error_type)

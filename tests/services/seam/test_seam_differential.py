@@ -18,6 +18,7 @@ from differential import (
     audit,
     compare,
     dedupe,
+    followed,
     load_table,
     run_scenarios,
     seam_emulator,
@@ -90,6 +91,23 @@ def test_the_known_differences_are_settled_as_the_issue_asks():
     missing = rows["access code errors / get missing: error type"]
     assert (missing.follows, missing.emulator_now) == ("fake", "as the fake")
     assert all(r.reason.strip() for r in rows.values())
+
+
+def test_every_row_settled_as_the_fake_still_reads_so(answers):
+    problems = followed(load_table(), *answers)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_row_settled_as_the_fake_whose_fake_answer_changed_fails():
+    row = Settlement("s / step: status", "/r", "400", "200", "fake", "as the fake", "because")
+    fake = [Answer("s", "step", "POST", "/r", 409, "x")]
+    assert followed([row], fake, [Answer("s", "step", "POST", "/r", 409, "x")]) == [
+        "s / step: status: the table says the fake answers 400; it answers 409"
+    ]
+    fake = [Answer("s", "step", "POST", "/r", 400, "x")]
+    assert followed([row], fake, [Answer("s", "step", "POST", "/r", 200, None)]) == [
+        "s / step: status: settled as the fake (400), the emulator answers 200"
+    ]
 
 
 def test_the_emulator_now_answers_as_the_fake_where_settled(answers):
