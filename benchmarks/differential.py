@@ -45,7 +45,7 @@ def main() -> int:
     driven = {a.route for a in from_fake + from_emulator}
     kinds = Counter("shape" if " shape: " in d.id else d.id.rsplit(": ", 1)[1] for d in found)
     print(f"fake started (node, seeded)      {started * 1000:8.0f} ms")
-    print(f"scenarios against the fake       {fake_run * 1000:8.0f} ms  ({len(from_fake)} SDK calls)")
+    print(f"scenarios against the fake       {fake_run * 1000:8.0f} ms  ({len(from_fake)} calls)")
     print(f"scenarios against the emulator   {emulator_run * 1000:8.0f} ms  (start included)")
     print(f"comparison                       {compared * 1000:8.1f} ms")
     print(f"routes the fake serves           {len(fake_routes()):5d}")
