@@ -64,9 +64,13 @@ class LiveStates:
         self.root = Path(results_root)
         self._parsed: dict[Path, tuple[tuple[int, int], LiveJob | None]] = {}
         self._lock = threading.Lock()
+        self._body: tuple[object, bytes] | None = None  # (what it was made from, the document)
 
     def states(self) -> list[LiveJob]:
-        found: list[LiveJob] = []
+        return [state for _, state in self._states()]
+
+    def _states(self) -> list[tuple[tuple[int, int], LiveJob]]:
+        found: list[tuple[tuple[int, int], LiveJob]] = []
         seen: set[Path] = set()
         try:
             children = list(self.root.iterdir())
@@ -91,17 +95,18 @@ class LiveStates:
                 with self._lock:
                     self._parsed[path] = cached
             if cached[1] is not None:
-                found.append(cached[1])
+                found.append((stamp, cached[1]))
         with self._lock:
             for gone in set(self._parsed) - seen:
                 del self._parsed[gone]
         return found
 
     def board(self, now: datetime | None = None) -> LiveBoard:
-        now = now or datetime.now(UTC)
-        views = [
-            LiveJobView.model_validate({**s.model_dump(), "stale": staleness(s, now)}) for s in self.states()
-        ]
+        return self._board([(s, staleness(s, now or datetime.now(UTC))) for s in self.states()])
+
+    @staticmethod
+    def _board(judged: list[tuple[LiveJob, str | None]]) -> LiveBoard:
+        views = [LiveJobView.model_validate({**s.model_dump(), "stale": stale}) for s, stale in judged]
         running = [v for v in views if v.status == "running"]
         ended = [v for v in views if v.status != "running"]
         running.sort(key=lambda v: (v.stale is not None, v.started_at), reverse=False)
@@ -110,10 +115,19 @@ class LiveStates:
 
     def body(self, now: datetime | None = None) -> bytes:
         """The board as served: without the heartbeats (which change every few seconds, so an unchanged job
-        stays an unchanged document), scrubbed of every secret this process knows."""
-        data = self.board(now).model_dump(mode="json", exclude={"jobs": {"__all__": {"heartbeat"}}})
-        text, _ = environment_redactor().redact_json(json.dumps(data, separators=(",", ":")))
-        return text.encode()
+        stays an unchanged document), scrubbed of every secret this process knows. Made again only when a
+        file or a job's staleness changed (most polls find neither)."""
+        now = now or datetime.now(UTC)
+        found = self._states()
+        judged = [(s, staleness(s, now)) for _, s in found]
+        key = tuple((s.job_id, stamp, stale) for (stamp, s), (_, stale) in zip(found, judged, strict=True))
+        redactor = environment_redactor()
+        if self._body is not None and self._body[0] == (key, id(redactor)):
+            return self._body[1]
+        data = self._board(judged).model_dump(mode="json", exclude={"jobs": {"__all__": {"heartbeat"}}})
+        text, _ = redactor.redact_json(json.dumps(data, separators=(",", ":")))
+        self._body = ((key, id(redactor)), text.encode())
+        return self._body[1]
 
 
 def etag(body: bytes) -> str:

@@ -104,6 +104,6 @@ def staleness(state: LiveJob, now: datetime | None = None) -> str | None:
     if state.host == socket.gethostname() and not _pid_alive(state.pid):
         return f"its process (pid {state.pid}) is no longer running"
     age = ((now or datetime.now(UTC)) - state.heartbeat).total_seconds()
-    if age > STALE_AFTER_S:
-        return f"no heartbeat for {age:.0f} s (pid {state.pid} on {state.host})"
+    if age > STALE_AFTER_S:  # said the same way on every poll: the view's document stays the same
+        return f"no heartbeat since {state.heartbeat:%Y-%m-%d %H:%M:%S} UTC (pid {state.pid} on {state.host})"
     return None
