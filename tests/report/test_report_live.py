@@ -337,3 +337,66 @@ def test_the_job_writes_its_live_state_scrubbed(tmp_path):
         assert b"eval-[REDACTED]" in raw and not [n for n in encodings(SECRET) if n in raw]
     finally:
         live.close("finished")
+
+
+def test_the_heartbeat_carries_the_cost_spent_so_far(tmp_path):
+    """The cost is the job's model proxy's, read at each heartbeat: it moves while no run changes phase."""
+    from skillassay.orchestrator.live import LiveRecorder
+    from skillassay.store.files import run_redactor
+
+    spent = [0.0]
+    live = LiveRecorder(
+        tmp_path,
+        "j5",
+        planned=1,
+        executor="local",
+        max_cost=2.0,
+        spent=lambda: spent[0],
+        redactor=run_redactor(),
+        heartbeat_s=0.05,
+    ).start()
+    try:
+        first = read_live(live_path(tmp_path, "j5"))
+        spent[0] = 1.25
+        later = _wait_for("a heartbeat with the new cost", lambda: _spent(tmp_path, "j5", 1.25))
+        assert later.heartbeat > first.heartbeat and later.max_cost == 2.0 and later.status == "running"
+    finally:
+        live.close("stopped")
+    ended = read_live(live_path(tmp_path, "j5"))
+    assert ended.status == "stopped" and ended.ended_at is not None
+
+
+def _spent(root: Path, job_id: str, amount: float) -> LiveJob | None:
+    state = read_live(live_path(root, job_id))
+    return state if state.spent_usd == amount else None
+
+
+def test_serve_live_from_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from skillassay.cli.main import app
+
+    missing = CliRunner().invoke(app, ["serve", "--live", "--results", str(tmp_path / "nope")])
+    assert (
+        missing.exit_code == 2
+        and "--results" in missing.output
+        and "no such results folder" in missing.output
+    )
+    results = tmp_path / "results"
+    _plant(results, _state("j6", "agent", pid=os.getpid()))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillassay", "serve", "--live", "--results", str(results), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith(f"Live jobs of {results} on http://127.0.0.1:") and line.rstrip().endswith(
+            "/live/ (Ctrl-C stops)"
+        )
+        port = int(line.split("127.0.0.1:")[1].split("/")[0])
+        (job,) = json.loads(raw_get(port, "/live/state.json")[2])["jobs"]
+        assert job["job_id"] == "j6" and job["lanes"][0]["phase"] == "agent"
+    finally:
+        proc.terminate()
+        proc.wait(10)

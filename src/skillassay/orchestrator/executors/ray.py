@@ -133,6 +133,8 @@ def run_attempt(
                         raise KeyboardInterrupt
                     while not heard.empty():
                         yield {"phase": heard.get()}
+                while not heard.empty():  # a last phase begun within the last poll
+                    yield {"phase": heard.get()}
         except KeyboardInterrupt:
             with reaper.stopping():
                 reaper.kill_all(grace=1.0)
