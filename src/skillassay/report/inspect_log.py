@@ -36,6 +36,7 @@ class InspectMissing(RuntimeError):
 
 
 VERDICT = "verdict"
+CONDENSE_OVER = 24  # messages in all of a sample's model inputs: past this, repeated content is pooled
 
 
 def _require_inspect() -> None:
@@ -207,6 +208,7 @@ def _scores(run: RunRecord) -> dict[str, Score]:
 
 
 def run_sample(run: RunRecord, transcript: Transcript | None) -> EvalSample:
+    from inspect_ai.event import ModelEvent
     from inspect_ai.log import EvalError, EvalSample, condense_sample
     from inspect_ai.model import ModelUsage
 
@@ -247,8 +249,10 @@ def run_sample(run: RunRecord, transcript: Transcript | None) -> EvalSample:
             "final_message": ts.final_message,
         },
     )
-    # each model event's input repeats the conversation so far: kept once, as Inspect's own logs do
-    return condense_sample(sample)
+    # each model event's input repeats the conversation so far: past a few messages, kept once (as Inspect's
+    # own logs are); a short conversation is cheaper written out than pooled
+    repeated = sum(len(e.input) for e in events if isinstance(e, ModelEvent))
+    return condense_sample(sample) if repeated > CONDENSE_OVER else sample
 
 
 def eval_log(job: JobRecord, eval_id: str, variant: str, samples: list[EvalSample]) -> EvalLog:
