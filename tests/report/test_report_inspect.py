@@ -191,6 +191,34 @@ def test_each_model_turn_a_model_event_with_its_input_and_usage(tmp_path):
     assert [m.role for m in sample.messages] == [*roles[2], "assistant"]
 
 
+def test_a_long_conversation_is_kept_once_and_reads_back_whole(tmp_path):
+    """Each turn's input repeats the conversation before it: past a few messages the sample is condensed
+    (repeated content pooled as Inspect's own logs do), and reads back whole."""
+    turns = 12
+    results = [f"result {k}: " + "x" * 3000 for k in range(1, turns + 1)]
+    records: list[dict] = [{"type": "system", "subtype": "init", "model": "claude-sonnet"}]
+    for k in range(1, turns + 1):
+        call = {"type": "tool_use", "id": f"c{k}", "name": "Read", "input": {"file_path": f"f{k}.py"}}
+        records += [_assistant(f"m{k}", [call], (10, 5, 100)), _result(f"c{k}", results[k - 1])]
+    transcript = parse_stream_json(records, prompt="Read them all.")
+    root = tmp_path / "results"
+    _, runs = make_job(root, job_id=JOB, evals=("flask-py",), runs=1)
+    (root / runs[0].run_dir / "transcript.json").write_text(transcript.model_dump_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    assert export(root, out).exit_code == 0
+    (path,) = out.glob("*.json")
+    raw = path.read_text(encoding="utf-8")
+    # the first result: pooled once, in its tool event and in the sample's messages; not once per later input
+    assert "attachment://" in raw and raw.count(results[0]) <= 3
+    log = read_eval_log(str(path), resolve_attachments=True)
+    assert log.samples is not None
+    models = [e for e in log.samples[0].events if isinstance(e, ModelEvent)]
+    assert len(models) == turns == len(transcript.turn_usage)
+    last = models[-1].input
+    assert len(last) == 1 + 2 * (turns - 1)
+    assert [m.text for m in last if m.role == "tool"] == results[:-1]
+
+
 def test_a_planted_key_is_in_no_exported_file(tmp_path):
     root = tmp_path / "results"
     key = "sk-ant-api03-" + "Q7x" * 12
