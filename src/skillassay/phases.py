@@ -2,9 +2,9 @@
 display.
 
 A run names its phases with ``phase(name)`` from wherever it is (the trial, the sandbox's backend); the run it
-belongs to is the one ``running`` entered in this thread. Listeners (the CLI's progress) hear every phase
-of the runs of this process; none on a Ray worker, whose progress is the job's count. A listener never
-fails a run."""
+belongs to is the one ``running`` entered in this thread. Listeners (the CLI's progress, the job's live
+state) hear every phase of the runs of this process, and those an executor ``relay``s from elsewhere (the
+Ray executor's, from its workers). A listener never fails a run."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def phase(name: str) -> None:
     key = _run.get()
     if key is None:
         return
+    relay(key, name)
+
+
+def relay(key: RunKey, name: str) -> None:
+    """Tell the listeners run ``key`` is in phase ``name`` (``phase`` for a run of this thread; an executor
+    for a run it carries out elsewhere)."""
     for fn in _listeners.copy():  # another thread may add or remove one meanwhile
         with contextlib.suppress(Exception):  # a display's fault is never the run's
             fn(key, name)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 class Message(BaseModel):
     role: Literal["user", "assistant", "system"]
     text: str
+    turn: int | None = None  # an assistant message's 1-based model turn, where the CLI says (as ToolCall's)
 
 
 class ToolCall(BaseModel):

@@ -20,6 +20,7 @@ from skillassay.agents.base import AgentResult
 from skillassay.cli.main import app
 from skillassay.orchestrator.attempts import RetryPolicy, judge, run_attempts
 from skillassay.services.model_proxy import GrantReport
+from skillassay.store.live import live_path, read_live
 from skillassay.testing import ModelServer, parse_scripts
 from skillassay.transcripts import Transcript
 from skillassay.usage import ModelUsage, ProviderError
@@ -249,6 +250,10 @@ def test_max_cost_stops_starting_runs_and_resume_goes_on(server, client, tmp_pat
     assert len(out["runs"]) == 1 and out["status"] == "stopped"
     assert "2 run(s) not started" in out["stop_reason"]
     job_id = out["job_id"]
+    # the live view's state says so too: the proxy's spend against --max-cost, the runs kept from starting
+    live = read_live(live_path(tmp_path, job_id))
+    assert (live.status, live.done, live.not_started) == ("stopped", 1, 2)
+    assert live.spent_usd == pytest.approx(CALL_COST) and live.max_cost == pytest.approx(CALL_COST / 2)
     # a higher limit on --resume: the rest run, and the job's spend adds up over both sessions
     result = runner.invoke(
         app,

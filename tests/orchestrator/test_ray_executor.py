@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -29,9 +30,11 @@ except ImportError:  # pragma: no cover - scripts/setup.sh installs it; CI must 
         raise
     pytest.skip("needs Ray: pip install -e '.[ray]' (scripts/setup.sh installs it)", allow_module_level=True)
 
+from skillassay import phases
 from skillassay.orchestrator.executors.ray import RayExecutor
 from skillassay.orchestrator.job import JobOptions, run_job
 from skillassay.store import open as open_store
+from skillassay.store.live import live_path, read_live
 from skillassay.testing import ModelServer
 
 pytestmark = [
@@ -138,6 +141,45 @@ def test_reference_runs_spread_over_both_nodes_and_score_as_locally(cluster, tmp
     # run.json names the job's files, never a worker's copy
     assert all(s["config"]["definition"].startswith(str(REPO / "evals")) for s in stored)
     assert all(0 <= s["timings"]["ray_overhead"] < 30 for s in stored)
+
+
+def test_a_ray_jobs_lanes_reach_its_live_state(cluster, tmp_path: Path) -> None:
+    """The workers' phases come back to the driver (``phases.relay``): `run`'s progress hears them, and the
+    job's live.json (what `serve --live` shows) has a lane for each run while it is under way."""
+    results, seen, heard = tmp_path / "ray", set(), []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for path in results.glob("*/live.json"):
+                with contextlib.suppress(OSError, ValueError):
+                    seen.update((lane.eval_id, lane.run_index, lane.phase) for lane in read_live(path).lanes)
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        with phases.listening(lambda key, name: heard.append((key.eval_id, key.run_index, name))):
+            result = _job(
+                results,
+                RayExecutor(),
+                agent="reference",
+                fixtures=["flask-py"],
+                layers="rubric",
+                runs=2,
+                canary_runs=0,
+            )
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert result.job.status == "finished"
+    for i in (1, 2):
+        assert ("flask-py", i, "workspace") in heard and ("flask-py", i, "agent") in heard, heard
+        assert ("flask-py", i, "grading") in heard, heard
+        assert any(run == i for _, run, _ in seen), seen
+    final = read_live(live_path(results, result.job.job_id))
+    assert (final.executor, final.status, final.done, final.lanes) == ("ray", "finished", 2, [])
+    assert sorted(r.run_index for r in final.finished) == [1, 2]
 
 
 def test_scripted_claude_code_with_a_skill_scores_as_locally(cluster, tmp_path: Path) -> None:

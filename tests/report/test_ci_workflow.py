@@ -2,11 +2,13 @@
 copy of a skill repository: both arms with the real Claude Code CLI against the scripted model server.
 
 What a runner has and this machine need not do is left out: the set-up steps (apt, pip, ``install-agents``)
-and the actions (checkout, cache, upload). The run step is adapted in three ways only (``adapted``): one run
-per eval, the rubric layer (the sandbox layer's build is tested elsewhere), the model server as upstream."""
+and the actions (checkout, cache, upload). The run step is adapted in two ways only (``adapted``): one run
+per eval, the model server as upstream. Both layers run, as the workflow's do: the rubric, and the sandbox
+(the app installed, built and started, driven against the Seam emulator)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -60,7 +62,7 @@ def adapted(script: str, upstream: str) -> str:
         return script
     assert "--runs 3" in script and "--skill skills/my-skill" in script, script
     return script.replace("--runs 3", "--runs 1").replace(
-        "--skill skills/my-skill", f"--skill skills/my-skill --layers rubric --model-upstream {upstream}"
+        "--skill skills/my-skill", f"--skill skills/my-skill --model-upstream {upstream}"
     )
 
 
@@ -114,6 +116,15 @@ def test_the_ci_workflow_runs_on_a_skill_repository(tmp_path):
     runs = [RunRecord.model_validate_json(p.read_text()) for p in (repo / "results" / job).rglob("run.json")]
     assert sorted(r.variant for r in runs) == ["baseline", "skill"]
     assert all(r.agent == "claude-code" and r.outcome == "completed" for r in runs), [r.error for r in runs]
+    # the sandbox layer ran in both arms: the app built and started, its checks scored
+    for r in runs:
+        sandbox = json.loads((repo / "results" / r.run_dir / "sandbox.json").read_text())
+        assert r.figure("rubric_total") is not None and r.figure("sandbox_total") == sandbox["total"], (
+            r.grades
+        )
+        assert sandbox["checks"]["build"]["passed"] is True, sandbox["checks"]["build"]
+        # the agent changed nothing: the app starts and is driven, and no Seam check passes
+        assert "start" in sandbox["timings"] and not sandbox["checks"]["create"]["passed"]
     # both arms talked to the scripted model through the job's proxy, and only the skill's had the skill
     assert all(r.model_usage and r.model_usage.requests >= 1 for r in runs)
     assert calls >= len(runs)

@@ -18,6 +18,7 @@ from parts import CHROMIUM, needs
 from synthetic_runs import make_job
 from typer.testing import CliRunner
 
+from skillassay.agents.claude_code import parse_stream_json
 from skillassay.cli.main import app
 from skillassay.secrets import forms
 from skillassay.transcripts import Transcript
@@ -101,6 +102,123 @@ def test_each_turn_a_model_event_and_each_tool_call_a_tool_event(exported):
     assert sample.input == transcript.messages[0].text
 
 
+def _assistant(msg_id: str, blocks: list[dict], tokens: tuple[int, int, int]) -> dict:
+    usage = {"input_tokens": tokens[0], "output_tokens": tokens[1], "cache_read_input_tokens": tokens[2]}
+    return {"type": "assistant", "message": {"id": msg_id, "content": blocks, "usage": usage}}
+
+
+def _result(call_id: str, text: str) -> dict:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+    return {"type": "user", "message": {"role": "user", "content": [block]}}
+
+
+def _claude_code_transcript() -> Transcript:
+    """Claude Code's stream-json of three model turns, the second one tool calls only (no text), parsed by
+    skillassay's own parser."""
+    records = [
+        {"type": "system", "subtype": "init", "model": "claude-sonnet", "session_id": "s1"},
+        _assistant("m1", [{"type": "text", "text": "Reading first."}], (900, 40, 0)),
+        _assistant(
+            "m1",
+            [{"type": "tool_use", "id": "c1", "name": "Read", "input": {"file_path": "a.py"}}],
+            (900, 40, 0),
+        ),
+        _result("c1", "print('a')"),
+        _assistant(
+            "m2",
+            [{"type": "tool_use", "id": "c2", "name": "Edit", "input": {"file_path": "a.py"}}],
+            (20, 60, 900),
+        ),
+        _assistant(
+            "m2",
+            [{"type": "tool_use", "id": "c3", "name": "Bash", "input": {"command": "pytest"}}],
+            (20, 60, 900),
+        ),
+        _result("c2", "ok"),
+        _result("c3", "1 passed"),
+        _assistant("m3", [{"type": "text", "text": "Done."}], (30, 10, 980)),
+    ]
+    return parse_stream_json(records, prompt="Fix a.py.")
+
+
+def test_each_model_turn_a_model_event_with_its_input_and_usage(tmp_path):
+    root = tmp_path / "results"
+    _, runs = make_job(root, job_id=JOB, evals=("flask-py",), runs=1)
+    run = runs[0]
+    transcript = _claude_code_transcript()
+    assert len(transcript.turn_usage) == 3 and [c.turn for c in transcript.tool_calls] == [1, 2, 2]
+    (root / run.run_dir / "transcript.json").write_text(transcript.model_dump_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    assert export(root, out).exit_code == 0
+    log = read_eval_log(str(next(out.glob("*.json"))), resolve_attachments=True)
+    assert log.samples is not None
+    sample = log.samples[0]
+    kinds = [
+        ("model", e.output.completion) if isinstance(e, ModelEvent) else ("tool", e.function)
+        for e in sample.events
+        if isinstance(e, (ModelEvent, ToolEvent))
+    ]
+    # a model event per turn of the transcript, the tool-only one too; each call after its turn
+    assert kinds == [
+        ("model", "Reading first."),
+        ("tool", "Read"),
+        ("model", ""),
+        ("tool", "Edit"),
+        ("tool", "Bash"),
+        ("model", "Done."),
+    ]
+    models = [e for e in sample.events if isinstance(e, ModelEvent)]
+    for event, usage in zip(models, transcript.turn_usage, strict=True):
+        assert event.output.usage is not None
+        got = event.output.usage
+        assert (got.input_tokens, got.output_tokens, got.input_tokens_cache_read) == (
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+        )
+        assert got.total_tokens == usage.total
+    # each turn's input is the conversation so far: the prompt, the earlier turns and their tools' results
+    roles = [[m.role for m in e.input] for e in models]
+    assert roles == [
+        ["user"],
+        ["user", "assistant", "tool"],
+        ["user", "assistant", "tool", "assistant", "tool", "tool"],
+    ]
+    assert models[0].input[0].text == "Fix a.py."
+    third = models[2].input
+    assert [m.text for m in third if m.role == "tool"] == ["print('a')", "ok", "1 passed"]
+    assert [c.function for c in third[3].tool_calls or []] == ["Edit", "Bash"]
+    assert [m.role for m in sample.messages] == [*roles[2], "assistant"]
+
+
+def test_a_long_conversation_is_kept_once_and_reads_back_whole(tmp_path):
+    """Each turn's input repeats the conversation before it: past a few messages the sample is condensed
+    (repeated content pooled as Inspect's own logs do), and reads back whole."""
+    turns = 12
+    results = [f"result {k}: " + "x" * 3000 for k in range(1, turns + 1)]
+    records: list[dict] = [{"type": "system", "subtype": "init", "model": "claude-sonnet"}]
+    for k in range(1, turns + 1):
+        call = {"type": "tool_use", "id": f"c{k}", "name": "Read", "input": {"file_path": f"f{k}.py"}}
+        records += [_assistant(f"m{k}", [call], (10, 5, 100)), _result(f"c{k}", results[k - 1])]
+    transcript = parse_stream_json(records, prompt="Read them all.")
+    root = tmp_path / "results"
+    _, runs = make_job(root, job_id=JOB, evals=("flask-py",), runs=1)
+    (root / runs[0].run_dir / "transcript.json").write_text(transcript.model_dump_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    assert export(root, out).exit_code == 0
+    (path,) = out.glob("*.json")
+    raw = path.read_text(encoding="utf-8")
+    # the first result: pooled once, in its tool event and in the sample's messages; not once per later input
+    assert "attachment://" in raw and raw.count(results[0]) <= 3
+    log = read_eval_log(str(path), resolve_attachments=True)
+    assert log.samples is not None
+    models = [e for e in log.samples[0].events if isinstance(e, ModelEvent)]
+    assert len(models) == turns == len(transcript.turn_usage)
+    last = models[-1].input
+    assert len(last) == 1 + 2 * (turns - 1)
+    assert [m.text for m in last if m.role == "tool"] == results[:-1]
+
+
 def test_a_planted_key_is_in_no_exported_file(tmp_path):
     root = tmp_path / "results"
     key = "sk-ant-api03-" + "Q7x" * 12
@@ -167,7 +285,13 @@ def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(url)
-                expect(page.get_by_text("express-ts:baseline")).to_be_visible(timeout=WAIT_MS)
+                # this inspect view opens the newest log when it starts (the logs were just written): its
+                # Home link leads back to the list of them
+                listed, home = page.get_by_text("express-ts:baseline"), page.get_by_role("link", name="Home")
+                listed.or_(home).first.wait_for(timeout=WAIT_MS)
+                if not listed.is_visible():
+                    home.click()
+                expect(listed).to_be_visible(timeout=WAIT_MS)
                 page.get_by_text("express-ts:skill").click()
                 expect(page.get_by_text(f"{errors} of {len(arm)} samples")).to_be_visible(timeout=WAIT_MS)
                 expect(

@@ -208,7 +208,7 @@ def parse_stream_json(
                         existing.text = f"{existing.text}\n{block['text']}"
                     else:
                         message_text[msg_id] = len(t.messages)
-                        t.messages.append(Message(role="assistant", text=block["text"]))
+                        t.messages.append(Message(role="assistant", text=block["text"], turn=turns[msg_id]))
                 elif block.get("type") == "tool_use":
                     name = str(block.get("name") or "")
                     raw_input = block.get("input")

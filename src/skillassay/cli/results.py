@@ -496,22 +496,39 @@ def export_cmd(
 @commands.command("serve")
 def serve_cmd(
     site: Path = typer.Argument(
-        Path("report"),
+        None,
         help="A folder written by `skillassay report --html` (default: report, as in "
-        "`skillassay report JOB --html report/`).",
+        "`skillassay report JOB --html report/`; with --live, none needed).",
+        show_default=False,
     ),
     port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 = any free port)."),
+    live: bool = typer.Option(
+        False,
+        "--live",
+        help="Also show the jobs under --results as they run, at /live/ (their lanes, phases, finished runs "
+        "and cost), refreshing by itself.",
+    ),
+    results: Path = RESULTS_OPT,
 ) -> None:
-    """Serve a built report (default: the folder `report`) on 127.0.0.1 until interrupted."""
+    """Serve a built report (default: the folder `report`) on 127.0.0.1 until interrupted; with --live, the
+    running jobs' live view too."""
     from skillassay.report.serve import start
 
-    if not (site / "index.html").is_file():
+    if site is None and not live:
+        site = Path("report")
+    if site is not None and not (site / "index.html").is_file():
         raise _fail(f"{site}: no index.html (build it with `skillassay report --html {site}`)")
+    if live and not results.is_dir():
+        raise _fail(f"--results {results}: no such results folder")
     try:
-        server, _ = start(site, port)
+        server, _ = start(site, port, live=results if live else None)
     except OSError as exc:
         raise _fail(f"cannot listen on 127.0.0.1:{port}: {exc}") from exc
-    typer.echo(f"Serving {site} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    if site is not None:
+        typer.echo(f"Serving {site} on {url} (Ctrl-C stops)")
+    if live:
+        typer.echo(f"Live jobs of {results} on {url}live/ (Ctrl-C stops)")
     try:
         while True:
             time.sleep(3600)

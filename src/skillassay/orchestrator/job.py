@@ -29,6 +29,7 @@ from skillassay.orchestrator.canary import CanaryPlan
 from skillassay.orchestrator.config import JobOptions
 from skillassay.orchestrator.environment import skill_hash
 from skillassay.orchestrator.executors import Executor, JobWork, create_executor
+from skillassay.orchestrator.live import LiveRecorder
 from skillassay.orchestrator.model_access import Budget, BudgetSpent, model_preflight, start_proxy
 from skillassay.orchestrator.run_services import EmulatorRecipe, JobServices
 from skillassay.orchestrator.trial import RunNotWritten, RunSpec
@@ -354,13 +355,24 @@ def _run(plan: JobPlan, db: result_store.Store, executor: Executor, on_event: Pr
         definitions={e: plan.by_id[e] for e in {s.eval_id for s in specs}},
     )
     end = JobEnd(status="interrupted")
+    live = LiveRecorder(
+        opts.results,
+        job.job_id,
+        planned=len(specs),
+        executor=opts.executor,
+        max_cost=opts.max_cost,
+        spent=budget.spent,
+        redactor=hide,
+    ).start()
     try:
-        end = _collect(executor, work, specs, db, budget, on_event)
+        with phases.listening(live.phase):
+            end = _collect(executor, work, specs, db, budget, on_event, live)
     except KeyboardInterrupt:
         # safety net: agents and apps run in their own process groups, which a Ctrl-C never reaches
         reaper.kill_all()
         raise
     finally:
+        live.close(end.status)
         if proxy is not None:
             proxy.stop()
         job = _record_end(job, end, budget, db, opts, hide)
@@ -434,13 +446,15 @@ def _collect(
     db: result_store.Store,
     budget: Budget,
     on_event: ProgressFn | None,
+    live: LiveRecorder,
 ) -> JobEnd:
     """Every run handed to the executor, each recorded as it finishes."""
     unrecorded = 0
     with closing(executor.run(work, specs)) as finished:  # closed on Ctrl-C: it ends its runs
-        for _spec, result in finished:
+        for spec, result in finished:
             if not _take(result, db, budget, on_event):
                 unrecorded += 1
+            live.came_back((spec.eval_id, spec.variant, spec.run_index), result)
     status = "incomplete" if unrecorded else ("stopped" if budget.stopped else "finished")
     return JobEnd(status=status, unrecorded=unrecorded)
 

@@ -1,16 +1,18 @@
 """A job as Inspect AI eval logs: one log per eval and arm, one sample per run.
 
 ``inspect-ai`` is the optional extra ``skillassay[inspect]``; it is imported here only, when an export runs.
-Each run's sample carries the prompt, the agent's transcript as events (one model event per assistant turn,
-one tool event per tool call), every criterion's score with its explanation and evidence, the outcome, the
-tokens and cost. An unscored run is a sample error (Inspect shows it as an error), never a zero. Everything
-written passes through the scrubber first.
+Each run's sample carries the prompt, the agent's transcript as events (one model event per model turn, with
+its input, the conversation so far, and its tokens where the CLI reports them; one tool event per tool
+call), every criterion's score with its explanation and evidence, the outcome, the tokens and cost. An
+unscored run is a sample error (Inspect shows it as an error), never a zero. Everything written passes
+through the scrubber first.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,11 +21,13 @@ from pydantic import ValidationError
 
 from skillassay.secrets import environment_redactor
 from skillassay.store.records import JobRecord, RunRecord
-from skillassay.transcripts import ToolCall, Transcript
+from skillassay.transcripts import ToolCall, Transcript, Usage
 
 if TYPE_CHECKING:
     from inspect_ai.event import Event
     from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.model import ChatMessage
+    from inspect_ai.model import ModelUsage as InspectUsage
     from inspect_ai.scorer import Score
 
 
@@ -32,6 +36,7 @@ class InspectMissing(RuntimeError):
 
 
 VERDICT = "verdict"
+CONDENSE_OVER = 24  # messages in all of a sample's model inputs: past this, repeated content is pooled
 
 
 def _require_inspect() -> None:
@@ -63,35 +68,121 @@ def _tool_event(call: ToolCall) -> Event:
     )
 
 
-def _model_event(model: str, text: str) -> Event:
-    from inspect_ai.event import ModelEvent
-    from inspect_ai.model import GenerateConfig, ModelOutput
+@dataclass
+class Turn:
+    """One model turn of a transcript: what the model said, the calls it made, what it used."""
 
-    return ModelEvent(
-        model=model,
-        input=[],
-        tools=[],
-        tool_choice="auto",
-        config=GenerateConfig(),
-        output=ModelOutput.from_content(model=model, content=text),
+    text: str
+    calls: list[ToolCall]
+    usage: Usage | None  # None: the CLI did not report the turn's tokens
+    model_turn: bool = True  # False: the calls of no known turn, after the last
+
+
+def transcript_turns(t: Transcript) -> list[Turn]:
+    """The transcript's model turns, in order. Where the CLI numbers them (``turn_usage``, ``ToolCall.turn``,
+    ``Message.turn``), one per model response, a turn that only called tools included; an assistant message of
+    no known turn belongs to the last. Where it does not (the reference and command agents), one turn per
+    assistant message. Tool calls of no known turn come after the last turn, in a turn of their own."""
+    assistant = [m for m in t.messages if m.role == "assistant"]
+    known = [m.turn for m in assistant if m.turn] + [c.turn for c in t.tool_calls if c.turn]
+    count = max([len(t.turn_usage), *known], default=0)
+    texts: list[list[str]]
+    if count == 0:
+        count = len(assistant)
+        texts = [[m.text] for m in assistant]
+    else:
+        texts = [[] for _ in range(count)]
+        for m in assistant:
+            texts[(m.turn if m.turn and m.turn <= count else count) - 1].append(m.text)
+    calls: list[list[ToolCall]] = [[] for _ in range(count + 1)]
+    for call in t.tool_calls:
+        calls[call.turn - 1 if call.turn is not None and 1 <= call.turn <= count else count].append(call)
+    turns = [
+        Turn(
+            text="\n".join(texts[k]),
+            calls=calls[k],
+            usage=t.turn_usage[k] if k < len(t.turn_usage) else None,
+        )
+        for k in range(count)
+    ]
+    if calls[count]:
+        turns.append(Turn(text="", calls=calls[count], usage=None, model_turn=False))
+    return turns
+
+
+def _assistant(turn: Turn) -> ChatMessage:
+    from inspect_ai.model import ChatMessageAssistant
+    from inspect_ai.tool import ToolCall as InspectToolCall
+
+    return ChatMessageAssistant(
+        content=turn.text,
+        tool_calls=[InspectToolCall(id=c.id, function=c.name, arguments=dict(c.input)) for c in turn.calls]
+        or None,
     )
 
 
-def transcript_events(t: Transcript) -> list[Event]:
-    """One model event per assistant message, in order; each tool call (a tool event) after the model turn
-    that made it (``ToolCall.turn``), calls of no known turn after the last turn."""
+def _tool_results(turn: Turn) -> list[ChatMessage]:
+    from inspect_ai.model import ChatMessageTool
+    from inspect_ai.tool import ToolCallError
+
+    return [
+        ChatMessageTool(
+            content=c.result or "",
+            tool_call_id=c.id,
+            function=c.name,
+            error=ToolCallError(type="permission", message="denied") if c.denied else None,
+        )
+        for c in turn.calls
+    ]
+
+
+def _model_usage(usage: Usage | None) -> InspectUsage | None:
+    from inspect_ai.model import ModelUsage
+
+    if usage is None:
+        return None
+    return ModelUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total,
+        input_tokens_cache_read=usage.cache_read_input_tokens,
+        input_tokens_cache_write=usage.cache_creation_input_tokens,
+    )
+
+
+def _model_event(model: str, conversation: list[ChatMessage], turn: Turn) -> Event:
+    """A model turn: its input (the conversation so far, as the transcript has it: the prompt, the earlier
+    turns and their tools' results), its output and its usage."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import ChatCompletionChoice, GenerateConfig, ModelOutput
+
+    message = _assistant(turn)
+    choice = ChatCompletionChoice(message=message, stop_reason="tool_calls" if turn.calls else "stop")
+    return ModelEvent(
+        model=model,
+        input=list(conversation),
+        tools=[],
+        tool_choice="auto",
+        config=GenerateConfig(),
+        output=ModelOutput(model=model, choices=[choice], usage=_model_usage(turn.usage)),
+    )
+
+
+def transcript_events(t: Transcript) -> tuple[list[Event], list[ChatMessage]]:
+    """(the events: a model event per model turn, then a tool event per call it made; the whole
+    conversation, as the sample's messages)."""
+    from inspect_ai.model import ChatMessageUser
+
     model = t.model or t.agent
-    turns = [m.text for m in t.messages if m.role == "assistant"]
-    by_turn: dict[int, list[ToolCall]] = {}
-    for call in t.tool_calls:
-        k = call.turn if call.turn is not None and 1 <= call.turn <= len(turns) else len(turns) + 1
-        by_turn.setdefault(k, []).append(call)
+    prompt = next((m.text for m in t.messages if m.role == "user"), None)
+    conversation: list[ChatMessage] = [ChatMessageUser(content=prompt)] if prompt is not None else []
     events: list[Event] = []
-    for k in range(1, len(turns) + 2):
-        if k <= len(turns):
-            events.append(_model_event(model, turns[k - 1]))
-        events.extend(_tool_event(c) for c in by_turn.get(k, []))
-    return events
+    for turn in transcript_turns(t):
+        if turn.model_turn:
+            events.append(_model_event(model, conversation, turn))
+        events.extend(_tool_event(c) for c in turn.calls)
+        conversation += [_assistant(turn), *_tool_results(turn)]
+    return events, conversation
 
 
 def _scores(run: RunRecord) -> dict[str, Score]:
@@ -117,7 +208,8 @@ def _scores(run: RunRecord) -> dict[str, Score]:
 
 
 def run_sample(run: RunRecord, transcript: Transcript | None) -> EvalSample:
-    from inspect_ai.log import EvalError, EvalSample
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import EvalError, EvalSample, condense_sample
     from inspect_ai.model import ModelUsage
 
     prompt = next((m.text for m in transcript.messages if m.role == "user"), "") if transcript else ""
@@ -133,12 +225,14 @@ def run_sample(run: RunRecord, transcript: Transcript | None) -> EvalSample:
     if not run.scored:
         message = f"{run.outcome}: {run.error or 'unscored'}"
         error = EvalError(message=message, traceback=message, traceback_ansi=message)
-    return EvalSample(
+    events, messages = transcript_events(transcript) if transcript else ([], [])
+    sample = EvalSample(
         id=f"{run.variant}-run_{run.run_index}",
         epoch=run.run_index,
         input=prompt,
         target="",
-        events=transcript_events(transcript) if transcript else [],
+        events=events,
+        messages=messages,
         scores=_scores(run) if run.scored else None,
         error=error,
         model_usage={model: usage},
@@ -155,6 +249,10 @@ def run_sample(run: RunRecord, transcript: Transcript | None) -> EvalSample:
             "final_message": ts.final_message,
         },
     )
+    # each model event's input repeats the conversation so far: past a few messages, kept once (as Inspect's
+    # own logs are); a short conversation is cheaper written out than pooled
+    repeated = sum(len(e.input) for e in events if isinstance(e, ModelEvent))
+    return condense_sample(sample) if repeated > CONDENSE_OVER else sample
 
 
 def eval_log(job: JobRecord, eval_id: str, variant: str, samples: list[EvalSample]) -> EvalLog:

@@ -8,6 +8,8 @@ the driver keeps the results store. Nothing assumes a shared filesystem:
 - the files the runs read (each eval's part of the suite, the skill) go into Ray's object store once, as one
   archive; a worker unpacks it once per machine (``shipping``);
 - the run-level services (the Seam emulator) are opened on the worker (``services.on_worker``);
+- a run's phases stream back as it enters them (the driver relays them: ``phases.relay``, for the progress
+  and the job's live state);
 - a finished run comes back as an archive of its folder, which the driver writes into the results root before
   it yields the record; the job then indexes it, as runs finish.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -40,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from skillassay import reaper
+from skillassay import phases, reaper
 from skillassay.definitions.models import EvalDefinition
 from skillassay.definitions.resources import Resources
 from skillassay.errors import SkillassayError
@@ -117,14 +120,21 @@ def run_attempt(
 
         # The run goes on in a thread; this (the task's main) thread stays free to receive Ray's cancellation
         # (KeyboardInterrupt, delivered only between bytecodes: a main thread blocked in waitpid would never
-        # see it) and to notice the stop mark of a Ctrl-C sweep.
+        # see it), to notice the stop mark of a Ctrl-C sweep, and to stream the run's phases to the driver.
+        key = phases.RunKey(spec.job_id, spec.eval_id, spec.variant, spec.run_index)
+        heard: queue.SimpleQueue[str] = queue.SimpleQueue()
         thread = threading.Thread(target=body, name=f"skillassay-{spec.eval_id}", daemon=True)
-        thread.start()
         try:
-            while thread.is_alive():
-                thread.join(STOP_POLL)
-                if book.stopped():
-                    raise KeyboardInterrupt
+            with phases.listening(lambda k, name: heard.put(name) if k == key else None):
+                thread.start()
+                while thread.is_alive():
+                    thread.join(STOP_POLL)
+                    if book.stopped():
+                        raise KeyboardInterrupt
+                    while not heard.empty():
+                        yield {"phase": heard.get()}
+                while not heard.empty():  # a last phase begun within the last poll
+                    yield {"phase": heard.get()}
         except KeyboardInterrupt:
             with reaper.stopping():
                 reaper.kill_all(grace=1.0)
@@ -365,6 +375,11 @@ class RayExecutor(Executor):
                     if item is not None and "node" in item:
                         attempt.node, attempt.host = item["node"], item["host"]
                         attempt.dispatched = time.monotonic()
+                        continue
+                    if item is not None and "phase" in item:  # heard here as a local run's phases are
+                        run = attempt.spec
+                        key = phases.RunKey(run.job_id, run.eval_id, run.variant, run.run_index)
+                        phases.relay(key, str(item["phase"]))
                         continue
                     del running[gen]
                     if failure is None:
