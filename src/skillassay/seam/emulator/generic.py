@@ -346,7 +346,8 @@ class GenericEngine:
         store_id = record.get(resource.id_field or "") or new_id()
         self._store(ctx.ws, resource.name)[store_id] = record
         self._event(ctx, resource.name, "create", record)
-        return self._respond(route, ctx, primary=record, items=[record])
+        attempt = self._attempt(route, ctx, record)
+        return self._respond(route, ctx, primary=record, items=[record], attempt=attempt)
 
     def _list(self, route: GenericRoute, ctx: Ctx, params: dict[str, Any]) -> dict[str, Any]:
         resource = self._resource_of_key(route.path, route.key) if route.key else None
