@@ -125,7 +125,8 @@ def test_noise_threshold_round_trip_with_a_settling_attempt(seam):
 
 
 def lock_id_other(client: httpx.Client, not_this: str) -> str:
-    return next(d["device_id"] for d in call(client, "/devices/list")["devices"] if d["device_id"] != not_this)
+    devices = call(client, "/devices/list")["devices"]
+    return next(d["device_id"] for d in devices if d["device_id"] != not_this)
 
 
 def test_thermostat_schedule_round_trip(seam):
