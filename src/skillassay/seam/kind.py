@@ -445,8 +445,20 @@ TOLERANCE = 0.011  # category scores are rounded to two decimals
 
 
 def compare_layers(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
-    """What the rubric and sandbox figures miss of a control's expectation."""
+    """What the rubric and sandbox figures miss of a control's expectation (and any emulator gap the
+    control's app met: its figures would check the generic engine, not Seam)."""
+    from skillassay.seam.behaviour.gaps import gap_requests
+    from skillassay.seam.behaviour.trace import SeamTrace
+
     bad: list[str] = []
+    trace = (got.sandbox or {}).get("seam_trace")
+    met = gap_requests(SeamTrace.model_validate(trace)) if trace else []
+    if met:
+        bad.append(
+            "met an emulator gap (501 or an approximate route): "
+            + ", ".join(met[:3])
+            + (f" and {len(met) - 3} more" if len(met) > 3 else "")
+        )
     cats = (got.rubric or {}).get("categories", {})
     for name, score in expected.rubric_categories.items():
         actual = cats.get(name, {}).get("score")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from skillassay.definitions.models import ControlExpectation
 from skillassay.kinds.base import GradeOutcome
 from skillassay.outcomes import SERVICE_GAP, SERVICE_GAP_FIGURE
 from skillassay.scoring.stats import unscored_gaps, unscored_refusal
 from skillassay.seam.behaviour.gaps import emulator_gaps, eval_routes
 from skillassay.seam.behaviour.result import SandboxResult
 from skillassay.seam.behaviour.trace import SeamTrace, TraceRequest
-from skillassay.seam.kind import SeamKind
+from skillassay.seam.kind import SeamKind, compare_layers
 
 
 def sandbox(requests: list[tuple[str | None, str, int]], failing: tuple[str, ...] = ("create",)):
@@ -115,3 +116,19 @@ def test_flagged_runs_count_in_the_unscored_share_guard():
     # an unscored run is never counted twice
     both = [Run("e1", 0, outcome="harness_error", grades={SERVICE_GAP_FIGURE: 1.0})]
     assert unscored_gaps(both, both)[0].a.unscored == {"harness_error": 1}
+
+
+def test_a_control_that_meets_a_gap_does_not_match():
+    expected = ControlExpectation(description="golden", sandbox_total=100)
+    clean = sandbox([("create", "/access_codes/create", 200)], failing=())
+    assert (
+        compare_layers(
+            expected, GradeOutcome(sandbox=clean.model_dump(mode="json"), grades={"sandbox_total": 100.0})
+        )
+        == []
+    )
+    # the golden passes every check, but one of them leaned on the generic engine
+    leaning = sandbox([("update", "/access_codes/update_multiple", 200)], failing=())
+    got = GradeOutcome(sandbox=leaning.model_dump(mode="json"), grades={"sandbox_total": 100.0})
+    [problem] = compare_layers(expected, got)
+    assert "emulator gap" in problem and "/access_codes/update_multiple" in problem

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from skillassay.seam.behaviour.result import SandboxResult
+from skillassay.seam.behaviour.trace import SeamTrace
 from skillassay.seam.rubric.checks import canonical_path
 
 # Routes any path's correct solution may use (prefixes end with "/"; others are exact routes).
@@ -97,6 +98,18 @@ class EmulatorGap(BaseModel):
     def text(self) -> str:
         what = "501 not implemented" if self.kind == "not_implemented" else "an approximate (generic) answer"
         return f"{self.method} {self.path} got {what} during the failing {self.check} check"
+
+
+def gap_requests(trace: SeamTrace | None, approximate: frozenset[str] | None = None) -> list[str]:
+    """Every request of a trace the emulator answered 501 or from its generic engine, whatever its window
+    and its check's fate, as ``METHOD path -> status`` (a control, a golden above all, must meet none:
+    what it is checked against would be the generic engine's guess, not Seam's semantics)."""
+    generic = _approximate() if approximate is None else approximate
+    return [
+        f"{r.method} {r.path} -> {r.status}"
+        for r in (trace.requests if trace is not None else [])
+        if r.status == 501 or r.path in generic
+    ]
 
 
 def emulator_gaps(
