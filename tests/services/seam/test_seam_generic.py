@@ -176,6 +176,27 @@ def test_acs_user_round_trip_emits_events(seam):
     assert types.index("acs_user.created") < types.index("acs_user.deleted")
 
 
+def test_a_union_request_matching_two_branches_is_accepted_as_zod_does(seam):
+    # acs/credentials/list's oneOf has an empty branch beside {acs_user_id}: JSON Schema's oneOf would refuse
+    system = call(seam, "/acs/systems/list")["acs_systems"][0]
+    user = call(seam, "/acs/users/create", acs_system_id=system["acs_system_id"], full_name="Ann")["acs_user"]
+    mine = call(
+        seam,
+        "/acs/credentials/create",
+        acs_user_id=user["acs_user_id"],
+        acs_system_id=system["acs_system_id"],
+        access_method="code",
+        code="4321",
+    )["acs_credential"]
+    listed = call(seam, "/acs/credentials/list", acs_user_id=user["acs_user_id"])["acs_credentials"]
+    assert [c["acs_credential_id"] for c in listed] == [mine["acs_credential_id"]]
+    # the rest of the schema still applies
+    assert error_of(seam, "/acs/credentials/list", acs_user_id=user["acs_user_id"], limit="many") == (
+        400,
+        "invalid_input",
+    )
+
+
 def test_client_session_round_trip(seam):
     session = call(seam, "/client_sessions/create", user_identifier_key="guest-17")["client_session"]
     cid = session["client_session_id"]
