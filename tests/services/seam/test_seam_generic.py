@@ -277,3 +277,19 @@ def test_routes_outside_the_public_api_still_answer_not_implemented(emulator, se
     private = next(p for p in emulator.spec.routes if p.startswith("/seam/"))
     assert error_of(seam, private) == (501, "not_implemented")
     assert error_of(seam, "/no_such/route") == (404, "not_found")
+
+
+def test_deleting_a_hand_written_device_takes_what_belongs_to_it(seam):
+    device_id = lock_id(seam)
+    space = call(seam, "/spaces/create", name="Unit 9", device_ids=[device_id])["space"]
+    code = call(seam, "/access_codes/create", device_id=device_id, code="2468")["access_code"]
+    call(seam, "/devices/delete", device_id=device_id)
+    assert error_of(seam, "/devices/get", device_id=device_id) == (404, "device_not_found")
+    assert device_id not in [d["device_id"] for d in call(seam, "/devices/list")["devices"]]
+    assert error_of(seam, "/access_codes/get", access_code_id=code["access_code_id"]) == (
+        404,
+        "access_code_not_found",
+    )
+    assert call(seam, "/access_codes/list", device_id=device_id)["access_codes"] == []
+    assert call(seam, "/devices/list", space_id=space["space_id"])["devices"] == []
+    assert "device.deleted" in event_types(seam)

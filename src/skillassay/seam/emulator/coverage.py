@@ -44,7 +44,9 @@ def _phase(path: str) -> int:
         return 4
     if verb.startswith(("remove", "revoke")):
         return 5
-    if verb in ("delete", "deactivate", "reset_sandbox"):
+    if path in ("/devices/delete", "/connected_accounts/delete", "/workspaces/reset_sandbox"):
+        return 7  # what the others' records belong to goes last
+    if verb in ("delete", "deactivate"):
         return 6
     return 3
 
@@ -52,7 +54,7 @@ def _phase(path: str) -> int:
 def _order(path: str) -> tuple[int, str]:
     """Phase first; deletes in reverse order, so a family's children go before their parent."""
     phase = _phase(path)
-    return (phase, "".join(chr(0x10FFFF - ord(c)) for c in path) if phase == 6 else path)
+    return (phase, "".join(chr(0x10FFFF - ord(c)) for c in path) if phase >= 6 else path)
 
 
 def harvest(body: Any, pool: dict[str, Any], owner: str = "") -> None:

@@ -376,6 +376,8 @@ class GenericEngine:
             for record_id, candidate in list(collection.items()):
                 if candidate is record:
                     del collection[record_id]
+                    if collection is not self.state.collection(ctx.ws, resource.name):
+                        _cascade(ctx.ws, resource.name, record_id)
         self._event(ctx, resource.name, route.shape, record)
         attempt = self._attempt(route, ctx, record)
         return self._respond(route, ctx, attempt=attempt)
@@ -506,6 +508,26 @@ class GenericEngine:
         for own in ("event_id", "event_type", "workspace_id", "created_at", "occurred_at"):
             fields.pop(own, None)
         engine.emit(ws, event_type, **fields)
+
+
+def _cascade(ws: Workspace, resource: str, record_id: str) -> None:
+    """A hand-written record is gone: so are the hand-written records that belong to it (the devices of a
+    connected account, the codes of a device), and its id leaves every list of ids that held it (a space's
+    devices), so no hand-written handler meets a dangling id."""
+    owned: list[tuple[str, str]] = []
+    for name, attribute in HANDWRITTEN_COLLECTIONS.items():
+        collection: dict[str, dict] = getattr(ws, attribute)
+        for other_id, other in list(collection.items()):
+            if other.get(f"{resource}_id") == record_id:
+                del collection[other_id]
+                owned.append((name, other_id))
+                continue
+            for field in (f"{resource}_ids", f"_{resource}_ids"):
+                ids = other.get(field)
+                if isinstance(ids, list) and record_id in ids:
+                    ids[:] = [i for i in ids if i != record_id]
+    for name, other_id in owned:
+        _cascade(ws, name, other_id)
 
 
 def _same_items(a: Any, b: Any) -> bool:
