@@ -238,6 +238,16 @@ def test_generic_updates_change_fields_never_ids(seam):
     )
     got = call(seam, "/client_sessions/get", client_session_id=session["client_session_id"])["client_session"]
     assert got["client_session_id"] == session["client_session_id"]
+    assert got["workspace_id"] == session["workspace_id"] != other  # an undeclared parameter changes nothing
+    call(seam, "/acs/users/update", acs_user_id=acs_user(seam)["acs_user_id"], workspace_id=other)
+    assert all(u["workspace_id"] != other for u in call(seam, "/acs/users/list")["acs_users"])
+
+
+def acs_user(client: httpx.Client) -> dict[str, Any]:
+    system = call(client, "/acs/systems/list")["acs_systems"][0]
+    return call(client, "/acs/users/create", acs_system_id=system["acs_system_id"], full_name="Al")[
+        "acs_user"
+    ]
 
 
 def test_workspaces_do_not_share_generic_records(emulator, seam):

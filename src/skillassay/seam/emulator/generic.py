@@ -58,6 +58,8 @@ _EVENT_SUFFIXES = {
 }
 _CREATE_VERBS = ("create", "launch", "get_or_create", "generate_instant_key")
 _META_KEYS = ("ok", "pagination", "action_attempt")
+# what no request changes on a record, whatever it sends (the record's workspace, its birth)
+_NEVER_SET = frozenset({"workspace_id", "created_at"})
 
 
 def public_routes(spec: SeamSpec) -> list[str]:
@@ -388,7 +390,8 @@ class GenericEngine:
         record: dict | None = None
         if resource is not None and resource.id_field and params.get(resource.id_field):
             record = self._find(route, ctx.ws, params)
-            changed = self._apply(resource, record, params)
+            declared = self.spec.routes[route.path].properties
+            changed = self._apply(resource, record, {k: v for k, v in params.items() if k in declared})
             if route.shape == "update" and changed:
                 self._event(ctx, resource.name, "update", record)
         attempt = self._attempt(route, ctx, record)
@@ -399,7 +402,7 @@ class GenericEngine:
         props, _ = self.values.object_parts(resource.schema)
         changed = False
         for name, value in params.items():
-            if name == resource.id_field or name.startswith("_") or name not in props:
+            if name in _NEVER_SET or name == resource.id_field or name.startswith("_") or name not in props:
                 continue
             current = record.get(name)
             if isinstance(current, dict) and isinstance(value, dict):
