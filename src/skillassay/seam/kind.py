@@ -405,7 +405,8 @@ class SeamKind(EvalKind):
             )
             if res.error:  # the validator could not do its job: not the agent's fault
                 out.failures.append(HarnessFailure(stage="sandbox", message=res.error))
-            self._gaps(seam_eval(request.definition).api_path or "", res, out)
+            d = seam_eval(request.definition)
+            self._gaps(d.api_path or (d.config.expected_api_path if d.config else ""), res, out)
         except DefinitionError:
             raise  # the definition's fault: the run is invalid_definition
         except Exception as exc:  # noqa: BLE001

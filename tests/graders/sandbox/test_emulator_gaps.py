@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from skillassay.definitions.models import ControlExpectation
-from skillassay.kinds.base import GradeOutcome
+from skillassay.kinds.base import GradeOutcome, GradeRequest
 from skillassay.outcomes import SERVICE_GAP, SERVICE_GAP_FIGURE
 from skillassay.scoring.stats import unscored_gaps, unscored_refusal
 from skillassay.seam.behaviour.gaps import emulator_gaps, eval_routes
@@ -132,3 +132,34 @@ def test_a_control_that_meets_a_gap_does_not_match():
     got = GradeOutcome(sandbox=leaning.model_dump(mode="json"), grades={"sandbox_total": 100.0})
     [problem] = compare_layers(expected, got)
     assert "emulator gap" in problem and "/access_codes/update_multiple" in problem
+
+
+def test_end_to_end_a_gap_off_the_path_is_scored_and_one_on_it_is_not(tiny, emulator, tmp_path):
+    """The tiny app's create step calls an approximate route instead of creating a code: the sandbox fails
+    the create check either way; only the route the access-codes path may use excuses the run."""
+    kind = SeamKind()
+
+    def grade(mode: str) -> GradeOutcome:
+        d = tiny(mode)
+        return kind.grade(
+            GradeRequest(
+                definition=d,
+                modified_dir=d.app_dir,
+                run_dir=tmp_path / mode,
+                run_id=f"gap-{mode}",
+                layers="sandbox",
+                emulator=emulator,
+                sandbox_waits={"quiet_after": 1.0},
+            )
+        )
+
+    attacker = grade("gap_off_path")  # thermostats/cool: no correct access-codes solution calls it
+    assert attacker.failures == [], attacker.errors  # scored: the failure is the agent's
+    assert attacker.sandbox["checks"]["create"]["passed"] is False
+    assert attacker.grades[SERVICE_GAP_FIGURE] >= 1.0
+    assert {g["path"] for g in attacker.sandbox["emulator_gaps"]} == {"/thermostats/cool"}
+
+    honest = grade("gap_on_path")  # locks/configure_auto_lock: the path's own, answered approximately
+    assert [f.stage for f in honest.failures] == ["sandbox"]
+    assert "/locks/configure_auto_lock" in honest.failures[0].message
+    assert SERVICE_GAP_FIGURE not in honest.grades
