@@ -303,3 +303,16 @@ def test_deleting_a_hand_written_device_takes_what_belongs_to_it(seam):
     assert call(seam, "/access_codes/list", device_id=device_id)["access_codes"] == []
     assert call(seam, "/devices/list", space_id=space["space_id"])["devices"] == []
     assert "device.deleted" in event_types(seam)
+
+
+def test_unmanaged_routes_never_show_managed_records(seam):
+    managed = call(seam, "/user_identities/create", full_name="Managed Guest")["user_identity"]
+    unmanaged = call(seam, "/user_identities/unmanaged/list")["user_identities"]
+    assert managed["user_identity_id"] not in [u["user_identity_id"] for u in unmanaged]
+    assert unmanaged  # the sandbox's own unmanaged identity
+    assert error_of(seam, "/user_identities/unmanaged/get", user_identity_id=managed["user_identity_id"]) == (
+        404,
+        "user_identity_not_found",
+    )
+    got = call(seam, "/user_identities/unmanaged/get", user_identity_id=unmanaged[0]["user_identity_id"])
+    assert got["user_identity"] == unmanaged[0]

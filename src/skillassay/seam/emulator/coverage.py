@@ -66,6 +66,8 @@ def harvest(body: Any, pool: dict[str, Any], owner: str = "") -> None:
         for name, value in body.items():
             if isinstance(value, str) and value and (name == own or name.endswith("_key")):
                 pool.setdefault(name, value)
+            elif name.endswith("_ids") and value and isinstance(value, list) and isinstance(value[0], str):
+                pool.setdefault(name[:-1], value[0])  # a record's links (a grant's access methods)
             elif isinstance(value, (dict, list)):
                 harvest(value, pool, name)
     elif isinstance(body, list):
@@ -96,6 +98,14 @@ def harvest_fields(body: Any, pool: dict[str, Any]) -> None:
                         pool.setdefault(name, field)
 
 
+def _harvest(path: str, body: Any, pool: dict[str, Any], own_pool: dict[str, Any]) -> None:
+    """An answer's ids: into its resource's pool, and (unless the route is about unmanaged records, whose ids
+    the managed routes do not know) into the pool every request draws on."""
+    if "/unmanaged/" not in path:
+        harvest(body, pool)
+    harvest_fields(body, own_pool)
+
+
 def request_params(
     values: SchemaValues, path: str, schema: Any, pool: Mapping[str, Any], plurals: bool = True
 ) -> dict[str, Any]:
@@ -122,20 +132,29 @@ def exercise(spec: SeamSpec, send: Send, handwritten: Mapping[str, Any]) -> list
 
     def resource_pool(path: str) -> dict[str, Any]:
         resource = engine.route(path).resource
-        return by_resource.setdefault(resource.name if resource else "", {})
+        return by_resource.setdefault(resource.kept_in if resource else "", {})
+
+    def ids_for(path: str) -> dict[str, Any]:
+        """The ids a request to ``path`` draws on: every managed record's, and for an /unmanaged/ route the
+        unmanaged records' (a credential points to its unmanaged user); its own resource's first."""
+        ids = dict(pool)
+        if "/unmanaged/" in path:
+            for name, other in by_resource.items():
+                if name.startswith("unmanaged_"):
+                    ids.update(other)
+        return {**ids, **resource_pool(path)}
 
     routes = sorted(public_routes(spec), key=_order)
     for path in routes:  # a first look at what exists, so no request depends on the order of the lists
         if _phase(path) == 1 and path not in _OVERRIDES:
-            params = request_params(values, path, spec.routes[path].raw_schema, pool, plurals=False)
-            status, body = send(path, params)
-            if status == 200:
-                harvest(json.loads(body), pool)
-                harvest_fields(json.loads(body), resource_pool(path))
+            params = request_params(values, path, spec.routes[path].raw_schema, ids_for(path), plurals=False)
+            for attempt in (params, {}):  # unfiltered too: the filter's ids may be other records'
+                status, body = send(path, attempt)
+                if status == 200:
+                    _harvest(path, json.loads(body), pool, resource_pool(path))
     answers = []
     for path in routes:
-        own_pool = resource_pool(path)
-        params = request_params(values, path, spec.routes[path].raw_schema, {**pool, **own_pool})
+        params = request_params(values, path, spec.routes[path].raw_schema, ids_for(path))
         status, body = send(path, params)
         error_type = None
         try:
@@ -143,8 +162,7 @@ def exercise(spec: SeamSpec, send: Send, handwritten: Mapping[str, Any]) -> list
         except ValueError:
             parsed = {}
         if status == 200:
-            harvest(parsed, pool)
-            harvest_fields(parsed, own_pool)
+            _harvest(path, parsed, pool, resource_pool(path))
         elif isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
             error_type = parsed["error"].get("type")
         answers.append(RouteAnswer(path, path in handwritten, status, error_type, body))

@@ -93,6 +93,13 @@ class Resource:
     name: str  # the component's name: acs_user, device, noise_threshold
     schema: Any  # the component's schema (unresolved node)
     id_field: str | None
+    # where its records are kept: the name, but ``unmanaged_<name>`` for the /unmanaged/ routes whose answers
+    # reuse the managed component (user_identities/unmanaged/*): never the managed, hand-written records
+    store: str = ""
+
+    @property
+    def kept_in(self) -> str:
+        return self.store or self.name
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,7 @@ class GenericEngine:
         resolved = self.values.resolve(node)
         if resolved.get("type") == "array":
             node = resolved.get("items", {})
-        name = self.values.ref_name(node) or key.removesuffix("s")
+        name = self.values.ref_name(node) or _singular(key)
         item_props, item_required = self.values.object_parts(node)
         id_field: str | None = f"{name.removeprefix('unmanaged_')}_id"
         if id_field not in item_props:
@@ -181,7 +188,10 @@ class GenericEngine:
                 (r for r in item_required if r.endswith("_id") and r != "workspace_id"),
                 None,
             )
-        return Resource(name=name, schema=node, id_field=id_field)
+        unmanaged = "/unmanaged/" in path and not name.startswith("unmanaged_")
+        return Resource(
+            name=name, schema=node, id_field=id_field, store=f"unmanaged_{name}" if unmanaged else ""
+        )
 
     def _family_resource(self, path: str) -> Resource | None:
         """The resource of the route's siblings (get first, then list, then create)."""
@@ -255,13 +265,13 @@ class GenericEngine:
             if path in HANDLERS:
                 continue
             generic = self.route(path)
-            if generic.resource is None or generic.resource.name in HANDWRITTEN_COLLECTIONS:
+            if generic.resource is None or generic.resource.kept_in in HANDWRITTEN_COLLECTIONS:
                 continue
             if generic.shape in ("get", "list") and generic.key is not None:
                 resource = self._resource_of_key(path, generic.key)
-                by_name.setdefault(resource.name, resource)
+                by_name.setdefault(resource.kept_in, resource)
             elif generic.shape == "create" and generic.key is not None:
-                created.add(self._resource_of_key(path, generic.key).name)
+                created.add(self._resource_of_key(path, generic.key).kept_in)
         return [r for name, r in sorted(by_name.items()) if name not in created or name == "workspace"]
 
     def _seed(self, ws: Workspace) -> None:
@@ -279,13 +289,13 @@ class GenericEngine:
             record = self.values.build(resource.schema, hints)
             if isinstance(record, dict):
                 record_id = record.get(resource.id_field or "") or new_id()
-                self.state.collection(ws, resource.name)[record_id] = record
+                self.state.collection(ws, resource.kept_in)[record_id] = record
 
     # -- records -----------------------------------------------------------------------------------
     def _collections(self, ws: Workspace, resource: Resource) -> list[dict[str, dict]]:
         """Where records of ``resource`` live: the generic store, then the hand-written one."""
-        found = [self._store(ws, resource.name)]
-        attribute = HANDWRITTEN_COLLECTIONS.get(resource.name)
+        found = [self._store(ws, resource.kept_in)]
+        attribute = HANDWRITTEN_COLLECTIONS.get(resource.kept_in)
         if attribute is not None:
             found.append(getattr(ws, attribute))
         return found
@@ -346,7 +356,7 @@ class GenericEngine:
         if not isinstance(record, dict):
             return self._respond(route, ctx, primary=None)
         store_id = record.get(resource.id_field or "") or new_id()
-        self._store(ctx.ws, resource.name)[store_id] = record
+        self._store(ctx.ws, resource.kept_in)[store_id] = record
         self._event(ctx, resource.name, "create", record)
         attempt = self._attempt(route, ctx, record)
         return self._respond(route, ctx, primary=record, items=[record], attempt=attempt)
@@ -355,8 +365,8 @@ class GenericEngine:
         resource = self._resource_of_key(route.path, route.key) if route.key else None
         if resource is None:
             return self._respond(route, ctx, items=[])
-        collections = [self._store(ctx.ws, resource.name)]
-        attribute = HANDWRITTEN_COLLECTIONS.get(resource.name)
+        collections = [self._store(ctx.ws, resource.kept_in)]
+        attribute = HANDWRITTEN_COLLECTIONS.get(resource.kept_in)
         # hand-written records are listed only by their own family's routes (/devices/..., not
         # /thermostats/list: the seeded locks are no thermostats)
         if attribute is not None and route.path.startswith(f"/{attribute}/"):
@@ -378,7 +388,7 @@ class GenericEngine:
             for record_id, candidate in list(collection.items()):
                 if candidate is record:
                     del collection[record_id]
-                    if collection is not self.state.collection(ctx.ws, resource.name):
+                    if collection is not self.state.collection(ctx.ws, resource.kept_in):
                         _cascade(ctx.ws, resource.name, record_id)
         self._event(ctx, resource.name, route.shape, record)
         attempt = self._attempt(route, ctx, record)
@@ -531,6 +541,13 @@ def _cascade(ws: Workspace, resource: str, record_id: str) -> None:
                     ids[:] = [i for i in ids if i != record_id]
     for name, other_id in owned:
         _cascade(ws, name, other_id)
+
+
+def _singular(key: str) -> str:
+    """``user_identities`` -> ``user_identity``, ``acs_users`` -> ``acs_user``."""
+    if key.endswith("ies"):
+        return key[:-3] + "y"
+    return key.removesuffix("s")
 
 
 def _same_items(a: Any, b: Any) -> bool:

@@ -27,7 +27,7 @@ class SchemaValues:
     def __init__(self, document: dict[str, Any]):
         self._document = document
         self._components = rewrite_nullable(document.get("components", {}))
-        self._validators: dict[int, Draft4Validator] = {}
+        self._validators: dict[int, tuple[Any, Draft4Validator]] = {}
         self._lock = threading.Lock()
 
     # -- schema plumbing ---------------------------------------------------------------------------
@@ -60,15 +60,16 @@ class SchemaValues:
 
     def fits(self, value: Any, schema: Any) -> bool:
         key = id(schema)
-        validator = self._validators.get(key)
-        if validator is None:
+        found = self._validators.get(key)
+        if found is None or found[0] is not schema:
             compiled = rewrite_nullable(self.resolve(schema))
             if isinstance(compiled, dict):
                 compiled = {**compiled, "components": self._components}
-            validator = Draft4Validator(compiled)
+            # the schema is kept with its validator: its id is never reused for another while cached
+            found = (schema, Draft4Validator(compiled))
             with self._lock:
-                self._validators[key] = validator
-        return bool(validator.is_valid(value))
+                self._validators[key] = found
+        return bool(found[1].is_valid(value))
 
     # -- values ------------------------------------------------------------------------------------
     def build(self, schema: Any, hints: dict[str, Any] | None = None, name: str = "", depth: int = 0) -> Any:
