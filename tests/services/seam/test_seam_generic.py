@@ -227,6 +227,14 @@ def test_an_action_on_a_device_settles_and_unknown_ids_are_not_found(seam):
         404,
         "thermostat_schedule_not_found",
     )
+    # a hand-written record a create names must exist, as in Seam
+    assert error_of(
+        seam,
+        "/noise_sensors/noise_thresholds/create",
+        device_id=missing,
+        starts_daily_at="22:00:00",
+        ends_daily_at="07:00:00",
+    ) == (404, "device_not_found")
     # the spec's request validation still applies first
     assert error_of(seam, "/thermostats/schedules/get", thermostat_schedule_id=5) == (400, "invalid_input")
 

@@ -51,10 +51,16 @@ def _phase(path: str) -> int:
     return 3
 
 
-def _order(path: str) -> tuple[int, str]:
-    """Phase first; deletes in reverse order, so a family's children go before their parent."""
+def _order(path: str, handwritten: bool) -> tuple[int, int, str]:
+    """Phase first; the hand-written records (devices, user identities, spaces...) are created first and
+    deleted last, as the others point to them; deletes in reverse order, so a family's children go before
+    their parent."""
     phase = _phase(path)
-    return (phase, "".join(chr(0x10FFFF - ord(c)) for c in path) if phase >= 6 else path)
+    if phase == 0:
+        return (phase, 0 if handwritten else 1, path)
+    if phase >= 6:
+        return (phase, 1 if handwritten else 0, "".join(chr(0x10FFFF - ord(c)) for c in path))
+    return (phase, 0, path)
 
 
 def harvest(body: Any, pool: dict[str, Any], owner: str = "") -> None:
@@ -144,7 +150,7 @@ def exercise(spec: SeamSpec, send: Send, handwritten: Mapping[str, Any]) -> list
                     ids.update(other)
         return {**ids, **resource_pool(path)}
 
-    routes = sorted(public_routes(spec), key=_order)
+    routes = sorted(public_routes(spec), key=lambda p: _order(p, p in handwritten))
     for path in routes:  # a first look at what exists, so no request depends on the order of the lists
         if _phase(path) == 1 and path not in _OVERRIDES:
             params = request_params(values, path, spec.routes[path].raw_schema, ids_for(path), plurals=False)

@@ -244,6 +244,8 @@ class GenericEngine:
     def answer(self, route: GenericRoute, ctx: Ctx, params: dict[str, Any]) -> dict[str, Any]:
         if route.response is None:
             return {}
+        if route.shape != "list":
+            self._check_references(route, ctx.ws, params)
         if route.shape == "create" and route.key is not None:
             return self._create(route, ctx, params)
         if route.shape == "list":
@@ -253,6 +255,19 @@ class GenericEngine:
         if route.shape in ("delete", "deactivate"):
             return self._delete(route, ctx, params)
         return self._act(route, ctx, params)
+
+    def _check_references(self, route: GenericRoute, ws: Workspace, params: dict[str, Any]) -> None:
+        """A hand-written record a create or an action names (``device_id``, ``user_identity_id``, ...) must
+        exist, as in Seam: else ``<resource>_not_found``. The route's own id is looked up by the action."""
+        own = route.resource.id_field if route.resource else None
+        for resource, attribute in HANDWRITTEN_COLLECTIONS.items():
+            field = f"{resource}_id"
+            wanted = params.get(field)
+            if field == own or not isinstance(wanted, str) or wanted in getattr(ws, attribute):
+                continue
+            if any(wanted in records for records in self.state.records(ws).values()):
+                continue  # a generic record of the same kind (a sandbox phone is a device)
+            raise not_found(resource, f"{_label(resource)} not found: {wanted}")
 
     # -- seeds -------------------------------------------------------------------------------------
     @cached_property
