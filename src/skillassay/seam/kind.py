@@ -418,11 +418,16 @@ class SeamKind(EvalKind):
         """Emulator gaps in the failing checks' windows (``seam.behaviour.gaps``): one on a route a correct
         solution may use makes the run the harness's failure; the others are kept in sandbox.json and
         flagged (the run stays scored)."""
-        from skillassay.seam.behaviour.gaps import emulator_gaps
+        from skillassay.seam.behaviour.gaps import emulator_gaps, gap_requests
 
         gaps = emulator_gaps(res, api_path)
         if out.sandbox is not None and gaps:
             out.sandbox["emulator_gaps"] = [g.model_dump(mode="json") for g in gaps]
+        # every request the emulator answered 501 or approximately, whatever its check's fate (a check that
+        # passed on the generic engine's guess is shown, not scored differently)
+        approximate = gap_requests(res.seam_trace)
+        if out.sandbox is not None and approximate:
+            out.sandbox["approximate_requests"] = approximate
         excused = [g for g in gaps if g.excused]
         if excused:
             out.failures.append(

@@ -86,6 +86,7 @@ def test_a_gap_outside_a_failing_checks_window_excuses_nothing():
     out = graded(result, "access_codes")
     assert out.failures == [] and SERVICE_GAP_FIGURE not in out.grades
     assert "emulator_gaps" not in out.sandbox
+    assert len(out.sandbox["approximate_requests"]) == 2  # shown on the run's record all the same
     # a hand-written route is no gap, whatever it answered
     assert emulator_gaps(sandbox([("create", "/access_codes/create", 400)]), "access_codes") == []
 
@@ -158,6 +159,7 @@ def test_end_to_end_a_gap_off_the_path_is_scored_and_one_on_it_is_not(tiny, emul
     assert attacker.sandbox["checks"]["create"]["passed"] is False
     assert attacker.grades[SERVICE_GAP_FIGURE] >= 1.0
     assert {g["path"] for g in attacker.sandbox["emulator_gaps"]} == {"/thermostats/cool"}
+    assert attacker.sandbox["approximate_requests"] == ["POST /thermostats/cool -> 200"]
 
     honest = grade("gap_on_path")  # locks/configure_auto_lock: the path's own, answered approximately
     assert [f.stage for f in honest.failures] == ["sandbox"]
