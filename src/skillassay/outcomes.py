@@ -52,6 +52,14 @@ MEANING: dict[str, str] = {
 }
 
 
+# A kind's figure (``grades``) counting the gaps in an emulated service that a scored run met where no correct
+# solution needed them (the Seam kind: ``seam.behaviour.gaps``): such a run keeps its score, and counts in
+# the arms' unscored-share guard like an unscored one (``scoring.stats``), so landing a failure on a gap on
+# purpose buys nothing.
+SERVICE_GAP_FIGURE = "service_gaps"
+SERVICE_GAP = "service_gap"  # its name among the guard's outcomes
+
+
 def is_scored(outcome: str) -> bool:
     return LEGACY.get(outcome, outcome) in SCORED
 

@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Literal, Protocol
 
-from skillassay.outcomes import LEGACY, OUTCOMES, RERUN, is_scored, label
+from skillassay.outcomes import (
+    LEGACY,
+    OUTCOMES,
+    RERUN,
+    SERVICE_GAP,
+    SERVICE_GAP_FIGURE,
+    is_scored,
+    label,
+)
 from skillassay.scoring import GRADING_VERSION
 
 
@@ -631,7 +639,13 @@ class Refusal:
 
 
 def _share(runs: Sequence[ScoredRun]) -> UnscoredShare:
-    return UnscoredShare(runs=len(runs), unscored=unscored_counts(runs))
+    """The runs left out, and the scored runs that met a gap in an emulated service where no correct
+    solution needed one (``outcomes.SERVICE_GAP_FIGURE``): both count against the arm in the guard."""
+    counts = unscored_counts(runs)
+    flagged = sum(1 for r in runs if is_scored(r.outcome) and (r.figure(SERVICE_GAP_FIGURE) or 0) > 0)
+    if flagged:
+        counts[SERVICE_GAP] = flagged
+    return UnscoredShare(runs=len(runs), unscored=counts)
 
 
 def unscored_gaps(

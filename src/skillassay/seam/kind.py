@@ -28,7 +28,7 @@ from skillassay.kinds.base import (
     failure,
 )
 from skillassay.kinds.mutants import DerivedMutants
-from skillassay.outcomes import HarnessFailure
+from skillassay.outcomes import SERVICE_GAP_FIGURE, HarnessFailure
 from skillassay.scoring import RUBRIC_SHARE, SANDBOX_SHARE, CriterionResult, combined_score, decide
 from skillassay.seam.eval import SeamEval, seam_eval
 from skillassay.store.records import GradeValue, RunRecord
@@ -36,6 +36,7 @@ from skillassay.workspace.changes import ChangeSet, compare_trees
 
 if TYPE_CHECKING:
     from skillassay.isolation.record import Sealing
+    from skillassay.seam.behaviour.result import SandboxResult
     from skillassay.seam.emulator.emulator import SeamEmulator
     from skillassay.seam.rubric.models import RubricResult
 
@@ -375,6 +376,7 @@ class SeamKind(EvalKind):
             self._sandbox(request, out, g)
         g.combined = combined_score(g.rubric_total, g.sandbox_total)
         out.grades = g.payload()
+        self._flag_gaps(out)
         out.criteria = seam_criteria(d, out.rubric, out.sandbox)
         out.verdict = decide(out.criteria, [], d.pass_threshold)
         return out
@@ -403,19 +405,66 @@ class SeamKind(EvalKind):
             )
             if res.error:  # the validator could not do its job: not the agent's fault
                 out.failures.append(HarnessFailure(stage="sandbox", message=res.error))
+            d = seam_eval(request.definition)
+            self._gaps(d.api_path or (d.config.expected_api_path if d.config else ""), res, out)
         except DefinitionError:
             raise  # the definition's fault: the run is invalid_definition
         except Exception as exc:  # noqa: BLE001
             out.failures.append(failure("sandbox", exc))
         out.timings["sandbox"] = round(time.monotonic() - t, 3)
 
+    @staticmethod
+    def _gaps(api_path: str, res: SandboxResult, out: GradeOutcome) -> None:
+        """Emulator gaps in the failing checks' windows (``seam.behaviour.gaps``): one on a route a correct
+        solution may use makes the run the harness's failure; the others are kept in sandbox.json and
+        flagged (the run stays scored)."""
+        from skillassay.seam.behaviour.gaps import emulator_gaps, gap_requests
+
+        gaps = emulator_gaps(res, api_path)
+        if out.sandbox is not None and gaps:
+            out.sandbox["emulator_gaps"] = [g.model_dump(mode="json") for g in gaps]
+        # every request the emulator answered 501 or approximately, whatever its check's fate (a check that
+        # passed on the generic engine's guess is shown, not scored differently)
+        approximate = gap_requests(res.seam_trace)
+        if out.sandbox is not None and approximate:
+            out.sandbox["approximate_requests"] = approximate
+        excused = [g for g in gaps if g.excused]
+        if excused:
+            out.failures.append(
+                HarnessFailure(
+                    stage="sandbox",
+                    message="emulator gap, not the agent's failure: "
+                    + "; ".join(g.text() for g in excused[:3]),
+                )
+            )
+
+    @staticmethod
+    def _flag_gaps(out: GradeOutcome) -> None:
+        """The gaps no correct solution needed, counted in the run's figures (the run stays scored; the
+        unscored-share guard counts it: ``outcomes.SERVICE_GAP_FIGURE``)."""
+        flagged = [gap for gap in (out.sandbox or {}).get("emulator_gaps", []) if not gap["excused"]]
+        if flagged:
+            out.grades[SERVICE_GAP_FIGURE] = float(len(flagged))
+
 
 TOLERANCE = 0.011  # category scores are rounded to two decimals
 
 
 def compare_layers(expected: ControlExpectation, got: GradeOutcome) -> list[str]:
-    """What the rubric and sandbox figures miss of a control's expectation."""
+    """What the rubric and sandbox figures miss of a control's expectation (and any emulator gap the
+    control's app met: its figures would check the generic engine, not Seam)."""
+    from skillassay.seam.behaviour.gaps import gap_requests
+    from skillassay.seam.behaviour.trace import SeamTrace
+
     bad: list[str] = []
+    trace = (got.sandbox or {}).get("seam_trace")
+    met = gap_requests(SeamTrace.model_validate(trace)) if trace else []
+    if met:
+        bad.append(
+            "met an emulator gap (501 or an approximate route): "
+            + ", ".join(met[:3])
+            + (f" and {len(met) - 3} more" if len(met) > 3 else "")
+        )
     cats = (got.rubric or {}).get("categories", {})
     for name, score in expected.rubric_categories.items():
         actual = cats.get(name, {}).get("score")

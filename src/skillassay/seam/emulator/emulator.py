@@ -27,6 +27,7 @@ from skillassay.seam.emulator.automations import Engine, Scheduler
 from skillassay.seam.emulator.bodies import Limits
 from skillassay.seam.emulator.control import ControlRoutes
 from skillassay.seam.emulator.faults import Fault, FaultTable
+from skillassay.seam.emulator.generic import GenericEngine, RouteTable
 from skillassay.seam.emulator.handlers import HANDLERS
 from skillassay.seam.emulator.seed import seed_sandbox
 from skillassay.seam.emulator.spec import SPEC_PACKAGE, SeamSpec, load_spec, route_name
@@ -80,12 +81,14 @@ class SeamEmulator:
         self._scheduler = Scheduler()
         self._dispatcher = WebhookDispatcher(retries=webhook_retries)
         self.engine = Engine(self.store, self._scheduler, self._dispatcher, async_delay, automation_delay)
+        # hand-written handlers first; the rest of the public API from the spec (approximate)
+        self.routes = RouteTable(HANDLERS, GenericEngine(self.spec))
         self._seam_app = SeamApp(
             spec=self.spec,
             store=self.store,
             engine=self.engine,
             faults=self.faults,
-            handlers=HANDLERS,
+            handlers=self.routes,
             control=ControlRoutes(self, self._admin_token, self.limits),
             limits=self.limits,
         )

@@ -14,7 +14,7 @@ from skillassay.seam.emulator.automations import Engine, norm_time
 from skillassay.seam.emulator.errors import SeamApiError, invalid_input, not_found
 from skillassay.seam.emulator.seed import is_lock_with_codes
 from skillassay.seam.emulator.spec import parse_datetime
-from skillassay.seam.emulator.store import Workspace, now_iso, public
+from skillassay.seam.emulator.store import Workspace, new_id, now_iso, public
 from skillassay.seam.emulator.webhooks import new_secret
 
 
@@ -834,9 +834,25 @@ def access_codes_unmanaged_list(ctx: Ctx, params: dict) -> dict:
 @route("/access_codes/generate_code")
 def access_codes_generate_code(ctx: Ctx, params: dict) -> dict:
     device = _device(ctx.ws, params["device_id"])
+    # the spec answers an access code's shape: a code suggested for the device, created nowhere
     return {
         "generated_code": {
+            "access_code_id": new_id(),
             "device_id": device["device_id"],
+            "workspace_id": ctx.ws.workspace_id,
+            "name": None,
             "code": ctx.engine.generate_code(ctx.ws, [device["device_id"]]),
+            "common_code_key": None,
+            "type": "ongoing",
+            "status": "unset",
+            "created_at": now_iso(),
+            "errors": [],
+            "warnings": [],
+            "is_managed": True,
+            "is_backup_access_code_available": False,
+            "is_external_modification_allowed": False,
+            "is_one_time_use": False,
+            "is_offline_access_code": False,
+            "pending_mutations": [],
         }
     }

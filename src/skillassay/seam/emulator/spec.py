@@ -72,6 +72,27 @@ def rewrite_nullable(node: Any) -> Any:
     return out
 
 
+def unions_as_any_of(node: Any) -> Any:
+    """``oneOf`` -> ``anyOf``: Seam validates requests with zod, whose unions accept a value that matches
+    any branch; JSON Schema's ``oneOf`` refuses one that matches two (``acs/credentials/list`` has an empty
+    branch beside ``{acs_user_id}``: ``{"acs_user_id": ...}`` matches both)."""
+    if isinstance(node, list):
+        return [unions_as_any_of(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: unions_as_any_of(v) for k, v in node.items() if k != "oneOf"}
+    if "oneOf" in node:
+        branches = unions_as_any_of(node["oneOf"])
+        if "anyOf" in out:
+            out = {
+                **{k: v for k, v in out.items() if k != "anyOf"},
+                "allOf": [*out.get("allOf", []), {"anyOf": out["anyOf"]}, {"anyOf": branches}],
+            }
+        else:
+            out["anyOf"] = branches
+    return out
+
+
 _format_checker = FormatChecker(formats=())
 
 
@@ -159,7 +180,7 @@ class RouteSpec:
         if self._validator is None:
             with self._lock:
                 if self._validator is None:
-                    schema = rewrite_nullable(copy.deepcopy(self.raw_schema))
+                    schema = unions_as_any_of(rewrite_nullable(copy.deepcopy(self.raw_schema)))
                     # $refs point into the document; keep components reachable for resolution.
                     schema["components"] = self._root_components()
                     Draft4Validator.check_schema({k: v for k, v in schema.items() if k != "components"})
@@ -193,7 +214,7 @@ _components_lock = threading.Lock()
 def _nullable_components(key: int, root: dict[str, Any]) -> dict[str, Any]:
     with _components_lock:
         if key not in _components_cache:
-            _components_cache[key] = rewrite_nullable(root.get("components", {}))
+            _components_cache[key] = unions_as_any_of(rewrite_nullable(root.get("components", {})))
         return _components_cache[key]
 
 
