@@ -309,7 +309,7 @@ def test_deleting_a_hand_written_device_takes_what_belongs_to_it(seam):
     assert device_id not in [d["device_id"] for d in call(seam, "/devices/list")["devices"]]
     assert error_of(seam, "/access_codes/get", access_code_id=code["access_code_id"]) == (
         404,
-        "access_code_not_found",
+        "not_found",
     )
     assert call(seam, "/access_codes/list", device_id=device_id)["access_codes"] == []
     assert call(seam, "/devices/list", space_id=space["space_id"])["devices"] == []
