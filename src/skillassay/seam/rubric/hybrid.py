@@ -22,6 +22,7 @@ from skillassay.seam.plan import AnswerKey, Rubric
 from skillassay.seam.rubric.checks import PATH_SIGNATURES, PHASE_WORDS, canonical_path
 
 Source = Literal["static", "trace", "both"]
+STATIC_EVIDENCE = "the static reading's evidence"
 Seen = Literal["yes", "no", "unknown"]
 REFUSED = 400  # the emulator refused what was sent (invalid_input and the like): not a correct call
 # the checks whose claims are about what runs; the others (files changed, webhook routes) the trace cannot see
@@ -207,7 +208,7 @@ def _api_path(
             present.add(path)
     others = present - {ctx.expected}
     score = (0.5 if others else 1.0) if ctx.expected in present else 0.0
-    evidence += [_finding(f, "static", "the static reading's evidence") for f in cat.get("evidence", [])]
+    evidence += [_finding(f, "static", STATIC_EVIDENCE) for f in cat.get("evidence", [])]
     return score, evidence, sorted(present)
 
 
@@ -309,7 +310,13 @@ def _correctness(cat: dict[str, Any], ctx: _Ctx, judge: Judge) -> tuple[float, l
                 finding.why += f"; {said}"
         scores.append(score)
         evidence.append(finding)
-    evidence += [_finding(f, "static", "the static reading's evidence") for f in cat.get("evidence", [])]
+    refuted = {m for m, f in zip(sorted(required), evidence, strict=True) if f.refuted}
+    for f in cat.get("evidence", []):
+        head = str(f.get("message", "")).split(":", 1)[0]
+        if head.rsplit(".", 1)[-1] in refuted:
+            evidence.append(_finding(f, "trace", "refuted by the trace (above)", ok=False, refuted=True))
+        else:
+            evidence.append(_finding(f, "static", STATIC_EVIDENCE))
     return sum(scores) / len(scores), evidence
 
 
@@ -419,7 +426,7 @@ def _category(
         )
     raw, found = got
     score = _floor2(raw)
-    judged = [f for f in found if f.why != "the static reading's evidence"]
+    judged = [f for f in found if f.why not in (STATIC_EVIDENCE, "refuted by the trace (above)")]
     sources = {f.source for f in judged}
     source: Source = "trace" if "trace" in sources else ("both" if "both" in sources else "static")
     mine = [d for d in judge.disagreements if d.category == name]
