@@ -389,7 +389,29 @@ class SeamKind(EvalKind):
     def mutant_waits(self, golden: GradeOutcome) -> dict[str, float] | None:
         return quiet_window(golden)
 
+    def mutant_findings(self, definition: EvalDefinition, got: dict[str, GradeOutcome]) -> list[str]:
+        """A mutant's layers are graded apart: its static rubric judged against its own sandbox trace."""
+        from skillassay.seam.disagreements import describe
+        from skillassay.seam.rubric.hybrid import Disagreement
+
+        rubric, sandbox = got.get("rubric"), got.get("sandbox")
+        if rubric is None or rubric.rubric is None or sandbox is None or sandbox.sandbox is None:
+            return []
+        judged = hybrid_rubric(seam_eval(definition), "both", rubric.rubric, sandbox.sandbox)
+        return [describe(Disagreement.model_validate(d)) for d in judged.get("disagreements") or []]
+
     # --- end of mutants ---
+
+    # --- reports: the static reading's blind spots, found in the wild (issue 26, item 3) ---
+    def job_findings(self, results_root: Path, runs: Sequence[RunRecord]) -> list[str]:
+        from skillassay.seam.disagreements import job_disagreements, lines
+
+        return lines(job_disagreements(results_root, runs))
+
+    def run_page_data(self, run_dir: Path) -> object:
+        from skillassay.seam.disagreements import trace_summary
+
+        return trace_summary(run_dir)
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
         d = seam_eval(request.definition)
