@@ -61,11 +61,11 @@ def _job(tmp_path):
     sandbox = json.loads((d / "sandbox.json").read_text())
     sandbox["seam_trace"] = _trace().model_dump(mode="json")
     (d / "sandbox.json").write_text(json.dumps(sandbox))
-    return root, first
+    return root
 
 
 def test_the_terminal_report_lists_every_disagreement(tmp_path):
-    root, first = _job(tmp_path)
+    root = _job(tmp_path)
     shown = CliRunner().invoke(app, ["report", JOB, "--results", str(root)], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
     assert "Static/trace disagreements: 1 in 1 run(s)" in shown.output
@@ -75,7 +75,7 @@ def test_the_terminal_report_lists_every_disagreement(tmp_path):
 
 
 def test_the_job_page_lists_them_and_the_run_page_shows_the_trace(tmp_path):
-    root, first = _job(tmp_path)
+    root = _job(tmp_path)
     out = tmp_path / "site"
     build_site(root, out)
     job_page = (out / "jobs" / JOB / "index.html").read_text()

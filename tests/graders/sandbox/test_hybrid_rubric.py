@@ -17,6 +17,7 @@ import pytest
 from conftest import make_fixture, tiny_config
 
 from skillassay.kinds.base import GradeOutcome, GradeRequest
+from skillassay.seam.eval import SeamEval
 from skillassay.seam.kind import SeamKind
 from skillassay.seam.plan import AnswerKey, Rubric, RubricCategory
 
@@ -202,7 +203,8 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def _grade(root: Path, emulator: Any, layers: str = "both", dockerfile: str = DOCKERFILE) -> GradeOutcome:
+def _definition(root: Path, dockerfile: str = DOCKERFILE) -> tuple[SeamEval, Path]:
+    """The eval (pristine app, answer key, rubric, endpoints) and the modified app, written under ``root``."""
     d = make_fixture(root, tiny_config(), dockerfile)
     for stale in d.app_dir.iterdir():
         stale.unlink()
@@ -210,7 +212,11 @@ def _grade(root: Path, emulator: Any, layers: str = "both", dockerfile: str = DO
     modified = _write(
         root / "modified", {"server.py": SERVER, "seamlite.py": SEAMLITE, "bookings.py": BOOKINGS}
     )
-    d = d.model_copy(update={"answer_key": KEY, "rubric": RUBRIC, "api_path": "access_grants"})
+    return d.model_copy(update={"answer_key": KEY, "rubric": RUBRIC, "api_path": "access_grants"}), modified
+
+
+def _grade(root: Path, emulator: Any, layers: str = "both", dockerfile: str = DOCKERFILE) -> GradeOutcome:
+    d, modified = _definition(root, dockerfile)
     run_dir = root / "run"
     run_dir.mkdir()
     request = GradeRequest(
@@ -311,3 +317,17 @@ def test_layers_rubric_stays_static_and_says_so(tmp_path):
     assert all(c["source"] == "static" for c in rubric["categories"].values())
     assert rubric["total"] == rubric["static_total"] == out.grades["rubric_total"]
     assert json.dumps(rubric)  # stored as rubric.json
+
+
+def test_check_mutants_judges_a_mutants_static_rubric_by_its_own_trace(both, tmp_path):
+    """A mutant's layers are graded apart (``--layers rubric``, then ``sandbox``): its disagreements come from
+    the two put together, as a run's do."""
+    d, _ = _definition(Path(tempfile.mkdtemp(dir=tmp_path)))
+    static = _grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
+    lines = SeamKind().mutant_findings(d, {"rubric": static, "sandbox": GradeOutcome(sandbox=both.sandbox)})
+    assert any(
+        line.startswith("integration_placement: access_grants.update in update_reservation")
+        and "static: runs; trace (update step): not sent" in line
+        for line in lines
+    ), lines
+    assert SeamKind().mutant_findings(d, {"rubric": static}) == []  # no sandbox layer: nothing to judge by
