@@ -10,231 +10,19 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from textwrap import dedent
 from typing import Any
 
 import pytest
-from conftest import make_fixture, tiny_config
+from hybrid_apps import BROKEN_DOCKERFILE, CASES, definition, grade
 
-from skillassay.kinds.base import GradeOutcome, GradeRequest
-from skillassay.seam.eval import SeamEval
+from skillassay.kinds.base import GradeOutcome
 from skillassay.seam.kind import SeamKind
-from skillassay.seam.plan import AnswerKey, Rubric, RubricCategory
-
-SERVER = dedent('''
-    """A stdlib reservation app whose handlers are coroutines (asyncio.run per request)."""
-    import asyncio
-    import json
-    import os
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from bookings import Bookings
-
-    BOOKINGS = Bookings()
-
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def _send(self, status, body):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _body(self):
-            n = int(self.headers.get("content-length") or 0)
-            return json.loads(self.rfile.read(n) or b"{}")
-
-        def do_GET(self):
-            self._send(200, {"ok": True})
-
-        def do_POST(self):
-            self._send(201, {"reservation": asyncio.run(BOOKINGS.create_reservation(self._body()))})
-
-        def do_PUT(self):
-            rid = self.path.rsplit("/", 1)[-1]
-            self._send(200, {"reservation": asyncio.run(BOOKINGS.update_reservation(rid, self._body()))})
-
-        def do_DELETE(self):
-            rid = self.path.rsplit("/", 1)[-1]
-            self._send(200, {"reservation": asyncio.run(BOOKINGS.cancel_reservation(rid))})
-
-
-    ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
-''')
-# a small Seam client of the app's own (the SDK is not installed): one POST per call
-SEAMLITE = dedent("""
-    import json
-    import os
-    import urllib.request
-
-
-    class _Namespace:
-        def __init__(self, client, name):
-            self._client, self._name = client, name
-
-        def __getattr__(self, method):
-            def call(**params):
-                return self._client.post(f"/{self._name}/{method}", params)
-
-            return call
-
-
-    class Seam:
-        def __init__(self, api_key):
-            self.api_key = api_key
-            self.endpoint = os.environ.get("SEAM_ENDPOINT", "https://connect.getseam.com").rstrip("/")
-            self.access_grants = _Namespace(self, "access_grants")
-
-        def post(self, route, params):
-            req = urllib.request.Request(
-                self.endpoint + route,
-                data=json.dumps(params).encode(),
-                method="POST",
-                headers={"authorization": "Bearer " + self.api_key, "content-type": "application/json"},
-            )
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return json.loads(r.read() or b"{}")
-""")
-PRISTINE_BOOKINGS = dedent("""
-    import uuid
-
-
-    class Bookings:
-        def __init__(self):
-            self.reservations = {}
-
-        async def create_reservation(self, body):
-            rid = uuid.uuid4().hex[:8]
-            self.reservations[rid] = {"id": rid, **body}
-            return self.reservations[rid]
-
-        async def update_reservation(self, rid, body):
-            self.reservations[rid].update(body)
-            return self.reservations[rid]
-
-        async def cancel_reservation(self, rid):
-            return self.reservations.pop(rid)
-""")
-BOOKINGS = dedent("""
-    import asyncio
-    import os
-    import uuid
-
-    from seamlite import Seam
-
-    DEVICE = os.environ.get("SEAM_DEVICE_ID", "")
-
-
-    class Bookings:
-        def __init__(self):
-            self.seam = Seam(api_key=os.environ.get("SEAM_API_KEY", ""))
-            self.reservations = {}
-
-        async def create_reservation(self, body):
-            rid = uuid.uuid4().hex[:8]
-            # a method passed as a value, run in a thread: sent, though no call of it is written
-            got = await asyncio.to_thread(
-                self.seam.access_grants.create,
-                user_identity={"full_name": body["guest"]},
-                device_ids=[DEVICE],
-                requested_access_methods=[{"mode": "code"}],
-                starts_at=body["checkIn"],
-                ends_at=body["checkOut"],
-            )
-            self.reservations[rid] = {"id": rid, **body, "grant_id": got["access_grant"]["access_grant_id"]}
-            return self.reservations[rid]
-
-        async def push_times(self, grant_id, ends_at):
-            self.seam.access_grants.update(access_grant_id=grant_id, ends_at=ends_at)
-
-        async def update_reservation(self, rid, body):
-            res = self.reservations[rid]
-            res.update(body)
-            self.push_times(res["grant_id"], res["checkOut"])  # never awaited: the coroutine never runs
-            return res
-
-        async def cancel_reservation(self, rid):
-            res = self.reservations.pop(rid)
-            self.seam.access_grants.delete(access_grant_id=res["grant_id"])
-            return res
-""")
-DOCKERFILE = 'FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nEXPOSE 8000\nCMD ["python", "server.py"]\n'
-BROKEN_DOCKERFILE = DOCKERFILE.replace("server.py", "no_such_server.py")
-
-KEY = AnswerKey(
-    expected_files_modified=["bookings.py"],
-    expected_calls={
-        "create": ["access_grants.create"],
-        "update": ["access_grants.update"],
-        "cancel": ["access_grants.delete"],
-    },
-    expected_placements={
-        "access_grants.create": ["create_reservation"],
-        "access_grants.update": ["update_reservation"],
-        "access_grants.delete": ["cancel_reservation"],
-    },
-    required_parameters={
-        "create": ["requested_access_methods", "starts_at", "ends_at"],
-        "update": ["access_grant_id", "ends_at"],
-        "delete": ["access_grant_id"],
-    },
-)
-RUBRIC = Rubric(
-    categories=[
-        RubricCategory(name="api_path_selection", weight=15, check="api_path_match"),
-        RubricCategory(name="file_targeting", weight=20, check="files_modified_match"),
-        RubricCategory(name="integration_placement", weight=20, check="calls_in_expected_functions"),
-        RubricCategory(name="api_correctness", weight=20, check="required_params_present"),
-        RubricCategory(name="lifecycle_completeness", weight=15, check="all_handlers_modified"),
-        RubricCategory(name="webhook_setup", weight=10, check="webhook_route_added"),
-    ]
-)
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (root / name).write_text(text.lstrip("\n"))
-    return root
-
-
-def _definition(root: Path, dockerfile: str = DOCKERFILE) -> tuple[SeamEval, Path]:
-    """The eval (pristine app, answer key, rubric, endpoints) and the modified app, written under ``root``."""
-    d = make_fixture(root, tiny_config(), dockerfile)
-    for stale in d.app_dir.iterdir():
-        stale.unlink()
-    _write(d.app_dir, {"server.py": SERVER, "seamlite.py": SEAMLITE, "bookings.py": PRISTINE_BOOKINGS})
-    modified = _write(
-        root / "modified", {"server.py": SERVER, "seamlite.py": SEAMLITE, "bookings.py": BOOKINGS}
-    )
-    return d.model_copy(update={"answer_key": KEY, "rubric": RUBRIC, "api_path": "access_grants"}), modified
-
-
-def _grade(root: Path, emulator: Any, layers: str = "both", dockerfile: str = DOCKERFILE) -> GradeOutcome:
-    d, modified = _definition(root, dockerfile)
-    run_dir = root / "run"
-    run_dir.mkdir()
-    request = GradeRequest(
-        definition=d,
-        modified_dir=modified,
-        run_dir=run_dir,
-        run_id="hyb" + root.name[-5:].lower().replace("_", ""),
-        layers=layers,  # type: ignore[arg-type]
-        emulator=emulator,
-        sandbox_waits={"quiet_after": 1.5, "fail_grace": 1.0},
-    )
-    return SeamKind().grade(request)
 
 
 @pytest.fixture(scope="module")
 def both(emulator, tmp_path_factory) -> GradeOutcome:
     """The app graded on both layers, once for every test here."""
-    return _grade(tmp_path_factory.mktemp("hybrid"), emulator)
+    return grade(tmp_path_factory.mktemp("hybrid"), emulator)
 
 
 def _cat(out: GradeOutcome, name: str) -> dict[str, Any]:
@@ -298,7 +86,7 @@ def test_where_both_agree_the_evidence_says_both_and_the_totals_follow(both):
 
 
 def test_a_build_that_fails_leaves_no_trace_and_the_static_reading_stands(emulator, tmp_path):
-    out = _grade(Path(tempfile.mkdtemp(dir=tmp_path)), emulator, dockerfile=BROKEN_DOCKERFILE)
+    out = grade(Path(tempfile.mkdtemp(dir=tmp_path)), emulator, dockerfile=BROKEN_DOCKERFILE)
     assert (out.sandbox or {})["checks"]["build"]["points"] == 0
     rubric = out.rubric
     assert rubric is not None and rubric["hybrid"]["applied"] is True
@@ -309,7 +97,7 @@ def test_a_build_that_fails_leaves_no_trace_and_the_static_reading_stands(emulat
 
 
 def test_layers_rubric_stays_static_and_says_so(tmp_path):
-    out = _grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
+    out = grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
     rubric = out.rubric
     assert rubric is not None and out.sandbox is None
     assert rubric["hybrid"] == {"applied": False, "reason": rubric["hybrid"]["reason"], "seconds": 0.0}
@@ -322,8 +110,8 @@ def test_layers_rubric_stays_static_and_says_so(tmp_path):
 def test_check_mutants_judges_a_mutants_static_rubric_by_its_own_trace(both, tmp_path):
     """A mutant's layers are graded apart (``--layers rubric``, then ``sandbox``): its disagreements come from
     the two put together, as a run's do."""
-    d, _ = _definition(Path(tempfile.mkdtemp(dir=tmp_path)))
-    static = _grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
+    d, _ = definition(Path(tempfile.mkdtemp(dir=tmp_path)))
+    static = grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
     lines = SeamKind().mutant_findings(d, {"rubric": static, "sandbox": GradeOutcome(sandbox=both.sandbox)})
     assert any(
         line.startswith("integration_placement: access_grants.update in update_reservation")
@@ -331,3 +119,14 @@ def test_check_mutants_judges_a_mutants_static_rubric_by_its_own_trace(both, tmp
         for line in lines
     ), lines
     assert SeamKind().mutant_findings(d, {"rubric": static}) == []  # no sandbox layer: nothing to judge by
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_labelled_case_is_judged_as_the_app_behaves(case, both, emulator, tmp_path):
+    """The hybrid's categories are each case's truth; the static reading alone misses at least one."""
+    styles, truth = CASES[case]
+    out = both if styles == ("thread", "unawaited", "direct") else grade(tmp_path, emulator, styles=styles)
+    assert out.failures == []
+    cats = (out.rubric or {})["categories"]
+    assert {name: c["score"] for name, c in cats.items()} == truth
+    assert any(c["static_score"] != truth[name] for name, c in cats.items())
