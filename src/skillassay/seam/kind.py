@@ -159,7 +159,7 @@ def _rubric_criteria(definition: SeamEval, rubric: dict | None) -> list[Criterio
         got = cats.get(cat.name)
         evidence = [evidence_line(f) for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
         if got is not None and got.get("source"):
-            evidence.insert(0, f"decided by {got['source']}: {got.get('why', '')}")
+            evidence.append(f"decided by {got['source']}: {got.get('why', '')}")
         out.append(
             CriterionResult(
                 id=cat.name,
