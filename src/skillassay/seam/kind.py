@@ -115,6 +115,8 @@ def hybrid_rubric(d: SeamEval, layers: Layers, rubric: dict, sandbox: dict | Non
     raw = (sandbox or {}).get("seam_trace")
     if sandbox is None:
         return static_only(rubric, "the sandbox layer was not run: the static reading decides")
+    if (sandbox or {}).get("error"):
+        return static_only(rubric, "the sandbox could not do its job: the static reading decides")
     if raw is None:
         return static_only(
             rubric,

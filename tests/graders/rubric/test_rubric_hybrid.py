@@ -143,3 +143,11 @@ def test_a_request_seam_refused_is_not_a_correct_call():
 def test_routes_are_the_sdk_names():
     assert call_name("/access_codes/create") == "access_codes.create"
     assert call_name("/acs/users/create?x=1") == "acs.users.create"
+    # an attacker's spelling the emulator may not route the same way confirms nothing
+    for odd in (
+        "/access_codes//create",
+        "/access_codes/create/",
+        "/Access_Codes/create",
+        "/access_codes/../x",
+    ):
+        assert call_name(odd) == ""

@@ -84,9 +84,14 @@ class HybridResult(BaseModel):
     disagreements: list[Disagreement] = Field(default_factory=list)
 
 
+_ROUTE = re.compile(r"/[a-z_]+(?:/[a-z_]+)+")
+
+
 def call_name(path: str) -> str:
-    """``/access_codes/create`` -> ``access_codes.create`` (Seam's routes are the SDK's names)."""
-    return ".".join(p for p in path.split("?", 1)[0].strip("/").split("/") if p)
+    """``/access_codes/create`` -> ``access_codes.create`` (Seam's routes are the SDK's names); a path spelled
+    any other way (``//``, a trailing slash, capitals, dots) names no call: it confirms nothing."""
+    route = path.split("?", 1)[0]
+    return route[1:].replace("/", ".") if _ROUTE.fullmatch(route) else ""
 
 
 class TraceView:
