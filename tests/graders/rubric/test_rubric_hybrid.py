@@ -151,3 +151,14 @@ def test_routes_are_the_sdk_names():
         "/access_codes/../x",
     ):
         assert call_name(odd) == ""
+
+
+def test_static_evidence_in_a_shape_it_does_not_read_leaves_the_static_score_standing():
+    """A static reading whose evidence changed shape is never misread into a refutation."""
+    static = _static(placed=True, params=True, create=True, cancel=True)
+    static["categories"]["integration_placement"]["evidence"][0]["message"] = "placed: create_booking"
+    got = _run(static, _trace())
+    placement = got.categories["integration_placement"]
+    assert placement.score == 1.0 and placement.source == "static"
+    assert "not in a shape the hybrid reads" in placement.why
+    assert got.categories["lifecycle_completeness"].score == 0.0  # the others are still judged

@@ -223,6 +223,11 @@ def _placement(cat: dict[str, Any], ctx: _Ctx, judge: Judge) -> tuple[float, lis
     if not pairs or len(found) != len(pairs):
         return None
     evidence, placed = [], 0
+    if any(
+        not str(f.get("message", "")).startswith(f"{call} ")
+        for (call, _), f in zip(pairs, found, strict=True)
+    ):
+        return None  # not one finding per pair in the answer key's order: the static score stands
     for (call, fn), f in zip(pairs, found, strict=True):
         phases = _phases_of_pair(ctx.key, call, fn, ctx.endpoints)
         seen, why = ctx.view.seen(call, phases)
