@@ -89,3 +89,24 @@ def test_the_job_page_lists_them_and_the_run_page_shows_the_trace(tmp_path):
     assert XSS not in run_page
     other = next((out / "jobs" / JOB).rglob("run_2.html")).read_text()
     assert "Seam trace" not in other  # a run without a trace shows none
+
+
+def test_the_end_of_run_summary_lists_them_too(tmp_path, monkeypatch):
+    from rich.console import Console
+
+    from skillassay.cli import run as run_cli
+    from skillassay.orchestrator.job import JobResult
+    from skillassay.orchestrator.summary import summarise
+    from skillassay.store import open as open_store
+
+    root = _job(tmp_path)
+    with open_store(root) as st:
+        job, runs = st.job(JOB), st.runs(job_id=JOB)
+    assert job is not None
+    console = Console(record=True, width=200)
+    monkeypatch.setattr(run_cli, "console", console)
+    result = JobResult(job=job, records=runs, evals=["fastapi-py"])
+    run_cli._print_summary(result, summarise(runs, []), root)
+    shown = console.export_text()
+    assert "Static/trace disagreements: 1 in 1 run(s)" in shown
+    assert f"access_grants.update in {XSS}" in shown
