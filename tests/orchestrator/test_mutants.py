@@ -416,3 +416,33 @@ def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
             timeout=600,
         )
         assert done.returncode == 0, (m.id, done.stdout[-2000:])
+
+
+def test_check_mutants_prints_each_mutants_static_trace_disagreements(tmp_path, monkeypatch):
+    """A mutant's disagreements (its static rubric against its own trace) are printed under the eval's table,
+    the agent-written text of a claim escaped from rich markup, and kept in mutation.json."""
+    from datetime import UTC, datetime
+
+    from rich.console import Console
+
+    from skillassay.orchestrator.mutants import command
+    from skillassay.store import mutants as store
+    from skillassay.store.mutants import EvalMutation, MutantResult, MutationReport
+
+    line = "integration_placement: access_grants.update in [red]push[/red] — static: runs; trace: not sent"
+    mutant = MutantResult(
+        eval_id="e1", mutant_id="m1", cls="c", title="t", description="d", ok=True, disagreements=[line]
+    )
+    report = MutationReport(
+        created_at=datetime.now(UTC),
+        suite="s",
+        evals=[EvalMutation(eval_id="e1", format="f", mutants=[mutant])],
+    )
+    monkeypatch.setattr(command, "load_suite", lambda path: [])
+    monkeypatch.setattr(command, "run_mutation", lambda *a, **k: report)
+    console = Console(record=True, width=300)
+    command.check_mutants(tmp_path, jobs=1, results=tmp_path / "results", console=console)
+    shown = console.export_text()
+    assert f"static/trace disagreement e1 `m1`: {line}" in shown
+    kept = store.read(tmp_path / "results")
+    assert kept is not None and kept.evals[0].mutants[0].disagreements == [line]

@@ -109,7 +109,7 @@ def test_results_without_a_grading_version_read_as_version_1_and_compare_will_no
     _as_old(tmp_path, "OLD")
     with store.open(tmp_path) as st:
         assert {r.grading_version for r in st.runs(job_id="OLD")} == {1}
-        assert {r.grading_version for r in st.runs(job_id="A")} == {GRADING_VERSION} == {2}
+        assert {r.grading_version for r in st.runs(job_id="A")} == {GRADING_VERSION}
     conn = sqlite3.connect(tmp_path / "skillassay.db")
     rows = dict(conn.execute("SELECT job_id, MAX(grading_version) FROM runs GROUP BY job_id").fetchall())
     conn.close()
@@ -117,7 +117,8 @@ def test_results_without_a_grading_version_read_as_version_1_and_compare_will_no
     r = cli("compare", "A", "OLD", "--results", str(tmp_path))
     assert r.exit_code == 3
     [line] = [x for x in r.stderr.splitlines() if x.startswith("no verdict:")]
-    assert "A: version 2 (9 runs); OLD: version 1 (9 runs)" in line and "`skillassay regrade OLD`" in line
+    assert f"A: version {GRADING_VERSION} (9 runs); OLD: version 1 (9 runs)" in line
+    assert "`skillassay regrade OLD`" in line
     data = json.loads(cli("compare", "OLD", "A", "--results", str(tmp_path), "--json").stdout)
     assert data["no_verdict"]["kind"] == "grading_version"
     # within one arm too: OLD with one run regraded to the current version, against itself
@@ -126,10 +127,10 @@ def test_results_without_a_grading_version_read_as_version_1_and_compare_will_no
     with store.open(tmp_path) as st:
         st.save_run(rec.model_copy(update={"grading_version": GRADING_VERSION}))
     r = cli("compare", "OLD", "OLD", "--results", str(tmp_path))
-    assert r.exit_code == 3 and "OLD: version 1 (8 runs), version 2 (1 run)" in r.stderr
+    assert r.exit_code == 3 and f"OLD: version 1 (8 runs), version {GRADING_VERSION} (1 run)" in r.stderr
     # `runs --job` shows each run's version
     listing = cli("runs", "--job", "OLD", "--results", str(tmp_path)).stdout
-    assert "grading" in listing and listing.count(" v1 ") == 8 and listing.count(" v2 ") == 1
+    assert "grading" in listing and listing.count(" v1 ") == 8 and listing.count(f" v{GRADING_VERSION} ") == 1
 
 
 def test_an_unscored_run_has_no_score_whose_version_could_differ(tmp_path: Path) -> None:
@@ -180,4 +181,4 @@ def test_the_report_shows_the_refusal_the_unscored_runs_and_the_versions(tmp_pat
     assert "grading version" in old_job and "skillassay regrade OLD" in old_job
     assert "skillassay regrade" not in (site / job_page("A")).read_text()
     run_page = next((site / "jobs" / "OLD").rglob("run_1.html")).read_text()
-    assert "<dt>grading version</dt><dd>1 (the current version is 2" in run_page
+    assert f"<dt>grading version</dt><dd>1 (the current version is {GRADING_VERSION}" in run_page

@@ -367,7 +367,7 @@ def report_cmd(
     """Report on jobs: a summary in the terminal, and/or a static site (--html), JUnit XML, JSON, or
     Markdown (--markdown: verdicts, the skill's paired difference from the baseline with its interval, cost,
     a link to the job's page below --report-url)."""
-    from skillassay.kinds.base import job_summary_of
+    from skillassay.kinds.base import job_kind_findings, job_summary_of
     from skillassay.report.ci import job_json, write_json, write_junit
     from skillassay.report.tables import outcome_line, summary_table, unscored_runs
     from skillassay.scoring.skill_use import skill_use_of
@@ -455,6 +455,8 @@ def report_cmd(
                 use = skill_use_of(runs)
                 if use is not None:
                     con.print(use.sentence("Skill use"), markup=False)
+                for line in job_kind_findings(st.root, runs):
+                    con.print(line, markup=False, highlight=False)
             failed = [r for r in skill if r.scored and not (r.verdict and r.verdict.passed)]
             if fail_on_verdict and failed:
                 typer.echo(f"{job_id}: {len(failed)} run(s) failed their verdict.", err=True)

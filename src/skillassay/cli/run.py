@@ -545,6 +545,10 @@ def _print_summary(result: JobResult, summaries: list, results: Path) -> None:
         err.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     if result.job.stop_reason:
         console.print(f"[yellow]stopped[/yellow]: {result.job.stop_reason}", highlight=False)
+    from skillassay.kinds.base import job_kind_findings
+
+    for line in job_kind_findings(results, result.records):  # the Seam kind: static/trace disagreements
+        console.print(line, markup=False, highlight=False)
     console.print(
         f"Results: {job_dir}  (skillassay runs --job {result.job.job_id}{where}; "
         f"skillassay report {result.job.job_id}{where} --html report/)"

@@ -412,6 +412,21 @@ class EvalKind(ABC):
         """Why a failed run of this kind failed, as the report says it (None: the generic reason)."""
         return None
 
+    def job_findings(self, results_root: Path, runs: Sequence[RunRecord]) -> list[str]:
+        """Lines the kind adds to a job's report, terminal and HTML (the Seam kind: every disagreement between
+        the static reading and the run's trace); none by default."""
+        return []
+
+    def run_page_data(self, run_dir: Path) -> Any:
+        """What the kind's ``run_sections`` macro shows on a run's page, read from the run's folder (None:
+        nothing)."""
+        return None
+
+    def mutant_findings(self, definition: EvalDefinition, got: dict[str, GradeOutcome]) -> list[str]:
+        """Lines ``check --mutants`` adds under a mutant, from its grades per layer (the Seam kind: where its
+        static reading and its sandbox trace disagree); none by default."""
+        return []
+
     # --- per-eval columns (issue 25, apicol) ---
     eval_columns: ClassVar[tuple[EvalColumn, ...]] = ()  # the kind's own columns of the job summary
 
@@ -494,6 +509,16 @@ def job_summary_of(runs: Sequence[RunRecord]) -> JobSummary | None:
     """A job's stored runs summarised their kind's own way (None: the generic per-eval summary)."""
     kind = job_kind(runs)
     return kind.job_summary(runs) if kind is not None else None
+
+
+def job_kind_findings(results_root: Path, runs: Sequence[RunRecord]) -> list[str]:
+    """What each registered kind adds to a job's report (``EvalKind.job_findings``), read from its runs."""
+    return [line for kind in registered() for line in kind.job_findings(results_root, runs)]
+
+
+def run_page_data(run_dir: Path) -> dict[str, Any]:
+    """Kind name -> what the kind's ``run_sections`` macro shows for the run in ``run_dir``."""
+    return {k.name: got for k in registered() if (got := k.run_page_data(run_dir)) is not None}
 
 
 def figure_columns() -> list[FigureColumn]:

@@ -96,6 +96,8 @@ class RunFiles:
     logs: list[Log] = field(default_factory=list)
     # process.json's "sealing": what reached out of bounds, what was refused
     sealing: dict[str, Any] | None = None
+    # kind name -> what that kind shows on the run's page (``EvalKind.run_page_data``: the Seam trace)
+    kind_data: dict[str, Any] = field(default_factory=dict)
 
 
 MAX_SEALING_BYTES = 5_000_000
@@ -194,6 +196,9 @@ def load_run_files(results_root: Path, run: RunRecord) -> RunFiles:
                 )
             )
     rf.sealing = load_sealing(d / "process.json")
+    from skillassay.kinds.base import run_page_data
+
+    rf.kind_data = run_page_data(d)
     for name in ("rubric.json", "sandbox.json", "process.json", "changes.json"):
         text, truncated = _json_text(d / name)
         # changes.json (the rubric's view of the diff) is optional

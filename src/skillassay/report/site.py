@@ -30,7 +30,7 @@ from skillassay import __version__
 from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
-from skillassay.kinds.base import JobSummary, figure_columns, job_kind, registered
+from skillassay.kinds.base import JobSummary, figure_columns, job_kind, job_kind_findings, registered
 from skillassay.report import charts
 from skillassay.report.examples import scoring_examples
 from skillassay.report.runs import (
@@ -123,6 +123,9 @@ class JobView:
     kind_summary: JobSummary | None = None
     kind_template: str | None = None  # the kind's report template, which shows ``kind_summary``
     skill_use: SkillUseSplit | None = None  # an ordinary job with a skill: how often it was used
+    findings: list[str] = field(
+        default_factory=list
+    )  # the kinds' own lines (Seam: static/trace disagreements)
 
     @property
     def done(self) -> int:
@@ -194,7 +197,7 @@ def _env() -> Environment:
     return env
 
 
-def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
+def _job_view(job: JobRecord, runs: list[RunRecord], root: Path | None = None) -> JobView:
     variants = []
     for v in ("skill", "baseline"):
         vr = [r for r in runs if r.variant == v]
@@ -215,9 +218,12 @@ def _job_view(job: JobRecord, runs: list[RunRecord]) -> JobView:
         )
     kind = job_kind(runs)
     own = kind.job_summary(runs) if kind is not None else None
+    findings = job_kind_findings(root, runs) if root is not None else []
     if kind is not None and own is not None:
-        return JobView(job, runs, variants, None, kind_summary=own, kind_template=kind.template_name())
-    return JobView(job, runs, variants, comparison, skill_use=skill_use_of(runs))
+        return JobView(
+            job, runs, variants, None, kind_summary=own, kind_template=kind.template_name(), findings=findings
+        )
+    return JobView(job, runs, variants, comparison, skill_use=skill_use_of(runs), findings=findings)
 
 
 def _load_definitions(
@@ -413,7 +419,7 @@ def build_site(
     # Run pages are most of the work and need no statistics: render them in worker processes (when there are
     # many) while this process computes the statistics and writes the other pages.
     pending = _start_run_pages(root, out, job_runs, now, jobs)
-    views = [_job_view(j, runs) for j, runs in job_runs]
+    views = [_job_view(j, runs, root) for j, runs in job_runs]
     result.jobs = [j.job_id for j in jobs]
 
     defs, result.definitions_error = _load_definitions(jobs, Path(suite) if suite else None, definitions)

@@ -10,7 +10,8 @@ from skillassay.scoring.verdict import DEFAULT_THRESHOLD, CriterionResult, Verdi
 #   1: before issue 23
 #   2: issue 23: judged from outside the code under test, no abstention (a workspace that breaks a harness
 #      step is the agent's failure), bounded graders and detectors
-GRADING_VERSION = 2
+#   3: issue 26: with both Seam layers, the rubric's reachability judgements settled by the run's Seam trace
+GRADING_VERSION = 3
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -48,7 +48,9 @@ MAX_EVIDENCE = 6  # per criterion in run.json; the layer's own JSON keeps all of
 class SeamGrades(BaseModel):
     """The Seam kind's figures of one run (None: the layer was not run)."""
 
-    rubric_total: float | None = None
+    rubric_total: float | None = None  # the hybrid's when both layers ran, else the static reading's
+    rubric_static_total: float | None = None  # the static reading's own total
+    hybrid_disagreements: int | None = None  # static claims the run's Seam trace settled the other way
     sandbox_total: float | None = None
     combined: float | None = None
     api_path: str | None = None  # the path the rubric saw the agent choose
@@ -102,6 +104,39 @@ def _rubric(definition: SeamEval, modified_dir: Path, change: ChangeSet) -> Rubr
     )
 
 
+def hybrid_rubric(d: SeamEval, layers: Layers, rubric: dict, sandbox: dict | None) -> dict:
+    """The rubric's JSON judged against the sandbox's Seam trace (``seam/rubric/hybrid.py``); the static
+    reading as it is, saying why, when there is no trace to judge it by."""
+    from skillassay.seam.behaviour.trace import SeamTrace
+    from skillassay.seam.rubric.grade import endpoints_of
+    from skillassay.seam.rubric.hybrid import hybrid, static_only
+
+    if layers == "rubric":
+        return static_only(rubric, "--layers rubric: the sandbox did not run, the static reading decides")
+    raw = (sandbox or {}).get("seam_trace")
+    if sandbox is None:
+        return static_only(rubric, "the sandbox layer was not run: the static reading decides")
+    if (sandbox or {}).get("error"):
+        return static_only(rubric, "the sandbox could not do its job: the static reading decides")
+    if raw is None:
+        return static_only(
+            rubric,
+            "no Seam trace (a live Seam sandbox, or the sandbox stopped early): the static reading decides",
+        )
+    assert d.answer_key is not None and d.rubric is not None
+    t = time.monotonic()
+    got = hybrid(
+        rubric,
+        SeamTrace.model_validate(raw),
+        d.answer_key,
+        d.rubric,
+        d.api_path or "",
+        sorted(endpoints_of(d.config)),
+    )
+    got.hybrid.seconds = round(time.monotonic() - t, 4)
+    return got.model_dump(mode="json")
+
+
 def check_points(sandbox: dict | None) -> dict[str, float]:
     """Points per sandbox check, from either the plan's JSON (numbers) or the full result (objects with
     points)."""
@@ -111,16 +146,23 @@ def check_points(sandbox: dict | None) -> dict[str, float]:
     return out
 
 
+def evidence_line(f: dict) -> str:
+    """One rubric finding for people: ✓/✗, which source decided (static, trace, both) and why."""
+    mark = "✓" if f.get("ok") else ("✗ refuted:" if f.get("refuted") else "✗")
+    source = f" [{f['source']}]" if f.get("source") in ("trace", "both") else ""
+    where = f" ({f['location']})" if f.get("location") else ""
+    why = f" — {f['why']}" if f.get("source") == "trace" and f.get("why") else ""
+    return f"{mark}{source} {f.get('message', '')}{where}{why}"
+
+
 def _rubric_criteria(definition: SeamEval, rubric: dict | None) -> list[CriterionResult]:
     out: list[CriterionResult] = []
     cats = (rubric or {}).get("categories", {})
     for cat in definition.rubric.categories if definition.rubric else []:
         got = cats.get(cat.name)
-        evidence = [
-            f"{'✓' if f.get('ok') else '✗'} {f.get('message', '')}"
-            + (f" ({f['location']})" if f.get("location") else "")
-            for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]
-        ]
+        evidence = [evidence_line(f) for f in (got or {}).get("evidence", [])[:MAX_EVIDENCE]]
+        if got is not None and got.get("source"):
+            evidence.append(f"decided by {got['source']}: {got.get('why', '')}")
         out.append(
             CriterionResult(
                 id=cat.name,
@@ -350,7 +392,29 @@ class SeamKind(EvalKind):
     def mutant_waits(self, golden: GradeOutcome) -> dict[str, float] | None:
         return quiet_window(golden)
 
+    def mutant_findings(self, definition: EvalDefinition, got: dict[str, GradeOutcome]) -> list[str]:
+        """A mutant's layers are graded apart: its static rubric judged against its own sandbox trace."""
+        from skillassay.seam.disagreements import describe
+        from skillassay.seam.rubric.hybrid import Disagreement
+
+        rubric, sandbox = got.get("rubric"), got.get("sandbox")
+        if rubric is None or rubric.rubric is None or sandbox is None or sandbox.sandbox is None:
+            return []
+        judged = hybrid_rubric(seam_eval(definition), "both", rubric.rubric, sandbox.sandbox)
+        return [describe(Disagreement.model_validate(d)) for d in judged.get("disagreements") or []]
+
     # --- end of mutants ---
+
+    # --- reports: the static reading's blind spots, found in the wild (issue 26, item 3) ---
+    def job_findings(self, results_root: Path, runs: Sequence[RunRecord]) -> list[str]:
+        from skillassay.seam.disagreements import job_disagreements, lines
+
+        return lines(job_disagreements(results_root, runs))
+
+    def run_page_data(self, run_dir: Path) -> object:
+        from skillassay.seam.disagreements import trace_summary
+
+        return trace_summary(run_dir)
 
     def grade(self, request: GradeRequest) -> GradeOutcome:
         d = seam_eval(request.definition)
@@ -374,12 +438,32 @@ class SeamKind(EvalKind):
             out.timings["rubric"] = round(time.monotonic() - t, 3)
         if request.layers in ("sandbox", "both") and d.config is not None:
             self._sandbox(request, out, g)
+        if out.rubric is not None:
+            self._hybrid(d, request.layers, out, g)
         g.combined = combined_score(g.rubric_total, g.sandbox_total)
         out.grades = g.payload()
         self._flag_gaps(out)
         out.criteria = seam_criteria(d, out.rubric, out.sandbox)
         out.verdict = decide(out.criteria, [], d.pass_threshold)
         return out
+
+    def _hybrid(self, d: SeamEval, layers: Layers, out: GradeOutcome, g: SeamGrades) -> None:
+        """The rubric's static judgements confirmed or refuted by the Seam trace the sandbox recorded (after
+        both layers: the trace must exist); without a trace the static reading stands and says why."""
+        t = time.monotonic()
+        try:
+            out.rubric = hybrid_rubric(d, layers, out.rubric or {}, out.sandbox)
+            g.rubric_static_total = out.rubric.get("static_total")
+            if out.rubric.get("hybrid", {}).get("applied"):
+                g.rubric_total = float(out.rubric["total"])
+                g.hybrid_disagreements = len(out.rubric.get("disagreements") or [])
+                api = out.rubric.get("categories", {}).get("api_path_selection")
+                if api is not None:
+                    g.api_path_correct = float(api["score"]) >= 1.0
+                g.api_path = ",".join(out.rubric.get("paths_taken") or []) or None
+        except Exception as exc:  # noqa: BLE001 - a grader bug must not lose the run, nor score it
+            out.failures.append(failure("hybrid", exc))
+        out.timings["hybrid"] = round(time.monotonic() - t, 4)
 
     def _sandbox(self, request: GradeRequest, out: GradeOutcome, g: SeamGrades) -> None:
         from skillassay.seam.behaviour import validate

@@ -41,6 +41,8 @@ class MutantResult(BaseModel):
     layers: dict[str, LayerOutcome] = Field(default_factory=dict)
     caught_by: list[str] = Field(default_factory=list)
     blind_spot: bool = False  # a mutant expected to be caught that no layer caught
+    # where the mutant's static rubric and its sandbox trace disagreed (the static reading's blind spots)
+    disagreements: list[str] = Field(default_factory=list)
     ok: bool = False  # every layer did what the class expects
     error: str | None = None  # the harness could not grade it (not a blind spot, not a pass)
     seconds: float = 0.0

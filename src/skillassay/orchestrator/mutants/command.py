@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from skillassay.definitions import load_suite
@@ -63,6 +64,10 @@ def check_mutants(
         console.print(t)
         if e.error:
             console.print(f"[red]error[/red] {e.eval_id}: {e.error}")
+        for m in e.mutants:
+            for line in m.disagreements:
+                what = escape(f"{e.eval_id} `{m.mutant_id}`: {line}")
+                console.print(f"[yellow]static/trace disagreement[/yellow] {what}", highlight=False)
         for note in e.not_derived:
             console.print(f"[yellow]not derived[/yellow] {e.eval_id}: {note}", highlight=False)
     blind = [(e.eval_id, m.mutant_id) for e in report.evals for m in e.mutants if m.blind_spot]

@@ -261,6 +261,7 @@ def _run_mutant(work: _Eval, mutant: Mutant, emulator: Service | None) -> Mutant
         expect = expectations(cls, d)
         result.layers = judge_layers(expect, work.golden, got, work.kind)
         result.caught_by = [layer for layer, o in result.layers.items() if o.caught]
+        result.disagreements = work.kind.mutant_findings(d, got)
         failures = [f for o in got.values() for f in _failures(o)]
         if failures:
             result.error = "; ".join(failures)[:2000]

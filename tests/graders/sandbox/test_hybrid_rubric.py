@@ -1,0 +1,132 @@
+"""The hybrid rubric, playing the attacker with code the static reading misjudges: a handler that calls an
+``async def`` Seam helper without ``await`` (Python never runs it: static credits it, the trace shows no
+request, refuted and 0), and ``await asyncio.to_thread(self.seam.access_grants.create, ...)`` (a method passed
+as a value: static misses it, the trace shows it sent during create, credited). One app holds both, built and
+driven once; a build that fails leaves no trace, and the static reading stands; ``--layers rubric`` stays
+static and says so."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hybrid_apps import BROKEN_DOCKERFILE, CASES, definition, grade
+
+from skillassay.kinds.base import GradeOutcome
+from skillassay.seam.kind import SeamKind
+
+
+@pytest.fixture(scope="module")
+def both(emulator, tmp_path_factory) -> GradeOutcome:
+    """The app graded on both layers, once for every test here."""
+    return grade(tmp_path_factory.mktemp("hybrid"), emulator)
+
+
+def _cat(out: GradeOutcome, name: str) -> dict[str, Any]:
+    assert out.rubric is not None
+    return out.rubric["categories"][name]
+
+
+def _judged(cat: dict[str, Any], words: str) -> dict[str, Any]:
+    found = [f for f in cat["evidence"] if words in f["message"]]
+    assert found, [f["message"] for f in cat["evidence"]]
+    return found[0]
+
+
+def test_the_sandbox_ran_and_its_trace_settles_the_rubric(both):
+    assert both.failures == []
+    assert both.rubric is not None and both.rubric["hybrid"]["applied"] is True
+    trace = (both.sandbox or {})["seam_trace"]
+    sent = {(r["endpoint"], r["path"]) for r in trace["requests"]}
+    assert ("create", "/access_grants/create") in sent
+    assert ("cancel", "/access_grants/delete") in sent
+    assert not any(p == "/access_grants/update" for _, p in sent)  # the coroutine never ran
+
+
+def test_a_coroutine_never_awaited_is_refuted_and_scores_zero(both):
+    placement = _cat(both, "integration_placement")
+    update = _judged(placement, "access_grants.update in update_reservation")
+    assert update["refuted"] is True and update["ok"] is False and update["source"] == "trace"
+    assert "no access_grants.update request during the update step" in update["why"]
+    lifecycle = _judged(_cat(both, "lifecycle_completeness"), "update:")
+    assert lifecycle["refuted"] is True and lifecycle["source"] == "trace"
+    claims = {(d["category"], d["claim"]) for d in both.rubric["disagreements"]}  # type: ignore[index]
+    assert ("integration_placement", "access_grants.update in update_reservation") in claims
+    assert all(not d["trace"] for d in both.rubric["disagreements"] if "update" in d["claim"])  # type: ignore[index]
+
+
+def test_a_method_run_in_a_thread_is_credited_from_the_trace(both):
+    api = _cat(both, "api_path_selection")
+    assert api["static_score"] == 0.0  # the static reading never saw access_grants.create
+    assert api["score"] == 1.0 and api["source"] == "trace"
+    create = _judged(_cat(both, "integration_placement"), "access_grants.create in create_reservation")
+    assert create["ok"] is True and create["source"] == "trace" and "credited" in create["why"]
+    assert "/access_grants/create" in create["why"] and "create step" in create["why"]
+    correct = _judged(_cat(both, "api_correctness"), "access_grants.create sent")
+    assert correct["ok"] is True and "Seam accepted it" in correct["why"]
+
+
+def test_where_both_agree_the_evidence_says_both_and_the_totals_follow(both):
+    delete = _judged(_cat(both, "integration_placement"), "access_grants.delete in cancel_reservation")
+    assert delete["ok"] is True and delete["source"] == "both"
+    placement = _cat(both, "integration_placement")
+    assert placement["score"] == 0.66  # create credited, update refuted, delete confirmed
+    assert _cat(both, "file_targeting")["source"] == "static"  # the trace does not see which files changed
+    rubric = both.rubric
+    assert rubric is not None
+    assert both.grades["rubric_total"] == rubric["total"] != rubric["static_total"]
+    assert both.grades["rubric_static_total"] == rubric["static_total"]
+    assert both.grades["hybrid_disagreements"] == len(rubric["disagreements"]) >= 4
+    lines = next(c for c in both.criteria if c.id == "integration_placement").evidence
+    assert any(line.startswith("✗ refuted: [trace]") for line in lines), lines
+    assert "hybrid" in both.timings
+
+
+def test_a_build_that_fails_leaves_no_trace_and_the_static_reading_stands(emulator, tmp_path):
+    out = grade(Path(tempfile.mkdtemp(dir=tmp_path)), emulator, dockerfile=BROKEN_DOCKERFILE)
+    assert (out.sandbox or {})["checks"]["build"]["points"] == 0
+    rubric = out.rubric
+    assert rubric is not None and rubric["hybrid"]["applied"] is True
+    assert rubric["total"] == rubric["static_total"] and rubric["disagreements"] == []
+    update = _judged(_cat(out, "integration_placement"), "access_grants.update in update_reservation")
+    assert update["ok"] is True and update["source"] == "static"  # the static claim stands, unrefuted
+    assert "no trace for the update step" in update["why"]
+
+
+def test_layers_rubric_stays_static_and_says_so(tmp_path):
+    out = grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
+    rubric = out.rubric
+    assert rubric is not None and out.sandbox is None
+    assert rubric["hybrid"] == {"applied": False, "reason": rubric["hybrid"]["reason"], "seconds": 0.0}
+    assert "--layers rubric" in rubric["hybrid"]["reason"]
+    assert all(c["source"] == "static" for c in rubric["categories"].values())
+    assert rubric["total"] == rubric["static_total"] == out.grades["rubric_total"]
+    assert json.dumps(rubric)  # stored as rubric.json
+
+
+def test_check_mutants_judges_a_mutants_static_rubric_by_its_own_trace(both, tmp_path):
+    """A mutant's layers are graded apart (``--layers rubric``, then ``sandbox``): its disagreements come from
+    the two put together, as a run's do."""
+    d, _ = definition(Path(tempfile.mkdtemp(dir=tmp_path)))
+    static = grade(Path(tempfile.mkdtemp(dir=tmp_path)), None, layers="rubric")
+    lines = SeamKind().mutant_findings(d, {"rubric": static, "sandbox": GradeOutcome(sandbox=both.sandbox)})
+    assert any(
+        line.startswith("integration_placement: access_grants.update in update_reservation")
+        and "static: runs; trace (update step): not sent" in line
+        for line in lines
+    ), lines
+    assert SeamKind().mutant_findings(d, {"rubric": static}) == []  # no sandbox layer: nothing to judge by
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_labelled_case_is_judged_as_the_app_behaves(case, both, emulator, tmp_path):
+    """The hybrid's categories are each case's truth; the static reading alone misses at least one."""
+    styles, truth = CASES[case]
+    out = both if styles == ("thread", "unawaited", "direct") else grade(tmp_path, emulator, styles=styles)
+    assert out.failures == []
+    cats = (out.rubric or {})["categories"]
+    assert {name: c["score"] for name, c in cats.items()} == truth
+    assert any(c["static_score"] != truth[name] for name, c in cats.items())
