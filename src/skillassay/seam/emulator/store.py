@@ -101,6 +101,15 @@ class Workspace:
     events: list[dict] = field(default_factory=list)
     webhooks: dict[str, dict] = field(default_factory=dict)
     action_attempts: dict[str, dict] = field(default_factory=dict)
+    # the families of seam/emulator/families/: connect webviews, client sessions, access systems
+    unmanaged_devices: dict[str, dict] = field(default_factory=dict)
+    connect_webviews: dict[str, dict] = field(default_factory=dict)
+    client_sessions: dict[str, dict] = field(default_factory=dict)
+    acs_systems: dict[str, dict] = field(default_factory=dict)
+    acs_entrances: dict[str, dict] = field(default_factory=dict)
+    acs_access_groups: dict[str, dict] = field(default_factory=dict)
+    acs_users: dict[str, dict] = field(default_factory=dict)
+    acs_credentials: dict[str, dict] = field(default_factory=dict)
     version: int = 0
     requests_logged: int = 0  # every request ever logged: the count the bounded log may have dropped from
 
