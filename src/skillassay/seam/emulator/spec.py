@@ -72,6 +72,20 @@ def rewrite_nullable(node: Any) -> Any:
     return out
 
 
+def unions_as_any_of(node: Any) -> Any:
+    """A request schema's ``oneOf`` without a discriminator -> ``anyOf``: Seam validates requests with zod
+    unions, which take the first branch that matches, so overlapping branches (``acs/credentials/list``: an
+    ``acs_user_id`` branch and an empty one) never reject a request that matches several."""
+    if isinstance(node, list):
+        return [unions_as_any_of(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: unions_as_any_of(v) for k, v in node.items()}
+    if "oneOf" in out and "discriminator" not in out and "anyOf" not in out:
+        out["anyOf"] = out.pop("oneOf")
+    return out
+
+
 _format_checker = FormatChecker(formats=())
 
 
@@ -159,7 +173,7 @@ class RouteSpec:
         if self._validator is None:
             with self._lock:
                 if self._validator is None:
-                    schema = rewrite_nullable(copy.deepcopy(self.raw_schema))
+                    schema = unions_as_any_of(rewrite_nullable(copy.deepcopy(self.raw_schema)))
                     # $refs point into the document; keep components reachable for resolution.
                     schema["components"] = self._root_components()
                     Draft4Validator.check_schema({k: v for k, v in schema.items() if k != "components"})
