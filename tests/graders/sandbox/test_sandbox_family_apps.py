@@ -1,0 +1,62 @@
+"""Test apps on the official Python SDK that use the emulator's hand-written route families
+(``access_codes/create_multiple``, a connect webview, the ACS routes), built and graded by the sandbox: full
+marks when correct, the marks of their ``expected.json`` when wrong (MODE=wrong: one bug each)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skillassay.seam.behaviour import validate
+from skillassay.seam.config import PlanEvalConfig
+from skillassay.seam.eval import SeamEval
+
+APPS = Path(__file__).resolve().parent / "familyapps"
+FAMILIES = ("multi", "webview", "acs")
+
+
+def _fixture(root: Path, family: str, mode: str) -> SeamEval:
+    """The family's eval (its eval_config.json with MODE set) over the shared app, in ``root``."""
+    config = json.loads((APPS / family / "eval_config.json").read_text())
+    config["run"]["env"]["MODE"] = mode
+    fixture = root / f"{family}-{mode}"
+    app = fixture / "app"
+    shutil.copytree(APPS / "app", app, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(APPS / "Dockerfile", fixture / "Dockerfile")
+    (fixture / "eval_config.json").write_text(json.dumps(config, indent=2))
+    cfg = PlanEvalConfig.model_validate(config)
+    return SeamEval(
+        id=cfg.fixture,
+        title=cfg.title or cfg.fixture,
+        format="plan-json",
+        source=fixture / "eval_config.json",
+        suite_dir=root,
+        fixture_dir=fixture,
+        app_dir=app,
+        prompt=cfg.prompt,
+        stack="python",
+        language="python",
+        app_port=cfg.app_port,
+        dockerfile=fixture / "Dockerfile",
+        config=cfg,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.long(reason="the SDK app installed (once: the install cache serves the rest) and graded six times")
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_app_full_marks_when_correct_and_loses_them_when_wrong(family, emulator, tmp_path):
+    expected = json.loads((APPS / family / "expected.json").read_text())
+    for mode in ("good", "wrong"):
+        definition = _fixture(tmp_path, family, mode)
+        result = validate(
+            definition.app_dir, definition, f"fam-{family}-{mode}", emulator=emulator, logs_dir=tmp_path / mode
+        )
+        got = result.plan_json()
+        reasons = {n: c.reason for n, c in result.checks.items() if c.reason}
+        want = expected[mode]
+        assert got["checks"] == want["sandbox_checks"], (mode, reasons, result.log_tail)
+        assert got["total"] == want["sandbox_total"], (mode, reasons)
