@@ -46,14 +46,18 @@ def _fixture(root: Path, family: str, mode: str) -> SeamEval:
 
 
 @pytest.mark.slow
-@pytest.mark.long(reason="the SDK app installed (once: the install cache serves the rest) and graded six times")
+@pytest.mark.long(reason="the SDK app installed (once: then the install cache serves it) and graded twice")
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_app_full_marks_when_correct_and_loses_them_when_wrong(family, emulator, tmp_path):
     expected = json.loads((APPS / family / "expected.json").read_text())
     for mode in ("good", "wrong"):
         definition = _fixture(tmp_path, family, mode)
         result = validate(
-            definition.app_dir, definition, f"fam-{family}-{mode}", emulator=emulator, logs_dir=tmp_path / mode
+            definition.app_dir,
+            definition,
+            f"fam-{family}-{mode}",
+            emulator=emulator,
+            logs_dir=tmp_path / mode,
         )
         got = result.plan_json()
         reasons = {n: c.reason for n, c in result.checks.items() if c.reason}

@@ -1,7 +1,7 @@
 """A small reservation app on the official Python SDK (PyPI ``seam``), for the sandbox grader's tests of the
 emulator's route families. FAMILY picks the integration, MODE its behaviour (``good`` or ``wrong``):
 
-- ``multi``: one PIN on every lock of the unit, ``access_codes.create_multiple`` (update: ``update_multiple``);
+- ``multi``: one PIN on every lock of the unit by ``access_codes.create_multiple`` (``update_multiple``);
   wrong: the cancel deletes only the first of the linked codes, as if create_multiple made one.
 - ``webview``: the owner's August account onboarded through a connect webview, polled until authorized, and
   the code set on its lock named UNIT_LOCK_NAME; wrong: the device looked up by the connected account of the
@@ -77,7 +77,10 @@ def webview_create(res):
     devices = seam.devices.list(connected_account_id=owner_account())
     lock = next(d for d in devices if d.display_name == os.environ["UNIT_LOCK_NAME"])
     code = seam.access_codes.create(
-        device_id=lock.device_id, name="Guest " + res["guest"], starts_at=res["checkIn"], ends_at=res["checkOut"]
+        device_id=lock.device_id,
+        name="Guest " + res["guest"],
+        starts_at=res["checkIn"],
+        ends_at=res["checkOut"],
     )
     res["code_ids"] = [code.access_code_id]
 
