@@ -188,6 +188,11 @@ class WorkspaceSnapshot:
     action_attempts: tuple[Mapping[str, Any], ...]
     # access_code_id -> {"access_grant_id", "access_method_id", "reservation_key", "customer_key"}
     access_code_links: Mapping[str, Mapping[str, Any]]
+    acs_credentials: tuple[Mapping[str, Any], ...] = ()
+    # acs_credential_id -> the ids of the entrances it opens
+    acs_credential_entrances: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def codes(
         self,
@@ -242,6 +247,8 @@ class WorkspaceSnapshot:
                     "webhooks",
                     "action_attempts",
                     "access_code_links",
+                    "acs_credentials",
+                    "acs_credential_entrances",
                 )
             },
         }
@@ -367,4 +374,8 @@ def _snapshot(ws: Workspace) -> WorkspaceSnapshot:
         webhooks=_frozen(ws.webhooks.values()),
         action_attempts=_frozen(ws.action_attempts.values()),
         access_code_links=MappingProxyType(links),
+        acs_credentials=_frozen(ws.acs_credentials.values()),
+        acs_credential_entrances=MappingProxyType(
+            {c["acs_credential_id"]: tuple(c["_entrance_ids"]) for c in ws.acs_credentials.values()}
+        ),
     )
