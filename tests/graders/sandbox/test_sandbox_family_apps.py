@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 from skillassay.seam.behaviour import validate
@@ -64,3 +65,34 @@ def test_family_app_full_marks_when_correct_and_loses_them_when_wrong(family, em
         want = expected[mode]
         assert got["checks"] == want["sandbox_checks"], (mode, reasons, result.log_tail)
         assert got["total"] == want["sandbox_total"], (mode, reasons)
+
+
+@pytest.mark.slow
+def test_live_acs_run_judges_credentials_and_cleans_up_only_its_own(emulator, monkeypatch, tmp_path):
+    """The live path (pointed at the emulator's HTTP API) on an ACS eval: the checks read the entrance's
+    credentials over HTTP, and the clean-up deletes the credential this run left, never another run's."""
+    ws = emulator.create_workspace(name="pretend-sandbox")
+    with httpx.Client(base_url=emulator.base_url, headers={"authorization": f"Bearer {ws.api_key}"}) as c:
+        system = c.post("/acs/systems/list", json={}).json()["acs_systems"][0]
+        entrances = c.post("/acs/entrances/list", json={"acs_system_id": system["acs_system_id"]}).json()
+        other = c.post(
+            "/acs/credentials/create",
+            json={
+                "acs_system_id": system["acs_system_id"],
+                "access_method": "code",
+                "code": "909090",
+                "allowed_acs_entrance_ids": [entrances["acs_entrances"][0]["acs_entrance_id"]],
+            },
+        ).json()["acs_credential"]
+    monkeypatch.setenv("SEAM_API_KEY", ws.api_key)
+    monkeypatch.setenv("SEAM_ENDPOINT", emulator.base_url)
+    good = _fixture(tmp_path, "acs", "good")
+    r = validate(good.app_dir, good, "live-acs", seam="live", logs_dir=tmp_path / "good")
+    assert r.plan_json()["total"] == 100, {n: c.reason for n, c in r.checks.items()}
+
+    left = _fixture(tmp_path, "acs", "leave")
+    r = validate(left.app_dir, left, "live-acs-leave", seam="live", logs_dir=tmp_path / "leave")
+    assert r.plan_json()["checks"]["cancel"] == 0  # the app left its credential behind
+    ids = {c["acs_credential_id"] for c in emulator.state(ws.workspace_id).acs_credentials}
+    assert ids == {other["acs_credential_id"]}  # the clean-up took this run's, not the other run's
+    assert any(step["route"] == "acs/credentials/delete" and step["ok"] for step in r.seam["cleanup"])

@@ -112,7 +112,7 @@ def code_summary(code: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def credential_codes(
-    credentials: Iterable[Mapping[str, Any]], entrances_of: Callable[[Mapping[str, Any]], Iterable[str]]
+    credentials: Iterable[Mapping[str, Any]], entrances: Mapping[str, Iterable[str]]
 ) -> list[dict[str, Any]]:
     """ACS PIN credentials seen as access codes, one per entrance it opens (``device_id``: the entrance), so
     that the checks judge an ACS integration as they judge codes on locks: issued is ``set``, deleted is
@@ -122,7 +122,7 @@ def credential_codes(
         if credential.get("access_method") != "code":
             continue
         timed = credential.get("starts_at") or credential.get("ends_at")
-        for entrance_id in entrances_of(credential):
+        for entrance_id in entrances.get(credential.get("acs_credential_id") or "", ()):
             out.append(
                 {
                     "access_code_id": credential.get("acs_credential_id"),
@@ -402,9 +402,7 @@ class EmulatorSession(SeamSession):
         if self.acs_entrance_id is None:
             return _codes_of(snapshot)
         entrances = getattr(snapshot, "acs_credential_entrances", {})
-        return credential_codes(
-            getattr(snapshot, "acs_credentials", ()), lambda c: entrances.get(c["acs_credential_id"], ())
-        )
+        return list(credential_codes(getattr(snapshot, "acs_credentials", ()), entrances))
 
     def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
         wanted = set(device_ids)
@@ -563,7 +561,9 @@ class LiveSession(SeamSession):
             if self.acs_entrance_id is not None:
                 body = {"acs_entrance_id": d}
                 found = self.http.call("acs/entrances/list_credentials_with_access", body)
-                out.extend(credential_codes(found.get("acs_credentials", []), lambda _c, d=d: [d]))
+                credentials = found.get("acs_credentials", [])
+                opens = {c.get("acs_credential_id"): [d] for c in credentials}
+                out.extend(credential_codes(credentials, opens))
             else:
                 out.extend(self.http.call("access_codes/list", {"device_id": d}).get("access_codes", []))
         return out
@@ -604,8 +604,9 @@ class LiveSession(SeamSession):
             super().cleanup()
 
     def _safe_codes(self) -> list[dict[str, Any]]:
+        watched = [self.acs_entrance_id] if self.acs_entrance_id is not None else self.device_ids()
         try:
-            return self.codes(self.device_ids())
+            return self.codes(watched)
         except SeamCallError:
             return []
 

@@ -120,7 +120,7 @@ def _complete(ctx: Ctx, ws: Workspace, webview: dict) -> None:
 
 def _new_account(ws: Workspace, provider: str, webview: dict) -> dict:
     email = f"{provider}-{len(ws.connected_accounts) + 1}@example.com"
-    account = {
+    account: dict[str, Any] = {
         "connected_account_id": new_id(),
         "account_type": provider,
         "account_type_display_name": provider.replace("_", " ").title(),
