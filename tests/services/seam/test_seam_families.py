@@ -144,10 +144,17 @@ def test_devices_update_renames_and_unmanages(emulator, seam_env):
     assert device.custom_metadata == {"zone": "b"}
     renamed = [e for e in _events(emulator, seam_env) if e["event_type"] == "device.name_changed"]
     assert renamed[-1]["device_name"] == "Garage (side)"
+    code = seam.access_codes.create(device_id=device_id, code="6302")
     seam.devices.update(device_id=device_id, is_managed=False)
     assert device_id not in {d.device_id for d in seam.devices.list()}
+    # its code left the managed API with it: updating it is a 404, not an emulator error
+    assert _error(lambda: seam.access_codes.update(access_code_id=code.access_code_id, name="x")) == (
+        404,
+        "access_code_not_found",
+    )
     seam.devices.update(device_id=device_id, is_managed=True)
     assert device_id in {d.device_id for d in seam.devices.list()}
+    assert seam.access_codes.get(access_code_id=code.access_code_id).code == "6302"
 
 
 # -- client sessions -------------------------------------------------------------------------------
@@ -278,3 +285,38 @@ def test_acs_access_groups_and_credential_assignment(emulator, seam_env):
         404,
         "acs_system_not_found",
     )
+
+
+def test_family_resources_are_scoped_to_their_workspace(emulator, seam_env, monkeypatch):
+    """Another run's key reaches none of this workspace's webviews, sessions, ACS users or credentials."""
+    seam = Seam()
+    webview = seam.connect_webviews.create(accepted_providers=["august"])
+    session = seam.client_sessions.create(user_identifier_key="owner-9")
+    (system,) = seam.acs.systems.list()
+    user = seam.acs.users.create(acs_system_id=system.acs_system_id, full_name="Guest Nine")
+    credential = seam.acs.credentials.create(acs_user_id=user.acs_user_id, access_method="code")
+    other = emulator.create_workspace(name="another run")
+    monkeypatch.setenv("SEAM_API_KEY", other.api_key)
+    intruder = Seam()
+    assert (
+        _error(lambda: intruder.connect_webviews.get(connect_webview_id=webview.connect_webview_id))[0] == 404
+    )
+    assert _error(lambda: intruder.client_sessions.get(client_session_id=session.client_session_id))[0] == 404
+    assert _error(lambda: intruder.acs.users.delete(acs_user_id=user.acs_user_id)) == (
+        404,
+        "acs_user_not_found",
+    )
+    assert (
+        _error(lambda: intruder.acs.credentials.get(acs_credential_id=credential.acs_credential_id))[0] == 404
+    )
+    assert _error(lambda: intruder.acs.systems.get(acs_system_id=system.acs_system_id))[0] == 404
+    assert intruder.connect_webviews.list() == [] and intruder.client_sessions.list() == []
+    # the intruder's own webview completes into its own workspace's account, never this one's
+    own = intruder.connect_webviews.get(
+        connect_webview_id=intruder.connect_webviews.create(accepted_providers=["august"]).connect_webview_id
+    )
+    assert (
+        own.connected_account_id
+        != seam.connect_webviews.get(connect_webview_id=webview.connect_webview_id).connected_account_id
+    )
+    assert seam.acs.users.get(acs_user_id=user.acs_user_id).full_name == "Guest Nine"

@@ -272,15 +272,22 @@ def devices_update(ctx: Ctx, params: dict) -> dict:
 
 
 def _set_managed(ctx: Ctx, device: dict, managed: bool) -> None:
-    """An unmanaged device leaves ``devices/list`` (and Seam's management) until it is managed again."""
+    """An unmanaged device leaves ``devices/list`` (and Seam's management) until it is managed again; its
+    managed codes leave ``access_codes/*`` with it (they stay on the lock) and come back with it."""
     ws, device_id = ctx.ws, device["device_id"]
     if managed == device["is_managed"]:
         return
     device["is_managed"] = managed
     if managed:
         ws.devices[device_id] = ws.unmanaged_devices.pop(device_id)
+        for code in device.pop("_parked_codes", []):
+            ws.access_codes[code["access_code_id"]] = code
         event = "device.unmanaged.converted_to_managed"
     else:
         ws.unmanaged_devices[device_id] = ws.devices.pop(device_id)
+        parked = [c for c in ws.access_codes.values() if c["device_id"] == device_id]
+        for code in parked:
+            del ws.access_codes[code["access_code_id"]]
+        device["_parked_codes"] = parked
         event = "device.converted_to_unmanaged"
     ctx.engine.emit(ws, event, device_id=device_id, connected_account_id=device["connected_account_id"])
