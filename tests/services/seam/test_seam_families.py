@@ -16,6 +16,11 @@ def _events(emulator, workspace) -> list[dict]:
     return [dict(e) for e in emulator.state(workspace.workspace_id).events]
 
 
+def _listed_events(seam: Seam) -> list[str]:
+    """The workspace's events through ``events/list``: each is checked against the spec's event schema."""
+    return [e.event_type for e in seam.events.list(since="2020-01-01T00:00:00Z")]
+
+
 def _error(call) -> tuple[int, str]:
     with pytest.raises(SeamHttpApiError) as err:
         call()
@@ -89,6 +94,7 @@ def test_connect_webview_completes_into_the_sandbox_account_with_its_devices(emu
     assert names == {"FRONT DOOR", "BACK DOOR", "GARAGE"}
     types = [e["event_type"] for e in _events(emulator, seam_env)]
     assert types[-3:-1] == ["connect_webview.login_succeeded", "connected_account.connected"]
+    assert "connect_webview.login_succeeded" in _listed_events(seam)
     listed = seam.connect_webviews.list(custom_metadata_has={"owner": "o-1"})
     assert [w.connect_webview_id for w in listed] == [created.connect_webview_id]
 
@@ -110,6 +116,7 @@ def test_a_webview_completes_by_itself_after_the_delay(emulator, seam_env):
     devices = seam.devices.list(connected_account_id=got.connected_account_id)
     assert [d.device_type for d in devices] == ["schlage_lock", "schlage_lock"]
     assert "connected_account.created" in emulator.state(wid).event_types()
+    assert "device.connected" in _listed_events(seam)
 
 
 def test_connected_account_update_and_delete_take_its_devices_and_codes(emulator, seam_env):
@@ -133,6 +140,7 @@ def test_connected_account_update_and_delete_take_its_devices_and_codes(emulator
     types = [e["event_type"] for e in _events(emulator, seam_env)]
     assert {"access_code.deleted", "device.deleted", "connected_account.deleted"} <= set(types)
     assert {a.account_type for a in seam.connected_accounts.list()} == {"august", "yale", "salto_ks"}
+    assert "connected_account.deleted" in _listed_events(seam)
 
 
 def test_devices_update_renames_and_unmanages(emulator, seam_env):
@@ -155,6 +163,7 @@ def test_devices_update_renames_and_unmanages(emulator, seam_env):
     seam.devices.update(device_id=device_id, is_managed=True)
     assert device_id in {d.device_id for d in seam.devices.list()}
     assert seam.access_codes.get(access_code_id=code.access_code_id).code == "6302"
+    assert "device.unmanaged.converted_to_managed" in _listed_events(seam)
 
 
 # -- client sessions -------------------------------------------------------------------------------
@@ -248,6 +257,7 @@ def test_acs_user_gets_a_code_credential_on_entrances(emulator, seam_env):
         "acs_credential.deleted",
         "acs_user.deleted",
     ]
+    assert "acs_user.deleted" in _listed_events(seam)
 
 
 def test_acs_access_groups_and_credential_assignment(emulator, seam_env):
