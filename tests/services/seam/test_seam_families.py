@@ -330,3 +330,30 @@ def test_family_resources_are_scoped_to_their_workspace(emulator, seam_env, monk
         != seam.connect_webviews.get(connect_webview_id=webview.connect_webview_id).connected_account_id
     )
     assert seam.acs.users.get(acs_user_id=user.acs_user_id).full_name == "Guest Nine"
+
+
+def test_deleting_the_access_systems_account_takes_the_system_with_it(emulator, seam_env):
+    seam = Seam()
+    (system,) = seam.acs.systems.list()
+    user = seam.acs.users.create(acs_system_id=system.acs_system_id, full_name="Guest Ten")
+    seam.acs.credentials.create(acs_user_id=user.acs_user_id, access_method="mobile_key")
+    seam.connected_accounts.delete(connected_account_id=system.connected_account_id)
+    assert seam.acs.systems.list() == [] and seam.acs.entrances.list() == []
+    assert _error(lambda: seam.acs.users.get(acs_user_id=user.acs_user_id)) == (404, "acs_user_not_found")
+    types = _listed_events(seam)
+    for expected in ("acs_credential.deleted", "acs_user.deleted", "acs_access_group.deleted"):
+        assert expected in types
+    assert types.count("acs_entrance.removed") == 4
+
+
+def test_custom_metadata_holds_at_most_fifty_keys(emulator, seam_env):
+    seam = Seam()
+    device_id = seam_env.device("FRONT DOOR")["device_id"]
+    seam.devices.update(device_id=device_id, custom_metadata={f"k{i}": "v" for i in range(50)})
+    too_many = {f"x{i}": "v" for i in range(1)}
+    assert _error(lambda: seam.devices.update(device_id=device_id, custom_metadata=too_many)) == (
+        400,
+        "invalid_input",
+    )
+    seam.devices.update(device_id=device_id, custom_metadata={"k0": None, "x0": "v"})  # a null frees a key
+    assert len(seam.devices.get(device_id=device_id).custom_metadata) == 50
