@@ -203,6 +203,13 @@ def connected_accounts_update(ctx: Ctx, params: dict) -> dict:
     return {"connected_account": public(account)}
 
 
+@route("/connected_accounts/sync")
+def connected_accounts_sync(ctx: Ctx, params: dict) -> dict:
+    """A sync of the emulator's accounts finds nothing new: the account must exist, nothing changes."""
+    lookup(ctx.ws.connected_accounts, params["connected_account_id"], "connected_account")
+    return {}
+
+
 @route("/connected_accounts/delete")
 def connected_accounts_delete(ctx: Ctx, params: dict) -> dict:
     """Seam's description: the account and everything under it go from Seam (devices, access codes, access

@@ -144,6 +144,41 @@ def acs_entrances_get(ctx: Ctx, params: dict) -> dict:
     return {"acs_entrance": public(_entrance(ctx.ws, params["acs_entrance_id"]))}
 
 
+@route("/acs/entrances/grant_access")
+def acs_entrances_grant_access(ctx: Ctx, params: dict) -> dict:
+    entrance = _entrance(ctx.ws, params["acs_entrance_id"])
+    user = _user(ctx.ws, params, entrance["acs_system_id"])
+    granted = user.setdefault("_entrance_ids", [])
+    if entrance["acs_entrance_id"] not in granted:
+        granted.append(entrance["acs_entrance_id"])
+    return {}
+
+
+@route("/acs/entrances/unlock")
+def acs_entrances_unlock(ctx: Ctx, params: dict) -> dict:
+    """A cloud key credential that opens the entrance unlocks it remotely: an action attempt that succeeds
+    after the async delay."""
+    ws, engine = ctx.ws, ctx.engine
+    entrance = _entrance(ws, params["acs_entrance_id"])
+    credential = _credential(ws, params["acs_credential_id"])
+    if credential["access_method"] != "cloud_key" or not entrance.get("can_unlock_with_cloud_key"):
+        raise invalid_input("Only a cloud_key credential unlocks an entrance that supports cloud keys")
+    if entrance["acs_entrance_id"] not in credential["_entrance_ids"]:
+        raise SeamApiError(
+            400, "credential_has_no_access", "The credential does not grant access to this entrance"
+        )
+    attempt = engine.action_attempt(ws, "UNLOCK_DOOR")
+    attempt_id = attempt["action_attempt_id"]
+
+    def finish(target: Workspace) -> None:
+        found = target.action_attempts.get(attempt_id)
+        if found and found["status"] == "pending":
+            found.update(status="success", result={}, error=None)
+
+    engine.later(ws, finish)
+    return {"action_attempt": dict(attempt)}
+
+
 @route("/acs/entrances/list_credentials_with_access")
 def acs_entrances_list_credentials_with_access(ctx: Ctx, params: dict) -> dict:
     entrance_id = _entrance(ctx.ws, params["acs_entrance_id"])["acs_entrance_id"]
@@ -302,6 +337,7 @@ def _accessible(ws: Workspace, user: dict) -> list[dict]:
             ids += credential["_entrance_ids"]
     for group in _groups_of(ws, user):
         ids += group["_entrance_ids"]
+    ids += user.get("_entrance_ids", [])  # acs/entrances/grant_access
     return _entrances(ws, ids)
 
 
@@ -319,6 +355,7 @@ def acs_users_revoke_access_to_all_entrances(ctx: Ctx, params: dict) -> dict:
     for credential in ws.acs_credentials.values():
         if credential.get("acs_user_id") == user["acs_user_id"]:
             credential["_entrance_ids"] = []
+    user["_entrance_ids"] = []
     return {}
 
 
@@ -366,6 +403,14 @@ def acs_access_groups_list(ctx: Ctx, params: dict) -> dict:
         needle = params["search"].lower()
         groups = [g for g in groups if needle in g["name"].lower()]
     return {"acs_access_groups": [public(g) for g in groups]}
+
+
+@route("/acs/access_groups/delete")
+def acs_access_groups_delete(ctx: Ctx, params: dict) -> dict:
+    group = _group(ctx.ws, params["acs_access_group_id"])
+    del ctx.ws.acs_access_groups[group["acs_access_group_id"]]
+    _event(ctx, "acs_access_group.deleted", group, acs_access_group_id=group["acs_access_group_id"])
+    return {}
 
 
 @route("/acs/access_groups/get")
@@ -595,3 +640,52 @@ def acs_credentials_unassign(ctx: Ctx, params: dict) -> dict:
 def acs_credentials_list_accessible_entrances(ctx: Ctx, params: dict) -> dict:
     credential = _credential(ctx.ws, params["acs_credential_id"])
     return {"acs_entrances": _entrances(ctx.ws, credential["_entrance_ids"])}
+
+
+# -- what the emulator's systems never have: unmanaged users, credentials, groups; credential managers -----
+@route("/acs/users/unmanaged/list")
+def acs_users_unmanaged_list(ctx: Ctx, params: dict) -> dict:
+    if params.get("acs_system_id"):
+        _system(ctx.ws, params["acs_system_id"])
+    return {"acs_users": []}
+
+
+@route("/acs/users/unmanaged/get")
+def acs_users_unmanaged_get(ctx: Ctx, params: dict) -> dict:
+    raise SeamApiError(404, "acs_user_not_found", f"Unmanaged ACS user not found: {params['acs_user_id']}")
+
+
+@route("/acs/credentials/unmanaged/list")
+def acs_credentials_unmanaged_list(ctx: Ctx, params: dict) -> dict:
+    if params.get("acs_system_id"):
+        _system(ctx.ws, params["acs_system_id"])
+    return {"acs_credentials": []}
+
+
+@route("/acs/credentials/unmanaged/get")
+def acs_credentials_unmanaged_get(ctx: Ctx, params: dict) -> dict:
+    raise SeamApiError(
+        404, "acs_credential_not_found", f"Unmanaged credential not found: {params['acs_credential_id']}"
+    )
+
+
+@route("/acs/access_groups/unmanaged/list")
+def acs_access_groups_unmanaged_list(ctx: Ctx, params: dict) -> dict:
+    if params.get("acs_system_id"):
+        _system(ctx.ws, params["acs_system_id"])
+    return {"acs_access_groups": []}
+
+
+@route("/acs/access_groups/unmanaged/get")
+def acs_access_groups_unmanaged_get(ctx: Ctx, params: dict) -> dict:
+    raise SeamApiError(
+        404,
+        "acs_access_group_not_found",
+        f"Unmanaged access group not found: {params['acs_access_group_id']}",
+    )
+
+
+@route("/acs/systems/list_compatible_credential_manager_acs_systems")
+def acs_systems_list_compatible_credential_manager_acs_systems(ctx: Ctx, params: dict) -> dict:
+    _system(ctx.ws, params["acs_system_id"])  # a Salto KS site needs no credential manager
+    return {"acs_systems": []}

@@ -70,7 +70,7 @@ def seed_access_system(ws: Workspace) -> None:
             "can_unlock_with_code": True,
             "can_unlock_with_card": True,
             "can_unlock_with_mobile_key": True,
-            "can_unlock_with_cloud_key": False,
+            "can_unlock_with_cloud_key": True,
             "can_belong_to_reservation": name.startswith("Room"),
             "salto_ks_metadata": {"door_name": name, "lock_type": "wall_reader", "online": True},
         }

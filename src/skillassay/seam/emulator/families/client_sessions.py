@@ -88,6 +88,29 @@ def client_sessions_create(ctx: Ctx, params: dict) -> dict:
     return {"client_session": _out(ws, session)}
 
 
+@route("/client_sessions/get_or_create")
+def client_sessions_get_or_create(ctx: Ctx, params: dict) -> dict:
+    """The session of this ``user_identifier_key`` (or user identity) when one exists, with the resources
+    named granted to it; else a new one."""
+    ws = ctx.ws
+    key, identity = params.get("user_identifier_key"), params.get("user_identity_id")
+    for session in ws.client_sessions.values():
+        if (key and session["user_identifier_key"] == key) or (
+            identity and not key and identity in session["user_identity_ids"]
+        ):
+            _add_grants(session, _grants(ws, params))
+            return {"client_session": _out(ws, session)}
+    return client_sessions_create(ctx, params)
+
+
+@route("/client_sessions/revoke")
+def client_sessions_revoke(ctx: Ctx, params: dict) -> dict:
+    """The token stops working: the session stays listed, expired now (deleting it is a separate route)."""
+    session = lookup(ctx.ws.client_sessions, params["client_session_id"], "client_session")
+    session["expires_at"] = now_iso()
+    return {}
+
+
 @route("/client_sessions/get")
 def client_sessions_get(ctx: Ctx, params: dict) -> dict:
     return {"client_session": _out(ctx.ws, _session(ctx.ws, params))}
@@ -121,7 +144,10 @@ def client_sessions_delete(ctx: Ctx, params: dict) -> dict:
 def client_sessions_grant_access(ctx: Ctx, params: dict) -> dict:
     ws = ctx.ws
     session = _session(ws, params)
-    grants = _grants(ws, params)
+    _add_grants(session, _grants(ws, params))
+    return {"client_session": _out(ws, session)}
+
+
+def _add_grants(session: dict, grants: dict[str, list[str]]) -> None:
     for field, ids in grants.items():
         session[field] = list(dict.fromkeys([*session[field], *ids]))
-    return {"client_session": _out(ws, session)}
