@@ -3,9 +3,11 @@ SEAM_ENDPOINT / SEAM_API_KEY. Every answer is checked against the spec's respons
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from seam import Seam
 from seam.exceptions import SeamHttpApiError
+from seam_helpers import admin_headers
 
 from skillassay.seam.emulator.emulator import wait_until
 
@@ -417,3 +419,15 @@ def test_client_session_get_or_create_and_revoke(emulator, seam_env):
     assert revoked.expires_at <= seam.client_sessions.get_or_create(user_identifier_key="owner-3").created_at
     account = seam.connected_accounts.list()[0]
     seam.connected_accounts.sync(connected_account_id=account.connected_account_id)
+
+
+def test_the_harness_waits_on_acs_credentials(emulator, seam_env):
+    """``/_emulator/wait`` (admin credential) on ``acs_credentials``: the issued credential, once issued."""
+    seam = Seam()
+    (system,) = seam.acs.systems.list()
+    credential = seam.acs.credentials.create(acs_system_id=system.acs_system_id, access_method="code")
+    condition = {"resource": "acs_credentials", "where": {"is_issued": True}}
+    body = {"workspace_id": seam_env.workspace_id, "condition": condition, "timeout": 10}
+    answer = httpx.post(f"{emulator.base_url}/_emulator/wait", json=body, headers=admin_headers(emulator))
+    assert answer.status_code == 200, answer.text
+    assert [c["acs_credential_id"] for c in answer.json()["matched"]] == [credential.acs_credential_id]
