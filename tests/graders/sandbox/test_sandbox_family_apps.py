@@ -68,6 +68,7 @@ def test_family_app_full_marks_when_correct_and_loses_them_when_wrong(family, em
 
 
 @pytest.mark.slow
+@pytest.mark.long(reason="two SDK app runs on the live path, which polls; one cancel waits out its limit")
 def test_live_acs_run_judges_credentials_and_cleans_up_only_its_own(emulator, monkeypatch, tmp_path):
     """The live path (pointed at the emulator's HTTP API) on an ACS eval: the checks read the entrance's
     credentials over HTTP, and the clean-up deletes the credential this run left, never another run's."""
