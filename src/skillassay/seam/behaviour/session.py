@@ -398,11 +398,14 @@ class EmulatorSession(SeamSession):
         self.emu.limit_webhooks(self.workspace_id, [app_url])
 
     def _observed(self, snapshot: Any) -> list[Mapping[str, Any]]:
-        """The access codes in the snapshot, or its PIN credentials when an ACS entrance is watched."""
+        """The access codes on the locks, or the PIN credentials when an ACS entrance is watched: what Seam
+        manages, and what it forgot but the locks still hold (an account deleted, a device unmanaged), so an
+        app cannot pass the cancel by making Seam forget a code it never removed."""
         if self.acs_entrance_id is None:
-            return _codes_of(snapshot)
+            return [*_codes_of(snapshot), *getattr(snapshot, "forgotten_codes", ())]
         entrances = getattr(snapshot, "acs_credential_entrances", {})
-        return list(credential_codes(getattr(snapshot, "acs_credentials", ()), entrances))
+        held = (*getattr(snapshot, "acs_credentials", ()), *getattr(snapshot, "forgotten_credentials", ()))
+        return list(credential_codes(held, entrances))
 
     def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
         wanted = set(device_ids)

@@ -110,6 +110,10 @@ class Workspace:
     acs_access_groups: dict[str, dict] = field(default_factory=dict)
     acs_users: dict[str, dict] = field(default_factory=dict)
     acs_credentials: dict[str, dict] = field(default_factory=dict)
+    # what Seam no longer manages but the locks and access systems still hold (an account deleted, a device
+    # unmanaged): gone from the API, still opening doors, so the harness still sees them
+    forgotten_codes: dict[str, dict] = field(default_factory=dict)
+    forgotten_credentials: dict[str, dict] = field(default_factory=dict)
     version: int = 0
     requests_logged: int = 0  # every request ever logged: the count the bounded log may have dropped from
 
@@ -189,10 +193,13 @@ class WorkspaceSnapshot:
     # access_code_id -> {"access_grant_id", "access_method_id", "reservation_key", "customer_key"}
     access_code_links: Mapping[str, Mapping[str, Any]]
     acs_credentials: tuple[Mapping[str, Any], ...] = ()
-    # acs_credential_id -> the ids of the entrances it opens
+    # acs_credential_id -> the ids of the entrances it opens (forgotten credentials included)
     acs_credential_entrances: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    # gone from the API, still on the locks / access systems (see Workspace.forgotten_codes)
+    forgotten_codes: tuple[Mapping[str, Any], ...] = ()
+    forgotten_credentials: tuple[Mapping[str, Any], ...] = ()
 
     def codes(
         self,
@@ -249,6 +256,8 @@ class WorkspaceSnapshot:
                     "access_code_links",
                     "acs_credentials",
                     "acs_credential_entrances",
+                    "forgotten_codes",
+                    "forgotten_credentials",
                 )
             },
         }
@@ -376,6 +385,11 @@ def _snapshot(ws: Workspace) -> WorkspaceSnapshot:
         access_code_links=MappingProxyType(links),
         acs_credentials=_frozen(ws.acs_credentials.values()),
         acs_credential_entrances=MappingProxyType(
-            {c["acs_credential_id"]: tuple(c["_entrance_ids"]) for c in ws.acs_credentials.values()}
+            {
+                c["acs_credential_id"]: tuple(c["_entrance_ids"])
+                for c in (*ws.acs_credentials.values(), *ws.forgotten_credentials.values())
+            }
         ),
+        forgotten_codes=_frozen(ws.forgotten_codes.values()),
+        forgotten_credentials=_frozen(ws.forgotten_credentials.values()),
     )

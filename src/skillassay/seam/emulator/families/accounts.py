@@ -224,6 +224,8 @@ def connected_accounts_delete(ctx: Ctx, params: dict) -> dict:
             engine.set_space_devices(ws, space, remove=sorted(gone))
     for code in [c for c in ws.access_codes.values() if c["device_id"] in gone]:
         del ws.access_codes[code["access_code_id"]]
+        if code["status"] != "removing":
+            ws.forgotten_codes[code["access_code_id"]] = code  # not removed from the lock (the spec says)
         engine.emit(
             ws,
             "access_code.deleted",
@@ -287,14 +289,17 @@ def _set_managed(ctx: Ctx, device: dict, managed: bool) -> None:
     device["is_managed"] = managed
     if managed:
         ws.devices[device_id] = ws.unmanaged_devices.pop(device_id)
-        for code in device.pop("_parked_codes", []):
-            ws.access_codes[code["access_code_id"]] = code
+        for code_id in device.pop("_parked_code_ids", []):
+            code = ws.forgotten_codes.pop(code_id, None)
+            if code is not None:
+                ws.access_codes[code_id] = code
         event = "device.unmanaged.converted_to_managed"
     else:
         ws.unmanaged_devices[device_id] = ws.devices.pop(device_id)
         parked = [c for c in ws.access_codes.values() if c["device_id"] == device_id]
-        for code in parked:
+        for code in parked:  # still on the lock, no longer Seam's to manage
             del ws.access_codes[code["access_code_id"]]
-        device["_parked_codes"] = parked
+            ws.forgotten_codes[code["access_code_id"]] = code
+        device["_parked_code_ids"] = [c["access_code_id"] for c in parked]
         event = "device.converted_to_unmanaged"
     ctx.engine.emit(ws, event, device_id=device_id, connected_account_id=device["connected_account_id"])

@@ -104,9 +104,11 @@ def delete_systems_of(ctx: Ctx, connected_account_id: str) -> None:
     for system in [s for s in ws.acs_systems.values() if s["connected_account_id"] == connected_account_id]:
         system_id = system["acs_system_id"]
         for user in _in_system(list(ws.acs_users.values()), system_id):
-            _delete_user(ctx, user)
+            _delete_user(ctx, user, forget=True)
         for credential in _in_system(list(ws.acs_credentials.values()), system_id):
             _delete_credential(ctx, credential)
+            # deleted from Seam, not from the access system (the spec's connected_accounts/delete)
+            ws.forgotten_credentials[credential["acs_credential_id"]] = credential
         for group in _in_system(list(ws.acs_access_groups.values()), system_id):
             del ws.acs_access_groups[group["acs_access_group_id"]]
             _event(ctx, "acs_access_group.deleted", group, acs_access_group_id=group["acs_access_group_id"])
@@ -300,10 +302,13 @@ def acs_users_update(ctx: Ctx, params: dict) -> dict:
     return {}
 
 
-def _delete_user(ctx: Ctx, user: dict) -> None:
+def _delete_user(ctx: Ctx, user: dict, forget: bool = False) -> None:
+    """The user and its credentials go; ``forget``: Seam forgets them, the access system keeps them."""
     ws = ctx.ws
     for credential in [c for c in ws.acs_credentials.values() if c.get("acs_user_id") == user["acs_user_id"]]:
         _delete_credential(ctx, credential)
+        if forget:
+            ws.forgotten_credentials[credential["acs_credential_id"]] = credential
     for group in _groups_of(ws, user):
         group["_user_ids"].remove(user["acs_user_id"])
     del ws.acs_users[user["acs_user_id"]]

@@ -8,6 +8,10 @@ emulator's route families. FAMILY picks the integration, MODE its behaviour (``g
   create answer, which has none yet.
 - ``acs``: an ACS user with a PIN credential on the entrance ACS_ENTRANCE_ID; wrong: the update moves the
   ACS user's access schedule, not the credential's end.
+
+Attacks on the cancel check, each making Seam forget the guest's code instead of removing it: ``nuke``
+deletes the connected account (multi, acs: Seam's description says the codes stay on the locks), ``unmanage``
+unmanages the lock (webview).
 """
 
 import json
@@ -45,8 +49,16 @@ def multi_update(res):
     seam.access_codes.update_multiple(common_code_key=res["common_code_key"], ends_at=res["checkOut"])
 
 
+def forget_account_of(device_id):
+    seam.connected_accounts.delete(
+        connected_account_id=seam.devices.get(device_id=device_id).connected_account_id
+    )
+
+
 def multi_cancel(res):
-    ids = res["code_ids"] if MODE == "good" else res["code_ids"][:1]
+    if MODE == "nuke":
+        return forget_account_of(os.environ["SEAM_DEVICE_IDS"].split(",")[0])
+    ids = res["code_ids"][:1] if MODE == "wrong" else res["code_ids"]
     for code_id in ids:
         seam.access_codes.delete(access_code_id=code_id)
 
@@ -83,6 +95,7 @@ def webview_create(res):
         ends_at=res["checkOut"],
     )
     res["code_ids"] = [code.access_code_id]
+    res["lock_id"] = lock.device_id
 
 
 def webview_update(res):
@@ -90,6 +103,8 @@ def webview_update(res):
 
 
 def webview_cancel(res):
+    if MODE == "unmanage":
+        return seam.devices.update(device_id=res["lock_id"], is_managed=False)
     seam.access_codes.delete(access_code_id=res["code_ids"][0])
 
 
@@ -108,7 +123,7 @@ def acs_create(res):
 
 
 def acs_update(res):
-    if MODE == "good":
+    if MODE != "wrong":
         seam.acs.credentials.update(acs_credential_id=res["acs_credential_id"], ends_at=res["checkOut"])
     else:
         seam.acs.users.update(
@@ -118,6 +133,9 @@ def acs_update(res):
 
 
 def acs_cancel(res):
+    if MODE == "nuke":
+        system = seam.acs.systems.get(acs_system_id=os.environ["ACS_SYSTEM_ID"])
+        return seam.connected_accounts.delete(connected_account_id=system.connected_account_id)
     if MODE != "leave":  # leave: the guest's credential stays behind (for the live clean-up's test)
         seam.acs.users.delete(acs_user_id=res["acs_user_id"])  # its credentials go with it
 
