@@ -193,6 +193,13 @@ def test_client_sessions_scope_a_token_to_accounts_and_webviews(emulator, seam_e
         404,
         "client_session_not_found",
     )
+    past = seam.client_sessions.create
+    assert _error(lambda: past(user_identifier_key="late", expires_at="2020-01-01T00:00:00Z")) == (
+        400,
+        "invalid_input",
+    )
+    timed = seam.client_sessions.create(user_identifier_key="timed", expires_at="2031-01-01T02:00:00+02:00")
+    assert timed.expires_at == "2031-01-01T00:00:00.000Z"
     missing = "00000000-0000-4000-8000-000000000000"
     assert _error(lambda: seam.client_sessions.create(connected_account_ids=[missing])) == (
         404,
@@ -275,6 +282,11 @@ def test_acs_access_groups_and_credential_assignment(emulator, seam_env):
     members = seam.acs.access_groups.list_users(acs_access_group_id=groups["Residents"].acs_access_group_id)
     assert [u.acs_user_id for u in members] == [user.acs_user_id]
     assert [g.name for g in seam.acs.access_groups.list(acs_user_id=user.acs_user_id)] == ["Residents"]
+    listed = seam.acs.users.list(
+        acs_system_id=system.acs_system_id, created_before="2099-01-01T02:00:00+02:00"
+    )
+    assert user.acs_user_id in {u.acs_user_id for u in listed}
+    assert seam.acs.users.list(created_before="2020-01-01T00:00:00+02:00") == []
     seam.acs.access_groups.remove_user(
         acs_access_group_id=groups["Residents"].acs_access_group_id, acs_user_id=user.acs_user_id
     )

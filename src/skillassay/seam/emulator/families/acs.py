@@ -15,6 +15,7 @@ from typing import Any
 from skillassay.seam.emulator.errors import SeamApiError, invalid_input
 from skillassay.seam.emulator.families.common import lookup, one_of
 from skillassay.seam.emulator.handlers import Ctx, _page, _times, _user_identity, route
+from skillassay.seam.emulator.spec import parse_datetime
 from skillassay.seam.emulator.store import Workspace, new_id, now_iso, public
 
 
@@ -266,7 +267,8 @@ def acs_users_list(ctx: Ctx, params: dict) -> dict:
         if params.get(field):
             users = [u for u in users if u.get(field) == params[field]]
     if params.get("created_before"):
-        users = [u for u in users if u["created_at"] < params["created_before"]]
+        before = parse_datetime(params["created_before"])
+        users = [u for u in users if parse_datetime(u["created_at"]) < before]
     if params.get("search"):
         needle = params["search"].lower()
         users = [
@@ -576,7 +578,8 @@ def acs_credentials_list(ctx: Ctx, params: dict) -> dict:
         wanted = params["is_multi_phone_sync_credential"]
         credentials = [c for c in credentials if c["is_multi_phone_sync_credential"] == wanted]
     if params.get("created_before"):
-        credentials = [c for c in credentials if c["created_at"] < params["created_before"]]
+        before = parse_datetime(params["created_before"])
+        credentials = [c for c in credentials if parse_datetime(c["created_at"]) < before]
     if params.get("search"):
         needle = params["search"].lower()
         credentials = [

@@ -7,9 +7,10 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from skillassay.seam.emulator.errors import SeamApiError
+from skillassay.seam.emulator.errors import SeamApiError, invalid_input
 from skillassay.seam.emulator.families.common import lookup
-from skillassay.seam.emulator.handlers import Ctx, _times, route
+from skillassay.seam.emulator.handlers import Ctx, route
+from skillassay.seam.emulator.spec import parse_datetime
 from skillassay.seam.emulator.store import Workspace, new_id, now_iso, public, to_iso
 
 SESSION_LIFETIME = timedelta(days=1)  # Seam's default when no expires_at is given
@@ -70,7 +71,11 @@ def client_sessions_create(ctx: Ctx, params: dict) -> dict:
             f"A client session with user_identifier_key {key!r} already exists",
         )
     if params.get("expires_at"):
-        _, expires_at = _times({"starts_at": now_iso(), "ends_at": params["expires_at"]})
+        when = parse_datetime(params["expires_at"])
+        if when <= datetime.now(UTC):
+            message = "expires_at must be in the future"
+            raise invalid_input(message, {"_errors": [], "expires_at": {"_errors": [message]}})
+        expires_at = to_iso(when)
     else:
         expires_at = to_iso(datetime.now(UTC) + SESSION_LIFETIME)
     session: dict[str, Any] = {
