@@ -443,3 +443,101 @@ def test_the_harness_waits_on_acs_credentials(emulator, seam_env):
     answer = httpx.post(f"{emulator.base_url}/_emulator/wait", json=body, headers=admin_headers(emulator))
     assert answer.status_code == 200, answer.text
     assert [c["acs_credential_id"] for c in answer.json()["matched"]] == [credential.acs_credential_id]
+
+
+def test_every_family_route_answers_schema_valid(emulator, seam_env):
+    """A tour of every hand-written route over plain HTTP (the SDK's client): each answers 200, and the
+    conftest checks each answer against its route's 200 schema. The unmanaged ``get`` routes are the
+    exception by design: the emulator's systems have no unmanaged resources, so they answer 404."""
+    from skillassay.seam.emulator.handlers import HANDLERS
+
+    seam = Seam()
+    answered: set[str] = set()
+
+    def call(route: str, **body):
+        answer = seam.client.post(route, json=body)
+        answered.add(route)
+        return answer
+
+    front, side = seam_env.device("FRONT DOOR")["device_id"], seam_env.device("Side Door")["device_id"]
+    codes = call("/access_codes/create_multiple", device_ids=[front, side])["access_codes"]
+    call("/access_codes/update_multiple", common_code_key=codes[0]["common_code_key"], name="Tour")
+    webview = call("/connect_webviews/create", accepted_providers=["lockly"])["connect_webview"]
+    webview_id = webview["connect_webview_id"]
+    account_id = call("/connect_webviews/get", connect_webview_id=webview_id)["connect_webview"][
+        "connected_account_id"
+    ]
+    call("/connect_webviews/list")
+    call("/connected_accounts/update", connected_account_id=account_id, display_name="Tour")
+    call("/connected_accounts/sync", connected_account_id=account_id)
+    call("/devices/update", device_id=front, name="Front (tour)")
+    session = call("/client_sessions/create", connected_account_ids=[account_id])["client_session"]
+    session_id = session["client_session_id"]
+    call("/client_sessions/get", client_session_id=session_id)
+    call("/client_sessions/list")
+    call("/client_sessions/grant_access", client_session_id=session_id, connect_webview_ids=[webview_id])
+    call("/client_sessions/get_or_create", user_identifier_key="tour")
+    call("/client_sessions/revoke", client_session_id=session_id)
+    call("/client_sessions/delete", client_session_id=session_id)
+
+    system_id = call("/acs/systems/list")["acs_systems"][0]["acs_system_id"]
+    call("/acs/systems/get", acs_system_id=system_id)
+    call("/acs/systems/list_compatible_credential_manager_acs_systems", acs_system_id=system_id)
+    entrance_id = call("/acs/entrances/list", acs_system_id=system_id)["acs_entrances"][0]["acs_entrance_id"]
+    call("/acs/entrances/get", acs_entrance_id=entrance_id)
+    user_id = call("/acs/users/create", acs_system_id=system_id, full_name="Tour Guest")["acs_user"][
+        "acs_user_id"
+    ]
+    for route in (
+        "get",
+        "suspend",
+        "unsuspend",
+        "list_accessible_entrances",
+        "revoke_access_to_all_entrances",
+    ):
+        call(f"/acs/users/{route}", acs_user_id=user_id)
+    call("/acs/users/list", acs_system_id=system_id)
+    call("/acs/users/update", acs_user_id=user_id, full_name="Tour Guest Two")
+    call("/acs/entrances/grant_access", acs_entrance_id=entrance_id, acs_user_id=user_id)
+    group_id = call("/acs/access_groups/list", acs_system_id=system_id)["acs_access_groups"][0][
+        "acs_access_group_id"
+    ]
+    call("/acs/access_groups/get", acs_access_group_id=group_id)
+    call("/acs/users/add_to_access_group", acs_user_id=user_id, acs_access_group_id=group_id)
+    call("/acs/users/remove_from_access_group", acs_user_id=user_id, acs_access_group_id=group_id)
+    call("/acs/access_groups/add_user", acs_user_id=user_id, acs_access_group_id=group_id)
+    call("/acs/access_groups/list_users", acs_access_group_id=group_id)
+    call("/acs/access_groups/list_accessible_entrances", acs_access_group_id=group_id)
+    call("/acs/access_groups/remove_user", acs_user_id=user_id, acs_access_group_id=group_id)
+    key = call(
+        "/acs/credentials/create",
+        acs_user_id=user_id,
+        access_method="cloud_key",
+        allowed_acs_entrance_ids=[entrance_id],
+    )["acs_credential"]["acs_credential_id"]
+    call("/acs/entrances/unlock", acs_entrance_id=entrance_id, acs_credential_id=key)
+    call("/acs/entrances/list_credentials_with_access", acs_entrance_id=entrance_id)
+    for route in ("get", "list_accessible_entrances"):
+        call(f"/acs/credentials/{route}", acs_credential_id=key)
+    call("/acs/credentials/list", acs_user_id=user_id)
+    call("/acs/credentials/unassign", acs_credential_id=key, acs_user_id=user_id)
+    call("/acs/credentials/assign", acs_credential_id=key, acs_user_id=user_id)
+    pin = call("/acs/credentials/create", acs_system_id=system_id, access_method="code")["acs_credential"]
+    call("/acs/credentials/update", acs_credential_id=pin["acs_credential_id"], code="135791")
+    call("/acs/credentials/delete", acs_credential_id=pin["acs_credential_id"])
+    for kind in ("users", "credentials", "access_groups"):
+        call(f"/acs/{kind}/unmanaged/list", acs_system_id=system_id)
+    for route, body in (
+        ("/acs/users/unmanaged/get", {"acs_user_id": user_id}),
+        ("/acs/credentials/unmanaged/get", {"acs_credential_id": key}),
+        ("/acs/access_groups/unmanaged/get", {"acs_access_group_id": group_id}),
+    ):
+        assert _error(lambda route=route, body=body: seam.client.post(route, json=body))[0] == 404
+        answered.add(route)
+    call("/acs/users/delete", acs_user_id=user_id)
+    call("/acs/access_groups/delete", acs_access_group_id=group_id)
+    call("/connect_webviews/delete", connect_webview_id=webview_id)
+    call("/connected_accounts/delete", connected_account_id=account_id)
+
+    family = {path for path, handler in HANDLERS.items() if ".families." in handler.__module__}
+    assert answered == family, sorted(family ^ answered)
