@@ -46,7 +46,8 @@ class SeamSetup(_Strict):
     """What the validator provides in Seam, and how the app learns of it. Declared, never guessed.
 
     ``env`` maps variable names the app reads to values; values may use ``{{DEVICE_ID}}``,
-    ``{{DEVICE_IDS}}`` (comma separated), ``{{SPACE_ID}}``, ``{{SPACE_KEY}}``, ``{{CUSTOMER_KEY}}``.
+    ``{{DEVICE_IDS}}`` (comma separated), ``{{SPACE_ID}}``, ``{{SPACE_KEY}}``, ``{{CUSTOMER_KEY}}``, and with
+    ``check_device: "acs_entrance"`` ``{{ACS_SYSTEM_ID}}``, ``{{ACS_ENTRANCE_ID}}``.
     With no ``spaces``, one space is derived from the create payload: space key = the unit id.
     """
 
@@ -55,8 +56,9 @@ class SeamSetup(_Strict):
     unit_id_field: str | None = None  # create-payload field holding the unit id (default: unitId / unit_id)
     property_id_field: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    # which Seam object a reservation's code hangs on: the device of the space (default)
-    check_device: Literal["space", "env"] = "space"
+    # which Seam object a reservation's code hangs on: the device of the space (default), the devices the
+    # env names, or (acs_entrance) a PIN credential on the first entrance of the workspace's access system
+    check_device: Literal["space", "env", "acs_entrance"] = "space"
 
 
 class SandboxTimeouts(_Strict):

@@ -84,3 +84,19 @@ def test_webhooks_verified_by_npm_verifier(emulator, workspace, webhook_receiver
     out = run_node("verify_webhooks.mjs", emulator, workspace.api_key, {"DELIVERIES_FILE": str(file)})
     assert out["verified"] == ["access_code.created", "access_code.set_on_device"]
     assert out["rejected"] == 1
+
+
+def test_route_families_node(emulator, workspace):
+    """create_multiple, a connect webview, devices/update, client sessions and ACS through the npm SDK."""
+    out = run_node("families.mjs", emulator, workspace.api_key)
+    assert (
+        len({c["code"] for c in out["multi"]}) == 1 and len({c["common_code_key"] for c in out["multi"]}) == 1
+    )
+    assert out["multi_ends"] == ["2031-05-06T11:00:00.000Z"] * 2
+    assert out["webview_created"] == "pending" and out["webview_devices"] == ["nuki_lock", "nuki_lock"]
+    assert out["renamed"] == "Front (renamed)" and out["session_devices"] == 2
+    assert out["credentials"] == ["246810"] and out["reach"] == ["Main Entrance"] and out["users_left"] == 0
+    assert out["accounts"] == ["august", "salto_ks", "yale"]
+    methods = {(r.method, r.path) for r in emulator.requests(workspace.workspace_id)}
+    assert ("GET", "/acs/credentials/list") in methods  # the oneOf request schema, from a query string
+    assert ("DELETE", "/connected_accounts/delete") in methods

@@ -111,6 +111,34 @@ def code_summary(code: Mapping[str, Any]) -> dict[str, Any]:
     return {k: code.get(k) for k in keys if k in code}
 
 
+def credential_codes(
+    credentials: Iterable[Mapping[str, Any]], entrances: Mapping[str, Iterable[str]]
+) -> list[dict[str, Any]]:
+    """ACS PIN credentials seen as access codes, one per entrance it opens (``device_id``: the entrance), so
+    that the checks judge an ACS integration as they judge codes on locks: issued is ``set``, deleted is
+    gone."""
+    out = []
+    for credential in credentials:
+        if credential.get("access_method") != "code":
+            continue
+        timed = credential.get("starts_at") or credential.get("ends_at")
+        for entrance_id in entrances.get(credential.get("acs_credential_id") or "", ()):
+            out.append(
+                {
+                    "access_code_id": credential.get("acs_credential_id"),
+                    "device_id": entrance_id,
+                    "name": credential.get("display_name"),
+                    "code": credential.get("code"),
+                    "type": "time_bound" if timed else "ongoing",
+                    "status": "set" if credential.get("is_issued") else "setting",
+                    "starts_at": credential.get("starts_at"),
+                    "ends_at": credential.get("ends_at"),
+                    "created_at": credential.get("created_at"),
+                }
+            )
+    return out
+
+
 class SeamHttp:
     """A minimal Seam HTTP client: POST with a JSON body, which Seam (and the emulator) accept on every
     route.
@@ -166,6 +194,8 @@ class SeamSession(ABC):
         self.claimed_code_ids: set[str] = set()  # codes attributed to this run (clean-up in live mode)
         # the app's ids for this run's reservations (clean-up in live mode)
         self.reservation_ids: set[str] = set()
+        # check_device "acs_entrance": the codes observed are PIN credentials on this entrance
+        self.acs_entrance_id: str | None = None
 
     # the app's view
     @property
@@ -219,6 +249,18 @@ class SeamSession(ABC):
                 ids = list(dict.fromkeys(existing.get("device_ids") or [])) or ids
                 self.http.call("spaces/add_devices", {"space_id": existing["space_id"], "device_ids": ids})
                 self.spaces.append(SpaceInfo(w.space_key, w.name, existing["space_id"], ids, created=False))
+
+    def watch_acs_entrance(self) -> dict[str, str]:
+        """Observe PIN credentials on the first entrance (one that takes codes) of the workspace's first
+        access system, instead of codes on locks; its ids as template variables."""
+        assert self.http is not None
+        for system in self.http.call("acs/systems/list", {}).get("acs_systems", []):
+            entrances = self.http.call("acs/entrances/list", {"acs_system_id": system["acs_system_id"]})
+            for entrance in entrances.get("acs_entrances", []):
+                if entrance.get("can_unlock_with_code", True):
+                    self.acs_entrance_id = entrance["acs_entrance_id"]
+                    return {"ACS_SYSTEM_ID": system["acs_system_id"], "ACS_ENTRANCE_ID": self.acs_entrance_id}
+        raise InfrastructureError(f"Seam ({self.mode}): the workspace has no ACS entrance that takes codes")
 
     def _existing_space(self, space_key: str) -> dict[str, Any] | None:
         assert self.http is not None
@@ -364,9 +406,20 @@ class EmulatorSession(SeamSession):
     def allow_webhooks_to(self, app_url: str) -> None:
         self.emu.limit_webhooks(self.workspace_id, [app_url])
 
+    def _observed(self, snapshot: Any) -> list[Mapping[str, Any]]:
+        """The access codes on the locks, or the PIN credentials when an ACS entrance is watched: what Seam
+        manages, and what it forgot but the locks still hold (an account deleted, a device unmanaged), so an
+        app cannot pass the cancel by making Seam forget a code it never removed."""
+        if self.acs_entrance_id is None:
+            return [*_codes_of(snapshot), *getattr(snapshot, "forgotten_codes", ())]
+        entrances = getattr(snapshot, "acs_credential_entrances", {})
+        held = (*getattr(snapshot, "acs_credentials", ()), *getattr(snapshot, "forgotten_credentials", ()))
+        return list(credential_codes(held, entrances))
+
     def codes(self, device_ids: list[str]) -> list[dict[str, Any]]:
         wanted = set(device_ids)
-        return [dict(c) for c in _codes_of(self.emu.state(self.workspace_id)) if c.get("device_id") in wanted]
+        snapshot = self.emu.state(self.workspace_id)
+        return [dict(c) for c in self._observed(snapshot) if c.get("device_id") in wanted]
 
     def _requests_after(self, seq: int) -> list[Any]:
         # The emulator keeps each workspace's own request log: another run's flood can never push ours out.
@@ -399,7 +452,7 @@ class EmulatorSession(SeamSession):
         wanted = set(device_ids)
 
         def on(snapshot: Any) -> Any:
-            return predicate([dict(c) for c in _codes_of(snapshot) if c.get("device_id") in wanted])
+            return predicate([dict(c) for c in self._observed(snapshot) if c.get("device_id") in wanted])
 
         t0 = time.monotonic()
         watch = since is not None and (quiet_after is not None or fail_grace is not None)
@@ -517,7 +570,14 @@ class LiveSession(SeamSession):
         assert self.http is not None
         out: list[dict[str, Any]] = []
         for d in device_ids:
-            out.extend(self.http.call("access_codes/list", {"device_id": d}).get("access_codes", []))
+            if self.acs_entrance_id is not None:
+                body = {"acs_entrance_id": d}
+                found = self.http.call("acs/entrances/list_credentials_with_access", body)
+                credentials = found.get("acs_credentials", [])
+                opens = {c.get("acs_credential_id"): [d] for c in credentials}
+                out.extend(credential_codes(credentials, opens))
+            else:
+                out.extend(self.http.call("access_codes/list", {"device_id": d}).get("access_codes", []))
         return out
 
     def wait(self, device_ids, predicate, timeout, quiet_after=None, since=None, fail_grace=None):
@@ -547,7 +607,10 @@ class LiveSession(SeamSession):
                 self._try("customers/delete_data", {"reservation_keys": sorted(self.reservation_ids)})
             still = {c["access_code_id"] for c in self._safe_codes()}
             for code_id in sorted(self.claimed_code_ids & still):
-                self._try("access_codes/delete", {"access_code_id": code_id})
+                if self.acs_entrance_id is not None:
+                    self._try("acs/credentials/delete", {"acs_credential_id": code_id})
+                else:
+                    self._try("access_codes/delete", {"access_code_id": code_id})
             for s in self.spaces:
                 if s.space_id and s.created:
                     self._try("spaces/delete", {"space_id": s.space_id})
@@ -555,8 +618,9 @@ class LiveSession(SeamSession):
             super().cleanup()
 
     def _safe_codes(self) -> list[dict[str, Any]]:
+        watched = [self.acs_entrance_id] if self.acs_entrance_id is not None else self.device_ids()
         try:
-            return self.codes(self.device_ids())
+            return self.codes(watched)
         except SeamCallError:
             return []
 

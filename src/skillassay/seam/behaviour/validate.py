@@ -224,6 +224,9 @@ def validate(
                 d for v in setup.env.values() for d in render(v, variables).split(",") if d in device_ids
             ]
             device_ids = list(dict.fromkeys(named)) or device_ids
+        elif setup.check_device == "acs_entrance":
+            variables.update(session.watch_acs_entrance())
+            device_ids = [variables["ACS_ENTRANCE_ID"]]
 
         # ---------------------------------------------------------------- the app
         if policy is None:  # sealed as `run` seals it: the eval's registries, so a cold cache still installs

@@ -32,6 +32,7 @@ Resource = Literal[
     "events",
     "webhooks",
     "action_attempts",
+    "acs_credentials",
 ]
 RESOURCES: tuple[str, ...] = get_args(Resource)
 _LINK_FIELDS = {"reservation_key", "access_grant_id", "access_method_id", "customer_key"}

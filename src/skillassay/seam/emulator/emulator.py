@@ -26,6 +26,7 @@ from skillassay.seam.emulator.app import SeamApp
 from skillassay.seam.emulator.automations import Engine, Scheduler
 from skillassay.seam.emulator.bodies import Limits
 from skillassay.seam.emulator.control import ControlRoutes
+from skillassay.seam.emulator.families import routes as _family_routes  # noqa: F401 - registers them
 from skillassay.seam.emulator.faults import Fault, FaultTable
 from skillassay.seam.emulator.generic import GenericEngine, RouteTable
 from skillassay.seam.emulator.handlers import HANDLERS

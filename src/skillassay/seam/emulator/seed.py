@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillassay.seam.emulator.families.acs_seed import seed_access_system
 from skillassay.seam.emulator.store import Workspace, new_id, now_iso
 
 # (provider, account email, device_type, manufacturer display name, model, lock names)
@@ -37,7 +38,7 @@ def _connected_account(ws: Workspace, provider: str, email: str) -> dict[str, An
     }
 
 
-def _lock(
+def sandbox_lock(
     ws: Workspace, account: dict, device_type: str, maker: str, model: str, name: str, index: int
 ) -> dict[str, Any]:
     manufacturer = device_type.split("_", maxsplit=1)[0]
@@ -82,7 +83,7 @@ def _lock(
             "keypad_battery_level": "Full",
             "model": "AUG-SL-CON-G3",
         }
-    else:
+    elif device_type == "yale_lock":
         properties["yale_metadata"] = {"device_id": serial, "device_name": name}
     return {
         "device_id": new_id(),
@@ -116,8 +117,9 @@ def seed_sandbox(ws: Workspace) -> None:
         ws.connected_accounts[account["connected_account_id"]] = account
         for name in names:
             index += 1
-            device = _lock(ws, account, device_type, maker, model, name, index)
+            device = sandbox_lock(ws, account, device_type, maker, model, name, index)
             ws.devices[device["device_id"]] = device
+    seed_access_system(ws)
 
 
 def is_lock_with_codes(device: dict) -> bool:

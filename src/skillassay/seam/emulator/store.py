@@ -101,6 +101,19 @@ class Workspace:
     events: list[dict] = field(default_factory=list)
     webhooks: dict[str, dict] = field(default_factory=dict)
     action_attempts: dict[str, dict] = field(default_factory=dict)
+    # the families of seam/emulator/families/: connect webviews, client sessions, access systems
+    unmanaged_devices: dict[str, dict] = field(default_factory=dict)
+    connect_webviews: dict[str, dict] = field(default_factory=dict)
+    client_sessions: dict[str, dict] = field(default_factory=dict)
+    acs_systems: dict[str, dict] = field(default_factory=dict)
+    acs_entrances: dict[str, dict] = field(default_factory=dict)
+    acs_access_groups: dict[str, dict] = field(default_factory=dict)
+    acs_users: dict[str, dict] = field(default_factory=dict)
+    acs_credentials: dict[str, dict] = field(default_factory=dict)
+    # what Seam no longer manages but the locks and access systems still hold (an account deleted, a device
+    # unmanaged): gone from the API, still opening doors, so the harness still sees them
+    forgotten_codes: dict[str, dict] = field(default_factory=dict)
+    forgotten_credentials: dict[str, dict] = field(default_factory=dict)
     version: int = 0
     requests_logged: int = 0  # every request ever logged: the count the bounded log may have dropped from
 
@@ -179,6 +192,14 @@ class WorkspaceSnapshot:
     action_attempts: tuple[Mapping[str, Any], ...]
     # access_code_id -> {"access_grant_id", "access_method_id", "reservation_key", "customer_key"}
     access_code_links: Mapping[str, Mapping[str, Any]]
+    acs_credentials: tuple[Mapping[str, Any], ...] = ()
+    # acs_credential_id -> the ids of the entrances it opens (forgotten credentials included)
+    acs_credential_entrances: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    # gone from the API, still on the locks / access systems (see Workspace.forgotten_codes)
+    forgotten_codes: tuple[Mapping[str, Any], ...] = ()
+    forgotten_credentials: tuple[Mapping[str, Any], ...] = ()
 
     def codes(
         self,
@@ -233,6 +254,10 @@ class WorkspaceSnapshot:
                     "webhooks",
                     "action_attempts",
                     "access_code_links",
+                    "acs_credentials",
+                    "acs_credential_entrances",
+                    "forgotten_codes",
+                    "forgotten_credentials",
                 )
             },
         }
@@ -358,4 +383,13 @@ def _snapshot(ws: Workspace) -> WorkspaceSnapshot:
         webhooks=_frozen(ws.webhooks.values()),
         action_attempts=_frozen(ws.action_attempts.values()),
         access_code_links=MappingProxyType(links),
+        acs_credentials=_frozen(ws.acs_credentials.values()),
+        acs_credential_entrances=MappingProxyType(
+            {
+                c["acs_credential_id"]: tuple(c["_entrance_ids"])
+                for c in (*ws.acs_credentials.values(), *ws.forgotten_credentials.values())
+            }
+        ),
+        forgotten_codes=_frozen(ws.forgotten_codes.values()),
+        forgotten_credentials=_frozen(ws.forgotten_credentials.values()),
     )
