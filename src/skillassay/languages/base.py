@@ -63,6 +63,12 @@ class Call:
     stmt: Span | None = None  # the innermost statement holding the call
     stmt_kind: str = ""  # "expression" (a bare call statement), "declaration", "return", "other"
     kw_spans: dict[str, Span] = field(default_factory=dict)  # Python: each keyword argument's ``k=v``
+    # A function handed over to run later (``asyncio.to_thread(seam.x.create, ...)``, ``setTimeout(fn,
+    # 0, a)``): the runner's name; the call stands for the runner calling it (``languages/handover.py``)
+    handed_over: str = ""
+    # Python: the call is a whole expression statement and not awaited, so a coroutine it makes is dropped
+    # and never runs. Languages where an un-awaited promise runs anyway (TypeScript) leave it False.
+    dropped: bool = False
 
 
 @dataclass

@@ -389,12 +389,12 @@ class Project:
             current = self.resolve((Value("ref", chain=chain[:1]), module, scope))
             rest = chain[1:]
             if current == [] or all(v.kind == "ref" and v.chain == chain[:1] for v, _m, _s in current):
-                current = self._imported_value(module, chain[0])
+                current = self.imported_value(module, chain[0])
         for key in rest:
             current = [v for ctx in current for v in self.key_values(ctx, key)]
         return current
 
-    def _imported_value(self, module: Module, name: str) -> list[Ctx]:
+    def imported_value(self, module: Module, name: str) -> list[Ctx]:
         from skillassay.languages.routes import find_module
 
         for ref in module.import_refs.get(name, []):
@@ -493,7 +493,7 @@ class Project:
         knows_seam = any("seam" in source.lower() for source in module.import_sources) or any(
             "seam" in seg.lower() for seg in receiver
         )
-        if not knows_seam:
+        if not knows_seam and not self._seam_client(module, call.scope, receiver):
             return None  # e.g. an ORM's ``db.customers.create``: not the Seam SDK
         name = f"{namespace}.{snakes[-1]}"
         if name not in all_methods() and not any("seam" in seg.lower() for seg in receiver):
@@ -505,6 +505,39 @@ class Project:
             module=module,
             call=call,
             problems=self._surface_problems(module, name, chain[start:]),
+        )
+
+    def _seam_client(self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0) -> bool:
+        """Whether a receiver holds a Seam client made elsewhere, whatever its name: a variable, an attribute
+        set in the class, a parameter (the arguments its callers pass, a constructor's included) or an import
+        from the app's own module, followed to a ``Seam(...)``/``new SeamHttp(...)``/
+        ``SeamHttp.fromApiKey(...)`` made in a module that imports a Seam package (``export const door = new
+        Seam()`` in ``lib/``)."""
+        if depth > 4 or not chain:
+            return False
+        head = chain[0].removesuffix("()")
+        if head in ("this", "self") and len(chain) >= 2:
+            found = self.bound(module, scope, head, chain[1])
+        else:
+            found = self.resolve((Value("ref", chain=(head,)), module, scope))
+            found = [c for c in found if c[0].chain != (head,)]
+            found = found or self.imported_value(module, head)
+        for value, where, at in found:
+            inner = value.chain[1:] if value.chain[:1] == ("new",) else value.chain
+            if not inner:
+                continue
+            if value.kind == "call" and self._seam_made(where, inner):
+                return True
+            if value.kind in ("ref", "call") and self._seam_client(where, at, inner, depth + 1):
+                return True
+        return False
+
+    @staticmethod
+    def _seam_made(module: Module, chain: tuple[str, ...]) -> bool:
+        """``Seam(...)``, ``SeamHttp.fromApiKey(...)``, ``Client(...)`` imported from a Seam package."""
+        source = module.imports.get(chain[0].removesuffix("()"), "")
+        return "seam" in source.lower() or (
+            "seam" in chain[0].lower() and any("seam" in s.lower() for s in module.import_sources)
         )
 
     @staticmethod
@@ -579,7 +612,10 @@ class Project:
                 continue
             position = fn.params.index(name)
             out: list[Ctx] = []
-            for caller, call in self._calls_by_name.get(fn.name, []):
+            callee = fn.name
+            if fn.name in ("constructor", "__init__") and fn.cls:  # new Service(client), Service(client)
+                callee = fn.cls.rsplit(".", 1)[-1]
+            for caller, call in self._calls_by_name.get(callee, []):
                 if name in call.kwargs:
                     arg = call.kwargs[name]
                 elif position < len(call.args):
