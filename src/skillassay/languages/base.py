@@ -91,6 +91,7 @@ class Function:
     exported: bool = False  # exported from its module (another package may call it)
     dead: bool = False  # defined where code never runs (see Call.dead)
     span: Span | None = None
+    is_async: bool = False  # Python ``async def``: calling it only makes a coroutine (see Call.dropped)
 
 
 @dataclass

@@ -203,6 +203,7 @@ class CallGraph:
         self._children: dict[FnRef, list[int]] = {}  # nested functions (their parent's)
         self._edges: dict[FnRef, list[Edge]] = {}
         self._calls_by_name: dict[str, list[tuple[Module, Call]]] = {}
+        self._entry_reach: dict[bool, Reach] = {}
         for module in self.modules.values():
             self._index(module)
 
@@ -243,6 +244,21 @@ class CallGraph:
     def scope_of(self, module: Module, call: Call) -> FnRef:
         return FnRef(module.path, TOP if call.scope is None else call.scope)
 
+    def is_coroutine_function(self, ref: FnRef) -> bool:
+        fn = self.function(ref)
+        return fn is not None and fn.is_async
+
+    def dropped_coroutine_calls(self, ref: FnRef) -> list[tuple[Call, FnRef]]:
+        """The calls in this function that make a coroutine nothing awaits (the function never runs)."""
+        module = self.modules[ref.module]
+        return [
+            (call, target)
+            for call in self.calls_in(ref)
+            if call.dropped
+            for target, _how in self.call_targets(module, call)
+            if self.is_coroutine_function(target)
+        ]
+
     def is_dead_function(self, ref: FnRef) -> bool:
         fn = self.function(ref)
         return fn is not None and fn.dead
@@ -271,6 +287,8 @@ class CallGraph:
                 add(FnRef(module.path, index), None, "callback")
         for call in self.calls_in(ref):
             for target, how in self.call_targets(module, call):
+                if call.dropped and self.is_coroutine_function(target):
+                    continue  # a coroutine nothing awaits never runs
                 add(target, call, how)
             for arg in [*call.args, *call.kwargs.values()]:  # a function handed over runs later
                 for target in self.value_functions(module, scope, arg):
@@ -654,6 +672,76 @@ class CallGraph:
                     found.parent[edge.target] = ref
                     queue.append(edge.target)
         return found
+
+    def entry_reach(self, entries_known: bool) -> Reach:
+        """Every function that may run when the app runs: reached from its entry points. With
+        ``entries_known`` (the app's routes were parsed), the entry points are the route handlers and the
+        top-level code of the modules that declare routes or mount routers; a module's top-level code runs
+        once something reached imports it (or one of its functions is reached), and with it its decorated
+        functions (a framework registers them), its constructors and dunder methods, and the methods of its
+        classes that extend a framework's. An exported or public function is no entry point: one nothing
+        reachable calls never runs. Without ``entries_known``, every module is loaded and its exported and
+        public functions are entry points too (another package may call them). A file whose language
+        module does not record references (a plugin's) has all its functions as entry points. Cached."""
+        cached = self._entry_reach.get(entries_known)
+        if cached is not None:
+            return cached
+        found = Reach()
+        queue: deque[FnRef] = deque()
+        loaded: set[str] = set()
+
+        def start(ref: FnRef) -> None:
+            if ref not in found.edge and not self.is_dead_function(ref):
+                found.edge[ref] = None
+                queue.append(ref)
+
+        def load(module: Module) -> None:
+            if module.path in loaded:
+                return
+            loaded.add(module.path)
+            start(FnRef(module.path, TOP))
+            for ref in self._module_entries(module, exported=not entries_known):
+                start(ref)
+            for refs in module.import_refs.values():
+                for imported in refs:
+                    target = find_module(self.modules, imported)
+                    if target is not None:
+                        load(target)
+
+        for module in self.modules.values():
+            if not entries_known or module.routes or module.mounts or not module.references_complete:
+                load(module)
+        while queue:
+            ref = queue.popleft()
+            load(self.modules[ref.module])
+            for edge in self.edges(ref):
+                if edge.target not in found.edge:
+                    found.edge[edge.target] = edge
+                    found.parent[edge.target] = ref
+                    queue.append(edge.target)
+        self._entry_reach[entries_known] = found
+        return found
+
+    def _module_entries(self, module: Module, *, exported: bool) -> list[FnRef]:
+        """The functions of a loaded module that may run with nothing in the app calling them."""
+        out: list[FnRef] = []
+        for route in module.routes:
+            for handler in route.handlers:
+                out.extend(self.value_functions(module, None, handler))
+                if handler.kind == "ref" and len(handler.chain) == 1:  # an exported route handler by name
+                    out.extend(r for r in self.by_name.get(handler.chain[0], []) if r.module == module.path)
+        for i, fn in enumerate(module.functions):
+            if fn.dead:
+                continue
+            if (
+                not module.references_complete
+                or fn.decorated
+                or (exported and fn.exported)
+                or (fn.cls and fn.name and (fn.name in _CONSTRUCTORS or fn.name.startswith("__")))
+                or (fn.cls and fn.name and self._external_bases(_Class(module.path, fn.cls)))
+            ):
+                out.append(FnRef(module.path, i))
+        return out
 
     def referenced(self, ref: FnRef) -> bool:
         """Whether anything could ever run this function: something calls or names it, it is a method of a

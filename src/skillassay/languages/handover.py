@@ -93,6 +93,7 @@ def _handed(
         stmt_kind="other",
         kw_spans={},
         handed_over=runner,
+        dropped=False,  # the runner calls it
     )
 
 

@@ -406,6 +406,7 @@ class _Outliner(ast.NodeVisitor):
             self.visit(default)
         index = self._enter(node.name, node)
         fn = self.module.functions[index]
+        fn.is_async = isinstance(node, ast.AsyncFunctionDef)
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
         params = [a.arg for a in args]
         if fn.cls and params and params[0] in ("self", "cls"):

@@ -241,11 +241,17 @@ def parse_app(root: Path, files: list[str]) -> dict[str, Module]:
 class Project:
     """Every parsed source file of one app, its call graph, and its Seam calls (in ``changed`` files only)."""
 
-    def __init__(self, modules: list[Module], changed: set[str] | None = None):
+    def __init__(self, modules: list[Module], changed: set[str] | None = None, entries: bool | None = None):
+        """``entries``: whether the app's entry points (its routes) are among ``modules``, so that code
+        nothing reachable from them calls is dead (``CallGraph.entry_reach``); None: when any module
+        declares a route or mounts a router."""
         self.modules: dict[str, Module] = {m.path: m for m in sorted(modules, key=lambda m: m.path)}
         self.changed: set[str] = set(self.modules) if changed is None else set(changed) & set(self.modules)
         self.unchanged_modules: set[str] = set(self.modules) - self.changed  # parsed only to follow calls
         self.graph = CallGraph(self.modules.values())
+        if entries is None:
+            entries = any(m.routes or m.mounts for m in self.modules.values())
+        self.entries_known = entries
         self.by_name = self.graph.by_name
         self._calls_by_name: dict[str, list[tuple[Module, Call]]] = {}
         self._resolved: dict[tuple[int, str, int | None], list[Ctx]] = {}
@@ -279,7 +285,8 @@ class Project:
         modules = {rel: m for rel in wanted if (m := _parse_file(root, rel)) is not None}
         rest = [f for f in sorted(unchanged or []) if parser_for(f) is not None]
         modules.update(connected(root, modules, rest, routes=routes, names=names))
-        return cls(list(modules.values()), set(wanted))
+        entries = routes and any(m.routes or m.mounts for m in modules.values())
+        return cls(list(modules.values()), set(wanted), entries=entries)
 
     def _add_raw_http(self) -> None:
         has_client = any(
@@ -346,7 +353,7 @@ class Project:
         """A call that may run: not in dead code, and in a function something refers to (or at top level)."""
         if sdk.call.dead:
             return False
-        return self.graph.referenced(sdk.scope)
+        return sdk.scope in self.graph.entry_reach(self.entries_known)
 
     def enclosing_named(self, sdk: SdkCall) -> list[str]:
         fns = sdk.module.functions
