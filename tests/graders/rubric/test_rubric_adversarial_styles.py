@@ -30,3 +30,10 @@ def test_every_stack_and_seam_path_is_covered():
     assert {c.path for c in CASES} == {"reservation_automations", "access_grants", "access_codes"}
     for stack in ("express", "nextjs", "flask", "fastapi"):
         assert len({c.path for c in CASES if c.stack == stack}) >= 2, stack
+
+
+def test_evidence_names_the_runner_a_call_is_handed_to(tmp_path):
+    case = next(c for c in CASES if c.name == "fastapi_access_grants_depends_class_to_thread")
+    result = grade_case(tmp_path, case)
+    evidence = [e.message for e in result.categories["api_path_selection"].evidence]
+    assert any("`access_grants.create, handed to to_thread`" in m for m in evidence), evidence

@@ -96,10 +96,11 @@ class SdkCall:
         """How evidence names the call: ``customers.pushData`` or ``requests.post POST
         /customers/push_data``.
         """
+        handed = f", handed to {self.call.handed_over}" if self.call.handed_over else ""
         if self.kind == "http":
             via = f" via {' -> '.join(self.via)}" if self.via else ""
-            return f"{self.client} {self.written}{via}"
-        return self.written
+            return f"{self.client} {self.written}{via}{handed}"
+        return f"{self.written}{handed}"
 
 
 Ctx = tuple[Value, Module, "int | None"]
