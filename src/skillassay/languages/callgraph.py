@@ -204,6 +204,8 @@ class CallGraph:
         self._edges: dict[FnRef, list[Edge]] = {}
         self._calls_by_name: dict[str, list[tuple[Module, Call]]] = {}
         self._entry_reach: dict[bool, Reach] = {}
+        self._entries: dict[str, set[FnRef]] = {}  # module -> its entry points (no routes)
+        self._plain_functions: dict[tuple[str, str], list[int]] = {}  # (module, name) -> function indexes
         for module in self.modules.values():
             self._index(module)
 
@@ -215,6 +217,8 @@ class CallGraph:
                 self.by_name.setdefault(fn.name, []).append(FnRef(path, i))
             if fn.cls and fn.name:
                 self._methods.setdefault((path, fn.cls), {})[fn.name] = i
+            elif fn.name:  # a function that is no method, by name (``_named``)
+                self._plain_functions.setdefault((path, fn.name), []).append(i)
             self._children.setdefault(FnRef(path, TOP if fn.parent is None else fn.parent), []).append(i)
         for name in module.classes:
             self._classes_by_name.setdefault(name.rsplit(".", 1)[-1], []).append(_Class(path, name))
@@ -223,6 +227,14 @@ class CallGraph:
                 continue
             self._calls_in.setdefault(FnRef(path, TOP if call.scope is None else call.scope), []).append(call)
             self._calls_by_name.setdefault(call.chain[-1].removesuffix("()"), []).append((module, call))
+
+    def _top_functions(self, module: Module, name: str) -> list[FnRef]:
+        """A module's top-level functions (no methods) called ``name``."""
+        return [
+            FnRef(module.path, i)
+            for i in self._plain_functions.get((module.path, name), [])
+            if module.functions[i].parent is None
+        ]
 
     def function(self, ref: FnRef) -> Function | None:
         return None if ref.index == TOP else self.modules[ref.module].functions[ref.index]
@@ -323,12 +335,9 @@ class CallGraph:
     # ------------------------------------------------------------------ names
     def _named(self, module: Module, scope: int | None, name: str, *, fallback: bool) -> list[FnRef]:
         """Functions a bare name may stand for, from ``scope`` in ``module``."""
+        named = self._plain_functions.get((module.path, name), [])
         for index in [*module.enclosing(scope), None]:  # a nested function first, then the module's own
-            local = [
-                i
-                for i, f in enumerate(module.functions)
-                if f.name == name and f.parent == index and not f.cls
-            ]
+            local = [i for i in named if module.functions[i].parent == index]
             if local:
                 return [FnRef(module.path, i) for i in local]
         for value in module.lookup(scope, name):  # const handler = otherFunction
@@ -356,11 +365,7 @@ class CallGraph:
             if target is None:
                 continue
             local = target.exports.get(ref.name, ref.name)
-            found = [
-                FnRef(target.path, i)
-                for i, f in enumerate(target.functions)
-                if f.name == local and f.parent is None and not f.cls
-            ]
+            found = self._top_functions(target, local)
             if not found:
                 for value in target.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
@@ -461,11 +466,7 @@ class CallGraph:
                     out.append(target)
             elif isinstance(kind, Module):
                 local = kind.exports.get(name, name)
-                out.extend(
-                    FnRef(kind.path, i)
-                    for i, f in enumerate(kind.functions)
-                    if f.name == local and f.parent is None and not f.cls
-                )
+                out.extend(self._top_functions(kind, local))
                 for value in kind.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
                         out.append(FnRef(kind.path, value.func))
@@ -721,6 +722,20 @@ class CallGraph:
                     queue.append(edge.target)
         self._entry_reach[entries_known] = found
         return found
+
+    def is_entry(self, ref: FnRef, entries_known: bool) -> bool:
+        """Whether, without ``entries_known``, a function is an entry point itself (one of ``entry_reach``'s
+        starts: every module runs then): a shortcut that spares walking the whole graph. With the entry
+        points known, only ``entry_reach`` decides."""
+        if entries_known:
+            return False
+        if ref.index == TOP:
+            return True
+        entries = self._entries.get(ref.module)
+        if entries is None:
+            module = self.modules[ref.module]
+            entries = self._entries[ref.module] = set(self._module_entries(module, exported=True))
+        return ref in entries
 
     def _module_entries(self, module: Module, *, exported: bool) -> list[FnRef]:
         """The functions of a loaded module that may run with nothing in the app calling them."""

@@ -354,6 +354,8 @@ class Project:
         """A call that may run: not in dead code, and in a function something refers to (or at top level)."""
         if sdk.call.dead:
             return False
+        if self.graph.is_entry(sdk.scope, self.entries_known):  # without routes every module runs
+            return True
         return sdk.scope in self.graph.entry_reach(self.entries_known)
 
     def enclosing_named(self, sdk: SdkCall) -> list[str]:
