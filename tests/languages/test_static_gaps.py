@@ -38,7 +38,7 @@ def test_python_methods_handed_to_threads_executors_partials_and_task_queues_are
         async def handler(tasks, loop, pool, seam):
             await asyncio.to_thread(seam.access_grants.create, user_identity_id="u", device_ids=["d"])
             await loop.run_in_executor(None, seam.access_codes.update, "positional")
-            partial(seam.access_codes.delete, access_code_id="c")
+            remove = partial(seam.access_codes.delete, access_code_id="c")
             pool.submit(seam.customers.push_data, customer_key="k")
             tasks.add_task(seam.customers.delete_data, reservation_keys=["r"])
             threading.Thread(target=seam.locks.unlock_door, kwargs={"device_id": "d"}, daemon=True).start()
@@ -79,6 +79,32 @@ def test_typescript_methods_handed_to_timers_queues_and_bind_are_calls():
     assert handed[("seam", "accessGrants", "delete")].handed_over == "bind"
     # one call per hand-over: the bind a timer takes is not counted twice
     assert sum(c.chain == ("seam", "accessCodes", "create") for c in m.calls) == 1
+
+
+def test_a_partial_bound_function_or_thread_made_and_thrown_away_runs_nothing():
+    py = _parse(
+        "a.py",
+        """
+        import threading
+        from functools import partial
+
+        def handler(seam):
+            partial(seam.customers.push_data, customer_key="k")
+            threading.Thread(target=seam.customers.delete_data)
+            threading.Thread(target=seam.access_codes.create).start()
+        """,
+    )
+    ts_module = _parse(
+        "a.ts",
+        """
+        export function handler(seam: any) {
+          seam.customers.pushData.bind(seam.customers, {});
+          const kept = seam.customers.deleteData.bind(seam.customers, {});
+        }
+        """,
+    )
+    assert set(_handed(py)) == {("seam", "access_codes", "create")}
+    assert set(_handed(ts_module)) == {("seam", "customers", "deleteData")}
 
 
 def test_an_app_function_handed_over_by_attribute_runs_in_the_graph():

@@ -63,6 +63,9 @@ JAVASCRIPT_RUNNERS = {
     "then": Runner(0),
     "all": Runner(None),
 }
+# Runners that only make something to run later (a partial, a bound function, a thread to start): made and
+# thrown away in the same statement, it never runs.
+_MAKERS = frozenset({"partial", "bind", "Thread", "Process", "Timer", "sync_to_async"})
 # Keywords that configure the runner, not arguments of the function it runs.
 _RUNNER_KEYWORDS = frozenset(
     {"target", "args", "kwargs", "kwds", "name", "daemon", "group", "context", "f", "func", "function"}
@@ -112,13 +115,23 @@ def _python_kwargs(call: Call) -> tuple[list[Value], dict[str, Value]]:
     return args, kwargs
 
 
+def _thrown_away(call: Call) -> bool:
+    """The call is a whole expression statement: what it returns is not kept."""
+    if call.stmt_kind != "expression" or call.stmt is None or call.span is None:
+        return False
+    return call.stmt[0] == call.span[0] and call.stmt[1] - call.span[1] <= 1  # `;` at most
+
+
 def add_handed_over(module: Module, runners: dict[str, Runner], python: bool) -> None:
-    """Append a call for every function handed over to a runner (and, in JavaScript, every ``.bind``)."""
+    """Append a call for every function handed over to a runner (and, in JavaScript, every ``.bind``). A
+    partial, a bound function or a thread made and thrown away in one statement runs nothing."""
     found: list[Call] = []
     # `.bind(...)` calls by span: handed over on their own unless a runner takes them
     binds: dict[object, Call] = {}
     for call in module.calls:
         name = call.chain[-1].removesuffix("()")
+        if name in _MAKERS and _thrown_away(call):
+            continue
         if not python and name == "bind" and len(call.chain) >= 3:
             binds[call.span] = _handed(call, call.chain[:-1], list(call.args[1:]), {}, "bind")
             continue
