@@ -268,3 +268,26 @@ def test_a_module_nothing_loads_runs_nothing_not_even_its_top_level():
     graph = CallGraph([_parse("routes.py", ROUTES), _parse("helpers.py", HELPERS), orphan])
     names = {graph.name(r) for r in graph.entry_reach(entries_known=True)}
     assert "unused_public" not in names
+
+
+def test_a_fastapi_dependency_parameter_holds_what_the_dependency_returns():
+    m = _parse(
+        "a.py",
+        """
+        from fastapi import Depends, Security
+
+        class Grants:
+            def open(self):
+                pass
+
+        def get_grants():
+            return Grants()
+
+        async def create(body: dict, grants=Depends(get_grants), *, other=Security(get_grants)):
+            grants.open()
+        """,
+    )
+    create = next(f for f in m.functions if f.name == "create")
+    assert [v.chain for v in create.bindings["grants"]] == [("get_grants",)]
+    assert [v.chain for v in create.bindings["other"]] == [("get_grants",)]
+    assert "Grants.open" in _reached(CallGraph([m]), m, "create")

@@ -414,6 +414,7 @@ class _Outliner(ast.NodeVisitor):
         fn.params = params
         fn.param_types = {a.arg: t for a in args if (t := _annotation(a.annotation))}
         fn.kwargs_param = node.args.kwarg.arg if node.args.kwarg is not None else None
+        self._injected(fn, node.args)
         fn.decorated = any(
             _chain(d.func if isinstance(d, ast.Call) else d)[-1:] not in [(p,) for p in _PLAIN_DECORATORS]
             for d in node.decorator_list
@@ -428,6 +429,22 @@ class _Outliner(ast.NodeVisitor):
         self.scope, self.classes = outer, saved
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    @staticmethod
+    def _injected(fn: Function, args: ast.arguments) -> None:
+        """FastAPI's ``client=Depends(get_client)`` (also ``Security``): the parameter holds what the
+        dependency returns, as if bound to ``get_client()``."""
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        for arg, default in pairs:
+            if (
+                isinstance(default, ast.Call)
+                and _chain(default.func)[-1:] in (("Depends",), ("Security",))
+                and default.args
+                and (dependency := _chain(default.args[0]))
+            ):
+                fn.bindings.setdefault(arg.arg, []).append(Value("call", default.lineno, chain=dependency))
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.class_body.append(None)

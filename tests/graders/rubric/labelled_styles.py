@@ -914,3 +914,203 @@ CASES = [
         BOOKING_ENDPOINTS,
     ),
 ]
+
+# ============================================================================= written after the fixes above
+EXPRESS_CONTROLLER_ROUTES = """
+import { Router } from 'express';
+import { controller } from '../lib/wiring';
+
+const router = Router();
+router.post('/', controller.create.bind(controller));
+router.put('/:id', controller.update.bind(controller));
+router.delete('/:id', (req, res) => controller.cancel(req, res));
+export default router;
+"""
+EXPRESS_CONTROLLER = """
+import type { Request, Response } from 'express';
+import { GrantStore } from './store';
+
+export class BookingController {
+  constructor(private readonly store: GrantStore) {}
+
+  async create(req: Request, res: Response) {
+    res.status(201).json({ booking: await this.store.open(req.body) });
+  }
+
+  async update(req: Request, res: Response) {
+    res.json({ booking: await this.store.move(req.params.id, req.body) });
+  }
+
+  async cancel(req: Request, res: Response) {
+    res.json({ booking: await this.store.close(req.params.id) });
+  }
+}
+"""
+EXPRESS_STORE = """
+const bookings = new Map<string, any>();
+
+export class GrantStore {
+  constructor(private readonly client: any) {}
+
+  async open(b: any) {
+    const grant = await this.client.accessGrants.create({
+      user_identity_id: b.member, device_ids: [b.device], starts_at: b.start, ends_at: b.end,
+    });
+    bookings.set(b.id, { ...b, grant: grant.access_grant_id });
+    return b;
+  }
+
+  async move(id: string, patch: any) {
+    const b = { ...bookings.get(id), ...patch };
+    bookings.set(id, b);
+    await this.client.accessGrants.update({ access_grant_id: b.grant, ends_at: b.end });
+    return b;
+  }
+
+  async close(id: string) {
+    const b = bookings.get(id);
+    bookings.delete(id);
+    await this.client.accessGrants.delete({ access_grant_id: b.grant });
+    return b;
+  }
+}
+"""
+EXPRESS_WIRING = """
+import { SeamHttp } from '@seamapi/http';
+import { BookingController } from './controller';
+import { GrantStore } from './store';
+
+export const controller = new BookingController(new GrantStore(new SeamHttp({ apiKey: process.env.SEAM_API_KEY })));
+"""
+
+FASTAPI_DEPENDS_CLIENT_ROUTER = """
+from fastapi import APIRouter, Depends
+from starlette.concurrency import run_in_threadpool
+from deps import seam_client
+
+router = APIRouter(prefix="/bookings")
+BOOKINGS = {}
+
+
+@router.post("")
+async def create_booking(body: dict, client=Depends(seam_client)):
+    code = await run_in_threadpool(
+        client.access_codes.create, device_id=body["device"], starts_at=body["start"], ends_at=body["end"]
+    )
+    BOOKINGS[body["id"]] = {**body, "code": code.access_code_id}
+    return {"booking": body}
+
+
+@router.put("/{bid}")
+async def update_booking(bid: str, body: dict, client=Depends(seam_client)):
+    BOOKINGS[bid].update(body)
+    await run_in_threadpool(client.access_codes.update, access_code_id=BOOKINGS[bid]["code"], ends_at=body["end"])
+    return {"booking": BOOKINGS[bid]}
+
+
+@router.delete("/{bid}")
+async def cancel_booking(bid: str, client=Depends(seam_client)):
+    await run_in_threadpool(client.access_codes.delete, access_code_id=BOOKINGS[bid]["code"])
+    return {"booking": BOOKINGS.pop(bid)}
+"""
+FASTAPI_DEPS = """
+import os
+from functools import lru_cache
+
+from seam import Seam
+
+
+@lru_cache
+def seam_client():
+    return Seam(api_key=os.environ["SEAM_API_KEY"])
+"""
+
+FLASK_INLINE_CLASS = """
+from integrations.upstream import connect
+
+BOOKINGS = {}
+
+
+class Stays:
+    def __init__(self, api):
+        self.api = api
+
+    def publish(self, b):
+        self.api.customers.push_data(
+            customer_key=b["site"],
+            user_identities=[{"user_identity_key": b["member"]}],
+            reservations=[{"reservation_key": b["id"], "user_identity_key": b["member"]}],
+        )
+
+    def retract(self, bid):
+        self.api.customers.delete_data(reservation_keys=[bid])
+
+
+def create_booking(data):
+    BOOKINGS[data["id"]] = data
+    Stays(connect()).publish(data)
+    return data
+
+
+def update_booking(bid, data):
+    BOOKINGS[bid].update(data)
+    Stays(connect()).publish(BOOKINGS[bid])
+    return BOOKINGS[bid]
+
+
+def cancel_booking(bid):
+    Stays(connect()).retract(bid)
+    return BOOKINGS.pop(bid)
+"""
+FLASK_UPSTREAM = """
+import os
+
+import seam
+
+
+def connect():
+    return seam.Seam(api_key=os.environ["SEAM_API_KEY"])
+"""
+
+LATER_CASES = [
+    Case(
+        "express_access_grants_controller_bind_constructor_chain",
+        "express",
+        "access_grants",
+        "route handlers as bound controller methods, a store injected into the controller, the SDK client into the store",
+        EXPRESS,
+        {
+            "src/routes/bookings.ts": EXPRESS_CONTROLLER_ROUTES,
+            "src/lib/controller.ts": EXPRESS_CONTROLLER,
+            "src/lib/store.ts": EXPRESS_STORE,
+            "src/lib/wiring.ts": EXPRESS_WIRING,
+        },
+        _key("access_grants", ("GrantStore.open", "GrantStore.move", "GrantStore.close")),
+        BOOKING_ENDPOINTS,
+    ),
+    Case(
+        "fastapi_access_codes_depends_client_threadpool",
+        "fastapi",
+        "access_codes",
+        "a Seam client from an lru_cache'd Depends() factory, unannotated, its methods run by run_in_threadpool",
+        FASTAPI,
+        {"routers/bookings.py": FASTAPI_DEPENDS_CLIENT_ROUTER, "deps.py": FASTAPI_DEPS},
+        _key("access_codes", FASTAPI_PLACES),
+        BOOKING_ENDPOINTS,
+    ),
+    Case(
+        "flask_reservations_inline_instances_factory_client",
+        "flask",
+        "reservation_automations",
+        "a class instantiated inline per call with a client from a factory in another package (`seam.Seam`)",
+        FLASK,
+        {
+            "integrations/__init__.py": "",
+            "integrations/upstream.py": FLASK_UPSTREAM,
+            "services/bookings.py": FLASK_INLINE_CLASS,
+        },
+        _key("reservation_automations", FLASK_PLACES),
+        BOOKING_ENDPOINTS,
+    ),
+]
+CASES += LATER_CASES
