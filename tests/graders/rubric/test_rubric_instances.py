@@ -69,6 +69,7 @@ def test_an_sdk_client_built_by_a_factory_in_lib_and_injected_into_a_class(tmp_p
 
 
 def test_a_package_object_that_is_not_seam_is_no_seam_client(tmp_path):
-    lib = "import boto3\n\nstore = boto3.resource('dynamodb')\n"
+    # the lib module imports seam too: what counts is what the object is made by
+    lib = "import boto3\nfrom seam import Seam\n\nstore = boto3.resource('dynamodb')\nseam = Seam()\n"
     s = _create_only(tmp_path, lib, "store", "store.access_codes.create(device_id='d')")
     assert s["api_path_selection"] == 0.0
