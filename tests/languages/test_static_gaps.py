@@ -291,3 +291,19 @@ def test_a_fastapi_dependency_parameter_holds_what_the_dependency_returns():
     assert [v.chain for v in create.bindings["grants"]] == [("get_grants",)]
     assert [v.chain for v in create.bindings["other"]] == [("get_grants",)]
     assert "Grants.open" in _reached(CallGraph([m]), m, "create")
+
+
+def test_nextjs_pages_and_middleware_are_entry_points_lib_exports_are_not():
+    page = _parse(
+        "app/bookings/page.tsx",
+        "import { list } from '@/lib/x';\nexport default async function Page() { return list(); }\n",
+    )
+    lib = _parse(
+        "lib/x.ts",
+        "export async function list() { return 1; }\nexport async function unused() { return 2; }\n",
+    )
+    route = _parse("app/api/x/route.ts", "export async function GET() { return Response.json({}); }\n")
+    graph = CallGraph([page, lib, route])
+    names = {graph.name(r) for r in graph.entry_reach(entries_known=True)}
+    assert {"Page", "GET", "list"} <= names
+    assert "unused" not in names

@@ -152,6 +152,21 @@ _CONSTRUCTORS = ("constructor", "__init__", "__post_init__")
 MAX_VALUE_STEPS = 6
 
 
+# Next.js files the framework runs by their names (their exports are entry points): app/**/page.tsx,
+# layout.tsx..., pages/**, middleware.ts
+_NEXT_FILES = frozenset(
+    {"page", "layout", "template", "default", "loading", "error", "not-found", "middleware"}
+)
+
+
+def _framework_file(module: Module) -> bool:
+    if module.language != "javascript":
+        return False
+    parts = module.path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return "pages" in parts[:-1] or stem in _NEXT_FILES
+
+
 @dataclass(frozen=True)
 class FnRef:
     module: str  # module path
@@ -712,6 +727,11 @@ class CallGraph:
         for module in self.modules.values():
             if not entries_known or module.routes or module.mounts or not module.references_complete:
                 load(module)
+            elif _framework_file(module):  # Next.js renders pages and runs middleware by their file names
+                load(module)
+                for i, fn in enumerate(module.functions):
+                    if fn.exported:
+                        start(FnRef(module.path, i))
         while queue:
             ref = queue.popleft()
             load(self.modules[ref.module])
