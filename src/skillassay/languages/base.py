@@ -63,6 +63,12 @@ class Call:
     stmt: Span | None = None  # the innermost statement holding the call
     stmt_kind: str = ""  # "expression" (a bare call statement), "declaration", "return", "other"
     kw_spans: dict[str, Span] = field(default_factory=dict)  # Python: each keyword argument's ``k=v``
+    # A function handed over to run later (``asyncio.to_thread(seam.x.create, ...)``, ``setTimeout(fn,
+    # 0, a)``): the runner's name; the call stands for the runner calling it (``languages/handover.py``)
+    handed_over: str = ""
+    # Python: the call is a whole expression statement and not awaited, so a coroutine it makes is dropped
+    # and never runs. Languages where an un-awaited promise runs anyway (TypeScript) leave it False.
+    dropped: bool = False
 
 
 @dataclass
@@ -85,6 +91,7 @@ class Function:
     exported: bool = False  # exported from its module (another package may call it)
     dead: bool = False  # defined where code never runs (see Call.dead)
     span: Span | None = None
+    is_async: bool = False  # Python ``async def``: calling it only makes a coroutine (see Call.dropped)
 
 
 @dataclass

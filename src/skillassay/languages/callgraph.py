@@ -152,6 +152,21 @@ _CONSTRUCTORS = ("constructor", "__init__", "__post_init__")
 MAX_VALUE_STEPS = 6
 
 
+# Next.js files the framework runs by their names (their exports are entry points): app/**/page.tsx,
+# layout.tsx..., pages/**, middleware.ts
+_NEXT_FILES = frozenset(
+    {"page", "layout", "template", "default", "loading", "error", "not-found", "middleware"}
+)
+
+
+def _framework_file(module: Module) -> bool:
+    if module.language != "javascript":
+        return False
+    parts = module.path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return "pages" in parts[:-1] or stem in _NEXT_FILES
+
+
 @dataclass(frozen=True)
 class FnRef:
     module: str  # module path
@@ -203,6 +218,9 @@ class CallGraph:
         self._children: dict[FnRef, list[int]] = {}  # nested functions (their parent's)
         self._edges: dict[FnRef, list[Edge]] = {}
         self._calls_by_name: dict[str, list[tuple[Module, Call]]] = {}
+        self._entry_reach: dict[bool, Reach] = {}
+        self._entries: dict[str, set[FnRef]] = {}  # module -> its entry points (no routes)
+        self._plain_functions: dict[tuple[str, str], list[int]] = {}  # (module, name) -> function indexes
         for module in self.modules.values():
             self._index(module)
 
@@ -214,6 +232,8 @@ class CallGraph:
                 self.by_name.setdefault(fn.name, []).append(FnRef(path, i))
             if fn.cls and fn.name:
                 self._methods.setdefault((path, fn.cls), {})[fn.name] = i
+            elif fn.name:  # a function that is no method, by name (``_named``)
+                self._plain_functions.setdefault((path, fn.name), []).append(i)
             self._children.setdefault(FnRef(path, TOP if fn.parent is None else fn.parent), []).append(i)
         for name in module.classes:
             self._classes_by_name.setdefault(name.rsplit(".", 1)[-1], []).append(_Class(path, name))
@@ -222,6 +242,14 @@ class CallGraph:
                 continue
             self._calls_in.setdefault(FnRef(path, TOP if call.scope is None else call.scope), []).append(call)
             self._calls_by_name.setdefault(call.chain[-1].removesuffix("()"), []).append((module, call))
+
+    def _top_functions(self, module: Module, name: str) -> list[FnRef]:
+        """A module's top-level functions (no methods) called ``name``."""
+        return [
+            FnRef(module.path, i)
+            for i in self._plain_functions.get((module.path, name), [])
+            if module.functions[i].parent is None
+        ]
 
     def function(self, ref: FnRef) -> Function | None:
         return None if ref.index == TOP else self.modules[ref.module].functions[ref.index]
@@ -242,6 +270,21 @@ class CallGraph:
 
     def scope_of(self, module: Module, call: Call) -> FnRef:
         return FnRef(module.path, TOP if call.scope is None else call.scope)
+
+    def is_coroutine_function(self, ref: FnRef) -> bool:
+        fn = self.function(ref)
+        return fn is not None and fn.is_async
+
+    def dropped_coroutine_calls(self, ref: FnRef) -> list[tuple[Call, FnRef]]:
+        """The calls in this function that make a coroutine nothing awaits (the function never runs)."""
+        module = self.modules[ref.module]
+        return [
+            (call, target)
+            for call in self.calls_in(ref)
+            if call.dropped
+            for target, _how in self.call_targets(module, call)
+            if self.is_coroutine_function(target)
+        ]
 
     def is_dead_function(self, ref: FnRef) -> bool:
         fn = self.function(ref)
@@ -271,6 +314,8 @@ class CallGraph:
                 add(FnRef(module.path, index), None, "callback")
         for call in self.calls_in(ref):
             for target, how in self.call_targets(module, call):
+                if call.dropped and self.is_coroutine_function(target):
+                    continue  # a coroutine nothing awaits never runs
                 add(target, call, how)
             for arg in [*call.args, *call.kwargs.values()]:  # a function handed over runs later
                 for target in self.value_functions(module, scope, arg):
@@ -305,12 +350,9 @@ class CallGraph:
     # ------------------------------------------------------------------ names
     def _named(self, module: Module, scope: int | None, name: str, *, fallback: bool) -> list[FnRef]:
         """Functions a bare name may stand for, from ``scope`` in ``module``."""
+        named = self._plain_functions.get((module.path, name), [])
         for index in [*module.enclosing(scope), None]:  # a nested function first, then the module's own
-            local = [
-                i
-                for i, f in enumerate(module.functions)
-                if f.name == name and f.parent == index and not f.cls
-            ]
+            local = [i for i in named if module.functions[i].parent == index]
             if local:
                 return [FnRef(module.path, i) for i in local]
         for value in module.lookup(scope, name):  # const handler = otherFunction
@@ -338,11 +380,7 @@ class CallGraph:
             if target is None:
                 continue
             local = target.exports.get(ref.name, ref.name)
-            found = [
-                FnRef(target.path, i)
-                for i, f in enumerate(target.functions)
-                if f.name == local and f.parent is None and not f.cls
-            ]
+            found = self._top_functions(target, local)
             if not found:
                 for value in target.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
@@ -443,11 +481,7 @@ class CallGraph:
                     out.append(target)
             elif isinstance(kind, Module):
                 local = kind.exports.get(name, name)
-                out.extend(
-                    FnRef(kind.path, i)
-                    for i, f in enumerate(kind.functions)
-                    if f.name == local and f.parent is None and not f.cls
-                )
+                out.extend(self._top_functions(kind, local))
                 for value in kind.bindings.get(local, []):
                     if value.kind == "func" and value.func is not None:
                         out.append(FnRef(kind.path, value.func))
@@ -654,6 +688,95 @@ class CallGraph:
                     found.parent[edge.target] = ref
                     queue.append(edge.target)
         return found
+
+    def entry_reach(self, entries_known: bool) -> Reach:
+        """Every function that may run when the app runs: reached from its entry points. With
+        ``entries_known`` (the app's routes were parsed), the entry points are the route handlers and the
+        top-level code of the modules that declare routes or mount routers; a module's top-level code runs
+        once something reached imports it (or one of its functions is reached), and with it its decorated
+        functions (a framework registers them), its constructors and dunder methods, and the methods of its
+        classes that extend a framework's. An exported or public function is no entry point: one nothing
+        reachable calls never runs. Without ``entries_known``, every module is loaded and its exported and
+        public functions are entry points too (another package may call them). A file whose language
+        module does not record references (a plugin's) has all its functions as entry points. Cached."""
+        cached = self._entry_reach.get(entries_known)
+        if cached is not None:
+            return cached
+        found = Reach()
+        queue: deque[FnRef] = deque()
+        loaded: set[str] = set()
+
+        def start(ref: FnRef) -> None:
+            if ref not in found.edge and not self.is_dead_function(ref):
+                found.edge[ref] = None
+                queue.append(ref)
+
+        def load(module: Module) -> None:
+            if module.path in loaded:
+                return
+            loaded.add(module.path)
+            start(FnRef(module.path, TOP))
+            for ref in self._module_entries(module, exported=not entries_known):
+                start(ref)
+            for refs in module.import_refs.values():
+                for imported in refs:
+                    target = find_module(self.modules, imported)
+                    if target is not None:
+                        load(target)
+
+        for module in self.modules.values():
+            if not entries_known or module.routes or module.mounts or not module.references_complete:
+                load(module)
+            elif _framework_file(module):  # Next.js renders pages and runs middleware by their file names
+                load(module)
+                for i, fn in enumerate(module.functions):
+                    if fn.exported:
+                        start(FnRef(module.path, i))
+        while queue:
+            ref = queue.popleft()
+            load(self.modules[ref.module])
+            for edge in self.edges(ref):
+                if edge.target not in found.edge:
+                    found.edge[edge.target] = edge
+                    found.parent[edge.target] = ref
+                    queue.append(edge.target)
+        self._entry_reach[entries_known] = found
+        return found
+
+    def is_entry(self, ref: FnRef, entries_known: bool) -> bool:
+        """Whether, without ``entries_known``, a function is an entry point itself (one of ``entry_reach``'s
+        starts: every module runs then): a shortcut that spares walking the whole graph. With the entry
+        points known, only ``entry_reach`` decides."""
+        if entries_known:
+            return False
+        if ref.index == TOP:
+            return True
+        entries = self._entries.get(ref.module)
+        if entries is None:
+            module = self.modules[ref.module]
+            entries = self._entries[ref.module] = set(self._module_entries(module, exported=True))
+        return ref in entries
+
+    def _module_entries(self, module: Module, *, exported: bool) -> list[FnRef]:
+        """The functions of a loaded module that may run with nothing in the app calling them."""
+        out: list[FnRef] = []
+        for route in module.routes:
+            for handler in route.handlers:
+                out.extend(self.value_functions(module, None, handler))
+                if handler.kind == "ref" and len(handler.chain) == 1:  # an exported route handler by name
+                    out.extend(r for r in self.by_name.get(handler.chain[0], []) if r.module == module.path)
+        for i, fn in enumerate(module.functions):
+            if fn.dead:
+                continue
+            if (
+                not module.references_complete
+                or fn.decorated
+                or (exported and fn.exported)
+                or (fn.cls and fn.name and (fn.name in _CONSTRUCTORS or fn.name.startswith("__")))
+                or (fn.cls and fn.name and self._external_bases(_Class(module.path, fn.cls)))
+            ):
+                out.append(FnRef(module.path, i))
+        return out
 
     def referenced(self, ref: FnRef) -> bool:
         """Whether anything could ever run this function: something calls or names it, it is a method of a

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from skillassay.languages import bounds, pyparse
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
+from skillassay.languages.handover import PYTHON_RUNNERS, add_handed_over
 
 _ROUTE_METHODS = {"get", "post", "put", "patch", "delete", "head", "options"}
 # Router objects whose own prefix applies to the routes declared on them: Flask's Blueprint(url_prefix=...),
@@ -25,23 +27,45 @@ _PLAIN_DECORATORS = {
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def _chain(node: ast.AST) -> tuple[str, ...]:
-    """``seam.customers.push_data`` -> ("seam", "customers", "push_data"); () when not a plain chain."""
+def _chain(node: ast.AST, names: Callable[[str], str | None] | None = None) -> tuple[str, ...]:
+    """``seam.customers.push_data`` -> ("seam", "customers", "push_data"); () when not a plain chain.
+    ``names``: the string a name is bound to, if a constant one, so ``getattr(svc, "create")``,
+    ``getattr(svc, OP)`` and ``svc[OP]`` name ``create``."""
     if isinstance(node, ast.Name):
         return (node.id,)
     if isinstance(node, ast.Attribute):
-        inner = _chain(node.value)
+        inner = _chain(node.value, names)
         return (*inner, node.attr) if inner else ()
     if isinstance(node, ast.Call):
-        inner = _chain(node.func)
+        computed = _getattr_chain(node, names)
+        if computed:
+            return computed
+        inner = _chain(node.func, names)
         return (*inner[:-1], inner[-1] + "()") if inner else ()
     if isinstance(node, ast.Await):
-        return _chain(node.value)
+        return _chain(node.value, names)
     if isinstance(node, ast.Subscript):
-        inner = _chain(node.value)
-        key = _str(node.slice)
+        inner = _chain(node.value, names)
+        key = _constant_str(node.slice, names)
         return inner + ((key,) if key is not None else ("[]",)) if inner else ()
     return ()
+
+
+def _constant_str(node: ast.AST, names: Callable[[str], str | None] | None) -> str | None:
+    """A string literal, or a name bound to one (a module constant, a local bound once)."""
+    text = _str(node)
+    if text is None and isinstance(node, ast.Name) and names is not None:
+        text = names(node.id)
+    return text
+
+
+def _getattr_chain(node: ast.Call, names: Callable[[str], str | None] | None) -> tuple[str, ...]:
+    """``getattr(svc.codes, "create")`` -> ("svc", "codes", "create"); () when the name is not constant."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2):
+        return ()
+    key = _constant_str(node.args[1], names)
+    inner = _chain(node.args[0], names)
+    return (*inner, key) if inner and key is not None and key.isidentifier() else ()
 
 
 def _str(node: ast.AST | None) -> str | None:
@@ -294,7 +318,10 @@ class _Outliner(ast.NodeVisitor):
                 and isinstance(node.func.value, ast.Call)
             ):
                 return self.value(node.func.value)  # json.dumps(body).encode(): the text is what matters
-            chain = _chain(node.func)
+            computed = _getattr_chain(node, self.constant_str)
+            if computed:
+                return Value("ref", line, chain=computed)
+            chain = _chain(node.func, self.constant_str)
             if chain == ("dict",):
                 out = Value("object", line)
                 for kw in node.keywords:
@@ -319,9 +346,9 @@ class _Outliner(ast.NodeVisitor):
             args = [self.value(a) for a in node.args] + [self.value(k.value) for k in node.keywords]
             return Value("call", line, chain=chain, args=args)
         if isinstance(node, (ast.Name, ast.Attribute)) or (
-            isinstance(node, ast.Subscript) and _str(node.slice)
+            isinstance(node, ast.Subscript) and _constant_str(node.slice, self.constant_str)
         ):
-            chain = _chain(node)
+            chain = _chain(node, self.constant_str)
             return Value("ref", line, chain=chain) if chain else Value("other", line)
         if isinstance(node, ast.Await):
             return self.value(node.value)
@@ -334,6 +361,17 @@ class _Outliner(ast.NodeVisitor):
         return Value("other", line)
 
     # ------------------------------------------------------------------ scopes
+    def constant_str(self, name: str) -> str | None:
+        """The string ``name`` is bound to, when it is bound to one string only: in the enclosing functions
+        (innermost first), else a module constant."""
+        for index in self.module.enclosing(self.scope):
+            values = self.module.functions[index].bindings.get(name)
+            if values:
+                texts = {v.text for v in values if v.kind == "str"}
+                return texts.pop() if len(texts) == 1 and len(values) == len(texts) else None
+        value = self.constants.get(name)
+        return value if isinstance(value, str) else None
+
     def _bind(self, name: str, value: Value) -> None:
         table = self.module.bindings if self.scope is None else self.module.functions[self.scope].bindings
         table.setdefault(name, []).append(value)
@@ -368,6 +406,7 @@ class _Outliner(ast.NodeVisitor):
             self.visit(default)
         index = self._enter(node.name, node)
         fn = self.module.functions[index]
+        fn.is_async = isinstance(node, ast.AsyncFunctionDef)
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
         params = [a.arg for a in args]
         if fn.cls and params and params[0] in ("self", "cls"):
@@ -375,6 +414,7 @@ class _Outliner(ast.NodeVisitor):
         fn.params = params
         fn.param_types = {a.arg: t for a in args if (t := _annotation(a.annotation))}
         fn.kwargs_param = node.args.kwarg.arg if node.args.kwarg is not None else None
+        self._injected(fn, node.args)
         fn.decorated = any(
             _chain(d.func if isinstance(d, ast.Call) else d)[-1:] not in [(p,) for p in _PLAIN_DECORATORS]
             for d in node.decorator_list
@@ -389,6 +429,22 @@ class _Outliner(ast.NodeVisitor):
         self.scope, self.classes = outer, saved
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    @staticmethod
+    def _injected(fn: Function, args: ast.arguments) -> None:
+        """FastAPI's ``client=Depends(get_client)`` (also ``Security``): the parameter holds what the
+        dependency returns, as if bound to ``get_client()``."""
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        for arg, default in pairs:
+            if (
+                isinstance(default, ast.Call)
+                and _chain(default.func)[-1:] in (("Depends",), ("Security",))
+                and default.args
+                and (dependency := _chain(default.args[0]))
+            ):
+                fn.bindings.setdefault(arg.arg, []).append(Value("call", default.lineno, chain=dependency))
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.class_body.append(None)
@@ -538,7 +594,7 @@ class _Outliner(ast.NodeVisitor):
     # ------------------------------------------------------------------ calls and routes
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
-        chain = _chain(node.func)
+        chain = _chain(node.func, self.constant_str)
         if not chain:
             return
         call = Call(
@@ -560,6 +616,7 @@ class _Outliner(ast.NodeVisitor):
         if self.stmts:
             stmt = self.stmts[-1]
             call.stmt = self.span(stmt)
+            call.dropped = isinstance(stmt, ast.Expr) and stmt.value is node  # not awaited, not kept
             call.stmt_kind = (
                 "expression"
                 if isinstance(stmt, ast.Expr)
@@ -676,5 +733,6 @@ def parse(source: bytes, path: str) -> Module:
     with bounds.parsing(path):
         outliner = _Outliner(path, source, _module_constants(tree))
         outliner.visit(tree)
+        add_handed_over(outliner.module, PYTHON_RUNNERS, python=True)
         _mark_public(outliner.module)
     return outliner.module

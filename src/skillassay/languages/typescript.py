@@ -8,12 +8,14 @@ from __future__ import annotations
 import functools
 import posixpath
 import threading
+from collections.abc import Callable
 from typing import cast
 
 import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
+from skillassay.languages.handover import JAVASCRIPT_RUNNERS, add_handed_over
 from skillassay.languages.nextjs import JS_SOURCE_EXTENSIONS, next_route_path
 
 _FUNCTION_TYPES = {
@@ -191,7 +193,10 @@ def import_ref(importer: str, specifier: str, name: str | None) -> ImportRef | N
     return ImportRef(stem.removesuffix("/index"), name, fuzzy)
 
 
-def _chain(node: ts.Node) -> tuple[str, ...]:
+def _chain(node: ts.Node, names: Callable[[ts.Node], str | None] | None = None) -> tuple[str, ...]:
+    """``this.seam.customers.pushData`` -> ("this", "seam", "customers", "pushData"); () when not a plain
+    chain. ``names``: the string an index expression is bound to, when constant (``svc[OP]``,
+    ``svc[OPS.push]``)."""
     node = _inner(node)
     kind = node.type
     if kind in (
@@ -205,17 +210,24 @@ def _chain(node: ts.Node) -> tuple[str, ...]:
         return (kind,)
     if kind == "member_expression":
         obj, prop = node.child_by_field_name("object"), node.child_by_field_name("property")
-        inner = _chain(obj) if obj is not None else ()
+        inner = _chain(obj, names) if obj is not None else ()
         return (*inner, _text(prop)) if inner and prop is not None else ()
     if kind == "subscript_expression":
         obj = node.child_by_field_name("object")
-        inner = _chain(obj) if obj is not None else ()
-        key = _string(node.child_by_field_name("index"))
+        inner = _chain(obj, names) if obj is not None else ()
+        index = node.child_by_field_name("index")
+        key = _string(index)
+        if key is None and index is not None and names is not None:
+            key = names(index)
         return inner + ((key,) if key is not None else ("[]",)) if inner else ()
     if kind == "call_expression":
         fn = node.child_by_field_name("function")
-        inner = _chain(fn) if fn is not None else ()
+        inner = _chain(fn, names) if fn is not None else ()
         return (*inner[:-1], inner[-1] + "()") if inner else ()
+    if kind == "new_expression":  # new Seam().customers: what the constructor makes
+        ctor = node.child_by_field_name("constructor")
+        inner = _chain(ctor) if ctor is not None else ()
+        return (*inner[:-1], inner[-1] + "()") if len(inner) == 1 else ()
     return ()
 
 
@@ -231,6 +243,20 @@ class _Outliner:
         self.constants: dict[str, bool] = {}  # top-level `const NAME = <literal>`: its truth
 
     # ------------------------------------------------------------------ helpers
+    def constant_str(self, node: ts.Node) -> str | None:
+        """The string an index expression stands for when it is a name (or a constant object's key) bound to
+        one string only: ``OP`` after ``const OP = 'create'``, ``OPS.push`` after ``const OPS = {push:
+        'pushData'}``."""
+        node = _inner(node)
+        chain = _chain(node) if node.type in ("identifier", "member_expression") else ()
+        if not chain or chain[0] in ("this", "super"):
+            return None
+        values = self.module.lookup(self.scope, chain[0])
+        for key in chain[1:]:
+            values = [v.keys[key] for v in values if v.kind == "object" and key in v.keys]
+        texts = {v.text for v in values if v.kind == "str"}
+        return texts.pop() if len(texts) == 1 and len(values) == 1 else None
+
     def _bind(self, name: str, value: Value) -> None:
         table = self.module.bindings if self.scope is None else self.module.functions[self.scope].bindings
         table.setdefault(name, []).append(value)
@@ -323,10 +349,10 @@ class _Outliner:
                 items=[self.value(c) for c in node.named_children if c.type != "spread_element"],
             )
         if kind in ("identifier", "this", "member_expression", "subscript_expression"):
-            chain = _chain(node)
+            chain = _chain(node, self.constant_str)
             return Value("ref", line, chain=chain) if chain else Value("other", line)
         if kind == "call_expression":
-            chain = _chain(_field(node, "function"))
+            chain = _chain(_field(node, "function"), self.constant_str)
             args_node = node.child_by_field_name("arguments")
             args = [self.value(a) for a in args_node.named_children] if args_node is not None else []
             if chain and chain[-1] in ("map", "flatMap") and args:
@@ -857,7 +883,7 @@ class _Outliner:
         args_node = node.child_by_field_name("arguments")
         if fn_node is None:
             return
-        chain = _chain(fn_node)
+        chain = _chain(fn_node, self.constant_str)
         arg_nodes = (
             [a for a in args_node.named_children if a.type != "comment"] if args_node is not None else []
         )
@@ -1031,6 +1057,7 @@ def _parse(source: bytes, path: str, grammar: str) -> Module:
         outliner.visit(tree.root_node)
         outliner.file_routes(tree.root_node)
     module = outliner.module
+    add_handed_over(module, JAVASCRIPT_RUNNERS, python=False)
     exported = set(module.exports.values())
     for fn in module.functions:  # another module (or the framework, for a route file) may call these
         if fn.parent is None and not fn.cls and fn.name in exported:

@@ -164,16 +164,23 @@ def test_handlers_without_phase_names_are_judged_by_their_endpoints(tmp_path):
     assert s["integration_placement"] == 0.33
 
 
-def test_calls_moved_into_a_function_nothing_calls_earn_nothing(tmp_path):
-    stays = STAYS + dedent("""
+@pytest.mark.parametrize("helper", ["_sync_everything", "sync_everything"])
+def test_calls_moved_into_a_function_nothing_calls_earn_nothing(tmp_path, helper):
+    """Dead code judged one way: a helper nothing calls (private or public) earns nothing in any category,
+    as a call behind `if False` does (a public one used to keep path selection and correctness)."""
+    stays = STAYS + dedent(f"""
 
-        def _sync_everything(stay):
+        def {helper}(stay):
             from gateway import sync
             sync.push(stay)
             sync.drop(stay["id"])
     """)
-    s = scores(_grade(tmp_path, {"gateway.py": GATEWAY, "stays.py": stays}))
+    result = _grade(tmp_path, {"gateway.py": GATEWAY, "stays.py": stays})
+    s = scores(result)
     assert s["lifecycle_completeness"] == 0.0 and s["integration_placement"] == 0.0
+    assert s["api_path_selection"] == 0.0 and s["api_correctness"] == 0.0
+    notes = [e.message for e in result.categories["api_path_selection"].evidence]
+    assert any("never runs: in a function nothing calls" in n for n in notes), notes
 
 
 def test_calls_behind_a_constant_false_condition_or_after_return_never_count(tmp_path):

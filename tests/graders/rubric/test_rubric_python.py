@@ -213,8 +213,8 @@ def test_injected_client_and_wrapper_module(make_app):
                 kwargs = {"customer_key": r["property_id"], "reservations": [{"reservation_key": r["id"]}]}
                 self.customers.push_data(**kwargs, user_identities=[])
 
-            async def forget(self, rid):
-                await self.client.customers.delete_data(reservation_keys=[rid])
+            def forget(self, rid):  # an `async def` would never run: cancel_reservation does not await it
+                self.client.customers.delete_data(reservation_keys=[rid])
     """
     result = make_app(
         PRISTINE, {"services/reservation_service.py": service, "services/seam_sync.py": seam_sync}

@@ -197,7 +197,24 @@ def _placed(ctx: Context, call_name: str, function: str) -> tuple[bool, Finding]
             ok=True, message=f"{call_name} in {function}{via}: `{first.label}`", location=first.location
         )
     where = ", ".join(project.describe(s) for s in starts)
-    return False, Finding(ok=False, message=f"{call_name} not reached from {function} ({where})")
+    return False, Finding(
+        ok=False,
+        message=f"{call_name} not reached from {function} ({where}){_unawaited(ctx, reach, call_name)}",
+    )
+
+
+def _unawaited(ctx: Context, reach: Reach, call_name: str) -> str:
+    """Why a call is not reached when a coroutine that would reach it is made and never awaited."""
+    project = ctx.project
+    for ref in reach:
+        for call, target in project.graph.dropped_coroutine_calls(ref):
+            if project.reached_calls(project.reach([target]), call_name):
+                where = f"{ref.module}:{call.line}"
+                return (
+                    f"; `{'.'.join(call.chain)}(...)` at {where} makes a coroutine nothing awaits: "
+                    f"{project.graph.name(target)} never runs"
+                )
+    return ""
 
 
 @check("calls_in_expected_functions")
@@ -366,7 +383,8 @@ def all_handlers_modified(ctx: Context) -> CheckResult:
                         )
                         break
                 if hit is None:
-                    tried.append(f"{' or '.join(calls)} from the handler of {label} ({where})")
+                    why = "".join(_unawaited(ctx, reach, c) for c in calls[:1])
+                    tried.append(f"{' or '.join(calls)} from the handler of {label} ({where}){why}")
             else:
                 tried.append(f"no route of the app answers {label}")
         if hit is None and not (phase in ctx.endpoints and not tried[-1].startswith("no route")):

@@ -96,10 +96,11 @@ class SdkCall:
         """How evidence names the call: ``customers.pushData`` or ``requests.post POST
         /customers/push_data``.
         """
+        handed = f", handed to {self.call.handed_over}" if self.call.handed_over else ""
         if self.kind == "http":
             via = f" via {' -> '.join(self.via)}" if self.via else ""
-            return f"{self.client} {self.written}{via}"
-        return self.written
+            return f"{self.client} {self.written}{via}{handed}"
+        return f"{self.written}{handed}"
 
 
 Ctx = tuple[Value, Module, "int | None"]
@@ -241,11 +242,17 @@ def parse_app(root: Path, files: list[str]) -> dict[str, Module]:
 class Project:
     """Every parsed source file of one app, its call graph, and its Seam calls (in ``changed`` files only)."""
 
-    def __init__(self, modules: list[Module], changed: set[str] | None = None):
+    def __init__(self, modules: list[Module], changed: set[str] | None = None, entries: bool | None = None):
+        """``entries``: whether the app's entry points (its routes) are among ``modules``, so that code
+        nothing reachable from them calls is dead (``CallGraph.entry_reach``); None: when any module
+        declares a route or mounts a router."""
         self.modules: dict[str, Module] = {m.path: m for m in sorted(modules, key=lambda m: m.path)}
         self.changed: set[str] = set(self.modules) if changed is None else set(changed) & set(self.modules)
         self.unchanged_modules: set[str] = set(self.modules) - self.changed  # parsed only to follow calls
         self.graph = CallGraph(self.modules.values())
+        if entries is None:
+            entries = any(m.routes or m.mounts for m in self.modules.values())
+        self.entries_known = entries
         self.by_name = self.graph.by_name
         self._calls_by_name: dict[str, list[tuple[Module, Call]]] = {}
         self._resolved: dict[tuple[int, str, int | None], list[Ctx]] = {}
@@ -279,7 +286,8 @@ class Project:
         modules = {rel: m for rel in wanted if (m := _parse_file(root, rel)) is not None}
         rest = [f for f in sorted(unchanged or []) if parser_for(f) is not None]
         modules.update(connected(root, modules, rest, routes=routes, names=names))
-        return cls(list(modules.values()), set(wanted))
+        entries = routes and any(m.routes or m.mounts for m in modules.values())
+        return cls(list(modules.values()), set(wanted), entries=entries)
 
     def _add_raw_http(self) -> None:
         has_client = any(
@@ -346,7 +354,9 @@ class Project:
         """A call that may run: not in dead code, and in a function something refers to (or at top level)."""
         if sdk.call.dead:
             return False
-        return self.graph.referenced(sdk.scope)
+        if self.graph.is_entry(sdk.scope, self.entries_known):  # without routes every module runs
+            return True
+        return sdk.scope in self.graph.entry_reach(self.entries_known)
 
     def enclosing_named(self, sdk: SdkCall) -> list[str]:
         fns = sdk.module.functions
@@ -389,12 +399,12 @@ class Project:
             current = self.resolve((Value("ref", chain=chain[:1]), module, scope))
             rest = chain[1:]
             if current == [] or all(v.kind == "ref" and v.chain == chain[:1] for v, _m, _s in current):
-                current = self._imported_value(module, chain[0])
+                current = self.imported_value(module, chain[0])
         for key in rest:
             current = [v for ctx in current for v in self.key_values(ctx, key)]
         return current
 
-    def _imported_value(self, module: Module, name: str) -> list[Ctx]:
+    def imported_value(self, module: Module, name: str) -> list[Ctx]:
         from skillassay.languages.routes import find_module
 
         for ref in module.import_refs.get(name, []):
@@ -493,7 +503,7 @@ class Project:
         knows_seam = any("seam" in source.lower() for source in module.import_sources) or any(
             "seam" in seg.lower() for seg in receiver
         )
-        if not knows_seam:
+        if not knows_seam and not self._seam_client(module, call.scope, receiver):
             return None  # e.g. an ORM's ``db.customers.create``: not the Seam SDK
         name = f"{namespace}.{snakes[-1]}"
         if name not in all_methods() and not any("seam" in seg.lower() for seg in receiver):
@@ -505,6 +515,39 @@ class Project:
             module=module,
             call=call,
             problems=self._surface_problems(module, name, chain[start:]),
+        )
+
+    def _seam_client(self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0) -> bool:
+        """Whether a receiver holds a Seam client made elsewhere, whatever its name: a variable, an attribute
+        set in the class, a parameter (the arguments its callers pass, a constructor's included) or an import
+        from the app's own module, followed to a ``Seam(...)``/``new SeamHttp(...)``/
+        ``SeamHttp.fromApiKey(...)`` made in a module that imports a Seam package (``export const door = new
+        Seam()`` in ``lib/``)."""
+        if depth > 4 or not chain:
+            return False
+        head = chain[0].removesuffix("()")
+        if head in ("this", "self") and len(chain) >= 2:
+            found = self.bound(module, scope, head, chain[1])
+        else:
+            found = self.resolve((Value("ref", chain=(head,)), module, scope))
+            found = [c for c in found if c[0].chain != (head,)]
+            found = found or self.imported_value(module, head)
+        for value, where, at in found:
+            inner = value.chain[1:] if value.chain[:1] == ("new",) else value.chain
+            if not inner:
+                continue
+            if value.kind == "call" and self._seam_made(where, inner):
+                return True
+            if value.kind in ("ref", "call") and self._seam_client(where, at, inner, depth + 1):
+                return True
+        return False
+
+    @staticmethod
+    def _seam_made(module: Module, chain: tuple[str, ...]) -> bool:
+        """``Seam(...)``, ``SeamHttp.fromApiKey(...)``, ``Client(...)`` imported from a Seam package."""
+        source = module.imports.get(chain[0].removesuffix("()"), "")
+        return "seam" in source.lower() or (
+            "seam" in chain[0].lower() and any("seam" in s.lower() for s in module.import_sources)
         )
 
     @staticmethod
@@ -579,7 +622,10 @@ class Project:
                 continue
             position = fn.params.index(name)
             out: list[Ctx] = []
-            for caller, call in self._calls_by_name.get(fn.name, []):
+            callee = fn.name
+            if fn.name in ("constructor", "__init__") and fn.cls:  # new Service(client), Service(client)
+                callee = fn.cls.rsplit(".", 1)[-1]
+            for caller, call in self._calls_by_name.get(callee, []):
                 if name in call.kwargs:
                     arg = call.kwargs[name]
                 elif position < len(call.args):

@@ -156,17 +156,23 @@ class RawHttp:
             return "fetch"
         libs = stacks.http_clients(module.sdk_style)
         source = module.imports.get(head)
-        if source is not None:
+        # imported from the app's own module: what it exports (``export const api = axios.create()``)
+        exported = self.project.imported_value(module, head) if source is not None else []
+        if source is not None and not exported:
             lib = _lib_of(source)
             if lib in libs or source in libs:
                 return source if source in libs else lib
             return None
-        for ctx in self.project.bound(
-            module,
-            scope,
-            chain[0] if not chain[0].endswith("()") else head,
-            chain[1] if chain[0] in ("this", "self") and len(chain) > 1 else None,
-        ):
+        if exported:
+            values = exported
+        else:
+            values = self.project.bound(
+                module,
+                scope,
+                chain[0] if not chain[0].endswith("()") else head,
+                chain[1] if chain[0] in ("this", "self") and len(chain) > 1 else None,
+            )
+        for ctx in values:
             value, where, at = ctx
             if value.kind == "call" and value.chain:
                 inner = value.chain[1:] if value.chain[0] == "new" else value.chain
