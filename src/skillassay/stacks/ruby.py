@@ -32,6 +32,8 @@ RUBY = SourceSyntax(
     choice="(({cond}) ? ({new}) : ({old}))",
 )
 
+RUBYGEMS = ("rubygems.org", "index.rubygems.org")  # what Bundler reaches for a gem it does not have
+
 _DOCKERFILE = """\
 FROM ruby:3.1-slim
 WORKDIR /app
@@ -63,7 +65,10 @@ class RubyStack(Stack):
     manifests: ClassVar[tuple[str, ...]] = ("Gemfile",)
     runtime_files: ClassVar[tuple[str, ...]] = ("Gemfile", "config.ru")
     images: ClassVar[tuple[str, ...]] = ("ruby",)
-    registries: ClassVar[tuple[str, ...]] = ("rubygems.org", "index.rubygems.org")
+    # none by default: the gems of the shipped Ruby apps are the Ruby installation's own (Debian's packages),
+    # and `bundle install` resolves their locks without a registry. An eval whose app needs a gem fetched
+    # from RubyGems names the registry in its definition (``registries``: ``RUBYGEMS``)
+    registries: ClassVar[tuple[str, ...]] = ()
     syntaxes: ClassVar[tuple[SourceSyntax, ...]] = (RUBY,)
     installer = "bundle"
     mount_order = 2
