@@ -9,8 +9,8 @@ variables are ``self.<name>`` (``@seam`` is ``self.seam``), ``Foo.new(...)`` is 
 JavaScript, ``Net::HTTP.post`` is ``("Net", "HTTP", "post")``. A method returns its last expression.
 
 Rails' routes (``config/routes.rb``: ``resources``, ``resource``, the verbs with ``to: "controller#action"``,
-``namespace``, ``scope``, ``member``/``collection``, nested resources) become ``Route``s whose handlers name the
-controller's action (``Api::BookingsController#create`` -> the method ``create`` of the class
+``namespace``, ``scope``, ``member``/``collection``, nested resources) become ``Route``s whose handlers name
+the controller's action (``Api::BookingsController#create`` -> the method ``create`` of the class
 ``Api.BookingsController`` in ``app/controllers/api/bookings_controller.rb``, Rails' autoloading convention).
 """
 
@@ -29,8 +29,8 @@ from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Route, Span, Value
 
 SDK_LABEL = "Ruby SDK (gem seam)"
-# library constants a Rails app reaches without a require of its own (Bundler.require loads the Gemfile's gems):
-# the constant stands for the import
+# library constants a Rails app reaches without a require of its own (Bundler.require loads the Gemfile's
+# gems): the constant stands for the import
 LIBRARY_CONSTANTS = {
     "Faraday": "faraday",
     "Net": "net/http",
@@ -406,7 +406,9 @@ class _Outliner:
             if method in ("attr_reader", "attr_accessor"):  # `attr_reader :seam`: the method reads @seam
                 for name in names:
                     index = self._enter(name, child, qual)
-                    self.module.functions[index].returns.append(Value("ref", _line(child), chain=("self", name)))
+                    self.module.functions[index].returns.append(
+                        Value("ref", _line(child), chain=("self", name))
+                    )
             self.symbols.setdefault(qual, set()).update(names)
         if child.type == "assignment":
             left, right = child.child_by_field_name("left"), child.child_by_field_name("right")
@@ -460,7 +462,7 @@ class _Outliner:
                 )
                 self.block(statements)
                 last = next((s for s in reversed(statements) if s.type != "comment"), None)
-                if last is not None and last.type not in _TERMINATORS and last.type not in ("method",):
+                if last is not None and last.type not in _TERMINATORS and last.type != "method":
                     fn.returns.append(self.value(last))  # a method returns its last expression
         finally:
             self.scopes.pop()
@@ -651,7 +653,7 @@ class _Outliner:
                     self._decision(text, _line(child))
                 elif child.type == "bare_string":
                     self._decision(_text(child), _line(child))
-            if holder is not None and holder.type == "array":
+            if holder is not None and holder.type in ("array", "string_array"):
                 for child in holder.named_children:
                     if (text := _string(child)) is not None:
                         self._decision(text, _line(child))
@@ -724,7 +726,15 @@ class _Outliner:
         if kind == "hash":
             return self._hash(node)
         if kind == "array":
-            return Value("array", line, items=[self.value(c) for c in node.named_children if c.type != "splat_argument"])
+            return Value(
+                "array",
+                line,
+                items=[self.value(c) for c in node.named_children if c.type != "splat_argument"],
+            )
+        if kind in ("string_array", "symbol_array"):  # %w[a b], %i[a b]
+            return Value(
+                "array", line, items=[Value("str", _line(c), text=_text(c)) for c in node.named_children]
+            )
         if kind in ("identifier", "instance_variable", "constant", "scope_resolution", "self"):
             chain = self.chain(node)
             if kind == "identifier" and chain and chain[0] == "self":
@@ -736,9 +746,7 @@ class _Outliner:
         if kind == "call":
             return self._call_value(node)
         if kind in ("lambda", "block", "do_block"):
-            index = next(
-                (i for i, f in enumerate(self.module.functions) if f.span == _span(node)), None
-            )
+            index = next((i for i, f in enumerate(self.module.functions) if f.span == _span(node)), None)
             return Value("func", line, func=index)
         if kind == "parenthesized_statements" and node.named_child_count == 1:
             return self.value(node.named_children[0])
@@ -816,7 +824,11 @@ class _Outliner:
         if name in ("map", "collect") and receiver is not None:
             block = node.child_by_field_name("block")
             index = next(
-                (i for i, f in enumerate(self.module.functions) if block is not None and f.span == _span(block)),
+                (
+                    i
+                    for i, f in enumerate(self.module.functions)
+                    if block is not None and f.span == _span(block)
+                ),
                 None,
             )
             if index is not None:
@@ -852,6 +864,7 @@ class _RouteScope:
     controller: str | None = None  # inside `resources :bookings do`: the resource's controller
     member: str = ""  # the member path of the enclosing resource (/bookings/:id)
     nested: str = ""  # where a nested resource hangs (/bookings/:booking_id)
+    collection: str = ""  # the collection path of the enclosing resource (/bookings)
 
 
 def _camel(name: str) -> str:
@@ -900,8 +913,8 @@ class _Routes:
             for name in [s for p in positional if (s := _symbol(p))]:
                 self.resources(name, verb == "resource", options, block, scope, line)
         elif verb in ("member", "collection") and block is not None:
-            path = scope.member if verb == "member" else scope.path
-            self.body(block, _RouteScope(path, scope.modules, scope.controller, scope.member, scope.nested))
+            path = scope.member if verb == "member" else scope.collection or scope.path
+            self.body(block, _RouteScope(path, scope.modules, scope.controller))
         elif verb in _ROUTE_VERBS or verb == "match":
             self.verb(verb, positional, options, string_keys, scope, line)
         elif verb == "root":
@@ -915,8 +928,10 @@ class _Routes:
         first = _symbol(positional[0]) if positional else None
         path, modules = scope.path, scope.modules
         if verb == "namespace" and first:
-            path = f"{path}/{options.get('path') and _symbol(options['path']) or first}"
-            modules = (*modules, _symbol(options["module"]) or first) if "module" in options else (*modules, first)
+            path = f"{path}/{(options.get('path') and _symbol(options['path'])) or first}"
+            modules = (
+                (*modules, _symbol(options["module"]) or first) if "module" in options else (*modules, first)
+            )
         elif verb == "scope":
             given = first if first is not None else _symbol(options.get("path"))
             if given:
@@ -924,7 +939,7 @@ class _Routes:
             if (module := _symbol(options.get("module"))) is not None:
                 modules = (*modules, module)
         controller = _symbol(positional[0]) if verb == "controller" and positional else scope.controller
-        return _RouteScope(path, modules, controller, scope.member, scope.nested)
+        return _RouteScope(path, modules, controller, scope.member, scope.nested, scope.collection)
 
     def resources(
         self,
@@ -954,7 +969,7 @@ class _Routes:
             member = base if singular else f"{base}/:id"
             param = name.removesuffix("s") if not singular else name
             nested = base if singular else f"{base}/:{param}_id"
-            self.body(block, _RouteScope(nested, scope.modules, controller, member, nested))
+            self.body(block, _RouteScope(nested, scope.modules, controller, member, nested, base))
 
     @staticmethod
     def action_list(node: ts.Node | None) -> list[str] | None:
@@ -962,6 +977,8 @@ class _Routes:
             return None
         if node.type == "array":
             return [s for c in node.named_children if (s := _symbol(c))]
+        if node.type in ("symbol_array", "string_array"):  # %i[create show]
+            return [_text(c) for c in node.named_children]
         single = _symbol(node)
         return [single] if single else None
 
@@ -991,7 +1008,7 @@ class _Routes:
         full = path if path.startswith("/") and not scope.path else f"{scope.path}/{path.lstrip('/')}"
         methods = [_ROUTE_VERBS[verb]] if verb in _ROUTE_VERBS else self.via(options.get("via"))
         for method in methods:
-            self.add(method, full, target, scope, line)
+            self.add(method, full, target or "", scope, line)
 
     @staticmethod
     def via(node: ts.Node | None) -> list[str]:
@@ -999,11 +1016,16 @@ class _Routes:
         return ["ANY" if n == "all" else n.upper() for n in names]
 
     def add(self, method: str, path: str, target: str, scope: _RouteScope, line: int) -> None:
-        path = re.sub(r"/+", "/", path.split("(")[0]) or "/"  # optional segments `(.:format)` left out
+        # optional segments (`(.:format)`) left out
+        path = re.sub(r"/+", "/", path.split("(", maxsplit=1)[0]) or "/"
         handlers: list[Value] = []
         if "#" in target:
             controller, action = target.split("#", 1)
-            parts = [*scope.modules, *[p for p in controller.split("/") if p]] if not controller.startswith("/") else []
+            parts = (
+                [*scope.modules, *[p for p in controller.split("/") if p]]
+                if not controller.startswith("/")
+                else []
+            )
             if parts:
                 constant = "::".join(_camel(p) for p in parts) + "Controller"
                 qual = constant.replace("::", ".")

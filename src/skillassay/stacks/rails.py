@@ -1,4 +1,4 @@
-"""Ruby on Rails on Ruby, served by Puma (``bundle exec puma``, which reads ``config/puma.rb`` and ``PORT``)."""
+"""Ruby on Rails on Ruby, served by Puma (``bundle exec puma``: ``config/puma.rb``, listening on ``PORT``)."""
 
 from __future__ import annotations
 
