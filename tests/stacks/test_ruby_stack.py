@@ -42,7 +42,7 @@ def test_a_gem_named_only_in_a_comment_is_not_declared(tmp_path):
 def test_the_install_is_bundlers_for_the_apps_own_lock():
     stack = stacks.by_name("rails")
     files = {n: (FIXTURE_APP / n).read_bytes() for n in ("Gemfile", "Gemfile.lock")}
-    found = stack.dependencies(lambda rel: files.get(rel))
+    found = stack.dependencies(files.get)
     assert found is not None and found.family == "ruby" and list(found.files) == ["Gemfile", "Gemfile.lock"]
     assert found.install == ["bundle", "install"]  # what a user runs; the cache entry runs it frozen
     assert stack.dependencies(lambda rel: None) is None
