@@ -850,8 +850,8 @@ class _Outliner:
                 continue
             if fn.cls is None:
                 fn.exported = fn.parent is None
-            elif (fn.cls, fn.name) not in self.private:
-                fn.exported = True
+            elif (fn.cls, fn.name) not in self.private and fn.parent is None:
+                fn.exported = True  # a `def` inside a method is defined when it runs: not a public method
             if fn.cls is not None and fn.name in self.symbols.get(fn.cls, set()):
                 fn.decorated = True
 
