@@ -150,7 +150,7 @@ def test_a_rails_app_in_another_style(tmp_path):
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
-    with pytest.raises(SkillassayError, match=r"no package.json, requirements.txt or pyproject.toml"):
+    with pytest.raises(SkillassayError, match=r"no package.json, requirements.txt, pyproject.toml or Gemfile"):
         detect(tmp_path / "x")
 
 
