@@ -301,3 +301,12 @@ def test_ruby_files_are_read_by_the_ruby_parser():
     parser = parser_for("app/models/booking.rb")
     assert parser is parse
     assert parse(b"def broken(\n", "x.rb").language == "ruby"  # broken code still outlines
+
+
+def test_a_file_beyond_the_parsers_bounds_is_unparsable_not_a_crash():
+    from skillassay.languages import bounds
+
+    with pytest.raises(bounds.Unparsable, match="nested too deep"):
+        parse(b"x = " + b"[" * 30000 + b"]" * 30000, "deep.rb")
+    with pytest.raises(bounds.Unparsable, match="beyond the parsers' bound"):
+        parse(b"#" * (bounds.MAX_SOURCE_BYTES + 1), "big.rb")
