@@ -485,3 +485,76 @@ def _walk(node):
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+GEM_SEAM_API = """
+require "seam"
+
+# The gem seam, as an app written where RubyGems answers calls it
+class SeamApi
+  def self.create_access_code(device_id:, name:, starts_at:, ends_at:)
+    client.access_codes.create(device_id: device_id, name: name, starts_at: starts_at, ends_at: ends_at)
+  end
+
+  def self.update_access_code(access_code_id:, starts_at:, ends_at:)
+    client.access_codes.update(access_code_id: access_code_id, starts_at: starts_at, ends_at: ends_at)
+  end
+
+  def self.delete_access_code(access_code_id:)
+    client.access_codes.delete(access_code_id: access_code_id)
+  end
+
+  def self.client
+    @client ||= Seam.new(api_key: ENV.fetch("SEAM_API_KEY"))
+  end
+end
+"""
+
+
+def test_a_rails_golden_on_the_gem_gets_every_class_in_ruby(tmp_path):
+    """A golden calling the gem (`client.access_codes.create(device_id: ...)`; not installable here, so read
+    only): every Seam class derived, each mutant's own source valid Ruby, the rubric catching all but the
+    raw HTTP rewrite, which it scores as the golden."""
+    import shutil
+
+    import tree_sitter as ts
+    import tree_sitter_ruby as tsr
+
+    from skillassay.seam.loader import load_fixture
+
+    fixture = tmp_path / "evals" / "fixtures" / "cowork-rails-rb"
+    shutil.copytree(SUITE / "fixtures" / "cowork-rails-rb", fixture)
+    shutil.copy(SUITE / "rubric.json", tmp_path / "evals" / "rubric.json")
+    golden = fixture / "test_golden"
+    (golden / "app" / "services" / "seam_api.rb").write_text(GEM_SEAM_API)
+    service = golden / "app" / "services" / "booking_service.rb"
+    service.write_text(
+        service.read_text().replace('access_code.fetch("access_code_id")', "access_code.access_code_id")
+    )
+    d = load_fixture(fixture)
+    found, notes, _golden = seam_mutants.derive(d)
+    assert notes == []
+    assert sorted(m.cls for m in found) == sorted(c.id for c in SEAM_CLASSES)
+    parser = ts.Parser(ts.Language(tsr.language()))
+    for m in found:
+        folder = materialise(d.golden_dir, m, tmp_path / m.id)
+        for rel in {e.file for e in m.edits}:
+            assert not parser.parse((folder / rel).read_bytes()).root_node.has_error, (m.id, rel)
+        result = grade(
+            d.app_dir,
+            folder,
+            d.answer_key,
+            d.rubric,
+            d.config.expected_api_path,
+            endpoints=endpoints_of(d.config),
+        )
+        if CLASSES[m.cls].expect["rubric"] == "equal":
+            assert result.total == 100.0, (
+                m.id,
+                [e.message for c in result.categories.values() for e in c.evidence],
+            )
+        else:
+            assert result.total < 100.0, m.id
+    dropped = next(m for m in found if m.cls == "param_dropped")
+    assert "device_id: device_id" not in (tmp_path / "param_dropped" / "app/services/seam_api.rb").read_text()
+    assert dropped.switches and "**(" in dropped.switches[0].form

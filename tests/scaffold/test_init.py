@@ -150,7 +150,8 @@ def test_a_rails_app_in_another_style(tmp_path):
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
-    with pytest.raises(SkillassayError, match=r"no package.json, requirements.txt, pyproject.toml or Gemfile"):
+    manifests = r"no package.json, requirements.txt, pyproject.toml or Gemfile"
+    with pytest.raises(SkillassayError, match=manifests):
         detect(tmp_path / "x")
 
 

@@ -642,6 +642,7 @@ class _Outliner:
         name = _text(method) if method is not None else ""
         if chain and method is not None:
             self._call(node, chain, args, kwargs, spreads, callee=method if receiver is None else None)
+            self.module.calls[-1].kw_spans = self._kw_spans(args_node)
         if name in ("include?", "start_with?", "end_with?", "in?", "key?", "has_key?"):
             self._list_decisions(receiver, args_node)
 
@@ -657,6 +658,15 @@ class _Outliner:
                 for child in holder.named_children:
                     if (text := _string(child)) is not None:
                         self._decision(text, _line(child))
+
+    @staticmethod
+    def _kw_spans(node: ts.Node | None) -> dict[str, Span]:
+        """Each keyword argument's ``key: value``, where it is written (the mutants drop one)."""
+        out: dict[str, Span] = {}
+        for child in node.named_children if node is not None else []:
+            if child.type == "pair" and (key := _symbol(child.child_by_field_name("key"))) is not None:
+                out[key] = _span(child)
+        return out
 
     def _arguments(self, node: ts.Node | None) -> tuple[list[Value], dict[str, Value], list[Value]]:
         args: list[Value] = []
@@ -844,7 +854,23 @@ class _Outliner:
     # ------------------------------------------------------------------ after the walk
     def finish(self) -> None:
         """Which methods may be called from elsewhere: a public method of a class (another file may hold an
-        instance), a top-level ``def``, a method a class body names by symbol (``before_action :x``)."""
+        instance), a top-level ``def``, a method a class body names by symbol (``before_action :x``). A call
+        without receiver inside a class that has no method of its name here, of a top-level ``def`` of this
+        file, is that function's (Ruby looks up the class, then Object, where a top-level ``def`` lives)."""
+        top = {f.name for f in self.module.functions if f.name and f.cls is None and f.parent is None}
+        methods = {(f.cls, f.name) for f in self.module.functions if f.cls and f.name}
+        for call in self.module.calls:
+            if len(call.chain) == 2 and call.chain[0] == "self" and call.chain[1] in top:
+                cls = next(
+                    (
+                        self.module.functions[i].cls
+                        for i in self.module.enclosing(call.scope)
+                        if self.module.functions[i].cls
+                    ),
+                    None,
+                )
+                if (cls, call.chain[1]) not in methods:
+                    call.chain = (call.chain[1],)
         for fn in self.module.functions:
             if fn.name is None or fn.dead:
                 continue

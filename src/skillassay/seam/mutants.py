@@ -43,6 +43,7 @@ WRONG_METHOD = {
 }
 PY_HELPER = "_skillassay_seam"
 TS_HELPER = "skillassaySeam"
+RB_HELPER = "_skillassay_seam"
 
 
 def python_helper(key_var: str) -> str:
@@ -76,6 +77,23 @@ def {PY_HELPER}(path, body):
         if name != "ok":
             return wrap(value)
     return None
+'''  # noqa: E501 - code inside a string, kept as written
+
+
+def ruby_helper(key_var: str) -> str:
+    return f'''
+# Seam's HTTP API without its gem: POST the parameters as JSON, answer like the gem (attributes)
+def {RB_HELPER}(path, body)
+  require "json"
+  require "net/http"
+  require "ostruct"
+  base = (ENV["SEAM_ENDPOINT"] || "https://connect.getseam.com").chomp("/")
+  headers = {{ "Authorization" => "Bearer #{{ENV.fetch("{key_var}", "")}}", "Content-Type" => "application/json" }}
+  response = Net::HTTP.post(URI(base + path), JSON.generate(body), headers)
+  answer = JSON.parse(response.body.to_s.empty? ? "{{}}" : response.body, object_class: OpenStruct)
+  answer.each_pair {{ |name, value| return value unless name.to_s == "ok" }}
+  nil
+end
 '''  # noqa: E501 - code inside a string, kept as written
 
 
@@ -428,11 +446,15 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
     for name in dict.fromkeys(ordered):
         rel = sdk.module.path
         language = g.language(rel)
-        if language == "python" and sdk.kind == "sdk" and name in sdk.call.kw_spans:
+        if language in ("python", "ruby") and sdk.kind == "sdk" and name in sdk.call.kw_spans:
             span = sdk.call.kw_spans[name]
             cut = _delete_entry(g.source(rel), span)
-            switch = Switch(rel, span[0], span[1], f"**({{}} if \x00COND\x00 else dict({OLD}))")
-            return [Edit(rel, cut[0], cut[1], "")], [switch], name
+            form = (
+                f"**({{}} if \x00COND\x00 else dict({OLD}))"
+                if language == "python"
+                else f"**(\x00COND\x00 ? {{}} : {{ {OLD} }})"
+            )
+            return [Edit(rel, cut[0], cut[1], "")], [Switch(rel, span[0], span[1], form)], name
         holders = _holders(g, g.project.argument(sdk), name)
         if not holders:
             continue
@@ -567,6 +589,14 @@ def _raw_http(g: Golden, mutant_id: str) -> tuple[list[Edit], list[Switch], int]
             ]
             entries += [f"**{g.text(rel, s.span)}" for s in call.kw_spreads if s.span]
             new = f'{PY_HELPER}("{route}", {{{", ".join(entries)}}})'
+        elif g.language(rel) == "ruby":
+            if call.args:
+                return None  # the gem takes keyword arguments only
+            entries = [
+                g.text(rel, span) for _k, span in sorted(call.kw_spans.items(), key=lambda kv: kv[1][0])
+            ]
+            entries += [f"**{g.text(rel, s.span)}" for s in call.kw_spreads if s.span]
+            new = f'{RB_HELPER}("{route}", {{ {", ".join(entries)} }})'
         else:
             args = ", ".join(g.text(rel, a.span) for a in call.args[:1] if a.span) or "{}"
             new = f"{TS_HELPER}('{route}', {args})"
@@ -578,7 +608,14 @@ def _raw_http(g: Golden, mutant_id: str) -> tuple[list[Edit], list[Switch], int]
         return None
     for rel in sorted(files):
         at = _imports_end(g, rel)
-        helper = python_helper(key_var) if g.language(rel) == "python" else ts_helper(key_var, g.typed(rel))
+        language = g.language(rel)
+        helper = (
+            python_helper(key_var)
+            if language == "python"
+            else ruby_helper(key_var)
+            if language == "ruby"
+            else ts_helper(key_var, g.typed(rel))
+        )
         edits.append(Edit(rel, at, at, helper + "\n"))
         switches.append(Switch(rel, at, at, helper + "\n"))
     return edits, switches, count
