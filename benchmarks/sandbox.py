@@ -9,7 +9,7 @@ caches are whatever the machine has, as for a user. Warm = the same inputs again
 installed, build outputs restored). Each validation drives the fixture's golden solution against one shared
 Seam emulator. Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts,
 hotel-nextjs-ts, cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py,
-cowork-fastapi-py) under 4 s.
+cowork-fastapi-py) under 4 s, the Rails goldens (rails-rb, hotel-rails-rb, cowork-rails-rb) under 6 s.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ TARGETS = {
     "flask-py": 6.0,
     **dict.fromkeys(("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts"), 10.0),
     **dict.fromkeys(("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py"), 4.0),
+    **dict.fromkeys(("rails-rb", "hotel-rails-rb", "cowork-rails-rb"), 6.0),  # Puma booting Rails: ~3 s
 }
 
 

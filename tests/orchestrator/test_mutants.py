@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,21 @@ def _seam_evals():
 SEAM_EVALS = {d.id: d for d in _seam_evals()}
 
 
+def _golden_declares_sdk(d) -> bool:
+    """The golden's manifest names an official Seam SDK (PyPI or npm `seam`, the gem `seam`)."""
+    golden = d.golden_dir
+    texts = {
+        name: (golden / name).read_text()
+        for name in ("requirements.txt", "package.json", "Gemfile")
+        if (golden / name).is_file()
+    }
+    return (
+        any(line.split("=")[0].strip() == "seam" for line in texts.get("requirements.txt", "").splitlines())
+        or '"seam":' in texts.get("package.json", "")
+        or re.search(r"""^\s*gem\s+["']seam["']""", texts.get("Gemfile", ""), re.MULTILINE) is not None
+    )
+
+
 def _parses(path: Path) -> bool:
     if path.suffix == ".py":
         try:
@@ -48,9 +64,15 @@ def _parses(path: Path) -> bool:
             return False
         return True
     import tree_sitter as ts
-    import tree_sitter_typescript as tst
 
-    language = ts.Language(tst.language_tsx() if path.suffix == ".tsx" else tst.language_typescript())
+    if path.suffix == ".rb":
+        import tree_sitter_ruby as tsr
+
+        language = ts.Language(tsr.language())
+    else:
+        import tree_sitter_typescript as tst
+
+        language = ts.Language(tst.language_tsx() if path.suffix == ".tsx" else tst.language_typescript())
     return not ts.Parser(language).parse(path.read_bytes()).root_node.has_error
 
 
@@ -61,8 +83,9 @@ def test_every_seam_class_is_derived_and_the_rubric_judges_it_as_declared(eval_i
     below the golden, except the raw HTTP rewrite, which scores exactly as the golden (100)."""
     d = SEAM_EVALS[eval_id]
     mutants, notes, _golden = seam_mutants.derive(d)
-    assert notes == []
-    assert sorted(m.cls for m in mutants) == sorted(c.id for c in SEAM_CLASSES)
+    sdk = _golden_declares_sdk(d)
+    assert notes == ([] if sdk else ["raw_http: no SDK call to rewrite"])
+    assert sorted(m.cls for m in mutants) == sorted(c.id for c in SEAM_CLASSES if sdk or c.id != "raw_http")
     for m in mutants:
         folder = materialise(d.golden_dir, m, tmp_path / m.id)
         for rel in {e.file for e in m.edits}:
@@ -361,10 +384,15 @@ def test_check_mutants_on_the_shipped_suite(tmp_path):
     for e in report.evals:
         assert e.error is None and e.mutants, e.eval_id
         if e.eval_id in seam_ids:
-            assert sorted(m.cls for m in e.mutants) == sorted(c.id for c in SEAM_CLASSES), e.eval_id
+            # a golden calling the HTTP API itself (the Rails ones: the gem cannot be installed here) has
+            # no SDK call to rewrite as raw HTTP
+            sdk = _golden_declares_sdk(SEAM_EVALS[e.eval_id])
+            want = sorted(c.id for c in SEAM_CLASSES if sdk or c.id != "raw_http")
+            assert sorted(m.cls for m in e.mutants) == want, e.eval_id
             assert e.score == 1.0, e.eval_id
-            raw = next(m for m in e.mutants if m.cls == "raw_http")
-            assert raw.layers["rubric"].mutant == 100.0 and raw.layers["sandbox"].mutant == 100.0
+            if sdk:
+                raw = next(m for m in e.mutants if m.cls == "raw_http")
+                assert raw.layers["rubric"].mutant == 100.0 and raw.layers["sandbox"].mutant == 100.0
         else:
             assert e.score == 1.0 and all(m.caught_by == ["process"] for m in e.mutants), e.eval_id
     assert {e.eval_id for e in report.evals} >= seam_ids
@@ -446,3 +474,117 @@ def test_check_mutants_prints_each_mutants_static_trace_disagreements(tmp_path, 
     assert f"static/trace disagreement e1 `m1`: {line}" in shown
     kept = store.read(tmp_path / "results")
     assert kept is not None and kept.evals[0].mutants[0].disagreements == [line]
+
+
+def test_a_ruby_call_moved_into_a_string_does_not_run_from_it(tmp_path):
+    """Ruby interpolates `#{...}` (and `#@x`) inside double quotes: the call moved into a string must not
+    run from there. The golden's create call is given an interpolated argument; its in_string mutant holds
+    no interpolation, and the uncalled and guarded ones are a `def` and an `if false`."""
+    import shutil
+
+    import tree_sitter as ts
+    import tree_sitter_ruby as tsr
+
+    from skillassay.seam.loader import load_fixture
+
+    fixture = tmp_path / "evals" / "fixtures" / "cowork-rails-rb"
+    shutil.copytree(SUITE / "fixtures" / "cowork-rails-rb", fixture)
+    shutil.copy(SUITE / "rubric.json", tmp_path / "evals" / "rubric.json")
+    api = fixture / "test_golden" / "app" / "services" / "seam_api.rb"
+    api.write_text(
+        api.read_text().replace(
+            'post("/access_codes/create", body)', 'post("/access_codes/create", body.merge(note: "#{name}"))'
+        )
+    )
+    d = load_fixture(fixture)
+    found = {m.id: m for m in seam_mutants.derive(d)[0]}
+    rel = "app/services/seam_api.rb"
+    parser = ts.Parser(ts.Language(tsr.language()))
+    moved = materialise(d.golden_dir, found["in_string"], tmp_path / "in_string") / rel
+    tree = parser.parse(moved.read_bytes())
+    assert not tree.root_node.has_error
+    strings = [n for n in _walk(tree.root_node) if n.type == "string" and b"access_codes/create" in n.text]
+    assert strings and all(not any(c.type == "interpolation" for c in s.named_children) for s in strings)
+    uncalled = materialise(d.golden_dir, found["uncalled_function"], tmp_path / "uncalled") / rel
+    assert "def _skillassay_unused\n" in uncalled.read_text()
+    guarded = (materialise(d.golden_dir, found["false_condition"], tmp_path / "guarded") / rel).read_text()
+    assert "(false ? (post(" in guarded
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+GEM_SEAM_API = """
+require "seam"
+
+# The gem seam, as an app written where RubyGems answers calls it
+class SeamApi
+  def self.create_access_code(device_id:, name:, starts_at:, ends_at:)
+    client.access_codes.create(device_id: device_id, name: name, starts_at: starts_at, ends_at: ends_at)
+  end
+
+  def self.update_access_code(access_code_id:, starts_at:, ends_at:)
+    client.access_codes.update(access_code_id: access_code_id, starts_at: starts_at, ends_at: ends_at)
+  end
+
+  def self.delete_access_code(access_code_id:)
+    client.access_codes.delete(access_code_id: access_code_id)
+  end
+
+  def self.client
+    @client ||= Seam.new(api_key: ENV.fetch("SEAM_API_KEY"))
+  end
+end
+"""
+
+
+def test_a_rails_golden_on_the_gem_gets_every_class_in_ruby(tmp_path):
+    """A golden calling the gem (`client.access_codes.create(device_id: ...)`; not installable here, so read
+    only): every Seam class derived, each mutant's own source valid Ruby, the rubric catching all but the
+    raw HTTP rewrite, which it scores as the golden."""
+    import shutil
+
+    import tree_sitter as ts
+    import tree_sitter_ruby as tsr
+
+    from skillassay.seam.loader import load_fixture
+
+    fixture = tmp_path / "evals" / "fixtures" / "cowork-rails-rb"
+    shutil.copytree(SUITE / "fixtures" / "cowork-rails-rb", fixture)
+    shutil.copy(SUITE / "rubric.json", tmp_path / "evals" / "rubric.json")
+    golden = fixture / "test_golden"
+    (golden / "app" / "services" / "seam_api.rb").write_text(GEM_SEAM_API)
+    service = golden / "app" / "services" / "booking_service.rb"
+    service.write_text(
+        service.read_text().replace('access_code.fetch("access_code_id")', "access_code.access_code_id")
+    )
+    d = load_fixture(fixture)
+    found, notes, _golden = seam_mutants.derive(d)
+    assert notes == []
+    assert sorted(m.cls for m in found) == sorted(c.id for c in SEAM_CLASSES)
+    parser = ts.Parser(ts.Language(tsr.language()))
+    for m in found:
+        folder = materialise(d.golden_dir, m, tmp_path / m.id)
+        for rel in {e.file for e in m.edits}:
+            assert not parser.parse((folder / rel).read_bytes()).root_node.has_error, (m.id, rel)
+        result = grade(
+            d.app_dir,
+            folder,
+            d.answer_key,
+            d.rubric,
+            d.config.expected_api_path,
+            endpoints=endpoints_of(d.config),
+        )
+        if CLASSES[m.cls].expect["rubric"] == "equal":
+            assert result.total == 100.0, (
+                m.id,
+                [e.message for c in result.categories.values() for e in c.evidence],
+            )
+        else:
+            assert result.total < 100.0, m.id
+    dropped = next(m for m in found if m.cls == "param_dropped")
+    assert "device_id: device_id" not in (tmp_path / "param_dropped" / "app/services/seam_api.rb").read_text()
+    assert dropped.switches and "**(" in dropped.switches[0].form

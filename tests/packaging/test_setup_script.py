@@ -78,3 +78,30 @@ def test_a_rerun_installs_only_what_changed(tmp_path: Path) -> None:
     # the package no longer imports from this checkout: installed again
     shutil.rmtree(co / "src" / "skillassay")
     assert set(_setup(co, tmp_path)) == {"pip"}
+
+
+RAILS_PACKAGES = ("ruby-rails", "ruby-bundler", "ruby-sqlite3", "ruby-faraday", "puma")
+
+
+def _apt_installs(co: Path, tmp: Path, installed: set[str]) -> list[str]:
+    """The Debian packages setup.sh asks apt-get for, on a machine whose dpkg knows ``installed``."""
+    known = " ".join(sorted(installed))
+    (tmp / "bin" / "dpkg-query").write_text(
+        "#!/bin/sh\nfor p in "
+        + known
+        + '; do [ "$p" = "$3" ] && printf "install ok installed" && exit 0; done\n'
+        "exit 1\n"
+    )
+    (tmp / "bin" / "dpkg-query").chmod(0o755)
+    _setup(co, tmp)
+    lines = (tmp / "calls.txt").read_text().splitlines()
+    return [w for ln in lines if ln.startswith("apt-get") and " install " in ln for w in ln.split()[1:]]
+
+
+def test_the_rails_packages_are_installed_only_when_missing(tmp_path: Path) -> None:
+    co = _checkout(tmp_path)
+    asked = _apt_installs(co, tmp_path, set())
+    assert set(RAILS_PACKAGES) <= set(asked)
+    asked = _apt_installs(co, tmp_path, {"ruby-rails", "ruby-bundler", "ruby-sqlite3", "puma"})
+    assert [p for p in asked if p in RAILS_PACKAGES] == ["ruby-faraday"]
+    assert not [p for p in _apt_installs(co, tmp_path, set(RAILS_PACKAGES)) if p in RAILS_PACKAGES]

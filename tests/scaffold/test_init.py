@@ -114,9 +114,44 @@ def test_express_inline_handlers_name_the_service_functions(tmp_path):
     }
 
 
+def test_a_rails_app_in_another_style(tmp_path):
+    """Rails: `scope` and a hash-rocket verb, `resources` with `except:`, the lifecycle's handlers the
+    controller's actions."""
+    app = write(
+        tmp_path / "stays",
+        {
+            "Gemfile": 'source "https://rubygems.org"\ngem "rails", "~> 6.1.7"\n',
+            "config/routes.rb": """
+            Rails.application.routes.draw do
+              scope "/v2" do
+                resources :stays, except: %i[index new edit destroy]
+              end
+              post "/v2/stays/:id/cancel" => "stays#cancel"
+            end
+        """,
+            "app/controllers/stays_controller.rb": """
+            class StaysController < ApplicationController
+              def create; end
+              def update; end
+              def cancel; end
+            end
+        """,
+        },
+    )
+    d = detect(app)
+    assert (d.language, d.framework, d.manifest) == ("ruby", "rails", "Gemfile")
+    life = {k: (v.method, v.path, v.handler) for k, v in d.lifecycle.items()}
+    assert life == {
+        "create": ("POST", "/v2/stays", "create"),
+        "update": ("PATCH", "/v2/stays/:id", "update"),
+        "cancel": ("POST", "/v2/stays/:id/cancel", "cancel"),
+    }
+
+
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
-    with pytest.raises(SkillassayError, match=r"no package.json, requirements.txt or pyproject.toml"):
+    manifests = r"no package.json, requirements.txt, pyproject.toml or Gemfile"
+    with pytest.raises(SkillassayError, match=manifests):
         detect(tmp_path / "x")
 
 

@@ -21,6 +21,7 @@ ENTRY_POINT_GROUP = "skillassay.languages"
 # file extension -> "module:function", imported on first use
 PARSERS: dict[str, str] = {
     ".py": "skillassay.languages.python:parse",
+    ".rb": "skillassay.languages.ruby:parse",
     ".ts": "skillassay.languages.typescript:parse_typescript",
     ".mts": "skillassay.languages.typescript:parse_typescript",
     ".cts": "skillassay.languages.typescript:parse_typescript",

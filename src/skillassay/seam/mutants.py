@@ -43,6 +43,7 @@ WRONG_METHOD = {
 }
 PY_HELPER = "_skillassay_seam"
 TS_HELPER = "skillassaySeam"
+RB_HELPER = "_skillassay_seam"
 
 
 def python_helper(key_var: str) -> str:
@@ -76,6 +77,23 @@ def {PY_HELPER}(path, body):
         if name != "ok":
             return wrap(value)
     return None
+'''  # noqa: E501 - code inside a string, kept as written
+
+
+def ruby_helper(key_var: str) -> str:
+    return f'''
+# Seam's HTTP API without its gem: POST the parameters as JSON, answer like the gem (attributes)
+def {RB_HELPER}(path, body)
+  require "json"
+  require "net/http"
+  require "ostruct"
+  base = (ENV["SEAM_ENDPOINT"] || "https://connect.getseam.com").chomp("/")
+  headers = {{ "Authorization" => "Bearer #{{ENV.fetch("{key_var}", "")}}", "Content-Type" => "application/json" }}
+  response = Net::HTTP.post(URI(base + path), JSON.generate(body), headers)
+  answer = JSON.parse(response.body.to_s.empty? ? "{{}}" : response.body, object_class: OpenStruct)
+  answer.each_pair {{ |name, value| return value unless name.to_s == "ok" }}
+  nil
+end
 '''  # noqa: E501 - code inside a string, kept as written
 
 
@@ -179,6 +197,8 @@ def _reindent(text: str, extra: str) -> str:
 def _none(g: Golden, rel: str) -> str:
     if g.language(rel) == "python":
         return "None"
+    if g.language(rel) == "ruby":
+        return "nil"
     return "(undefined as any)" if g.typed(rel) else "undefined"
 
 
@@ -248,6 +268,8 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             edits.append(Edit(rel, span[0], span[1], _none(g, rel)))
     elif how == "in_string":
         literal = g.syntax(rel).quote(text)
+        if language == "ruby":  # "#{...}", "#@x" would interpolate: run the call from inside the string
+            literal = literal.replace("#", "\\#")
         if statement:
             edits.append(Edit(rel, span[0], span[1], literal + g.syntax(rel).statement_end))
         else:
@@ -264,6 +286,8 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             if language == "python":
                 keyword = "async def" if "await " in text else "def"
                 new = f"{keyword} _skillassay_unused():\n{indent}    {_reindent(text, '    ')}"
+            elif language == "ruby":  # a method defined where the call was, never called
+                new = f"def _skillassay_unused\n{indent}  {_reindent(text, '  ')}\n{indent}end"
             else:
                 new = (
                     f"const skillassayUnused = async () => {{\n{indent}  {_reindent(text, '  ')}\n{indent}}};"
@@ -277,6 +301,11 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
                     f"def _skillassay_unused():\n{stmt_indent}    {_reindent(call_text, '    ')}\n"
                     f"{stmt_indent}"
                 )
+            elif language == "ruby":
+                nested = (
+                    f"def _skillassay_unused\n{stmt_indent}  {_reindent(call_text, '  ')}\n"
+                    f"{stmt_indent}end\n{stmt_indent}"
+                )
             else:
                 nested = (
                     f"const skillassayUnused = async () => {{\n{stmt_indent}  await "
@@ -289,12 +318,16 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
         if statement:
             if language == "python":
                 new = f"if False:\n{indent}    {_reindent(text, '    ')}"
+            elif language == "ruby":
+                new = f"if false\n{indent}  {_reindent(text, '  ')}\n{indent}end"
             else:
                 new = f"if ({_false(g, rel)}) {{\n{indent}  {_reindent(text, '  ')}\n{indent}}}"
             edits.append(Edit(rel, span[0], span[1], new))
         else:
             if language == "python":
                 edits.append(Edit(rel, span[0], span[1], f"({call_text} if False else None)"))
+            elif language == "ruby":
+                edits.append(Edit(rel, span[0], span[1], f"(false ? ({call_text}) : nil)"))
             else:
                 edits.append(
                     Edit(rel, span[0], span[1], f"({_false(g, rel)} ? {call_text} : {_none(g, rel)})")
@@ -308,9 +341,8 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             edits = [
                 Edit(rel, span[0], span[1], _comment_lines(text, indent, g.syntax(rel)) + f"\n{indent}pass")
             ]
-    switch = Switch(
-        rel, call.span[0], call.span[1], ternary(language, "None" if language == "python" else "undefined")
-    )
+    nothing = {"python": "None", "ruby": "nil"}.get(language, "undefined")
+    switch = Switch(rel, call.span[0], call.span[1], ternary(language, nothing))
     return edits, [switch]
 
 
@@ -414,11 +446,15 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
     for name in dict.fromkeys(ordered):
         rel = sdk.module.path
         language = g.language(rel)
-        if language == "python" and sdk.kind == "sdk" and name in sdk.call.kw_spans:
+        if language in ("python", "ruby") and sdk.kind == "sdk" and name in sdk.call.kw_spans:
             span = sdk.call.kw_spans[name]
             cut = _delete_entry(g.source(rel), span)
-            switch = Switch(rel, span[0], span[1], f"**({{}} if \x00COND\x00 else dict({OLD}))")
-            return [Edit(rel, cut[0], cut[1], "")], [switch], name
+            form = (
+                f"**({{}} if \x00COND\x00 else dict({OLD}))"
+                if language == "python"
+                else f"**(\x00COND\x00 ? {{}} : {{ {OLD} }})"
+            )
+            return [Edit(rel, cut[0], cut[1], "")], [Switch(rel, span[0], span[1], form)], name
         holders = _holders(g, g.project.argument(sdk), name)
         if not holders:
             continue
@@ -428,6 +464,8 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
         cut = _delete_entry(g.source(rel), span)
         if g.language(rel) == "python":
             switch_form = f"**({{}} if \x00COND\x00 else {{{OLD}}})"
+        elif g.language(rel) == "ruby":
+            switch_form = f"**(\x00COND\x00 ? {{}} : {{ {OLD} }})"
         else:
             switch_form = f"...(\x00COND\x00 ? {{}} : {{ {OLD} }})"
         switches = [Switch(rel, span[0], span[1], switch_form)]
@@ -444,8 +482,35 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
     return None
 
 
+def _wrong_route(g: Golden, sdk: SdkCall, wrong: str) -> tuple[list[Edit], list[Switch], str] | None:
+    """A raw HTTP request whose route is a string literal at the call it is counted at (``post(
+    "/access_codes/create", body)``): the route swapped for the wrong method's, the body as it was."""
+    rel = sdk.module.path
+    route = sdk.route or ""
+    new_route = "/" + wrong.replace(".", "/")
+    for value in [*sdk.call.args, *sdk.call.kwargs.values()]:
+        if value.kind == "str" and value.span is not None and value.text.endswith(route.lstrip("/")):
+            literal = g.text(rel, value.span)
+            if route.lstrip("/") not in literal:
+                continue
+            at = value.span[0] + literal.rindex(route.lstrip("/"))
+            span = (at, at + len(route.lstrip("/")))
+            text = new_route.lstrip("/")
+            switch = Switch(
+                rel,
+                value.span[0],
+                value.span[1],
+                ternary(g.language(rel), literal.replace(route.lstrip("/"), text)),
+            )
+            return [Edit(rel, span[0], span[1], text)], [switch], wrong
+    return None
+
+
 def _wrong_path(g: Golden, sdk: SdkCall) -> tuple[list[Edit], list[Switch], str] | None:
     call = sdk.call
+    api = canonical_path(g.definition.api_path or "") or ""
+    if sdk.kind == "http" and WRONG_METHOD.get(api):
+        return _wrong_route(g, sdk, WRONG_METHOD[api])
     if sdk.kind != "sdk" or call.callee_span is None or call.span is None:
         return None
     rel = sdk.module.path
@@ -524,6 +589,14 @@ def _raw_http(g: Golden, mutant_id: str) -> tuple[list[Edit], list[Switch], int]
             ]
             entries += [f"**{g.text(rel, s.span)}" for s in call.kw_spreads if s.span]
             new = f'{PY_HELPER}("{route}", {{{", ".join(entries)}}})'
+        elif g.language(rel) == "ruby":
+            if call.args:
+                return None  # the gem takes keyword arguments only
+            entries = [
+                g.text(rel, span) for _k, span in sorted(call.kw_spans.items(), key=lambda kv: kv[1][0])
+            ]
+            entries += [f"**{g.text(rel, s.span)}" for s in call.kw_spreads if s.span]
+            new = f'{RB_HELPER}("{route}", {{ {", ".join(entries)} }})'
         else:
             args = ", ".join(g.text(rel, a.span) for a in call.args[:1] if a.span) or "{}"
             new = f"{TS_HELPER}('{route}', {args})"
@@ -535,7 +608,14 @@ def _raw_http(g: Golden, mutant_id: str) -> tuple[list[Edit], list[Switch], int]
         return None
     for rel in sorted(files):
         at = _imports_end(g, rel)
-        helper = python_helper(key_var) if g.language(rel) == "python" else ts_helper(key_var, g.typed(rel))
+        language = g.language(rel)
+        helper = (
+            python_helper(key_var)
+            if language == "python"
+            else ruby_helper(key_var)
+            if language == "ruby"
+            else ts_helper(key_var, g.typed(rel))
+        )
         edits.append(Edit(rel, at, at, helper + "\n"))
         switches.append(Switch(rel, at, at, helper + "\n"))
     return edits, switches, count

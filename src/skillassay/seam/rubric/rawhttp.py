@@ -194,7 +194,59 @@ class RawHttp:
         python = module.language == "python"
         if python:
             return self._python_call(module, call, chain, last, receiver)
+        if module.language == "ruby":
+            return self._ruby_call(module, call, chain, last, receiver)
         return self._js_call(module, call, chain, last, receiver)
+
+    def _ruby_call(self, module, call, chain, last, receiver) -> ClientCall | None:
+        """Faraday (``conn.post(path, body)``, ``Faraday.post``), Net::HTTP (``Net::HTTP.post(uri, body)``,
+        ``Net::HTTP::Post.new(uri)``), HTTParty (``HTTParty.post(url, body: ...)``) and their kin."""
+        args, kw = call.args, call.kwargs
+        first = args[0] if args else kw.get("url")
+        second = args[1] if len(args) > 1 else None
+        if chain[0] == "new":  # Net::HTTP::Post.new(uri): the request object, sent later
+            verb = chain[-1].lower()
+            if chain[1:3] == ("Net", "HTTP") and len(chain) == 4 and verb in HTTP_VERBS:
+                return ClientCall(f"Net::HTTP::{chain[-1]}", verb.upper(), first)
+            return None
+        if not receiver:
+            return None
+        origin = self._origin(module, call.scope, receiver) or self._returned_origin(module, receiver)
+        if origin is None:
+            return None
+        if origin == "net/http":
+            if last in ("post", "post_form", "put", "patch"):
+                return ClientCall(f"Net::HTTP.{last}", last.split("_")[0].upper(), first, second)
+            if last in ("get", "get_response"):
+                return ClientCall(f"Net::HTTP.{last}", "GET", first)
+            return None
+        if last not in HTTP_VERBS:
+            return None
+        if origin == "httparty":
+            return ClientCall(f"HTTParty.{last}", last.upper(), first, kw.get("body"), kw.get("query"))
+        sends_body = last in ("post", "put", "patch")
+        return ClientCall(
+            f"{origin}.{last}",
+            last.upper(),
+            first,
+            (second or kw.get("body")) if sends_body else None,
+            None if sends_body else second or kw.get("params"),
+        )
+
+    def _returned_origin(self, module: Module, receiver: tuple[str, ...]) -> str | None:
+        """A Ruby receiver that is a method of the app (``connection.post`` with ``def connection;
+        Faraday.new(...); end``): the client its return value is made by."""
+        name = receiver[-1] if receiver[:1] == ("self",) and len(receiver) == 2 else None
+        name = name or (receiver[0] if len(receiver) == 1 else None)
+        for index, fn in enumerate(module.functions):
+            if fn.name != name:
+                continue
+            for value in fn.returns:
+                if value.kind == "call" and value.chain:
+                    inner = value.chain[1:] if value.chain[0] == "new" else value.chain
+                    if (origin := self._origin(module, index, inner)) is not None:
+                        return origin
+        return None
 
     def _python_call(self, module, call, chain, last, receiver) -> ClientCall | None:
         if len(chain) == 1:
