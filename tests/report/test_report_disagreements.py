@@ -110,3 +110,46 @@ def test_the_end_of_run_summary_lists_them_too(tmp_path, monkeypatch):
     shown = console.export_text()
     assert "Static/trace disagreements: 1 in 1 run(s)" in shown
     assert f"access_grants.update in {XSS}" in shown
+
+
+def test_the_run_page_lists_the_routes_used_and_how_the_emulator_answered_them(tmp_path):
+    """Issue 27: the run page lists every Seam route the app used, the approximate (generic) and 501 ones
+    marked, and an emulator gap met by a failing check said to be one (excused or flagged)."""
+    root = tmp_path / "results"
+    _, runs = make_job(root, job_id=JOB, evals=("fastapi-py",), runs=1)
+    d = root / runs[0].run_dir
+    trace = _trace()
+    trace.requests += [
+        TraceRequest(
+            seq=3, method="POST", path="/noise_sensors/list", status=200, start_s=3.1, endpoint="update"
+        ),
+        TraceRequest(
+            seq=4, method="POST", path="/access_grants/create", status=400, start_s=3.2, endpoint="update"
+        ),
+        TraceRequest(
+            seq=5, method="POST", path="/seam/console/v1/get", status=501, start_s=3.3, endpoint="update"
+        ),
+    ]
+    sandbox = json.loads((d / "sandbox.json").read_text())
+    sandbox["seam_trace"] = trace.model_dump(mode="json")
+    sandbox["emulator_gaps"] = [
+        {
+            "check": "update",
+            "method": "POST",
+            "path": "/noise_sensors/list",
+            "status": 200,
+            "kind": "approximate",
+            "excused": False,
+        },
+    ]
+    (d / "sandbox.json").write_text(json.dumps(sandbox))
+    out = tmp_path / "site"
+    build_site(root, out)
+    page = " ".join(next((out / "jobs" / JOB).rglob("run_1.html")).read_text().split())
+    assert "Seam routes the app used (4)" in page
+    row = page.split("POST /access_grants/create</code></td>", 1)[1].split("</tr>", 1)[0]
+    assert '<td class="n">2</td>' in row and "200, 400" in row and "<td>emulated</td>" in row
+    noise = page.split("POST /noise_sensors/list</code></td>", 1)[1].split("</tr>", 1)[0]
+    assert "<strong>approximate</strong>" in noise and "flagged, still scored" in noise
+    console = page.split("POST /seam/console/v1/get</code></td>", 1)[1].split("</tr>", 1)[0]
+    assert "<strong>not implemented</strong> (501)" in console

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -88,8 +88,22 @@ class StepRequests(BaseModel):
     hidden: int = 0
 
 
+class RouteUse(BaseModel):
+    """One Seam route the app called during the run, as its page lists it."""
+
+    method: str
+    path: str
+    count: int
+    statuses: list[int | None]  # each distinct answer, in the order first met
+    emulator: Literal["emulated", "approximate", "not_implemented"]  # how the emulator answered it
+    gap: Literal["excused", "flagged"] | None = None  # an emulator gap in a failing check's window
+
+
 class TraceSummary(BaseModel):
-    """A run's Seam trace for its page: the requests of each endpoint step, the unattributed, the dropped."""
+    """A run's Seam trace for its page: the routes it used, the requests of each endpoint step, the
+    unattributed, the dropped."""
+
+    routes: list[RouteUse] = Field(default_factory=list)
 
     steps: list[StepRequests] = Field(default_factory=list)
     unattributed: list[dict[str, Any]] = Field(default_factory=list)
@@ -132,4 +146,31 @@ def trace_summary(run_dir: Path) -> TraceSummary | None:
             )
         out.unattributed, out.unattributed_hidden = _shown([r for r in requests if r.get("endpoint") is None])
         out.dropped = int(trace.get("dropped") or 0)
+        out.routes = routes_used(requests, sandbox.get("emulator_gaps") or [])
     return out
+
+
+def routes_used(requests: list[dict[str, Any]], gaps: list[dict[str, Any]]) -> list[RouteUse]:
+    """Every route the trace holds, with how the emulator answered it (hand-written, the generic engine's
+    approximate answer, 501) and whether a failing check met it as a gap (excused or flagged)."""
+    from skillassay.seam.behaviour.gaps import approximate_paths
+
+    approximate = approximate_paths()
+    gap_of = {(g.get("method"), g.get("path")): "excused" if g.get("excused") else "flagged" for g in gaps}
+    used: dict[tuple[str, str], RouteUse] = {}
+    for r in requests:
+        key = (str(r.get("method")), str(r.get("path")))
+        status = r.get("status") if isinstance(r.get("status"), int) else None
+        use = used.get(key)
+        if use is None:
+            use = used[key] = RouteUse(
+                method=key[0], path=key[1], count=0, statuses=[], emulator="emulated", gap=gap_of.get(key)
+            )
+        use.count += 1
+        if status not in use.statuses:
+            use.statuses.append(status)
+        if status == 501:
+            use.emulator = "not_implemented"
+        elif key[1] in approximate and use.emulator == "emulated":
+            use.emulator = "approximate"
+    return sorted(used.values(), key=lambda u: (u.path, u.method))

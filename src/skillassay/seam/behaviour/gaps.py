@@ -87,6 +87,11 @@ def _approximate() -> frozenset[str]:
     return approximate_routes(load_spec())
 
 
+def approximate_paths() -> frozenset[str]:
+    """The routes the emulator answers from its generic engine (approximate), read once."""
+    return _approximate()
+
+
 class EmulatorGap(BaseModel):
     check: str  # the failing check whose window the request arrived in
     method: str
