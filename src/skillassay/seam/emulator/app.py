@@ -22,6 +22,7 @@ import uuid
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -55,6 +56,20 @@ def _json(body: Any, status: int, request_id: str) -> Response:
         media_type="application/json",
         headers={"seam-request-id": request_id},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One API request on its way to its answer: what the inline and worker paths both need."""
+
+    ws: Workspace
+    budget: WorkspaceBudget
+    path: str
+    route: RouteSpec
+    handler: Handler
+    query: list[tuple[str, str]]
+    raw: bytes
+    base_url: str
 
 
 class SeamApp:
@@ -177,84 +192,45 @@ class SeamApp:
             self._executor = ThreadPoolExecutor(
                 max_workers=self._workers, thread_name_prefix="seam-emulator-work"
             )
+        call = _Call(ws, budget, path, route, handler, query, raw, base_url)
         async with budget.turn():
-            payload = self._inline(ws, budget, path, route, handler, query, raw, base_url)
+            payload = self._inline(call)
             if payload is None:
                 payload = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self._timed, ws, budget, path, route, handler, query, raw, base_url
+                    self._executor, self._metered, call
                 )
         return Response(
             payload, status_code=200, media_type="application/json", headers={"seam-request-id": request_id}
         )
 
-    def _inline(
-        self,
-        ws: Workspace,
-        budget: WorkspaceBudget,
-        path: str,
-        route: RouteSpec,
-        handler: Handler,
-        query: list[tuple[str, str]],
-        raw: bytes,
-        base_url: str,
-    ) -> bytes | None:
+    def _inline(self, call: _Call) -> bytes | None:
         """The answer worked out on the event loop when that is cheaper than a thread hop: a small body, a
         route always quick so far in this workspace, and the workspace's lock free now (never waited
         for on the loop). None: do it on a worker thread."""
-        if len(raw) > INLINE_MAX_BODY or not budget.was_quick(path) or not ws.lock.acquire(blocking=False):
+        if (
+            len(call.raw) > INLINE_MAX_BODY
+            or not call.budget.was_quick(call.path)
+            or not call.ws.lock.acquire(blocking=False)
+        ):
             return None
         try:
-            return self._timed(ws, budget, path, route, handler, query, raw, base_url)
+            return self._metered(call)
         finally:
-            ws.lock.release()
+            call.ws.lock.release()
 
-    def _timed(
-        self,
-        ws: Workspace,
-        budget: WorkspaceBudget,
-        path: str,
-        route: RouteSpec,
-        handler: Handler,
-        query: list[tuple[str, str]],
-        raw: bytes,
-        base_url: str,
-    ) -> bytes:
-        """``_work``, its wall time remembered for the route (whether it may run inline next time)."""
-        started = time.perf_counter()
+    def _metered(self, call: _Call) -> bytes:
+        """``_answer``, its CPU time charged to the workspace's budget and its wall time remembered for the
+        route (whether it may run inline next time)."""
+        wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            return self._work(ws, budget, path, route, handler, query, raw, base_url)
+            return self._answer(call)
         finally:
-            budget.took(path, time.perf_counter() - started, INLINE_MAX_SECONDS)
+            call.budget.charge(time.thread_time() - cpu)
+            call.budget.took(call.path, time.perf_counter() - wall, INLINE_MAX_SECONDS)
 
-    def _work(
-        self,
-        ws: Workspace,
-        budget: WorkspaceBudget,
-        path: str,
-        route: RouteSpec,
-        handler: Handler,
-        query: list[tuple[str, str]],
-        raw: bytes,
-        base_url: str,
-    ) -> bytes:
-        """Everything that costs CPU, on a worker thread, charged to the workspace's budget."""
-        started = time.thread_time()
-        try:
-            return self._answer(ws, path, route, handler, query, raw, base_url)
-        finally:
-            budget.charge(time.thread_time() - started)
-
-    def _answer(
-        self,
-        ws: Workspace,
-        path: str,
-        route: RouteSpec,
-        handler: Handler,
-        query: list[tuple[str, str]],
-        raw: bytes,
-        base_url: str,
-    ) -> bytes:
+    def _answer(self, call: _Call) -> bytes:
         """Parameters, validation, the handler, the answer."""
+        ws, path, route, query, raw = call.ws, call.path, call.route, call.query, call.raw
         params: dict[str, Any] = {}
         if query:
             params.update(coerce_query(query, route.properties, route._resolve))
@@ -268,12 +244,12 @@ class SeamApp:
             message, tree = format_validation_errors(errors)
             raise invalid_input(message, tree)
 
-        ctx = Ctx(ws=ws, engine=self.engine, base_url=base_url, path=path)
+        ctx = Ctx(ws=ws, engine=self.engine, base_url=call.base_url, path=path)
         with ws.lock:
             if ws.deleted:
                 raise unauthorized()
             try:
-                result = handler(ctx, params)
+                result = call.handler(ctx, params)
                 result["ok"] = True
                 # Serialised under the lock: handlers answer shallow copies of live records.
                 return json.dumps(result, separators=(",", ":")).encode()
