@@ -1,7 +1,9 @@
 """The hybrid rubric: how often each layer judges the labelled cases right, and what the hybrid adds per run.
 
-Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py: Seam calls through
-``asyncio.to_thread`` and ``async def`` helpers never awaited, each case's truth per rubric category) and the
+Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py, each case's truth per rubric
+category), in styles the static reading still misjudges (a method name read from the environment at run
+time, a coroutine kept in a variable and never awaited, a job queued nothing drains) and in styles it reads
+right (``asyncio.to_thread``, a coroutine dropped unawaited: both layers should agree), and the
 shipped fixtures' goldens and negative controls (``test_controls/*.expected.json``: rubric categories and
 sandbox checks). Each case is built and driven once (the Seam kind, both layers); from that one grade come the
 static reading's categories (``static_score``: before), the hybrid's (after) and the sandbox's checks. A
@@ -82,10 +84,10 @@ def _score(out: GradeOutcome, rubric: dict[str, float], sandbox: dict[str, float
     fig.sandbox_s.append(out.timings.get("sandbox", 0.0))
 
 
-def hybrid_cases(emu: SeamEmulator, fig: Figures) -> None:
-    for name, (styles, truth) in sorted(CASES.items()):
-        out = grade(Path(tempfile.mkdtemp(prefix="hyb-bench-")), emu, styles=styles)
-        _score(out, truth, {}, f"hybrid case {name}", fig)
+def hybrid_cases(emu: SeamEmulator, blind: Figures, agreed: Figures) -> None:
+    for name, case in sorted(CASES.items()):
+        out = grade(Path(tempfile.mkdtemp(prefix="hyb-bench-")), emu, styles=case.styles)
+        _score(out, case.truth, {}, f"hybrid case {name}", blind if case.static_misjudges else agreed)
         g = out.grades
         print(f"  {name}: static {g.get('rubric_static_total')}, hybrid {g.get('rubric_total')}")
 
@@ -126,9 +128,10 @@ def main() -> None:
     t0 = time.monotonic()
     emu = SeamEmulator(async_delay=1.0).start()
     try:
-        own, fixtures = Figures(), Figures()
-        print("hybrid labelled cases (to_thread, un-awaited coroutines):")
-        hybrid_cases(emu, own)
+        blind, agreed, fixtures = Figures(), Figures(), Figures()
+        print("hybrid labelled cases (names read at run time, coroutines kept unawaited, undrained queues;")
+        print("  to_thread and dropped coroutines, which the static reading reads right):")
+        hybrid_cases(emu, blind, agreed)
         if args.fixtures != "none":
             print(f"shipped fixtures ({args.fixtures}): goldens and labelled controls")
             fixture_cases(emu, fixtures, args.fixtures)
@@ -136,16 +139,17 @@ def main() -> None:
         emu.stop()
     print()
     print(f"{'labelled set':<28} {'static rubric':>16} {'hybrid rubric':>16} {'sandbox':>16}")
-    for label, fig in (("hybrid cases", own), ("shipped fixtures", fixtures)):
+    sets = (("static's blind spots", blind), ("static reads right", agreed), ("shipped fixtures", fixtures))
+    for label, fig in sets:
         if fig.static.of:
             print(f"{label:<28} {fig.static.text():>16} {fig.hybrid.text():>16} {fig.sandbox.text():>16}")
-    for label, fig in (("hybrid cases", own), ("shipped fixtures", fixtures)):
+    for label, fig in sets:
         for layer in ("static", "hybrid", "sandbox"):
             for miss in getattr(fig, layer).misses:
                 print(f"  miss ({layer}, {label}): {miss}")
-    times = own.hybrid_s + fixtures.hybrid_s
-    rubric = own.rubric_s + fixtures.rubric_s
-    sandbox = own.sandbox_s + fixtures.sandbox_s
+    times = [s for _, fig in sets for s in fig.hybrid_s]
+    rubric = [s for _, fig in sets for s in fig.rubric_s]
+    sandbox = [s for _, fig in sets for s in fig.sandbox_s]
     print()
     print(
         f"hybrid pass per run: median {statistics.median(times) * 1000:.2f} ms, max "

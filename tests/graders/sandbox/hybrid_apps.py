@@ -1,13 +1,15 @@
 """The hybrid rubric's labelled app: a stdlib reservation service whose handlers are coroutines, its Seam
-calls written in styles a static reading misjudges (a method passed to ``asyncio.to_thread``, an ``async def``
-helper called without ``await``), with each case's truth per rubric category. Shared by
+calls written in styles the static reading still misjudges (a method name read from the environment at run
+time, a coroutine kept in a variable and never awaited, a job pushed onto a queue nothing drains) and in
+styles it now reads right (a method passed to ``asyncio.to_thread``, an ``async def`` helper called without
+``await``), with each case's truth per rubric category. Shared by
 tests/graders/sandbox/test_hybrid_rubric.py and benchmarks/hybrid.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from textwrap import dedent
-from typing import Any
+from typing import Any, NamedTuple
 
 from conftest import make_fixture, tiny_config
 
@@ -124,7 +126,8 @@ CREATE = {
             starts_at=body["checkIn"],
             ends_at=body["checkOut"],
         )""",
-    # a method passed as a value, run in a thread: sent, though no call of it is written
+    # a method passed as a value, run in a thread: sent, and the static reading counts it where it is handed
+    # over
     "thread": """
         got = await asyncio.to_thread(
             self.seam.access_grants.create,
@@ -134,18 +137,37 @@ CREATE = {
             starts_at=body["checkIn"],
             ends_at=body["checkOut"],
         )""",
+    # the method's name read from the environment at run time (unset: "create"): sent, the static reading
+    # cannot tell which method it is
+    "runtime": """
+        got = getattr(self.seam.access_grants, os.environ.get("SEAM_GRANT_OP", "create"))(
+            user_identity={"full_name": body["guest"]},
+            device_ids=[DEVICE],
+            requested_access_methods=[{"mode": "code"}],
+            starts_at=body["checkIn"],
+            ends_at=body["checkOut"],
+        )""",
 }
 UPDATE = {
     "direct": 'self.seam.access_grants.update(access_grant_id=res["grant_id"], ends_at=res["checkOut"])',
-    # an async helper called without await: the coroutine is made, never run
-    "unawaited": 'self.push_times(res["grant_id"], res["checkOut"])  # never awaited: never runs',
+    # an async helper called without await: the coroutine is made and dropped, never run (the static reading
+    # knows: no credit)
+    "unawaited": 'self._push_times(res["grant_id"], res["checkOut"])  # never awaited: never runs',
+    # the same coroutine kept in a variable and never awaited: never runs, and the static reading credits it
+    "kept": 'pending = self._push_times(res["grant_id"], res["checkOut"])  # kept, never awaited: never runs',
 }
 CANCEL = {
     "direct": 'self.seam.access_grants.delete(access_grant_id=res["grant_id"])',
-    "unawaited": 'self.drop_grant(res["grant_id"])  # never awaited: never runs',
+    "unawaited": 'self._drop_grant(res["grant_id"])  # never awaited: never runs',
+    # a job pushed onto a queue nothing drains: never runs, and the static reading assumes it does
+    "queued": (
+        "self.later.append(functools.partial("
+        'self.seam.access_grants.delete, access_grant_id=res["grant_id"]))'
+    ),
 }
 BOOKINGS_TEMPLATE = """
 import asyncio
+import functools
 import os
 import uuid
 
@@ -158,16 +180,17 @@ class Bookings:
     def __init__(self):
         self.seam = Seam(api_key=os.environ.get("SEAM_API_KEY", ""))
         self.reservations = {}
+        self.later = []  # jobs for later: nothing ever takes them off
 
     async def create_reservation(self, body):
         rid = uuid.uuid4().hex[:8]@CREATE@
         self.reservations[rid] = {"id": rid, **body, "grant_id": got["access_grant"]["access_grant_id"]}
         return self.reservations[rid]
 
-    async def push_times(self, grant_id, ends_at):
+    async def _push_times(self, grant_id, ends_at):
         self.seam.access_grants.update(access_grant_id=grant_id, ends_at=ends_at)
 
-    async def drop_grant(self, grant_id):
+    async def _drop_grant(self, grant_id):
         self.seam.access_grants.delete(access_grant_id=grant_id)
 
     async def update_reservation(self, rid, body):
@@ -183,7 +206,7 @@ class Bookings:
 """
 
 
-def bookings(create: str = "thread", update: str = "unawaited", cancel: str = "direct") -> str:
+def bookings(create: str = "runtime", update: str = "kept", cancel: str = "direct") -> str:
     """The modified app's bookings.py, each phase's Seam call written in the style named."""
     return (
         BOOKINGS_TEMPLATE.replace("@CREATE@", dedent(CREATE[create]).replace("\n", "\n        "))
@@ -192,8 +215,16 @@ def bookings(create: str = "thread", update: str = "unawaited", cancel: str = "d
     )
 
 
-# Labelled cases: each style's truth per rubric category (what the app really does when run), for the hybrid
-# tests and benchmarks/hybrid.py. The webhook category is 0 in all (none adds a webhook route).
+class Case(NamedTuple):
+    """One labelled app: each phase's style, its truth per rubric category (what the app really does when
+    run), and whether the static reading alone judges some category wrongly (else both layers agree)."""
+
+    styles: tuple[str, str, str]
+    truth: dict[str, float]
+    static_misjudges: bool
+
+
+# The webhook category is 0 in all (none adds a webhook route).
 def _truth(create: bool, update: bool, cancel: bool) -> dict[str, float]:
     share = int((create + update + cancel) / 3 * 100) / 100
     return {
@@ -206,11 +237,21 @@ def _truth(create: bool, update: bool, cancel: bool) -> dict[str, float]:
     }
 
 
+# the app the hybrid tests grade once: static misses create, credits update that never runs, agrees on cancel
+STYLES = ("runtime", "kept", "direct")
 CASES = {
-    "thread-create": (("thread", "direct", "direct"), _truth(True, True, True)),
-    "unawaited-update": (("direct", "unawaited", "direct"), _truth(True, False, True)),
-    "thread-create-unawaited-update": (("thread", "unawaited", "direct"), _truth(True, False, True)),
-    "unawaited-update-and-cancel": (("direct", "unawaited", "unawaited"), _truth(True, False, False)),
+    # styles the static reading still misjudges: the trace settles them
+    "runtime-name-create": Case(("runtime", "direct", "direct"), _truth(True, True, True), True),
+    "kept-coroutine-update": Case(("direct", "kept", "direct"), _truth(True, False, True), True),
+    "runtime-create-kept-update": Case(STYLES, _truth(True, False, True), True),
+    "queued-cancel": Case(("direct", "direct", "queued"), _truth(True, True, False), True),
+    "kept-update-queued-cancel": Case(("direct", "kept", "queued"), _truth(True, False, False), True),
+    # styles the static reading now reads right: both layers agree
+    "thread-create": Case(("thread", "direct", "direct"), _truth(True, True, True), False),
+    "unawaited-update": Case(("direct", "unawaited", "direct"), _truth(True, False, True), False),
+    "thread-create-unawaited-update-and-cancel": Case(
+        ("thread", "unawaited", "unawaited"), _truth(True, False, False), False
+    ),
 }
 
 DOCKERFILE = 'FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nEXPOSE 8000\nCMD ["python", "server.py"]\n'
@@ -254,7 +295,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def definition(
-    root: Path, dockerfile: str = DOCKERFILE, styles: tuple[str, str, str] = ("thread", "unawaited", "direct")
+    root: Path, dockerfile: str = DOCKERFILE, styles: tuple[str, str, str] = STYLES
 ) -> tuple[SeamEval, Path]:
     """The eval (pristine app, answer key, rubric, endpoints) and the modified app, written under ``root``."""
     d = make_fixture(root, tiny_config(), dockerfile)
@@ -272,7 +313,7 @@ def grade(
     emulator: Any,
     layers: str = "both",
     dockerfile: str = DOCKERFILE,
-    styles: tuple[str, str, str] = ("thread", "unawaited", "direct"),
+    styles: tuple[str, str, str] = STYLES,
 ) -> GradeOutcome:
     """The app in ``styles`` graded by the Seam kind on ``layers`` (the sandbox's waits kept short)."""
     d, modified = definition(root, dockerfile, styles)

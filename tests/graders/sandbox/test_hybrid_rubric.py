@@ -1,9 +1,11 @@
-"""The hybrid rubric, playing the attacker with code the static reading misjudges: a handler that calls an
-``async def`` Seam helper without ``await`` (Python never runs it: static credits it, the trace shows no
-request, refuted and 0), and ``await asyncio.to_thread(self.seam.access_grants.create, ...)`` (a method passed
-as a value: static misses it, the trace shows it sent during create, credited). One app holds both, built and
-driven once; a build that fails leaves no trace, and the static reading stands; ``--layers rubric`` stays
-static and says so."""
+"""The hybrid rubric, playing the attacker with code the static reading still misjudges: a handler that
+keeps the coroutine of an ``async def`` Seam helper in a variable and never awaits it (Python never runs it:
+static credits it, the trace shows no request, refuted and 0), and ``getattr(self.seam.access_grants,
+os.environ.get("SEAM_GRANT_OP", "create"))(...)`` (a method name read at run time: static cannot tell which,
+the trace shows it sent during create, credited). One app holds both, built and driven once; a build that
+fails leaves no trace, and the static reading stands; ``--layers rubric`` stays static and says so. The
+styles the static reading now reads right (``asyncio.to_thread``, a coroutine dropped unawaited) are
+agreement cases: both layers judge them alike."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hybrid_apps import BROKEN_DOCKERFILE, CASES, definition, grade
+from hybrid_apps import BROKEN_DOCKERFILE, CASES, STYLES, definition, grade
 
 from skillassay.kinds.base import GradeOutcome
 from skillassay.seam.kind import SeamKind
+from skillassay.seam.rubric.hybrid import TRACE_JUDGED
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +61,11 @@ def test_a_coroutine_never_awaited_is_refuted_and_scores_zero(both):
     assert all(not d["trace"] for d in both.rubric["disagreements"] if "update" in d["claim"])  # type: ignore[index]
 
 
-def test_a_method_run_in_a_thread_is_credited_from_the_trace(both):
+def test_a_method_named_at_run_time_is_credited_from_the_trace(both):
     api = _cat(both, "api_path_selection")
-    assert api["static_score"] == 0.0  # the static reading never saw access_grants.create
+    assert (
+        api["static_score"] == 0.0
+    )  # the static reading cannot tell getattr(..., os.environ.get(...)) is create
     assert api["score"] == 1.0 and api["source"] == "trace"
     create = _judged(_cat(both, "integration_placement"), "access_grants.create in create_reservation")
     assert create["ok"] is True and create["source"] == "trace" and "credited" in create["why"]
@@ -74,6 +79,7 @@ def test_where_both_agree_the_evidence_says_both_and_the_totals_follow(both):
     assert delete["ok"] is True and delete["source"] == "both"
     placement = _cat(both, "integration_placement")
     assert placement["score"] == 0.66  # create credited, update refuted, delete confirmed
+    assert [f["source"] for f in placement["evidence"]] == ["trace", "both", "trace"]
     assert _cat(both, "file_targeting")["source"] == "static"  # the trace does not see which files changed
     rubric = both.rubric
     assert rubric is not None
@@ -123,10 +129,21 @@ def test_check_mutants_judges_a_mutants_static_rubric_by_its_own_trace(both, tmp
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_every_labelled_case_is_judged_as_the_app_behaves(case, both, emulator, tmp_path):
-    """The hybrid's categories are each case's truth; the static reading alone misses at least one."""
-    styles, truth = CASES[case]
-    out = both if styles == ("thread", "unawaited", "direct") else grade(tmp_path, emulator, styles=styles)
+    """The hybrid's categories are each case's truth. Where the static reading alone misjudges some category,
+    the trace settles it (a disagreement); where the static reading is right (``to_thread``, a coroutine
+    dropped unawaited), every judgement of what runs is confirmed by the trace: ``both``."""
+    styles, truth, static_misjudges = CASES[case]
+    out = both if styles == STYLES else grade(tmp_path, emulator, styles=styles)
     assert out.failures == []
-    cats = (out.rubric or {})["categories"]
+    rubric = out.rubric or {}
+    cats = rubric["categories"]
     assert {name: c["score"] for name, c in cats.items()} == truth
-    assert any(c["static_score"] != truth[name] for name, c in cats.items())
+    static = {name: c["static_score"] for name, c in cats.items()}
+    if static_misjudges:
+        assert static != truth and rubric["disagreements"]
+    else:
+        assert static == truth and rubric["disagreements"] == []
+        judged = [c for c in cats.values() if c["check"] in TRACE_JUDGED]
+        assert [c["source"] for c in judged] == ["both"] * len(TRACE_JUDGED)
+        assert all(f["source"] == "both" for c in judged for f in c["evidence"] if "agrees" in f["why"])
+        assert not any(f["refuted"] for c in judged for f in c["evidence"])
