@@ -386,9 +386,10 @@ def acs_systems_and_entrances(c: Ctx) -> None:
     entrances = c.step("entrances.list", lambda: s.acs.entrances.list(acs_system_id=system_id)) or []
     c.step("entrances.list all", s.acs.entrances.list)
     c.step("entrances.get missing", lambda: s.acs.entrances.get(acs_entrance_id=MISSING))
-    if entrances:
-        c.kept["acs_entrance_id"] = entrances[0].acs_entrance_id
-        c.step("entrances.get", lambda: s.acs.entrances.get(acs_entrance_id=entrances[0].acs_entrance_id))
+    # the first listed entrance (a seed with none gets the missing id: both servers run the same steps)
+    entrance_id = entrances[0].acs_entrance_id if entrances else MISSING
+    c.kept["acs_entrance_id"] = entrance_id
+    c.step("entrances.get", lambda: s.acs.entrances.get(acs_entrance_id=entrance_id))
 
 
 def acs_users(c: Ctx) -> None:
@@ -424,12 +425,11 @@ def acs_users(c: Ctx) -> None:
     c.step("get suspended", lambda: s.acs.users.get(acs_user_id=user_id))
     c.step("unsuspend", lambda: s.acs.users.unsuspend(acs_user_id=user_id))
     c.step("suspend missing", lambda: s.acs.users.suspend(acs_user_id=MISSING))
-    entrance_id = c.kept.get("acs_entrance_id")
-    if entrance_id is not None:
-        c.step(
-            "entrances.grant_access",
-            lambda: s.acs.entrances.grant_access(acs_entrance_id=entrance_id, acs_user_id=user_id),
-        )
+    entrance_id = c.kept.get("acs_entrance_id", MISSING)
+    c.step(
+        "entrances.grant_access",
+        lambda: s.acs.entrances.grant_access(acs_entrance_id=entrance_id, acs_user_id=user_id),
+    )
     c.step(
         "entrances.grant_access missing entrance",
         lambda: s.acs.entrances.grant_access(acs_entrance_id=MISSING, acs_user_id=user_id),
