@@ -30,6 +30,7 @@ from typing import Any
 
 from skillassay.seam.emulator.automations import Engine
 from skillassay.seam.emulator.errors import not_found
+from skillassay.seam.emulator.families import routes as _family_routes  # noqa: F401 - registers them in HANDLERS
 from skillassay.seam.emulator.handlers import HANDLERS, Ctx, Handler, _page
 from skillassay.seam.emulator.schema_values import SchemaValues
 from skillassay.seam.emulator.spec import SeamSpec
