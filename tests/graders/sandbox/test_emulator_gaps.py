@@ -57,10 +57,12 @@ def test_each_path_lists_the_routes_a_correct_solution_may_use():
 
 
 def test_a_gap_on_the_paths_own_route_in_a_failing_check_is_the_harness_failure():
-    result = sandbox([("create", "/access_codes/create_multiple", 200), ("create", "/devices/list", 200)])
+    result = sandbox(
+        [("create", "/access_codes/pull_backup_access_code", 200), ("create", "/devices/list", 200)]
+    )
     out = graded(result, "access_codes")
     assert len(out.failures) == 1 and out.failures[0].stage == "sandbox"
-    assert "/access_codes/create_multiple" in out.failures[0].message
+    assert "/access_codes/pull_backup_access_code" in out.failures[0].message
     assert SERVICE_GAP_FIGURE not in out.grades
     [gap] = out.sandbox["emulator_gaps"]
     assert gap["kind"] == "approximate" and gap["excused"] and gap["check"] == "create"
@@ -81,14 +83,15 @@ def test_attacker_a_route_no_correct_solution_needs_buys_nothing():
 def test_a_gap_outside_a_failing_checks_window_excuses_nothing():
     # at start-up (no window), and in the update window while only create failed
     result = sandbox(
-        [(None, "/access_codes/create_multiple", 200), ("update", "/access_codes/update_multiple", 200)]
+        [(None, "/access_codes/pull_backup_access_code", 200), ("update", "/locks/configure_auto_lock", 200)]
     )
     out = graded(result, "access_codes")
     assert out.failures == [] and SERVICE_GAP_FIGURE not in out.grades
     assert "emulator_gaps" not in out.sandbox
     assert len(out.sandbox["approximate_requests"]) == 2  # shown on the run's record all the same
-    # a hand-written route is no gap, whatever it answered
+    # a hand-written route is no gap, whatever it answered (a family's too: create_multiple is hand-written)
     assert emulator_gaps(sandbox([("create", "/access_codes/create", 400)]), "access_codes") == []
+    assert emulator_gaps(sandbox([("create", "/access_codes/create_multiple", 400)]), "access_codes") == []
 
 
 @dataclass
@@ -129,10 +132,10 @@ def test_a_control_that_meets_a_gap_does_not_match():
         == []
     )
     # the golden passes every check, but one of them leaned on the generic engine
-    leaning = sandbox([("update", "/access_codes/update_multiple", 200)], failing=())
+    leaning = sandbox([("update", "/locks/configure_auto_lock", 200)], failing=())
     got = GradeOutcome(sandbox=leaning.model_dump(mode="json"), grades={"sandbox_total": 100.0})
     [problem] = compare_layers(expected, got)
-    assert "emulator gap" in problem and "/access_codes/update_multiple" in problem
+    assert "emulator gap" in problem and "/locks/configure_auto_lock" in problem
 
 
 def test_end_to_end_a_gap_off_the_path_is_scored_and_one_on_it_is_not(tiny, emulator, tmp_path):

@@ -332,6 +332,213 @@ def user_identities(c: Ctx) -> None:
     c.step("create same key", lambda: s.user_identities.create(user_identity_key="guest-differential"))
 
 
+def access_codes_multiple(c: Ctx) -> None:
+    s = c.seam
+    devices = [c.lock_id, c.other_lock_id]
+    c.step(
+        "create_multiple",
+        lambda: s.access_codes.create_multiple(device_ids=devices, name="shared", code="2864"),
+    )
+    c.step(
+        "create_multiple time-bound",
+        lambda: s.access_codes.create_multiple(
+            device_ids=devices, name="shared stay", starts_at=FAR_START, ends_at=FAR_END
+        ),
+    )
+    c.step("create_multiple no devices", lambda: s.access_codes.create_multiple(device_ids=[]))
+    c.step(
+        "create_multiple missing device",
+        lambda: s.access_codes.create_multiple(device_ids=[c.lock_id, MISSING], name="x"),
+    )
+    # the SDK sends PUT, which the fake does not serve: the same requests as POST compare the semantics
+    route = "/access_codes/create_multiple"
+    c.step("create_multiple over POST", _post(c, route, {"device_ids": devices, "name": "p", "code": "7042"}))
+    c.step(
+        "create_multiple time-bound over POST",
+        _post(c, route, {"device_ids": devices, "starts_at": FAR_START, "ends_at": FAR_END}),
+    )
+    c.step("create_multiple no devices over POST", _post(c, route, {"device_ids": []}))
+    c.step(
+        "create_multiple missing device over POST",
+        _post(c, route, {"device_ids": [c.lock_id, MISSING], "name": "x"}),
+    )
+
+
+def _post(c: Ctx, route: str, body: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: c.http.post(route, json=body)
+
+
+def acs_systems_and_entrances(c: Ctx) -> None:
+    """The two seeds differ (the fake's Visionline system, the emulator's Salto KS site): the system and its
+    entrances are found by listing."""
+    s = c.seam
+    systems = c.step("systems.list", s.acs.systems.list) or []
+    c.step("systems.get missing", lambda: s.acs.systems.get(acs_system_id=MISSING))
+    if not systems:
+        return
+    system_id = systems[0].acs_system_id
+    c.kept["acs_system_id"] = system_id
+    c.step("systems.get", lambda: s.acs.systems.get(acs_system_id=system_id))
+    c.step(
+        "systems.list by account",
+        lambda: s.acs.systems.list(connected_account_id=systems[0].connected_account_id),
+    )
+    entrances = c.step("entrances.list", lambda: s.acs.entrances.list(acs_system_id=system_id)) or []
+    c.step("entrances.list all", s.acs.entrances.list)
+    c.step("entrances.get missing", lambda: s.acs.entrances.get(acs_entrance_id=MISSING))
+    # the first listed entrance (a seed with none gets the missing id: both servers run the same steps)
+    entrance_id = entrances[0].acs_entrance_id if entrances else MISSING
+    c.kept["acs_entrance_id"] = entrance_id
+    c.step("entrances.get", lambda: s.acs.entrances.get(acs_entrance_id=entrance_id))
+
+
+def acs_users(c: Ctx) -> None:
+    s = c.seam
+    system_id = c.kept.get("acs_system_id")
+    c.step(
+        "create on a missing system", lambda: s.acs.users.create(acs_system_id=MISSING, full_name="Nobody")
+    )
+    if system_id is None:
+        return
+    user = c.step(
+        "create",
+        lambda: s.acs.users.create(
+            acs_system_id=system_id, full_name="Jane Guest", email_address="jane.guest@example.com"
+        ),
+    )
+    c.step(
+        "create without a name", lambda: c.http.post("/acs/users/create", json={"acs_system_id": system_id})
+    )
+    if user is None:
+        return
+    user_id = user.acs_user_id
+    c.step("get", lambda: s.acs.users.get(acs_user_id=user_id))
+    c.step("get missing", lambda: s.acs.users.get(acs_user_id=MISSING))
+    c.step("list by system", lambda: s.acs.users.list(acs_system_id=system_id))
+    c.step("list", s.acs.users.list)
+    c.step("update", lambda: s.acs.users.update(acs_user_id=user_id, full_name="Jane G."))
+    c.step("update over POST", _post(c, "/acs/users/update", {"acs_user_id": user_id, "full_name": "Jane"}))
+    c.step(
+        "update missing over POST", _post(c, "/acs/users/update", {"acs_user_id": MISSING, "full_name": "x"})
+    )
+    c.step("suspend", lambda: s.acs.users.suspend(acs_user_id=user_id))
+    c.step("get suspended", lambda: s.acs.users.get(acs_user_id=user_id))
+    c.step("unsuspend", lambda: s.acs.users.unsuspend(acs_user_id=user_id))
+    c.step("suspend missing", lambda: s.acs.users.suspend(acs_user_id=MISSING))
+    entrance_id = c.kept.get("acs_entrance_id", MISSING)
+    c.step(
+        "entrances.grant_access",
+        lambda: s.acs.entrances.grant_access(acs_entrance_id=entrance_id, acs_user_id=user_id),
+    )
+    c.step(
+        "entrances.grant_access missing entrance",
+        lambda: s.acs.entrances.grant_access(acs_entrance_id=MISSING, acs_user_id=user_id),
+    )
+    c.step(
+        "add_to_access_group missing group",
+        lambda: s.acs.users.add_to_access_group(acs_access_group_id=MISSING, acs_user_id=user_id),
+    )
+    c.step(
+        "remove_from_access_group missing group",
+        lambda: s.acs.users.remove_from_access_group(acs_access_group_id=MISSING, acs_user_id=user_id),
+    )
+    c.step(
+        "remove_from_access_group missing group over POST",
+        _post(
+            c, "/acs/users/remove_from_access_group", {"acs_access_group_id": MISSING, "acs_user_id": user_id}
+        ),
+    )
+    c.step("delete", lambda: s.acs.users.delete(acs_user_id=user_id))
+    c.step("delete over POST", _post(c, "/acs/users/delete", {"acs_user_id": user_id}))
+    c.step("get deleted", lambda: s.acs.users.get(acs_user_id=user_id))
+    c.step("delete missing over POST", _post(c, "/acs/users/delete", {"acs_user_id": MISSING}))
+
+
+def client_sessions(c: Ctx) -> None:
+    s = c.seam
+    session = c.step("create", lambda: s.client_sessions.create(user_identifier_key="differential-user"))
+    c.step(
+        "create with an account",
+        lambda: s.client_sessions.create(
+            user_identifier_key="differential-account", connected_account_ids=[c.connected_account_id]
+        ),
+    )
+    if session is not None:
+        c.step("get", lambda: s.client_sessions.get(client_session_id=session.client_session_id))
+    c.step("get by key", lambda: s.client_sessions.get(user_identifier_key="differential-user"))
+    c.step("get missing", lambda: s.client_sessions.get(client_session_id=MISSING))
+    c.step(
+        "get_or_create existing",
+        lambda: s.client_sessions.get_or_create(user_identifier_key="differential-user"),
+    )
+    c.step(
+        "get_or_create new", lambda: s.client_sessions.get_or_create(user_identifier_key="differential-new")
+    )
+
+
+def connect_webviews(c: Ctx) -> None:
+    s = c.seam
+    view = c.step("create", lambda: s.connect_webviews.create(accepted_providers=["august"]))
+    c.step(
+        "create with a redirect",
+        lambda: s.connect_webviews.create(
+            accepted_providers=["schlage"], custom_redirect_url="https://example.com/done"
+        ),
+    )
+    c.step("create with no provider", lambda: s.connect_webviews.create(accepted_providers=[]))
+    if view is not None:
+        c.step("get", lambda: s.connect_webviews.get(connect_webview_id=view.connect_webview_id))
+    c.step("get missing", lambda: s.connect_webviews.get(connect_webview_id=MISSING))
+    c.step("list", s.connect_webviews.list)
+
+
+def device_and_account_updates(c: Ctx) -> None:
+    s = c.seam
+    c.step("devices.update", lambda: s.devices.update(device_id=c.lock_id, name="Front door"))
+    c.step(
+        "devices.update over POST",
+        _post(c, "/devices/update", {"device_id": c.lock_id, "custom_metadata": {"unit": "4B"}}),
+    )
+    c.step("devices.get updated", lambda: s.devices.get(device_id=c.lock_id))
+    c.step(
+        "devices.update missing over POST", _post(c, "/devices/update", {"device_id": MISSING, "name": "x"})
+    )
+    account = c.connected_account_id
+    c.step(
+        "connected_accounts.update",
+        lambda: s.connected_accounts.update(connected_account_id=account, custom_metadata={"owner": "jo"}),
+    )
+    c.step(
+        "connected_accounts.update over POST",
+        _post(
+            c, "/connected_accounts/update", {"connected_account_id": account, "custom_metadata": {"a": "b"}}
+        ),
+    )
+    c.step(
+        "connected_accounts.update missing over POST",
+        _post(c, "/connected_accounts/update", {"connected_account_id": MISSING, "custom_metadata": {}}),
+    )
+
+
+def connected_account_deletes(c: Ctx) -> None:
+    """Last: an account that holds neither lock nor the ACS system goes (through the SDK, then over POST)."""
+    s = c.seam
+    keep = {c.connected_account_id}
+    keep |= {d.connected_account_id for d in s.devices.list() if d.device_id == c.other_lock_id}
+    keep |= {a.connected_account_id for a in s.acs.systems.list()}
+    spare = [
+        a.connected_account_id for a in s.connected_accounts.list() if a.connected_account_id not in keep
+    ]
+    c.step("delete missing", lambda: s.connected_accounts.delete(connected_account_id=MISSING))
+    c.step(
+        "delete missing over POST", _post(c, "/connected_accounts/delete", {"connected_account_id": MISSING})
+    )
+    if spare:
+        c.step("delete", lambda: s.connected_accounts.delete(connected_account_id=spare[0]))
+        c.step("delete over POST", _post(c, "/connected_accounts/delete", {"connected_account_id": spare[0]}))
+        c.step("get deleted", lambda: s.connected_accounts.get(connected_account_id=spare[0]))
+
+
 SCENARIOS: dict[str, Callable[[Ctx], None]] = {
     "devices": devices_and_accounts,
     "access codes": access_code_lifecycle,
@@ -342,6 +549,13 @@ SCENARIOS: dict[str, Callable[[Ctx], None]] = {
     "events": events,
     "webhooks": webhooks,
     "user identities": user_identities,
+    "access codes on many devices": access_codes_multiple,
+    "acs systems and entrances": acs_systems_and_entrances,
+    "acs users": acs_users,
+    "client sessions": client_sessions,
+    "connect webviews": connect_webviews,
+    "device and account updates": device_and_account_updates,
+    "connected account deletes": connected_account_deletes,
 }
 
 

@@ -75,11 +75,18 @@ def test_create_multiple_throws_when_a_lock_cannot_take_the_pin(emulator, seam_e
     )
     by_device = {c.device_id: c.code for c in codes}
     assert by_device[yale] == "12345678" and by_device[august] != "12345678" and len(by_device[august]) == 4
+
+
+def test_create_multiple_passes_over_an_id_the_workspace_does_not_have(emulator, seam_env):
+    """As Seam's fake answers (docs/seam-emulator.md): the codes of the devices found, none for the rest."""
+    seam = Seam()
+    yale = seam_env.device("Side Door")["device_id"]
     missing = "00000000-0000-4000-8000-000000000000"
-    assert _error(lambda: seam.access_codes.create_multiple(device_ids=[august, missing])) == (
-        404,
-        "device_not_found",
-    )
+    codes = seam.access_codes.create_multiple(device_ids=[yale, missing], code="3917")
+    assert [(c.device_id, c.code) for c in codes] == [(yale, "3917")]
+    assert seam.access_codes.create_multiple(device_ids=[missing]) == []
+    assert seam.access_codes.create_multiple(device_ids=[]) == []
+    assert [c.code for c in seam.access_codes.list(device_id=yale)] == ["3917"]
 
 
 # -- connect webviews, connected accounts, devices -------------------------------------------------

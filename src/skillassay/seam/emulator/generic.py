@@ -8,10 +8,11 @@ answering only ``ok`` or an action attempt, the resource of a sibling route in t
 resource's id field (``<resource>_id``). Records are built from the resource's schema (``schema_values``),
 filled from the request's parameters where names and types match, and kept per workspace in a store of
 their own (``GenericState``), apart from the hand-written Workspace records; a look-up by id also finds the
-hand-written records of that resource (a device, a user identity...), which updates change only in place,
-field by field. Routes the spec says answer an ``action_attempt`` make one that settles (the engine's own
-machinery); creates, updates and deletes emit the spec's event of that resource when it has one; a missing
-record is ``<resource>_not_found`` (404).
+hand-written records of that resource (a device, a user identity, an ACS system...), which updates change
+only in place, field by field. Seeded records (what no route creates: encoders, bridges...) point at the
+hand-written ones (an encoder belongs to the families' ACS system). Routes the spec says answer an
+``action_attempt`` make one that settles (the engine's own machinery); creates, updates and deletes emit
+the spec's event of that resource when it has one; a missing record is ``<resource>_not_found`` (404).
 
 Hand-written handlers always win: ``RouteTable`` looks the hand-written table up first, on every request.
 Every route the generic engine answers is **approximate** (``approximate_routes``): the harness must not
@@ -29,6 +30,7 @@ from typing import Any
 
 from skillassay.seam.emulator.automations import Engine
 from skillassay.seam.emulator.errors import not_found
+from skillassay.seam.emulator.families import routes as _family_routes  # noqa: F401 - registers them in HANDLERS
 from skillassay.seam.emulator.handlers import HANDLERS, Ctx, Handler, _page
 from skillassay.seam.emulator.schema_values import SchemaValues
 from skillassay.seam.emulator.spec import SeamSpec
@@ -47,6 +49,12 @@ HANDWRITTEN_COLLECTIONS = {
     "access_method": "access_methods",
     "space": "spaces",
     "webhook": "webhooks",
+    # the access control systems the families write (families/acs.py, seeded by families/acs_seed.py)
+    "acs_system": "acs_systems",
+    "acs_entrance": "acs_entrances",
+    "acs_access_group": "acs_access_groups",
+    "acs_user": "acs_users",
+    "acs_credential": "acs_credentials",
 }
 
 # The event a change emits, by shape (when the spec has ``<resource>.<suffix>``), first match wins.
@@ -290,13 +298,29 @@ class GenericEngine:
         return [r for name, r in sorted(by_name.items()) if name not in created or name == "workspace"]
 
     def _seed(self, ws: Workspace) -> None:
+        """One record of each seeded resource, pointing at the workspace's hand-written records: its first
+        device (and that device's account), and for what belongs to an access control system (an encoder, a
+        credential pool) the hand-written ACS system and its account."""
         common: dict[str, Any] = {"workspace_id": ws.workspace_id}
         device = next(iter(ws.devices.values()), None)
         if device is not None:
             common.update(device_id=device["device_id"], connected_account_id=device["connected_account_id"])
+        system = next(iter(ws.acs_systems.values()), None)
+        of_system = (
+            {"acs_system_id": system["acs_system_id"], "connected_account_id": system["connected_account_id"]}
+            if system is not None
+            else {}
+        )
         ids = {r.id_field: new_id() for r in self.seeded_resources if r.id_field and r.id_field not in common}
         for resource in self.seeded_resources:
-            hints = {**self._hints(ws, {}), **ids, **common, "name": f"Sandbox {_label(resource.name)}"}
+            owner = of_system if "acs_system_id" in self.values.object_parts(resource.schema)[0] else {}
+            hints = {
+                **self._hints(ws, {}),
+                **ids,
+                **common,
+                **owner,
+                "name": f"Sandbox {_label(resource.name)}",
+            }
             if resource.name == "workspace":
                 hints.update(name=ws.name, company_name=ws.name, is_sandbox=True)
             elif resource.id_field:
@@ -384,7 +408,7 @@ class GenericEngine:
         attribute = HANDWRITTEN_COLLECTIONS.get(resource.kept_in)
         # hand-written records are listed only by their own family's routes (/devices/..., not
         # /thermostats/list: the seeded locks are no thermostats)
-        if attribute is not None and route.path.startswith(f"/{attribute}/"):
+        if attribute is not None and route.path.startswith(_family_prefix(attribute)):
             collections.append(getattr(ctx.ws, attribute))
         records = self._matching((r for c in collections for r in c.values()), params)
         items = [public(r) for r in records]
@@ -556,6 +580,13 @@ def _cascade(ws: Workspace, resource: str, record_id: str) -> None:
                     ids[:] = [i for i in ids if i != record_id]
     for name, other_id in owned:
         _cascade(ws, name, other_id)
+
+
+def _family_prefix(attribute: str) -> str:
+    """The routes of a hand-written collection: ``/devices/`` for ``devices``, ``/acs/systems/`` for
+    ``acs_systems``."""
+    family = f"acs/{attribute.removeprefix('acs_')}" if attribute.startswith("acs_") else attribute
+    return f"/{family}/"
 
 
 def _singular(key: str) -> str:

@@ -225,8 +225,8 @@ def _new_user(ctx: Ctx, system: dict, params: dict, identity: dict | None) -> di
         "pending_mutations": [],
     }
     email = params.get("email_address") or params.get("email") or (identity or {}).get("email_address")
-    if email:
-        user["email_address"] = email
+    if email:  # email: the spec's deprecated alias of email_address, which Seam's fake sends too
+        user["email_address"] = user["email"] = email
     phone = params.get("phone_number") or (identity or {}).get("phone_number")
     if phone:
         user["phone_number"] = phone
@@ -292,7 +292,7 @@ def acs_users_update(ctx: Ctx, params: dict) -> dict:
         user["full_name"] = user["display_name"] = params["full_name"]
     email = params.get("email_address") or params.get("email")
     if email:
-        user["email_address"] = email
+        user["email_address"] = user["email"] = email
     if params.get("phone_number"):
         user["phone_number"] = params["phone_number"]
     if "access_schedule" in params:

@@ -99,7 +99,10 @@ def webview_create(res):
 
 
 def webview_update(res):
-    seam.access_codes.update(access_code_id=res["code_ids"][0], ends_at=res["checkOut"])
+    # both ends, as Seam asks of a time-bound code (one end alone is 400: docs/seam-emulator.md)
+    seam.access_codes.update(
+        access_code_id=res["code_ids"][0], starts_at=res["checkIn"], ends_at=res["checkOut"]
+    )
 
 
 def webview_cancel(res):
