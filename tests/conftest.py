@@ -14,8 +14,8 @@ EVALS = REPO / "evals"
 from parts import IN_CI  # noqa: E402 - beside this file, after the paths it needs
 
 # a test over long_test_limit seconds without @pytest.mark.long(reason=...) fails a CI run
-# (tests/long_guard.py)
-pytest_plugins = ["long_guard"]
+# (tests/long_guard.py); the modules go to the xdist workers longest first (tests/longest_first.py)
+pytest_plugins = ["long_guard", "longest_first"]
 
 # Hypothesis's timing checks measure the machine, not the code: on 2 loaded cores (the suite's own apps
 # building beside it) input generation can take over a second and fail a test that asserts nothing about time

@@ -10,9 +10,11 @@ the controller from every worker, so the verdict is the whole run's. Registered 
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ MARKER = "long"
 SLOWEST_MODULES = 10
 # the marker's reason, carried to the controller in the test's reports (and into a JUnit XML's properties)
 REASON_PROPERTY = "long_reason"
+WRITE_OPTION = "--write-module-seconds"
 
 
 def _in_ci() -> bool:
@@ -55,6 +58,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "seconds a test's setup+call may take without @pytest.mark.long(reason=...) (fails the run under CI)",
         default="120",
     )
+    parser.addoption(
+        WRITE_OPTION,
+        metavar="PATH",
+        default=None,
+        help="write each module's seconds (setup+call+teardown) as JSON to PATH at the end "
+        "(tests/longest_first.py reads tests/module_seconds.json to send the longest modules first)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,7 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{LIMIT_OPTION} = {raw!r}: not a number of seconds") from None
     # a worker of pytest-xdist only runs tests: its reports are replayed on the controller, which judges
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(LongGuard(limit), "long_guard_session")
+        written = config.getoption(WRITE_OPTION)
+        config.pluginmanager.register(
+            LongGuard(limit, Path(written) if written else None), "long_guard_session"
+        )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -83,8 +96,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 class LongGuard:
     """The controller's (or the single process's) view of the run's durations and its verdict."""
 
-    def __init__(self, limit: float) -> None:
+    def __init__(self, limit: float, seconds_file: Path | None = None) -> None:
         self.limit = limit
+        self.seconds_file = seconds_file
         self.durations = Durations()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -93,6 +107,9 @@ class LongGuard:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if _in_ci() and self.durations.over(self.limit) and exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.seconds_file is not None:
+            modules = sorted(self.durations.modules.items(), key=lambda ms: -ms[1])
+            self.seconds_file.write_text(json.dumps({m: round(s, 1) for m, s in modules}, indent=0) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         modules = sorted(self.durations.modules.items(), key=lambda ms: -ms[1])[:SLOWEST_MODULES]

@@ -1,7 +1,10 @@
 """The shipped suite, as CI checks it: every definition valid, and every golden solution and negative control
 scores what is expected of it (`skillassay check evals --controls`, both layers, on the embedded emulator), on
-a new user's machine: skillassay's cache empty, the home under /tmp (every install reaches the eval's
-registries; every app runs its own environment, wherever the cache lies)."""
+a new user's machine: the home under /tmp and new (every app runs its own environment, wherever the cache
+lies), skillassay's cache the test session's own (``SKILLASSAY_CACHE_DIR`` as the suite runs: in CI a folder
+empty when the run starts, so each install and build here runs once in the run, sealed, reaching the eval's
+registries, shared with whichever other test needs the same tree; tests/test_first_run.py keeps a cache of its
+own, empty, for the README's first run)."""
 
 from __future__ import annotations
 
@@ -13,8 +16,10 @@ from typer.testing import CliRunner
 
 from skillassay.cli.main import app
 from skillassay.definitions import load_suite
+from skillassay.paths import cache_dir
 
-# on an empty cache every app installs and builds from nothing: longer than the suite's default limit
+# every app installed and built (from nothing in a CI run, for each tree no other test built first): longer
+# than the suite's default limit
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(3000),
@@ -24,12 +29,13 @@ pytestmark = [
 
 def test_check_controls_on_the_shipped_suite(evals_dir: Path) -> None:
     # --jobs 3: evals graded at once (their sandbox waits overlap); the table keeps the suite's order
+    session_cache = str(cache_dir())  # the run's, read before the new home hides it
     with fresh_home() as env:
         result = CliRunner().invoke(
             app,
             ["check", str(evals_dir), "--controls", "--jobs", "3"],
             terminal_width=240,
-            env={**env, **dict.fromkeys(HOME_VARIABLES)},
+            env={**env, **dict.fromkeys(HOME_VARIABLES), "SKILLASSAY_CACHE_DIR": session_cache},
         )
     assert result.exit_code == 0, result.output
     out = result.output
