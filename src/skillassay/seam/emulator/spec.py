@@ -19,9 +19,10 @@ from functools import cache
 from importlib import resources
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft4Validator, FormatChecker
+if TYPE_CHECKING:
+    from jsonschema import Draft4Validator, FormatChecker
 
 from skillassay.errors import InfrastructureError
 
@@ -93,10 +94,6 @@ def unions_as_any_of(node: Any) -> Any:
     return out
 
 
-_format_checker = FormatChecker(formats=())
-
-
-@_format_checker.checks("uuid", raises=ValueError)
 def _is_uuid(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -104,7 +101,6 @@ def _is_uuid(value: object) -> bool:
     return len(value) == 36
 
 
-@_format_checker.checks("date-time", raises=ValueError)
 def _is_datetime(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -115,12 +111,10 @@ def _is_datetime(value: object) -> bool:
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-@_format_checker.checks("email")
 def _is_email(value: object) -> bool:
     return not isinstance(value, str) or bool(_EMAIL.match(value))
 
 
-@_format_checker.checks("uri")
 def _is_uri(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -128,6 +122,20 @@ def _is_uri(value: object) -> bool:
 
     parts = urlsplit(value)
     return bool(parts.scheme and (parts.netloc or parts.scheme in ("mailto", "urn")))
+
+
+@cache
+def _format_checker() -> FormatChecker:
+    """The formats requests are checked for (jsonschema imported only when a route is first validated: the
+    rubric reads routes and parameters, never validates)."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    checker.checks("uuid", raises=ValueError)(_is_uuid)
+    checker.checks("date-time", raises=ValueError)(_is_datetime)
+    checker.checks("email")(_is_email)
+    checker.checks("uri")(_is_uri)
+    return checker
 
 
 def parse_datetime(value: str) -> datetime:
@@ -183,8 +191,10 @@ class RouteSpec:
                     schema = unions_as_any_of(rewrite_nullable(copy.deepcopy(self.raw_schema)))
                     # $refs point into the document; keep components reachable for resolution.
                     schema["components"] = self._root_components()
+                    from jsonschema import Draft4Validator
+
                     Draft4Validator.check_schema({k: v for k, v in schema.items() if k != "components"})
-                    self._validator = Draft4Validator(schema, format_checker=_format_checker)
+                    self._validator = Draft4Validator(schema, format_checker=_format_checker())
         return self._validator
 
     def _root_components(self) -> dict[str, Any]:
