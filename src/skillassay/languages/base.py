@@ -171,6 +171,16 @@ class Module:
     # False: then every function of the file counts as one that may run.
     references_complete: bool = False
 
+    def bind(self, scope: int | None, name: str, value: Value) -> None:
+        """``name`` may hold ``value``: at module level (``scope`` None) or in function ``scope``."""
+        table = self.bindings if scope is None else self.functions[scope].bindings
+        table.setdefault(name, []).append(value)
+
+    def decide(self, scope: int | None, text: str, line: int) -> None:
+        """A string a decision compares against, at module level or in function ``scope``."""
+        target = self.decision_strings if scope is None else self.functions[scope].decision_strings
+        target.append((text, line))
+
     @property
     def sdk_style(self) -> str:
         return self.sdk or self.language

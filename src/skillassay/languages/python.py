@@ -373,16 +373,10 @@ class _Outliner(ast.NodeVisitor):
         return value if isinstance(value, str) else None
 
     def _bind(self, name: str, value: Value) -> None:
-        table = self.module.bindings if self.scope is None else self.module.functions[self.scope].bindings
-        table.setdefault(name, []).append(value)
+        self.module.bind(self.scope, name, value)
 
     def _decision(self, text: str, line: int) -> None:
-        target = (
-            self.module.decision_strings
-            if self.scope is None
-            else self.module.functions[self.scope].decision_strings
-        )
-        target.append((text, line))
+        self.module.decide(self.scope, text, line)
 
     def _enter(self, name: str | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> int:
         qual = ".".join([*self.classes, name]) if name else "<anonymous>"

@@ -258,19 +258,13 @@ class _Outliner:
         return texts.pop() if len(texts) == 1 and len(values) == 1 else None
 
     def _bind(self, name: str, value: Value) -> None:
-        table = self.module.bindings if self.scope is None else self.module.functions[self.scope].bindings
-        table.setdefault(name, []).append(value)
+        self.module.bind(self.scope, name, value)
 
     def _decision(self, node: ts.Node | None) -> None:
         text = _string(node)
         if text is None or node is None:
             return
-        target = (
-            self.module.decision_strings
-            if self.scope is None
-            else self.module.functions[self.scope].decision_strings
-        )
-        target.append((text, node.start_point[0] + 1))
+        self.module.decide(self.scope, text, node.start_point[0] + 1)
 
     def value(self, node: ts.Node | None) -> Value:
         out = self._value(node)
