@@ -209,6 +209,31 @@ class Engine:
             if code not in taken and len(set(code)) > 1:
                 return code
 
+    @staticmethod
+    def code_fields(
+        ws: Workspace, device: dict, *, name: str | None, code: str, kind: str, status: str
+    ) -> dict:
+        """The public fields every access code answers with, new and unmanaged by any automation."""
+        return {
+            "access_code_id": new_id(),
+            "device_id": device["device_id"],
+            "workspace_id": ws.workspace_id,
+            "name": name,
+            "code": code,
+            "common_code_key": None,
+            "type": kind,
+            "status": status,
+            "created_at": now_iso(),
+            "errors": [],
+            "warnings": [],
+            "is_managed": True,
+            "is_backup_access_code_available": False,
+            "is_external_modification_allowed": False,
+            "is_one_time_use": False,
+            "is_offline_access_code": False,
+            "pending_mutations": [],
+        }
+
     def create_code(
         self,
         ws: Workspace,
@@ -224,25 +249,16 @@ class Engine:
         extra: dict | None = None,
     ) -> dict:
         record = {
-            "access_code_id": new_id(),
-            "device_id": device["device_id"],
-            "workspace_id": ws.workspace_id,
-            "name": name,
-            "code": code or self.generate_code(ws, [device["device_id"]]),
-            "common_code_key": None,
-            "type": "time_bound" if (starts_at or ends_at) else "ongoing",
-            "status": "setting",
-            "created_at": now_iso(),
-            "errors": [],
-            "warnings": [],
-            "is_managed": True,
-            "is_backup_access_code_available": False,
-            "is_external_modification_allowed": False,
-            "is_one_time_use": False,
-            "is_offline_access_code": False,
+            **self.code_fields(
+                ws,
+                device,
+                name=name,
+                code=code or self.generate_code(ws, [device["device_id"]]),
+                kind="time_bound" if (starts_at or ends_at) else "ongoing",
+                status="setting",
+            ),
             "is_scheduled_on_device": False,
             "is_waiting_for_code_assignment": False,
-            "pending_mutations": [],
             "_gen": 0,
             "_access_grant_id": grant_id,
             "_access_method_id": method_id,

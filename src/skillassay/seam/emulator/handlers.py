@@ -710,8 +710,6 @@ def events_get(ctx: Ctx, params: dict) -> dict:
 
 @route("/webhooks/create")
 def webhooks_create(ctx: Ctx, params: dict) -> dict:
-    from skillassay.seam.emulator.store import new_id
-
     webhook = {
         "webhook_id": new_id(),
         "url": params["url"],
@@ -835,24 +833,6 @@ def access_codes_unmanaged_list(ctx: Ctx, params: dict) -> dict:
 def access_codes_generate_code(ctx: Ctx, params: dict) -> dict:
     device = _device(ctx.ws, params["device_id"])
     # the spec answers an access code's shape: a code suggested for the device, created nowhere
-    return {
-        "generated_code": {
-            "access_code_id": new_id(),
-            "device_id": device["device_id"],
-            "workspace_id": ctx.ws.workspace_id,
-            "name": None,
-            "code": ctx.engine.generate_code(ctx.ws, [device["device_id"]]),
-            "common_code_key": None,
-            "type": "ongoing",
-            "status": "unset",
-            "created_at": now_iso(),
-            "errors": [],
-            "warnings": [],
-            "is_managed": True,
-            "is_backup_access_code_available": False,
-            "is_external_modification_allowed": False,
-            "is_one_time_use": False,
-            "is_offline_access_code": False,
-            "pending_mutations": [],
-        }
-    }
+    code = ctx.engine.generate_code(ctx.ws, [device["device_id"]])
+    fields = ctx.engine.code_fields(ctx.ws, device, name=None, code=code, kind="ongoing", status="unset")
+    return {"generated_code": fields}
