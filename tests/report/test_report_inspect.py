@@ -260,6 +260,7 @@ def test_unknown_job_and_format_exit_2(tmp_path):
 
 @needs(CHROMIUM.exists(), "Debian's chromium (apt-get install chromium)")
 def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     _, runs, out = exported
@@ -285,12 +286,18 @@ def test_inspect_view_shows_the_logs_and_unscored_runs_as_errors(exported):
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 page.goto(url)
-                # this inspect view opens the newest log when it starts (the logs were just written): its
-                # Home link leads back to the list of them
+                # this inspect view opens the newest log when it starts (the logs were just written), and may
+                # do so after a click on its Home link: go back to the list of them until it stays there
                 listed, home = page.get_by_text("express-ts:baseline"), page.get_by_role("link", name="Home")
                 listed.or_(home).first.wait_for(timeout=WAIT_MS)
-                if not listed.is_visible():
-                    home.click()
+                for _ in range(10):
+                    if listed.is_visible():
+                        break
+                    home.first.click()
+                    try:
+                        listed.wait_for(timeout=3000)
+                    except PlaywrightTimeout:
+                        continue
                 expect(listed).to_be_visible(timeout=WAIT_MS)
                 page.get_by_text("express-ts:skill").click()
                 expect(page.get_by_text(f"{errors} of {len(arm)} samples")).to_be_visible(timeout=WAIT_MS)
