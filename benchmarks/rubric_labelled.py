@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "graders" / "rubric"))
 
-from labelled_styles import CASES, CATEGORIES  # noqa: E402 - the cases live with the tests
+from labelled_styles import CASES, CATEGORIES, OPEN_CASES  # noqa: E402 - the cases live with the tests
 from rubric_helpers import App, scores  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def main() -> None:
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
     misses = []
-    for case in CASES:
+    for case in CASES + OPEN_CASES:
         with tempfile.TemporaryDirectory() as tmp:
             result = App(Path(tmp), case.pristine, case.changes).grade(
                 case.key, api_path=case.path, endpoints=case.endpoints

@@ -138,6 +138,9 @@ class ClassInfo:
     bases: list[tuple[str, ...]] = field(default_factory=list)  # as written: ("BaseService",), ("abc", "ABC")
     fields: dict[str, list[Value]] = field(default_factory=dict)  # class-level attributes / fields -> values
     span: Span | None = None
+    # its methods run only when a route or a call names them, though it extends a framework's class (a Rails
+    # controller: the router picks the action)
+    routed: bool = False
 
 
 @dataclass

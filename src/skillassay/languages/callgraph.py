@@ -464,9 +464,12 @@ class CallGraph:
         return merged
 
     def _external_bases(self, cls: _Class) -> bool:
+        """A subclass of a framework's class, whose methods the framework may call (unless it is routed)."""
         module = self.modules[cls.module]
         info = module.classes.get(cls.name)
-        return bool(info and any(not self._classes_at(module, None, b) for b in info.bases))
+        return bool(
+            info and not info.routed and any(not self._classes_at(module, None, b) for b in info.bases)
+        )
 
     def _method(
         self, module: Module, scope: int | None, receiver: tuple[str, ...], name: str, fallback: bool = True

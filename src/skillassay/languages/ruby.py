@@ -65,6 +65,15 @@ _SINGULAR_ACTIONS = {
     "destroy": ("DELETE", ""),
 }
 _ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "delete": "DELETE"}
+# `obj.public_send(:create, ...)`: a call of the method the first argument names
+_SENDS = {"send", "public_send", "__send__"}
+# `GrantJob.perform_later(args)`: ActiveJob runs the job's `perform` (later, on the app's queue adapter)
+_ENQUEUES = {"perform_later", "perform_now"}
+# controller callbacks: Rails runs the named methods around the actions `only:` / `except:` select
+_CALLBACKS = {
+    f"{when}_action"
+    for when in ("before", "after", "around", "prepend_before", "append_before", "prepend_after")
+}
 _SCALARS = {"integer", "float", "true", "false", "nil", "simple_symbol", "rational", "complex"}
 
 
@@ -175,6 +184,11 @@ class _Outliner:
         self.stmts: list[tuple[ts.Node, str]] = []  # statements around the node being read, innermost last
         self.private: set[tuple[str, str]] = set()  # (class, method) not callable from outside
         self.symbols: dict[str, set[str]] = {}  # class -> symbols its body's calls name (before_action :x)
+        self.constants: dict[
+            str, str
+        ] = {}  # a constant bound to a symbol or string (`DELETE = :delete_data`)
+        # class -> the callbacks its body declares: (method, only, except, line)
+        self.callbacks: dict[str, list[tuple[str, list[str] | None, list[str] | None, int]]] = {}
 
     # ------------------------------------------------------------------ scopes
     @property
@@ -404,6 +418,8 @@ class _Outliner:
                         Value("ref", _line(child), chain=("self", name))
                     )
             self.symbols.setdefault(qual, set()).update(names)
+            if method in _CALLBACKS and args is not None:
+                self._callbacks(qual, args, _line(child))
         if child.type == "assignment":
             left, right = child.child_by_field_name("left"), child.child_by_field_name("right")
             if left is not None and right is not None and left.type == "constant":
@@ -416,6 +432,17 @@ class _Outliner:
         if visibility != "public" and child.type == "method":
             self._mark_private(qual, child)
         return visibility
+
+    def _callbacks(self, qual: str, args: ts.Node, line: int) -> None:
+        """``before_action :load, only: %i[update destroy]``: which methods run around which actions."""
+        names = [s for a in args.named_children if a.type != "pair" and (s := _symbol(a))]
+        options = {
+            k: c.child_by_field_name("value")
+            for c in args.named_children
+            if c.type == "pair" and (k := _symbol(c.child_by_field_name("key"))) is not None
+        }
+        only, except_ = _Routes.action_list(options.get("only")), _Routes.action_list(options.get("except"))
+        self.callbacks.setdefault(qual, []).extend((n, only, except_, line) for n in names)
 
     def _mark_private(self, qual: str, method: ts.Node) -> None:
         name = method.child_by_field_name("name")
@@ -494,6 +521,29 @@ class _Outliner:
         """A block or lambda: an anonymous function (run where it is written, as a callback is assumed to)."""
         return self._function(node, None, None)
 
+    @staticmethod
+    def _callable(node: ts.Node) -> bool:
+        """``-> { }``, ``lambda { }``, ``proc { }``, ``Proc.new { }``: a function value, run when called."""
+        if node.type == "lambda":
+            return True
+        if node.type != "call" or node.child_by_field_name("block") is None:
+            return False
+        method, receiver = node.child_by_field_name("method"), node.child_by_field_name("receiver")
+        name = _text(method) if method is not None else ""
+        if receiver is None:
+            return name in ("lambda", "proc") and node.child_by_field_name("arguments") is None
+        return name == "new" and _text(receiver) == "Proc"
+
+    def _named_callable(self, node: ts.Node, name: str) -> None:
+        """A lambda bound to the local ``name``: a function of that name (its body runs where ``name`` is
+        called or handed on, not where it is written)."""
+        body = node if node.type == "lambda" else node.child_by_field_name("block")
+        if body is None:
+            return
+        index = self._function(body, None, None)
+        fn = self.module.functions[index]
+        fn.name, fn.qualname = name, name
+
     visit_block = _block_function
     visit_do_block = _block_function
     visit_lambda = _block_function
@@ -501,7 +551,9 @@ class _Outliner:
     # ------------------------------------------------------------------ statements
     def visit_assignment(self, node: ts.Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if right is not None:
+        if right is not None and left is not None and left.type == "identifier" and self._callable(right):
+            self._named_callable(right, _text(left))
+        elif right is not None:
             self.visit(right)
         if left is None or right is None:
             return
@@ -522,6 +574,11 @@ class _Outliner:
             self._bind(f"self.{_text(left).lstrip('@')}", value)
         elif left.type == "constant":
             self._bind(_text(left), value)
+            if (
+                value.kind == "str"
+                and value.text.replace("_", "").replace("!", "").replace("?", "").isalnum()
+            ):
+                self.constants.setdefault(_text(left), value.text)
         elif left.type == "element_reference":
             obj = left.child_by_field_name("object")
             keys = [c for c in left.named_children if c != obj]
@@ -602,13 +659,23 @@ class _Outliner:
             if method is None:
                 return ()
             name = _text(method)
+            if name in _SENDS and (sent := self._sent(node)) is not None:
+                if receiver is None:
+                    return self._implicit(sent)
+                inner = self.chain(receiver)
+                return (*inner, sent) if inner else ()
             if receiver is None:
                 return self._implicit(name)
             inner = self.chain(receiver)
             if not inner:
                 return ()
+            if name in _ENQUEUES and (job := self._job(inner)):
+                inner = ("new", *job)
+                name = "perform"
             if name == "new":
                 return ("new", *inner)
+            if inner[0] == "new" and len(inner) == 2:  # `Client.new.open(...)`: a method of the instance
+                return (f"{inner[1]}()", name)
             return (*inner, name)
         if kind == "element_reference":
             obj = node.child_by_field_name("object")
@@ -619,6 +686,23 @@ class _Outliner:
         if kind == "parenthesized_statements" and node.named_child_count == 1:
             return self.chain(node.named_children[0])
         return ()
+
+    def _sent(self, node: ts.Node) -> str | None:
+        """The method ``send(:name, ...)`` / ``public_send("name", ...)`` / ``send(NAME, ...)`` calls."""
+        args = node.child_by_field_name("arguments")
+        first = next((c for c in args.named_children if c.type != "comment"), None) if args else None
+        if first is None:
+            return None
+        name = self.constants.get(_text(first)) if first.type == "constant" else _symbol(first)
+        if first.type == "identifier" or not name or not name.replace("_", "").isalnum():
+            return None
+        return name
+
+    @staticmethod
+    def _job(receiver: tuple[str, ...]) -> tuple[str, ...]:
+        """``GrantJob`` / ``GrantJob.set(wait: 5.seconds)``: the job class whose ``perform`` is enqueued."""
+        chain = receiver[:-1] if receiver[-1:] == ("set",) else receiver
+        return chain if chain and all(p[:1].isupper() for p in chain) else ()
 
     def visit_call(self, node: ts.Node) -> None:
         receiver = node.child_by_field_name("receiver")
@@ -634,6 +718,8 @@ class _Outliner:
         args, kwargs, spreads = self._arguments(args_node)
         chain = self.chain(node)
         name = _text(method) if method is not None else ""
+        if name in _SENDS and args and self._sent(node) is not None:
+            args = args[1:]
         if chain and method is not None:
             self._call(node, chain, args, kwargs, spreads, callee=method if receiver is None else None)
             self.module.calls[-1].kw_spans = self._kw_spans(args_node)
@@ -749,6 +835,9 @@ class _Outliner:
             return Value("ref", line, chain=chain) if chain else Value("other", line)
         if kind == "call":
             return self._call_value(node)
+        if kind == "call" and self._callable(node):
+            node = node.child_by_field_name("block") or node
+            kind = node.type
         if kind in ("lambda", "block", "do_block"):
             index = next((i for i, f in enumerate(self.module.functions) if f.span == _span(node)), None)
             return Value("func", line, func=index)
@@ -810,6 +899,8 @@ class _Outliner:
         method = node.child_by_field_name("method")
         name = _text(method) if method is not None else ""
         args, kwargs, spreads = self._arguments(node.child_by_field_name("arguments"))
+        if name in _SENDS and args and self._sent(node) is not None:
+            args = args[1:]
         receiver_chain = self.chain(receiver) if receiver is not None else ()
         key = (*receiver_chain, name) if receiver_chain and receiver_chain[0][:1].isupper() else (name,)
         if key in _PASS_THROUGH:
@@ -865,15 +956,44 @@ class _Outliner:
                 )
                 if (cls, call.chain[1]) not in methods:
                     call.chain = (call.chain[1],)
+        self._callback_calls()
+        self._mark_routed()
         for fn in self.module.functions:
             if fn.name is None or fn.dead:
                 continue
             if fn.cls is None:
                 fn.exported = fn.parent is None
-            elif (fn.cls, fn.name) not in self.private and fn.parent is None:
-                fn.exported = True  # a `def` inside a method is defined when it runs: not a public method
+            elif (fn.cls, fn.name) not in self.private and fn.parent is None and not self._controller(fn.cls):
+                # a `def` inside a method is defined when it runs: not a public method; a controller's
+                # action runs when a route names it, and only then
+                fn.exported = True
             if fn.cls is not None and fn.name in self.symbols.get(fn.cls, set()):
                 fn.decorated = True
+
+    def _controller(self, cls: str) -> bool:
+        """A Rails controller (``app/controllers/**/*_controller.rb``): the router calls its actions."""
+        return self.module.path.startswith("app/controllers/") and cls.endswith("Controller")
+
+    def _mark_routed(self) -> None:
+        for name, info in self.module.classes.items():
+            info.routed = self._controller(name)
+
+    def _callback_calls(self) -> None:
+        """``after_action :open_code, only: :create``: a call of ``open_code`` in the action ``create`` (Rails
+        runs it with the action), for each action the callback applies to."""
+        for cls, callbacks in self.callbacks.items():
+            actions = [
+                (i, f)
+                for i, f in enumerate(self.module.functions)
+                if f.cls == cls and f.name and f.parent is None and (cls, f.name) not in self.private
+            ]
+            for name, only, except_, line in callbacks:
+                for index, fn in actions:
+                    if fn.name == name or (only is not None and fn.name not in only):
+                        continue
+                    if except_ is not None and fn.name in except_:
+                        continue
+                    self.module.calls.append(Call(chain=("self", name), line=line, scope=index))
 
 
 # ---------------------------------------------------------------------- Rails routes

@@ -26,7 +26,7 @@ def test_labelled_case_scores_as_labelled(tmp_path, case: Case):
 
 
 def test_every_stack_and_seam_path_is_covered():
-    assert {c.stack for c in CASES} == {"express", "nextjs", "flask", "fastapi"}
+    assert {c.stack for c in CASES} == {"express", "nextjs", "flask", "fastapi", "rails"}
     assert {c.path for c in CASES} == {"reservation_automations", "access_grants", "access_codes"}
     for stack in ("express", "nextjs", "flask", "fastapi"):
         assert len({c.path for c in CASES if c.stack == stack}) >= 2, stack
