@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - apps written as their authors would, inside strings
-"""Labelled apps in styles no shipped fixture uses, for the four stacks (Express, Next.js, Flask, FastAPI) and
+"""Labelled apps in styles no shipped fixture uses, for the stacks (Express, Next.js, Flask, FastAPI, Rails) and
 the three Seam paths, each with the score every rubric category should get (what the app really does, as
 the sandbox would see it). Shared by tests/graders/rubric/test_rubric_adversarial_styles.py and
 benchmarks/rubric_labelled.py (which prints the accuracy).
