@@ -5,7 +5,8 @@ npm ``@seamapi/types`` ships the document only as an ES module (``lib/seam/conne
 imports it with node from ``node/node_modules`` (the version pinned in ``node/package.json``; run ``npm ci
 --prefix node`` first), writes canonical JSON (sorted keys, no spaces, UTF-8) gzipped reproducibly (no name,
 no time stamp) to ``src/skillassay/services/seam/data/seam-openapi-<version>.json.gz``, and removes the
-previous version's file.
+previous version's file; the route paths go to the rubric's ``seam/rubric/data/seam_routes.json`` too (the
+rubric reads them there without parsing the whole document).
 
     python scripts/export_seam_openapi.py            # regenerate the package data
     python scripts/export_seam_openapi.py --output F # write elsewhere (the test compares it with the shipped
@@ -69,6 +70,13 @@ def canonical_gzip(document: dict) -> bytes:
     return buf.getvalue()
 
 
+def write_routes(document: dict, version: str) -> None:
+    sys.path.insert(0, str(REPO / "src"))
+    from skillassay.seam.rubric.rawhttp import ROUTES_FILE, render_routes
+
+    ROUTES_FILE.write_text(render_routes(version, document.get("paths", {})), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--node-modules", type=Path, default=REPO / "node" / "node_modules")
@@ -86,6 +94,7 @@ def main() -> None:
             if old != target:
                 old.unlink()
         target.write_bytes(data)
+        write_routes(document, version)
     print(f"{PACKAGE} {version}: {len(document.get('paths', {}))} paths -> {target} ({len(data):,} bytes)")
 
 

@@ -115,9 +115,22 @@ def _rubric_modules(fixture: str) -> dict:
     )
 
 
-# what a grade of Python files alone must never load: the JavaScript/TypeScript parser and its grammars, and
-# importlib.metadata's scan of every installed distribution (entry points are read by plugins.quick)
-NOT_FOR_PYTHON = ("tree_sitter", "tree_sitter_javascript", "tree_sitter_typescript", "importlib.metadata")
+# what a grade of Python files alone must never load: the tree-sitter parsers and their grammars,
+# importlib.metadata's scan of every installed distribution (entry points are read by plugins.quick), the
+# emulator (its OpenAPI document: the rubric reads the route names from its own list) and shutil with the
+# compression modules it imports (grading reads trees, never copies them)
+NOT_FOR_PYTHON = (
+    "tree_sitter",
+    "tree_sitter_javascript",
+    "tree_sitter_typescript",
+    "tree_sitter_ruby",
+    "importlib.metadata",
+    "skillassay.seam.emulator",
+    "skillassay.seam.emulator.spec",
+    "shutil",
+    "lzma",
+    "bz2",
+)
 
 
 @pytest.mark.parametrize("fixture", ["flask-py", "fastapi-py"])
@@ -127,6 +140,18 @@ def test_a_python_only_change_loads_no_javascript_grammar(fixture: str):
     modules = set(got["modules"])
     assert "skillassay.languages.python" in modules  # the change was parsed, by the Python parser alone
     assert sorted(m for m in modules if m in NOT_FOR_PYTHON or m == "skillassay.languages.typescript") == []
+    assert "skillassay.languages.ruby" not in modules
+
+
+@pytest.mark.parametrize("fixture", ["rails-rb", "cowork-rails-rb"])
+def test_a_raw_http_change_reads_the_route_names_not_the_openapi_document(fixture: str):
+    # these goldens call Seam through Faraday: the routes are matched without parsing the 2 MB document
+    got = _rubric_modules(fixture)
+    assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
+    modules = set(got["modules"])
+    assert "skillassay.seam.rubric.rawhttp" in modules  # the raw HTTP calls were looked at
+    assert sorted(m for m in modules if m.startswith("skillassay.seam.emulator") or m == "gzip") == []
+    assert sorted(m for m in modules if m in ("tree_sitter_typescript", "skillassay.languages.python")) == []
 
 
 def test_a_typescript_change_loads_the_typescript_grammar():
@@ -135,6 +160,10 @@ def test_a_typescript_change_loads_the_typescript_grammar():
     assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
     assert {"tree_sitter", "tree_sitter_typescript", "skillassay.languages.typescript"} <= set(got["modules"])
     assert "importlib.metadata" not in got["modules"]
+    # and only that one: neither the Ruby grammar nor the Python parser, nor the emulator
+    unneeded = ("tree_sitter_ruby", "skillassay.languages.ruby", "skillassay.languages.python")
+    loaded = [m for m in got["modules"] if m in unneeded or m.startswith("skillassay.seam.emulator")]
+    assert loaded == []
 
 
 def test_fast_options_are_the_typer_commands_options():

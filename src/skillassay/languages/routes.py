@@ -9,6 +9,7 @@ in the parsed files keeps the path its own file gives it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from skillassay.languages.base import ImportRef, Module, Route
 _MAX_MOUNT_DEPTH = 8  # routers mounted in routers mounted in ...; deeper (or cyclic) chains stop here
 
 
+@functools.cache  # asked for every parsed module at every import looked up
 def _stem(path: str) -> str:
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
     for tail in ("/index", "/__init__"):

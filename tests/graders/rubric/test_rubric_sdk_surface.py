@@ -32,3 +32,14 @@ def test_surface_facts():
     assert "customer_key" not in js["customers.delete_data"]["params"]
     assert "access_code.set_on_device" in sdk_surface.event_types()
     assert sdk_surface.snake("accessGrants") == "access_grants"
+
+
+def test_committed_seam_routes_are_the_shipped_documents():
+    # the rubric reads the route paths from its own small file; they must be the OpenAPI document's own
+    from skillassay.seam.emulator.spec import PINNED_TYPES_VERSION, load_spec
+    from skillassay.seam.rubric import rawhttp
+
+    assert rawhttp.ROUTES_FILE.read_text(encoding="utf-8") == rawhttp.render_routes(
+        PINNED_TYPES_VERSION, load_spec().routes
+    ), "seam_routes.json is stale: python scripts/export_seam_openapi.py"
+    assert rawhttp.seam_routes() == frozenset(load_spec().routes)

@@ -2,7 +2,8 @@
 
 A request counts when an HTTP client sends it (Python: requests, httpx, aiohttp, urllib, http.client;
 JavaScript/TypeScript: fetch, axios, got, ky, undici, node's http/https) to a URL whose path is a route of
-Seam's OpenAPI document (``seam/emulator/spec.load_spec``, the copy the emulator validates against):
+Seam's OpenAPI document (``seam/emulator/spec.load_spec``, the copy the emulator validates against; its route
+paths are read from ``data/seam_routes.json``):
 ``/customers/push_data`` is ``customers.push_data``, so answer keys name SDK methods whatever the agent used.
 The URL may be a literal, a constant, an f-string or template literal, a concatenation (``BASE +
 "/customers/push_data"``, ``urljoin``, ``new URL(path, base)``), or come from a small wrapper's parameter
@@ -15,8 +16,11 @@ a query string's (``params=``, ``?k=v``, ``new URLSearchParams({...})``) for rou
 from __future__ import annotations
 
 import functools
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import cast
 
 from skillassay import stacks
@@ -43,12 +47,20 @@ _CLIENT_FACTORIES = {
 _HOLE = "\x00"
 
 
+# The route paths of the shipped OpenAPI document, written beside it by scripts/export_seam_openapi.py (a
+# test holds the two equal): parsing the 2 MB document to know its route names cost a rubric run ~50 ms.
+ROUTES_FILE = Path(__file__).parent / "data" / "seam_routes.json"
+
+
+def render_routes(version: str, routes: Iterable[str]) -> str:
+    """The text of ``ROUTES_FILE`` for the document of ``@seamapi/types`` ``version``."""
+    return json.dumps({"types_version": version, "routes": sorted(routes)}, indent=1) + "\n"
+
+
 @functools.cache
 def seam_routes() -> frozenset[str]:
-    """The route paths of the Seam API (``/customers/push_data``), from the shipped OpenAPI document."""
-    from skillassay.seam.emulator.spec import load_spec
-
-    return frozenset(load_spec().routes)
+    """The route paths of the Seam API (``/customers/push_data``), as the shipped OpenAPI document has."""
+    return frozenset(json.loads(ROUTES_FILE.read_text(encoding="utf-8"))["routes"])
 
 
 @functools.cache
