@@ -73,6 +73,9 @@ class Call:
 
 @dataclass
 class Function:
+    """A function, method or callback: where it is, its parameters and what its body binds, reads and
+    returns."""
+
     name: str | None  # None for an anonymous function (a callback)
     qualname: str  # "ReservationService.create", "createReservation", "<anonymous>"
     start_line: int
@@ -133,6 +136,8 @@ class Mount:
 
 @dataclass
 class ClassInfo:
+    """A class declared in this file: its bases and class-level fields."""
+
     name: str  # qualified, as ``Function.cls`` spells it
     line: int
     bases: list[tuple[str, ...]] = field(default_factory=list)  # as written: ("BaseService",), ("abc", "ABC")
@@ -145,6 +150,8 @@ class ClassInfo:
 
 @dataclass
 class Module:
+    """The outline of one source file: its functions, calls, bindings, imports, routes and classes."""
+
     path: str  # relative, POSIX
     language: str  # "python", "javascript" (TypeScript too), or a plugin language's name ("ruby")
     # Which official SDK's names and calling convention this language's Seam SDK shares, for the SDK surface

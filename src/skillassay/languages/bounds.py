@@ -40,6 +40,8 @@ class Unparsable(Exception):
 
 @dataclass
 class _Budget:
+    """The parse time a grade has, and what is left of it."""
+
     seconds: float
     left: float
 

@@ -169,12 +169,16 @@ def _framework_file(module: Module) -> bool:
 
 @dataclass(frozen=True)
 class FnRef:
+    """A function of the app: its module's path and its index there (``TOP``: the module's top level)."""
+
     module: str  # module path
     index: int  # index into Module.functions; TOP (-1) for the module's top-level code
 
 
 @dataclass(frozen=True)
 class Edge:
+    """One way a function leads to another: a call, a method call, a reference, a callback, a constructor."""
+
     target: FnRef
     call: Call | None  # the call that makes it (None: a callback inside, a reference by name)
     how: str  # "call", "method", "reference", "callback", "constructor"
@@ -182,6 +186,8 @@ class Edge:
 
 @dataclass(frozen=True)
 class _Class:
+    """A class of the app, by its module and qualified name."""
+
     module: str
     name: str  # qualified class name, as Function.cls spells it
 

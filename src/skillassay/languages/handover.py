@@ -20,6 +20,8 @@ from skillassay.languages.base import Call, Module, Value
 
 @dataclass(frozen=True)
 class Runner:
+    """A function that runs the function handed to it later: which argument holds that function."""
+
     position: int | None  # which positional argument is the function (None: only a keyword)
     skip: int = 0  # positional arguments after it that the runner keeps (setTimeout's delay)
     keyword: str | None = None  # the keyword that may name the function instead (``target=``)

@@ -84,6 +84,8 @@ def _join(prefix: str, path: str) -> str:
 
 @dataclass(frozen=True)
 class MountedRoute:
+    """A route with the full path the mounts that reach its router give it."""
+
     module: Module
     route: Route  # as its own file declares it
     path: str  # with the prefixes of the mounts that reach it

@@ -999,6 +999,8 @@ class _Outliner:
 # ---------------------------------------------------------------------- Rails routes
 @dataclass
 class _RouteScope:
+    """Where a Rails routes block is: its path, namespaces and enclosing resource."""
+
     path: str = ""
     modules: tuple[str, ...] = ()  # controller namespaces (namespace :api -> ("api",))
     controller: str | None = None  # inside `resources :bookings do`: the resource's controller

@@ -36,6 +36,9 @@ RUBRIC_CHECKS = (
 
 @dataclass
 class RubricCategory:
+    """One category of the plan's rubric.json: its name, its weight in the total and the check that scores
+    it."""
+
     name: str
     weight: float
     check: str
@@ -45,6 +48,8 @@ class RubricCategory:
 
 @dataclass
 class Rubric:
+    """The plan's rubric.json: the categories, in order."""
+
     categories: list[RubricCategory]
 
     __pydantic_config__ = _FORBID_EXTRA
@@ -53,6 +58,8 @@ class Rubric:
 # ----------------------------------------------------------------------------- the plan's answer_key.json
 @dataclass
 class AnswerKey:
+    """The plan's answer_key.json of one fixture: the files, calls and placements the change should have."""
+
     expected_files_modified: list[str] = field(default_factory=list)
     expected_new_files_allowed: list[str] = field(default_factory=list)
     # lifecycle phase ("create" | "update" | "cancel") -> SDK calls, e.g. "customers.push_data"

@@ -146,6 +146,8 @@ def _is_binary(path: str, info: os.stat_result | None) -> bool:
 
 @dataclass
 class FileChange:
+    """One file the change added, modified or deleted."""
+
     path: str  # relative, POSIX
     status: Status
     binary: bool = False
@@ -154,6 +156,8 @@ class FileChange:
 
 @dataclass
 class ChangeSet:
+    """What changed between the pristine tree and the modified one, file by file."""
+
     pristine_dir: Path
     modified_dir: Path
     files: list[FileChange] = field(default_factory=list)  # sorted by path

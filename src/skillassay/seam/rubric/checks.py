@@ -34,6 +34,8 @@ def canonical_path(name: str) -> str | None:
 
 @dataclass
 class Context:
+    """Everything a check reads: both apps' outlines, the change, the answer key and the test endpoints."""
+
     project: Project  # the modified app: every source file parsed, Seam calls counted in the changed ones
     pristine: dict[str, Module]  # the pristine app's outlines (unchanged files shared with ``project``)
     changes: ChangeSet

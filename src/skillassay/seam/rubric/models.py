@@ -23,6 +23,8 @@ class Finding:
 
 @dataclass
 class CategoryResult:
+    """One category's grade: its score, its weighted points, the check and the evidence behind them."""
+
     score: float  # 0..1, floored to 2 decimals
     weighted: float  # score x the category's weight, rounded to 2 decimals
     check: str
@@ -31,6 +33,8 @@ class CategoryResult:
 
 @dataclass
 class RubricResult:
+    """The rubric's grade of one change: the total, each category's result and the files changed."""
+
     total: float  # 0..100 (the sum of the weighted points), rounded to 2 decimals
     categories: dict[str, CategoryResult]
     changed_files: list[str] = field(default_factory=list)
