@@ -4,7 +4,7 @@
 npm ``@seamapi/types`` ships the document only as an ES module (``lib/seam/connect/openapi.js``). This script
 imports it with node from ``node/node_modules`` (the version pinned in ``node/package.json``; run ``npm ci
 --prefix node`` first), writes canonical JSON (sorted keys, no spaces, UTF-8) gzipped reproducibly (no name,
-no time stamp) to ``src/skillassay/services/seam/data/seam-openapi-<version>.json.gz``, and removes the
+no time stamp) to ``src/skillassay/seam/emulator/data/seam-openapi-<version>.json.gz``, and removes the
 previous version's file; the route paths go to the rubric's ``seam/rubric/data/seam_routes.json`` too (the
 rubric reads them there without parsing the whole document).
 
@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "@seamapi/types"
 MODULE = "lib/seam/connect/openapi.js"
-DATA_DIR = REPO / "src" / "skillassay" / "services" / "seam" / "data"
+DATA_DIR = REPO / "src" / "skillassay" / "seam" / "emulator" / "data"
 
 
 def pinned_version() -> str:

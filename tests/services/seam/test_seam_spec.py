@@ -121,6 +121,20 @@ def test_shipped_spec_equals_the_pinned_npm_package(tmp_path):
     assert len(shipped.read_bytes()) < 1_000_000
 
 
+def test_the_exporter_writes_where_the_package_reads():
+    """Without --output the exporter regenerates the shipped document in place, not in a folder nothing reads
+    (its target once named a package folder that had moved)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "export_seam_openapi", REPO / "scripts" / "export_seam_openapi.py"
+    )
+    assert spec is not None and spec.loader is not None
+    exporter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporter)
+    assert exporter.DATA_DIR.resolve() == spec_module.shipped_spec_path().parent.resolve()
+
+
 def test_spec_and_emulator_need_no_node(tmp_path):
     """No node on PATH, no node_modules, an empty cache, outside the repository: the spec loads and the
     emulator serves the official SDK."""
