@@ -146,6 +146,46 @@ def test_a_rails_app_in_another_style(tmp_path):
         "update": ("PATCH", "/v2/stays/:id", "update"),
         "cancel": ("POST", "/v2/stays/:id/cancel", "cancel"),
     }
+    # the route is declared in config/routes.rb, the work goes in the controller Rails' autoloading names
+    assert {k: v.edited_files() for k, v in d.lifecycle.items()} == {
+        k: ["app/controllers/stays_controller.rb"] for k in ("create", "update", "cancel")
+    }
+
+
+def test_init_app_on_rails_names_the_controller_not_the_routes_file(tmp_path):
+    """The answer key's files to change and SCAFFOLD.md's handlers point at the namespaced controller, and the
+    notes carry no Express-style mount advice for a routes file that gives whole paths."""
+    app = write(
+        tmp_path / "pms",
+        {
+            "Gemfile": 'source "https://rubygems.org"\ngem "rails", "~> 6.1.7"\n',
+            "config/routes.rb": """
+            Rails.application.routes.draw do
+              namespace :api do
+                resources :bookings, only: [:create, :update, :destroy]
+              end
+            end
+        """,
+            "app/controllers/api/bookings_controller.rb": """
+            module Api
+              class BookingsController < ApplicationController
+                def create; end
+                def update; end
+                def destroy; end
+              end
+            end
+        """,
+        },
+    )
+    suite = tmp_path / "suite"
+    res = runner.invoke(cli, ["init", str(suite), "--app", str(app), "--name", "pms"])
+    assert res.exit_code == 0, res.output
+    fixture = suite / "fixtures" / "pms"
+    key = json.loads((fixture / "answer_key.json").read_text())
+    assert key["expected_files_modified"] == ["app/controllers/api/bookings_controller.rb"]
+    notes = (fixture / "SCAFFOLD.md").read_text()
+    assert "handled by create in app/controllers/api/bookings_controller.rb" in notes
+    assert "app.use(" not in notes and "mounted under a prefix" not in notes
 
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):

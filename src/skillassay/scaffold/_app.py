@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from skillassay import plugins, stacks
 from skillassay.errors import SkillassayError
 from skillassay.languages import parser_for
+from skillassay.languages.base import Module, Route
 from skillassay.stacks import Stack
 
 GROUP = "skillassay.scaffolds"
@@ -61,6 +62,13 @@ class DetectedRoute(BaseModel):
     line: int
     # the named function handling it, or the named functions its inline handler calls
     handler: str | None = None
+    # the files the handlers are defined in, where the route names them from another file (a Rails route's
+    # controller, an Express router's imported handler); empty when they are in ``file``
+    handler_files: list[str] = Field(default_factory=list)
+
+    def edited_files(self) -> list[str]:
+        """Where an integration changes this endpoint: its handlers' files, else the file declaring it."""
+        return self.handler_files or [self.file]
 
 
 class Detection(BaseModel):
@@ -132,6 +140,7 @@ def _port(app: Path, files: list[Path], stack: Stack) -> tuple[int, str]:
 
 def _routes(app: Path, files: list[Path]) -> list[DetectedRoute]:
     out: list[DetectedRoute] = []
+    stems = {p.relative_to(app).with_suffix("").as_posix(): p.relative_to(app).as_posix() for p in files}
     for path in files:
         rel = path.relative_to(app).as_posix()
         parser = parser_for(rel)
@@ -149,9 +158,25 @@ def _routes(app: Path, files: list[Path]) -> list[DetectedRoute]:
                     file=rel,
                     line=route.line,
                     handler=_handler_name(module, route),
+                    handler_files=_handler_files(module, route, stems),
                 )
             )
     return out
+
+
+def _handler_files(module: Module, route: Route, stems: dict[str, str]) -> list[str]:
+    """The app's files defining the handlers a route names from elsewhere (through the module's import
+    references: the stem of the file, as the call graph resolves it), in the route's order."""
+    found: list[str] = []
+    for value in route.handlers:
+        if value.kind != "ref" or not value.chain:
+            continue
+        for ref in module.import_refs.get(value.chain[0], []):
+            matches = [
+                f for stem, f in stems.items() if stem == ref.stem or (ref.fuzzy and stem.endswith(ref.stem))
+            ]
+            found.extend(f for f in matches if f != module.path)
+    return list(dict.fromkeys(found))
 
 
 def _handler_name(module, route) -> str | None:

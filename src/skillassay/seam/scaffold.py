@@ -63,7 +63,7 @@ def _config(name: str, d: Detection) -> dict[str, object]:
 def _answer_key(d: Detection) -> dict[str, object]:
     """answer_key.json: the files the lifecycle's handlers are in; the calls left to the user."""
     return {
-        "expected_files_modified": sorted({r.file for r in d.lifecycle.values()}),
+        "expected_files_modified": sorted({f for r in d.lifecycle.values() for f in r.edited_files()}),
         "expected_new_files_allowed": [],
         "expected_calls": {},
         "expected_placements": {},
@@ -105,6 +105,23 @@ class SeamScaffold(AppScaffold):
 SEAM_SCAFFOLD = SeamScaffold()
 
 
+# stacks whose routers are mounted under a prefix in code the route reading may not follow (a router built in
+# one file, mounted in another); Rails' routes file and Next.js' folders give the whole path
+_MOUNTED_ROUTERS = {
+    "express": "`app.use('/api', router)`",
+    "node": "`app.use('/api', router)`",
+    "flask": "`app.register_blueprint(bp, url_prefix='/api')`",
+    "fastapi": "`app.include_router(router, prefix='/api')`",
+}
+
+
+def _prefix_note(stack: str) -> str:
+    mount = _MOUNTED_ROUTERS.get(stack)
+    return (
+        f" A router mounted under a prefix ({mount}) may need the prefix added to the path." if mount else ""
+    )
+
+
 def _notes(name: str, d: Detection, handlers: dict[str, list[str]]) -> str:
     lines = [
         f"# {name}: what `skillassay init --app` inferred, and what is left to you",
@@ -126,14 +143,15 @@ def _notes(name: str, d: Detection, handlers: dict[str, list[str]]) -> str:
                 f"`eval_config.json` /test_endpoints/{phase}"
             )
         else:
+            where = f" in {', '.join(r.handler_files)}" if r.handler_files else ""
+            handled = ", ".join(handlers.get(phase) or []) or "an inline function"
             lines.append(
                 f"- {phase} endpoint: {r.method} {r.path} ({r.file}:{r.line}); handled by "
-                f"{', '.join(handlers.get(phase) or []) or 'an inline function'}. A router mounted under a "
-                "prefix (`app.use('/api', router)`) may need the prefix added to the path."
+                f"{handled}{where}.{_prefix_note(d.stack)}"
             )
     lines.append(
         f"- files the integration should change (answer_key.json /expected_files_modified): "
-        f"{', '.join(sorted({r.file for r in d.lifecycle.values()})) or 'none found'}"
+        f"{', '.join(sorted({f for r in d.lifecycle.values() for f in r.edited_files()})) or 'none found'}"
     )
     lines += [
         "",
