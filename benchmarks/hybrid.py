@@ -1,12 +1,12 @@
 """The hybrid rubric: how often each layer judges the labelled cases right, and what the hybrid adds per run.
 
-Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py, each case's truth per rubric
-category), in styles the static reading still misjudges (a method name read from the environment at run
-time, a coroutine kept in a variable and never awaited, a job queued nothing drains) and in styles it reads
-right (``asyncio.to_thread``, a coroutine dropped unawaited: both layers should agree), and the
-shipped fixtures' goldens and negative controls (``test_controls/*.expected.json``: rubric categories and
-sandbox checks). Each case is built and driven once (the Seam kind, both layers); from that one grade come the
-static reading's categories (``static_score``: before), the hybrid's (after) and the sandbox's checks. A
+Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py and its Ruby twin hybrid_ruby_apps.py,
+each case's truth per rubric category), in styles the static reading still misjudges (a method name read from
+the environment at run time, a coroutine kept in a variable and never awaited, a job queued nothing drains)
+and in styles it reads right (``asyncio.to_thread``, a coroutine dropped unawaited: both layers should agree),
+and the shipped fixtures' goldens and negative controls (``test_controls/*.expected.json``: rubric categories
+and sandbox checks). Each case is built and driven once (the Seam kind, both layers); from that one grade come
+the static reading's categories (``static_score``: before), the hybrid's (after) and the sandbox's checks. A
 category or check is right when it is within 0.011 of its label.
 
 The time the hybrid adds is the pass itself (``rubric.json``: ``hybrid.seconds``), read from what the sandbox
@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests" / "graders" / "sandbox"))
 
+import hybrid_ruby_apps  # noqa: E402
 from hybrid_apps import CASES, grade  # noqa: E402
 
 from skillassay.kinds.base import GradeOutcome, GradeRequest  # noqa: E402
@@ -85,8 +86,10 @@ def _score(out: GradeOutcome, rubric: dict[str, float], sandbox: dict[str, float
 
 
 def hybrid_cases(emu: SeamEmulator, blind: Figures, agreed: Figures) -> None:
-    for name, case in sorted(CASES.items()):
-        out = grade(Path(tempfile.mkdtemp(prefix="hyb-bench-")), emu, styles=case.styles)
+    labelled = [(n, c, grade) for n, c in sorted(CASES.items())]
+    labelled += [(n, c, hybrid_ruby_apps.grade) for n, c in sorted(hybrid_ruby_apps.CASES.items())]
+    for name, case, grade_case in labelled:
+        out = grade_case(Path(tempfile.mkdtemp(prefix="hyb-bench-")), emu, styles=case.styles)
         _score(out, case.truth, {}, f"hybrid case {name}", blind if case.static_misjudges else agreed)
         g = out.grades
         print(f"  {name}: static {g.get('rubric_static_total')}, hybrid {g.get('rubric_total')}")

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import hybrid_ruby_apps as ruby
 import pytest
 from hybrid_apps import BROKEN_DOCKERFILE, CASES, STYLES, definition, grade
 
@@ -134,6 +135,35 @@ def test_every_labelled_case_is_judged_as_the_app_behaves(case, both, emulator, 
     dropped unawaited), every judgement of what runs is confirmed by the trace: ``both``."""
     styles, truth, static_misjudges = CASES[case]
     out = both if styles == STYLES else grade(tmp_path, emulator, styles=styles)
+    _judged_as_it_behaves(out, truth, static_misjudges)
+
+
+@pytest.fixture(scope="module")
+def ruby_both(emulator, tmp_path_factory) -> GradeOutcome:
+    """The Ruby app graded on both layers, once for the Ruby tests here."""
+    return ruby.grade(tmp_path_factory.mktemp("hybrid-rb"), emulator)
+
+
+def test_a_ruby_app_s_trace_settles_what_its_static_reading_misjudges(ruby_both):
+    """Ruby, playing the attacker in its own styles: ``public_send`` of a method name read from ``ENV`` (sent:
+    credited from the trace) and a block kept by ``define_singleton_method`` (never run: refuted)."""
+    assert ruby_both.failures == []
+    assert ruby_both.rubric is not None and ruby_both.rubric["hybrid"]["applied"] is True
+    sent = {(r["endpoint"], r["path"]) for r in (ruby_both.sandbox or {})["seam_trace"]["requests"]}
+    assert ("create", "/access_grants/create") in sent and ("cancel", "/access_grants/delete") in sent
+    assert not any(p == "/access_grants/update" for _, p in sent)  # the kept block never ran
+    update = _judged(_cat(ruby_both, "integration_placement"), "access_grants.update in update_reservation")
+    assert update["refuted"] is True and update["ok"] is False and update["source"] == "trace"
+
+
+@pytest.mark.parametrize("case", sorted(ruby.CASES))
+def test_every_labelled_ruby_case_is_judged_as_the_app_behaves(case, ruby_both, emulator, tmp_path):
+    styles, truth, static_misjudges = ruby.CASES[case]
+    out = ruby_both if styles == ruby.STYLES else ruby.grade(tmp_path, emulator, styles=styles)
+    _judged_as_it_behaves(out, truth, static_misjudges)
+
+
+def _judged_as_it_behaves(out: GradeOutcome, truth: dict[str, float], static_misjudges: bool) -> None:
     assert out.failures == []
     rubric = out.rubric or {}
     cats = rubric["categories"]
