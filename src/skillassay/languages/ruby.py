@@ -585,6 +585,12 @@ class _Outliner:
             key = _symbol(keys[0]) if keys else None
             if obj is not None and obj.type == "identifier" and key is not None:
                 self._bind(_text(obj), Value("object", line, keys={key: value}))
+        elif (
+            left.type == "call"
+        ):  # `request.body = payload.to_json`: the setter's value, as a key of the local
+            receiver, method = left.child_by_field_name("receiver"), left.child_by_field_name("method")
+            if receiver is not None and receiver.type == "identifier" and method is not None:
+                self._bind(_text(receiver), Value("object", line, keys={_text(method): value}))
         elif left.type == "left_assignment_list":
             for target in left.named_children:
                 if target.type == "identifier":

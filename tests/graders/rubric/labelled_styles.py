@@ -1647,7 +1647,14 @@ RUBY_CASES = [
         {"app/services/booking_service.rb": RAILS_UNCALLED_LAMBDA_SERVICE},
         _key("access_codes", RAILS_PLACES),
         BOOKING_ENDPOINTS,
-        expected={**FULL, "integration_placement": 0.66, "lifecycle_completeness": 0.66},
+        # the delete is never sent: like the other stacks' calls in code nothing runs, it has no parameters to
+        # credit (create's 3/3, delete's none: 0.5)
+        expected={
+            **FULL,
+            "integration_placement": 0.66,
+            "api_correctness": 0.5,
+            "lifecycle_completeness": 0.66,
+        },
     ),
     Case(
         "rails_reservations_faraday_constant_in_initializer",
@@ -1709,18 +1716,15 @@ RUBY_CASES = [
         {"app/services/booking_service.rb": RAILS_HASH_ARGS_SERVICE},
         _key("access_codes", RAILS_PLACES),
         BOOKING_ENDPOINTS,
-        expected={**FULL, "api_correctness": 0.0},
+        # create's keywords from `**opts` all arrive (1.0); delete's Hash is one positional argument the
+        # gem's keyword method refuses (0.0): the mean of the two methods the key requires
+        expected={**FULL, "api_correctness": 0.5},
     ),
 ]
 # labelled right but still misjudged by the static rubric (not yet fixed): kept out of CASES, so the test
-# stays green; benchmarks/rubric_labelled.py counts them
-OPEN = {
-    "rails_access_codes_service_object_concern",
-    "rails_access_codes_lambda_never_called",
-    "rails_reservations_faraday_constant_in_initializer",
-    "rails_access_grants_httparty_and_net_http",
-    "rails_access_grants_dead_code_comments_heredocs",
-    "rails_access_codes_hash_vs_keyword_args",
-}
+# stays green; benchmarks/rubric_labelled.py counts them. None at present: the last six Rails ones (an
+# initializer's constant, HTTParty included in a class, a request body set after Net::HTTP::Post.new,
+# keywords forwarded through `**opts`, the routes file nothing requires) are read right now.
+OPEN: set[str] = set()
 OPEN_CASES = [c for c in RUBY_CASES if c.name in OPEN]
 CASES += [c for c in RUBY_CASES if c.name not in OPEN]

@@ -4,7 +4,7 @@ each rubric category scores what the app really does."""
 from __future__ import annotations
 
 import pytest
-from labelled_styles import CASES, OPEN_CASES, Case
+from labelled_styles import CASES, Case
 from rubric_helpers import App, scores
 
 
@@ -37,18 +37,3 @@ def test_evidence_names_the_runner_a_call_is_handed_to(tmp_path):
     result = grade_case(tmp_path, case)
     evidence = [e.message for e in result.categories["api_path_selection"].evidence]
     assert any("`access_grants.create, handed to to_thread`" in m for m in evidence), evidence
-
-
-@pytest.mark.parametrize(
-    ("name", "right"),
-    [
-        ("rails_access_codes_lambda_never_called", ("integration_placement", "lifecycle_completeness")),
-        ("rails_access_grants_dead_code_comments_heredocs", ("api_path_selection", "lifecycle_completeness")),
-    ],
-)
-def test_open_rails_cases_score_their_fixed_categories_as_labelled(tmp_path, name, right):
-    """The Rails cases still misjudged elsewhere (labelled_styles.OPEN): the categories already fixed (a
-    lambda never called never runs; an action no route names is dead) score as labelled."""
-    case = next(c for c in OPEN_CASES if c.name == name)
-    got = scores(grade_case(tmp_path, case))
-    assert {k: got[k] for k in right} == {k: case.expected[k] for k in right}

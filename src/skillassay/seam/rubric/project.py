@@ -143,6 +143,11 @@ _ROUTE_MARKERS = re.compile(
 )
 
 
+# Rails loads these before any request, and nothing requires them: the routes (the app's entry points) and the
+# initializers (what they assign at the top, a client in a constant, any file may use)
+_RAILS_BOOT = re.compile(r"config/(routes|initializers/[^/]+)\.rb$")
+
+
 def _module_stem(rel: str) -> str:
     stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
     for tail in ("/index", "/__init__"):
@@ -211,6 +216,7 @@ def connected(
         rel
         for rel in candidates
         if (("app/" in rel or "pages/" in rel) and next_route_path(rel) is not None)
+        or _RAILS_BOOT.match(rel)
         or (routes and _ROUTE_MARKERS.search(text(rel)))
         or (pattern is not None and pattern.search(text(rel)))
     ]
@@ -237,6 +243,17 @@ def parse_app(root: Path, files: list[str]) -> dict[str, Module]:
         if module is not None:
             out[rel] = module
     return out
+
+
+def _ruby_keywords_as_hash(module: Module, params: list[str], position: int, call: Call) -> bool:
+    """Ruby: keywords passed to a method whose last parameter is positional (``def open(body)`` called as
+    ``open(device_ids: ids, ...)``) arrive as one Hash in that parameter."""
+    return (
+        module.language == "ruby"
+        and bool(call.kwargs)
+        and position == len(params) - 1 == len(call.args)
+        and not set(call.kwargs) & set(params)
+    )
 
 
 class Project:
@@ -383,7 +400,21 @@ class Project:
             values = module.functions[index].bindings.get(name)
             if values:
                 return [(v, module, index) for v in values]
-        return [(v, module, None) for v in module.bindings.get(name, [])]
+        local: list[Ctx] = [(v, module, None) for v in module.bindings.get(name, [])]
+        return local or self._global_constant(module, name)
+
+    def _global_constant(self, module: Module, name: str) -> list[Ctx]:
+        """Ruby: a constant no file requires, assigned at the top of another file of the app (an initializer's
+        ``SEAM = Seam::Client.new(...)``: Rails loads ``config/initializers`` before any request, and a
+        top-level constant is visible everywhere)."""
+        if module.language != "ruby" or not name[:1].isupper():
+            return []
+        return [
+            (v, other, None)
+            for other in self.modules.values()
+            if other is not module and other.language == "ruby"
+            for v in other.bindings.get(name, [])
+        ]
 
     def resolve_chain(self, module: Module, scope: int | None, chain: tuple[str, ...]) -> list[Ctx]:
         """What a name chain holds: a binding of the whole chain, else the head's value and then its keys
@@ -618,6 +649,8 @@ class Project:
         """
         for index in module.enclosing(scope):
             fn = module.functions[index]
+            if fn.name is not None and name == fn.kwargs_param:
+                return self._keywords_for(fn, depth)
             if fn.name is None or name not in fn.params:
                 continue
             position = fn.params.index(name)
@@ -630,11 +663,26 @@ class Project:
                     arg = call.kwargs[name]
                 elif position < len(call.args):
                     arg = call.args[position]
+                elif _ruby_keywords_as_hash(module, fn.params, position, call):
+                    arg = Value("object", call.line, keys=dict(call.kwargs))
                 else:
                     continue
                 out.extend(self.resolve((arg, caller, call.scope), depth + 1))
             return out
         return []
+
+    def _keywords_for(self, fn: Function, depth: int) -> list[Ctx]:
+        """A ``**opts`` parameter's values: at every call of the function (by name), the keyword arguments no
+        other parameter takes, and what the call spreads into them (``new.call(*args, **opts)`` forwards its
+        own)."""
+        out: list[Ctx] = []
+        for caller, call in self._calls_by_name.get(fn.name or "", []):
+            if not call.kwargs and not call.kw_spreads:
+                continue
+            extra = {k: v for k, v in call.kwargs.items() if k not in fn.params}
+            value = Value("object", call.line, keys=extra, spreads=list(call.kw_spreads))
+            out.append((value, caller, call.scope))
+        return out
 
     def key_values(self, ctx: Ctx, key: str, depth: int = 0) -> list[Ctx]:
         """Values under ``key`` of the object(s) ``ctx`` holds, through spreads."""

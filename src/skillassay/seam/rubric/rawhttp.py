@@ -148,6 +148,38 @@ def _method_text(value: Value | None) -> str | None:
     return None
 
 
+def _set_body(module: Module, call: Call) -> Value | None:
+    """The body a Ruby request object is given after it is made (``request = Net::HTTP::Post.new(uri)``, then
+    ``request.body = payload.to_json``): the setter's value bound to the same local in the same method."""
+    if call.scope is None:
+        return None
+    for values in module.functions[call.scope].bindings.values():
+        if any(v.kind == "call" and v.chain == call.chain and v.line == call.line for v in values):
+            bodies = [v.keys["body"] for v in values if v.kind == "object" and "body" in v.keys]
+            if bodies:
+                return bodies[-1]
+    return None
+
+
+def _included_client(module: Module, call: Call, receiver: tuple[str, ...]) -> str | None:
+    """A Ruby class that includes an HTTP client module (``include HTTParty``) and calls it on itself
+    (``self.class.post`` in an instance method, ``self.post`` or ``post`` in a class method): the client."""
+    if call.scope is None or receiver not in (("self", "class"), ("self",)):
+        return None
+    info = module.classes.get(module.functions[call.scope].cls or "")
+    if info is None:
+        return None
+    libs = stacks.http_clients(module.sdk_style)
+    for base in info.bases:
+        lib = _RUBY_INCLUDED.get(base[-1]) if base else None
+        if lib is not None and lib in libs:
+            return lib
+    return None
+
+
+_RUBY_INCLUDED = {"HTTParty": "httparty"}  # client modules a class includes to call them as its own methods
+
+
 class RawHttp:
     """Finds raw Seam requests in a project (``graders.rubric.project.Project``)."""
 
@@ -219,11 +251,15 @@ class RawHttp:
         if chain[0] == "new":  # Net::HTTP::Post.new(uri): the request object, sent later
             verb = chain[-1].lower()
             if chain[1:3] == ("Net", "HTTP") and len(chain) == 4 and verb in HTTP_VERBS:
-                return ClientCall(f"Net::HTTP::{chain[-1]}", verb.upper(), first)
+                return ClientCall(f"Net::HTTP::{chain[-1]}", verb.upper(), first, _set_body(module, call))
             return None
         if not receiver:
             return None
-        origin = self._origin(module, call.scope, receiver) or self._returned_origin(module, receiver)
+        origin = (
+            self._origin(module, call.scope, receiver)
+            or self._returned_origin(module, receiver)
+            or _included_client(module, call, receiver)
+        )
         if origin is None:
             return None
         if origin == "net/http":
