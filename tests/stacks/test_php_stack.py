@@ -6,6 +6,7 @@ registry unless the eval names Packagist, the start command, the image and Docke
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -212,3 +213,19 @@ def test_php_source_syntax():
     assert syntax.language == "php" and syntax.comment == "// " and syntax.sdk_family == "python"
     assert "guzzlehttp" in stacks.http_clients("python") and syntax.statement_end == ";"
     assert syntax.env_is("SEAM_MUTANT", "1") == 'getenv("SEAM_MUTANT") === "1"'
+
+
+def test_a_debian_update_of_a_php_package_changes_the_runtime_version(tmp_path, monkeypatch):
+    """The runtime's version is part of the install cache's key: a security update of Debian's Laravel must
+    make a new install (its check run again), not reuse the one checked against the old version."""
+    _need_php()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    command = list(stacks.family("php").version_command)
+    printed = []
+    for version in ("8.83.26+dfsg-2", "8.83.27+dfsg-1"):
+        (fake / "dpkg-query").write_text(f"#!/bin/sh\necho 'php-laravel-framework {version}'\n")
+        (fake / "dpkg-query").chmod(0o755)
+        printed.append(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    assert "php-laravel-framework 8.83.26+dfsg-2" in printed[0] and printed[0] != printed[1]

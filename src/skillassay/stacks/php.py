@@ -84,6 +84,10 @@ _PREPEND = (
     ' . "\\n", $s, 1)) !== false || exit(1);'
 )
 _FAIL = 'fwrite(STDERR, $argv[1] . "\\n"); exit(1);'
+_VERSIONS = (
+    'echo PHP_VERSION, "\\n";'
+    " passthru(\"dpkg-query -W -f '\\${Package} \\${Version}\\\\n' 'php-*' 2>/dev/null\");"
+)
 
 
 def upstream_version(debian: str) -> str:
@@ -216,7 +220,9 @@ class PhpStack(Stack):
     mount_order = 3
     dependency_files: ClassVar[tuple[str, ...]] = ("composer.json", "composer.lock")
     dependency_folder = "vendor"
-    version_command: ClassVar[tuple[str, ...]] = ("php", "--version")
+    # PHP's version and every installed Debian PHP package's: a Debian update of one (a security release of
+    # Laravel's) makes a new install, whose check says whether the app's lock still names what is there
+    version_command: ClassVar[tuple[str, ...]] = ("php", "-r", _VERSIONS)
 
     def declares(self, app: Path, package: str, strict: bool) -> bool:
         text = (app / "composer.json").read_text(encoding="utf-8", errors="replace")
