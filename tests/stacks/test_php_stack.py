@@ -229,3 +229,34 @@ def test_a_debian_update_of_a_php_package_changes_the_runtime_version(tmp_path, 
         (fake / "dpkg-query").chmod(0o755)
         printed.append(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     assert "php-laravel-framework 8.83.26+dfsg-2" in printed[0] and printed[0] != printed[1]
+
+
+def test_the_app_environment_gives_a_php_app_a_vendor_of_its_own(tmp_path):
+    """A grader's commands on a plain PHP app (no framework) unsealed: ``vendor`` a copy, never the link
+    through which PHP would look for the app's classes in the cache."""
+    _need_php()
+    from skillassay.graders import appenv
+
+    app = tmp_path / "app"
+    (app / "src").mkdir(parents=True)
+    guzzle = {"guzzlehttp/", "psr/http-", "ralouphie/", "symfony/deprecation-contracts"}
+    lock = json.loads((GOLDEN / "composer.lock").read_text())
+    lock["packages"] = [p for p in lock["packages"] if p["name"].startswith(tuple(guzzle))]
+    (app / "composer.lock").write_text(json.dumps(lock))
+    manifest = {"require": {"guzzlehttp/guzzle": "^7.4"}, "autoload": {"psr-4": {"Shop\\": "src/"}}}
+    (app / "composer.json").write_text(json.dumps(manifest))
+    (app / "src" / "Cart.php").write_text("<?php\nnamespace Shop;\nclass Cart {}\n")
+    env = appenv.build(
+        app, "pristine", tmp_path / "stage", tmp_path / "install.log", seal=None, env=dict(os.environ)
+    )
+    assert env.error is None, env.error
+    work = tmp_path / "work"
+    shutil.copytree(app, work)
+    env.attach(work, sealed=False)
+    assert (work / "vendor").is_dir() and not (work / "vendor").is_symlink()
+    probe = (
+        'require "vendor/autoload.php";'
+        " echo class_exists(Shop\\Cart::class) && class_exists(GuzzleHttp\\Client::class);"
+    )
+    ran = subprocess.run(["php", "-r", probe], cwd=work, capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "1", ran.stderr
