@@ -260,3 +260,24 @@ def test_the_app_environment_gives_a_php_app_a_vendor_of_its_own(tmp_path):
     )
     ran = subprocess.run(["php", "-r", probe], cwd=work, capture_output=True, text=True, timeout=60)
     assert ran.stdout == "1", ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"config": {"vendor-dir": "../elsewhere"}}, "vendor-dir '../elsewhere': only vendor is kept"),
+        (None, "composer.lock: missing"),
+    ],
+)
+def test_an_install_the_cache_cannot_keep_fails_saying_why(tmp_path, change, message):
+    """A vendor folder elsewhere (Composer would write outside the cache entry), or no lock to check."""
+    _need_php()
+    entry = _entry(tmp_path)
+    if change is None:
+        (entry / "composer.lock").unlink()
+    else:
+        manifest = json.loads((entry / "composer.json").read_text())
+        (entry / "composer.json").write_text(json.dumps({**manifest, **change}))
+    refused = _install(entry)
+    assert refused.returncode != 0 and message in refused.stderr, refused.stderr
+    assert not (entry / "vendor").exists() and not (tmp_path / "elsewhere").exists()

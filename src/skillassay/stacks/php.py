@@ -165,7 +165,13 @@ def offline_install(entry: Path, installed: Mapping[str, str]) -> list[str]:
         return _failing(f"{Path(e.filename).name}: missing (the offline install reads both)")
     except ValueError as e:
         return _failing(f"composer.json or composer.lock is not JSON: {e}")
-    requires = manifest.get("require") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):
+        return _failing("composer.json: not a JSON object")
+    config = manifest.get("config")
+    if isinstance(config, dict) and config.get("vendor-dir", "vendor") != "vendor":
+        # Composer would write the dependencies there, outside what the cache keeps (and anywhere on disk)
+        return _failing(f"composer.json: config.vendor-dir {config['vendor-dir']!r}: only vendor is kept")
+    requires = manifest.get("require")
     requires = requires if isinstance(requires, dict) else {}
     packages = [p for p in requires if "/" in p]
     problems = lock_problems(lock, installed)
