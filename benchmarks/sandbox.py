@@ -10,7 +10,7 @@ installed, build outputs restored). Each validation drives the fixture's golden 
 Seam emulator. Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts,
 hotel-nextjs-ts, cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py,
 cowork-fastapi-py) under 4 s, the Rails goldens (rails-rb, hotel-rails-rb, cowork-rails-rb) under 6 s, the
-Laravel golden (php-laravel) under 2 s.
+Laravel goldens (php-laravel, hotel-php-laravel, cowork-php-laravel) under 2 s.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ TARGETS = {
     **dict.fromkeys(("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts"), 10.0),
     **dict.fromkeys(("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py"), 4.0),
     **dict.fromkeys(("rails-rb", "hotel-rails-rb", "cowork-rails-rb"), 6.0),  # Puma booting Rails: ~3 s
-    "php-laravel": 2.0,  # PHP's own server: nothing boots before the first request (~0.2 s)
+    # PHP's own server: nothing boots before the first request (~0.2 s)
+    **dict.fromkeys(("php-laravel", "hotel-php-laravel", "cowork-php-laravel"), 2.0),
 }
 
 
