@@ -9,7 +9,8 @@ caches are whatever the machine has, as for a user. Warm = the same inputs again
 installed, build outputs restored). Each validation drives the fixture's golden solution against one shared
 Seam emulator. Targets (warm): express-ts under 10 s, flask-py under 6 s, the Next.js goldens (nextjs-ts,
 hotel-nextjs-ts, cowork-nextjs-ts) under 10 s, the FastAPI goldens (fastapi-py, hotel-fastapi-py,
-cowork-fastapi-py) under 4 s, the Rails goldens (rails-rb, hotel-rails-rb, cowork-rails-rb) under 6 s.
+cowork-fastapi-py) under 4 s, the Rails goldens (rails-rb, hotel-rails-rb, cowork-rails-rb) under 6 s, the
+Laravel goldens (php-laravel, hotel-php-laravel, cowork-php-laravel) under 2 s.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ TARGETS = {
     **dict.fromkeys(("nextjs-ts", "hotel-nextjs-ts", "cowork-nextjs-ts"), 10.0),
     **dict.fromkeys(("fastapi-py", "hotel-fastapi-py", "cowork-fastapi-py"), 4.0),
     **dict.fromkeys(("rails-rb", "hotel-rails-rb", "cowork-rails-rb"), 6.0),  # Puma booting Rails: ~3 s
+    # PHP's own server: nothing boots before the first request (~0.2 s)
+    **dict.fromkeys(("php-laravel", "hotel-php-laravel", "cowork-php-laravel"), 2.0),
 }
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything skillassay and its tests need on a fresh machine (Debian/Ubuntu, Python >= 3.11, Node >= 20):
 # the Python package in .venv, the node tools (official npm Seam SDK, @seamapi/types, Claude Code and Codex CLIs) in
-# node/node_modules, Chromium for the report's browser test, bubblewrap + strace for sealed runs, and Ruby on Rails
-# (Debian's packages) for the Rails fixtures.
+# node/node_modules, Chromium for the report's browser test, bubblewrap + strace for sealed runs, and Ruby on Rails and
+# Laravel (Debian's packages) for the Rails and Laravel fixtures.
 # Safe and cheap to run again: it skips what is there, and the pip and npm installs when nothing they read changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,10 @@ command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 command -v strace >/dev/null || need_apt+=(strace)
 # Ruby on Rails from Debian's archive (RubyGems cannot be reached everywhere skillassay is built): the Rails
 # fixtures' gems are these packages, resolved by `bundle install` without a registry (docs/languages.md)
-for pkg in ruby-rails ruby-bundler ruby-sqlite3 ruby-faraday puma; do
+# Laravel likewise (Packagist cannot be reached everywhere either): the Laravel fixtures' packages are these, installed
+# offline by the PHP stack's install (stacks/php.py)
+for pkg in ruby-rails ruby-bundler ruby-sqlite3 ruby-faraday puma \
+  php8.2-cli php-laravel-framework composer php-guzzlehttp-guzzle php-sqlite3; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -167,6 +167,10 @@ def test_list_shows_api_path_stack_and_port(evals_dir: Path) -> None:
     assert rows["fastapi-py"]["stack"] == "python-fastapi" and rows["cowork-fastapi-py"]["app_port"] == 8000
     assert rows["hotel-express-ts"]["stack"] == "typescript-express"
     assert rows["cowork-rails-rb"]["stack"] == "ruby-rails" and rows["hotel-rails-rb"]["app_port"] == 3000
+    assert rows["php-laravel"]["stack"] == "php-laravel" and rows["php-laravel"]["app_port"] == 8000
+    assert rows["hotel-php-laravel"]["api_path"] == "access_grants"
+    cowork = rows["cowork-php-laravel"]
+    assert cowork["stack"] == "php-laravel" and cowork["app_port"] == 8000
 
 
 def test_parameters_the_real_api_rejects_are_flagged(suite: Path) -> None:

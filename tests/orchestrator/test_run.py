@@ -136,7 +136,7 @@ def test_api_path_filters_and_runs_repeat(tmp_path: Path, evals_dir: Path) -> No
     )
     assert code == 0, out
     ids = {s["eval_id"] for s in out["evals"]}
-    ra = ["express-ts", "fastapi-py", "flask-py", "nextjs-ts", "rails-rb"]
+    ra = ["express-ts", "fastapi-py", "flask-py", "nextjs-ts", "php-laravel", "rails-rb"]
     assert ids == set(ra)  # only the reservation-automations fixtures, nothing overridden
     assert sorted((r["eval_id"], r["run_index"]) for r in out["runs"]) == [(e, i) for e in ra for i in (1, 2)]
     assert all(s["runs"] == 2 and s["rubric"]["n"] == 2 for s in out["evals"])

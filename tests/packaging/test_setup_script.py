@@ -105,3 +105,14 @@ def test_the_rails_packages_are_installed_only_when_missing(tmp_path: Path) -> N
     asked = _apt_installs(co, tmp_path, {"ruby-rails", "ruby-bundler", "ruby-sqlite3", "puma"})
     assert [p for p in asked if p in RAILS_PACKAGES] == ["ruby-faraday"]
     assert not [p for p in _apt_installs(co, tmp_path, set(RAILS_PACKAGES)) if p in RAILS_PACKAGES]
+
+
+LARAVEL_PACKAGES = ("php8.2-cli", "php-laravel-framework", "composer", "php-guzzlehttp-guzzle", "php-sqlite3")
+
+
+def test_the_laravel_packages_are_installed_only_when_missing(tmp_path: Path) -> None:
+    co = _checkout(tmp_path)
+    assert set(LARAVEL_PACKAGES) <= set(_apt_installs(co, tmp_path, set()))
+    asked = _apt_installs(co, tmp_path, set(LARAVEL_PACKAGES) - {"composer"})
+    assert [p for p in asked if p in LARAVEL_PACKAGES] == ["composer"]
+    assert not [p for p in _apt_installs(co, tmp_path, set(LARAVEL_PACKAGES)) if p in LARAVEL_PACKAGES]

@@ -347,6 +347,21 @@ def materialise_node_modules(app_dir: Path, folder: str = "node_modules") -> boo
     return True
 
 
+def copy_linked_folder(app_dir: Path, folder: str) -> bool:
+    """Replace the ``folder`` symlink into the cache by a copy of the cached files, for a family whose
+    runtime will not use its dependencies through a link (``Stack.refuses_linked_dependencies`` of the
+    family: PHP's autoloader finds the app from where ``vendor`` really lies). Copies, not hard links: the
+    app writes its copy at run time, and through a hard link its writes would reach the cache. Returns
+    False when there was no such symlink."""
+    target = app_dir / folder
+    if not target.is_symlink():
+        return False
+    source = target.resolve()
+    target.unlink()
+    shutil.copytree(source, target, symlinks=True)
+    return True
+
+
 def _base_python() -> str:
     # The running interpreter; `python -m venv` from inside a venv makes a venv of the same base Python (its
     # own installation, none of the running venv's packages): the Python every app venv runs on, in both

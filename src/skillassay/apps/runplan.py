@@ -67,11 +67,12 @@ def _split_shell(command: str) -> list[str]:
     return [shlex.join(p) for p in parts if p]
 
 
-def classify(command: str, install: InstallSpec) -> list[str]:
-    """Fold recognised install commands of ``command`` into ``install``; return what is left, as shell
-    commands.
+def classify(command: str, install: InstallSpec, runtime: str | None = None) -> list[str]:
+    """Fold recognised install commands of ``command`` into ``install`` (and drop those the ``runtime``
+    family's cached install does: ``Stack.folds_install``); return what is left, as shell commands.
     """
     leftover: list[str] = []
+    family = stacks.family(runtime) if runtime is not None else None
     for part in _split_shell(command):
         try:
             tokens = shlex.split(part)
@@ -79,6 +80,8 @@ def classify(command: str, install: InstallSpec) -> list[str]:
             leftover.append(part)
             continue
         if _fold_npm(tokens, install) or _fold_pip(tokens, install):
+            continue
+        if family is not None and family.folds_install(tokens):
             continue
         leftover.append(part)
     return leftover
@@ -166,9 +169,9 @@ def make_plan(app_dir: Path, dockerfile: Path | None, run: RunSteps | None, app_
         env.update(spec.env)
         for cmd in spec.runs:
             if cmd.exec_form is not None:
-                build.extend(classify(shlex.join(cmd.exec_form), install))
+                build.extend(classify(shlex.join(cmd.exec_form), install, spec.runtime))
             else:
-                build.extend(classify(cmd.shell or "", install))
+                build.extend(classify(cmd.shell or "", install, spec.runtime))
         start = spec.start_argv()
     if run is not None:
         if run.install is not None:

@@ -166,7 +166,9 @@ class AppEnv:
                 from skillassay.apps import deps
 
                 target.symlink_to(cached, target_is_directory=True)
-                if deps.needs_real_folder(Path(workdir), name):
+                if stack.refuses_linked_dependencies:  # the whole family's runtime (PHP's vendor): a copy
+                    deps.copy_linked_folder(Path(workdir), name)
+                elif deps.needs_real_folder(Path(workdir), name):
                     deps.materialise_node_modules(Path(workdir), name)
             path += [str(p) for p in stack.dependency_bins(Path(workdir))]
         return mounts, path

@@ -69,6 +69,7 @@ ETC_ENTRIES = (
     "npmrc",
     "nsswitch.conf",
     "os-release",
+    "php",
     "pip.conf",
     "profile",
     "profile.d",

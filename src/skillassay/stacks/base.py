@@ -178,6 +178,11 @@ class Stack(ABC):
         """``argv`` as run in the cache entry holding the manifest files (the install's own flags)."""
         return list(argv)
 
+    def folds_install(self, argv: list[str]) -> bool:
+        """A Dockerfile's RUN ``argv`` is what this family's cached install does (dropped from the build
+        steps, as npm's and pip's installs are); none by default."""
+        return False
+
     def install_key(self, name: str, data: bytes) -> bytes:
         """What of the manifest file ``name`` decides what its install fills (the rest, a name or a
         description, differs between apps sharing one install): all of it unless the stack knows better."""

@@ -83,7 +83,7 @@ def test_invalid_json_cmd_falls_back_to_shell_form():
         ("FROM node:20\nFROM node:20\n", "multi-stage"),
         ("FROM node:20\nFOO bar\n", "FOO is outside the supported Dockerfile subset"),
         ("RUN echo\n", "before FROM"),
-        ("FROM php:8\nCMD x\n", "node and python and ruby images only"),
+        ("FROM golang:1.22\nCMD x\n", "node and python and ruby and php images only"),
         ("# nothing\n", "no FROM"),
         ("FROM node:20\nEXPOSE http\n", "is not a port"),
     ],

@@ -99,8 +99,8 @@ def test_the_access_code_fixtures_are_found():
 @pytest.mark.parametrize("fixture", ACCESS_CODE_FIXTURES)
 def test_an_access_code_golden_passes_end_to_end_against_the_fake(fixture, fake, monkeypatch, tmp_path):
     """Each access-codes golden (the official SDKs: PATCH updates, DELETE with a query string; the Rails
-    golden: POST through Faraday) through the method shim, which bridges the two HTTP methods the fake does
-    not take; each bridged request is a difference in the table."""
+    golden: POST through Faraday; the Laravel golden: POST through Guzzle) through the method shim, which
+    bridges the two HTTP methods the fake does not take; each bridged request is a difference in the table."""
     d = load_fixture(REPO / "evals" / "fixtures" / fixture)
     before = _codes(fake)
     with method_shim(fake) as shimmed:
@@ -111,8 +111,9 @@ def test_an_access_code_golden_passes_end_to_end_against_the_fake(fixture, fake,
     assert all(c["ok"] for c in r.seam["cleanup"]), r.seam["cleanup"]
     assert _codes(fake) == before
     bridged = set(shimmed.rewritten)
-    if not fixture.endswith("-rb"):
-        # the official SDKs' methods; the Rails goldens POST Seam's HTTP API themselves (no Ruby SDK here)
+    if not fixture.endswith(("-rb", "-laravel")):
+        # the official SDKs' methods; the Rails and Laravel goldens POST Seam's HTTP API themselves (no Ruby
+        # or PHP SDK here)
         assert ("PATCH", "/access_codes/update") in bridged and ("DELETE", "/access_codes/delete") in bridged
     listed = {(row["method"], row["route"]) for row in json.loads(TABLE.read_text())["live_path"]}
     assert bridged <= listed, f"bridged but not in the table: {sorted(bridged - listed)}"

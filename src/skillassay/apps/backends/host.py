@@ -189,6 +189,8 @@ class HostBackend(Backend):
                     self.install_timeout,
                     seal=self._install_box,
                 )
+                if self._stack.refuses_linked_dependencies:
+                    self.facts[f"{self._folder}_copied"] = deps.copy_linked_folder(self.app_dir, self._folder)
         else:
             # always a venv, so `python`/`pip` in the start and build commands are this app's own
             runs_pip = any("pip" in " ".join(argv) for argv in [*self.plan.build, self.plan.start])
