@@ -28,7 +28,9 @@ def php_syntax(monkeypatch):
             "http_clients",
             lambda family: clients(family) | (PHP.http_clients if family == PHP.sdk_family else frozenset()),
         )
-        monkeypatch.setattr(stacks, "syntax_of", lambda language: PHP if language == "php" else syntax_of(language))
+        monkeypatch.setattr(
+            stacks, "syntax_of", lambda language: PHP if language == "php" else syntax_of(language)
+        )
 
 
 def _parse(text: str, path: str = "app/X.php") -> Module:
@@ -82,7 +84,7 @@ def test_laravel_routes_verbs_groups_prefixes_and_resources():
         ("PATCH", "/api/admin/rooms/{id}", ("Admin\\RoomController", "update")),
     } <= routes
     assert not any(p == "/api/v1/bookings" and m == "GET" for m, p, _h in routes)  # only: no index
-    assert not any(p.endswith("/create") or p == "/api/admin/rooms" and m == "GET" for m, p, _h in routes)
+    assert not any(p.endswith("/create") or (p == "/api/admin/rooms" and m == "GET") for m, p, _h in routes)
     assert not any("webhooks" in p for _m, p, _h in routes)  # commented out
     health = next(r for r in _parse(ROUTES, "routes/api.php").routes if r.path == "/api/health")
     assert health.handlers[0].kind == "func"
@@ -176,7 +178,10 @@ def test_calls_are_chains_with_named_arguments_and_this():
 
             public function create($booking)
             {
-                $this->client()->access_codes->create(device_id: $booking->device_id, ...$this->extra($booking));
+                $this->client()->access_codes->create(
+                    device_id: $booking->device_id,
+                    ...$this->extra($booking),
+                );
                 $this->seam?->access_codes->delete(access_code_id: $booking->code_id);
                 self::log('created');
                 \\Illuminate\\Support\\Facades\\Http::withToken('t')->post('https://example.com');
@@ -197,13 +202,20 @@ def test_calls_are_chains_with_named_arguments_and_this():
     assert ("this", "seam", "access_codes", "delete") in chains  # ?-> as ->
     assert ("new", "SeamClient") in chains and ("self", "log") in chains
     assert ("Http", "withToken()", "post") in chains  # a call inside the chain keeps its ()
-    assert module.language == "php" and module.sdk == "python" and module.sdk_label == "PHP SDK (seamapi/seam)"
-    assert module.imports["SeamClient"] == "seam/seamclient" and module.imports["Guzzle"] == "guzzlehttp/client"
+    assert (
+        module.language == "php" and module.sdk == "python" and module.sdk_label == "PHP SDK (seamapi/seam)"
+    )
+    assert (
+        module.imports["SeamClient"] == "seam/seamclient" and module.imports["Guzzle"] == "guzzlehttp/client"
+    )
     assert module.imports["Http"] == "illuminate/support/facades/http"  # written in full, no `use`
     assert module.import_refs["SeamGateway"] == [ImportRef("app/Services/SeamGateway", "SeamGateway")]
     methods = {f.qualname: f for f in module.functions if f.name}
     ctor = methods["SeamGateway.__construct"]
-    assert ctor.params == ["http", "seam"] and ctor.param_types == {"http": ("Guzzle",), "seam": ("SeamClient",)}
+    assert ctor.params == ["http", "seam"] and ctor.param_types == {
+        "http": ("Guzzle",),
+        "seam": ("SeamClient",),
+    }
     assert [v.chain for v in ctor.bindings["this.http"]] == [("http",)]  # the promoted property
     assert [v.chain for v in ctor.bindings["this.seam"]] == [("seam",)]  # $seam ?? ...: the left side
     assert methods["SeamGateway.create"].exported and not methods["SeamGateway.client"].exported
@@ -214,7 +226,11 @@ def test_arrays_with_string_keys_are_objects_and_spreads_are_kept():
     module = _parse(
         """
         function payload($r, $base) {
-            $body = ['customer_key' => $r['property_id'], 'reservations' => [['space_keys' => [$r['unit']]]], ...$base];
+            $body = [
+                'customer_key' => $r['property_id'],
+                'reservations' => [['space_keys' => [$r['unit']]]],
+                ...$base,
+            ];
             $body['user_identities'] = [['user_identity_key' => $r['guest']]];
             $list = ['a', 'b'];
             $callable = [$this, 'push'];
@@ -232,7 +248,9 @@ def test_arrays_with_string_keys_are_objects_and_spreads_are_kept():
     assert [i.text for i in fn.bindings["list"][0].items] == ["a", "b"]
     assert fn.bindings["callable"][0].chain == ("this", "push")  # a callable naming a method
     url = fn.bindings["url"][0]
-    assert url.kind == "template" and [p.text for p in url.items if p.kind == "str"] == ["/customers/push_data?x="]
+    assert url.kind == "template" and [p.text for p in url.items if p.kind == "str"] == [
+        "/customers/push_data?x="
+    ]
 
 
 def test_code_that_never_runs_is_marked_dead():
@@ -337,7 +355,8 @@ def _raw(tmp_path, text: str) -> list[tuple[str, str, str | None, list[str]]]:
 
                 public function createCode(string $deviceId): array
                 {
-                    $res = $this->http->post('/access_codes/create', ['json' => ['device_id' => $deviceId, 'name' => 'x']]);
+                    $json = ['device_id' => $deviceId, 'name' => 'x'];
+                    $res = $this->http->post('/access_codes/create', ['json' => $json]);
                     return json_decode((string) $res->getBody(), true);
                 }
             }
@@ -403,7 +422,8 @@ def test_an_http_call_to_another_service_or_a_string_is_not_seam(tmp_path):
             use GuzzleHttp\\Client;
 
             function notify($id) {
-                (new Client())->post('https://payments.example.com/access_codes/create', ['json' => ['id' => $id]]);
+                $url = 'https://payments.example.com/access_codes/create';
+                (new Client())->post($url, ['json' => ['id' => $id]]);
                 $note = "Http::post('https://connect.getseam.com/access_codes/create')";
                 $other = new Mailer();
                 $other->post('/access_codes/create', ['json' => ['id' => $id]]);

@@ -648,9 +648,9 @@ class _Outliner:
         spreads: list[Value] = []
         spans: dict[str, Span] = {}
         for child in node.named_children if node is not None else []:
-            if child.type == "variadic_unpacking" or (
-                child.type == "argument" and child.named_children and child.children[0].type == "..."
-            ):
+            if child.type == "argument" and [c.type for c in child.named_children] == ["variadic_unpacking"]:
+                child = child.named_children[0]  # f(...$payload): its string keys are named arguments
+            if child.type == "variadic_unpacking":
                 inner = child.named_children[-1] if child.named_children else None
                 if inner is not None:
                     spreads.append(self.value(inner))

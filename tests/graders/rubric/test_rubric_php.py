@@ -27,7 +27,9 @@ def php_syntax(monkeypatch):
             "http_clients",
             lambda family: clients(family) | (PHP.http_clients if family == PHP.sdk_family else frozenset()),
         )
-        monkeypatch.setattr(stacks, "syntax_of", lambda language: PHP if language == "php" else syntax_of(language))
+        monkeypatch.setattr(
+            stacks, "syntax_of", lambda language: PHP if language == "php" else syntax_of(language)
+        )
 
 
 PRISTINE = {
@@ -151,13 +153,17 @@ SERVICE_GOLDEN = """
     }
 """
 
-ROUTES_WITH_WEBHOOK = PRISTINE["routes/api.php"].replace(
-    "Route::post('/webhooks/payments', PaymentWebhookController::class);",
-    "Route::post('/webhooks/payments', PaymentWebhookController::class);\n"
-    "        Route::post('webhooks/seam', [SeamWebhookController::class, 'handle']);",
-).replace(
-    "use Illuminate\\\\Support",
-    "use App\\\\Http\\\\Controllers\\\\SeamWebhookController;\n        use Illuminate\\\\Support",
+ROUTES_WITH_WEBHOOK = (
+    PRISTINE["routes/api.php"]
+    .replace(
+        "Route::post('/webhooks/payments', PaymentWebhookController::class);",
+        "Route::post('/webhooks/payments', PaymentWebhookController::class);\n"
+        "        Route::post('webhooks/seam', [SeamWebhookController::class, 'handle']);",
+    )
+    .replace(
+        "use Illuminate\\\\Support",
+        "use App\\\\Http\\\\Controllers\\\\SeamWebhookController;\n        use Illuminate\\\\Support",
+    )
 )
 
 WEBHOOK = """
@@ -212,7 +218,8 @@ def test_golden_scores_100(make_app):
 
 def test_a_call_behind_if_false_or_after_return_never_runs(make_app):
     service = SERVICE_GOLDEN.replace(
-        "            $this->push($r);\n", "            if (false) {\n                $this->push($r);\n            }\n"
+        "            $this->push($r);\n",
+        "            if (false) {\n                $this->push($r);\n            }\n",
     ).replace(
         "            $this->seam->customers->delete_data(",
         "            return ['id' => $rid];\n            $this->seam->customers->delete_data(",
@@ -223,9 +230,10 @@ def test_a_call_behind_if_false_or_after_return_never_runs(make_app):
 
 
 def test_calls_in_comments_and_strings_are_not_calls(make_app):
+    call = "$this->seam->customers->delete_data(customer_keys: ['p1'], reservation_keys: [$rid]);"
     service = SERVICE_GOLDEN.replace(
-        "            $this->seam->customers->delete_data(customer_keys: ['p1'], reservation_keys: [$rid]);\n",
-        "            // $this->seam->customers->delete_data(customer_keys: ['p1'], reservation_keys: [$rid]);\n"
+        f"            {call}\n",
+        f"            // {call}\n"
         "            /* $this->seam->customers->delete_data(reservation_keys: [$rid]); */\n"
         "            $note = '$this->seam->customers->delete_data(reservation_keys: [$rid])';\n",
     )
@@ -249,7 +257,9 @@ def test_an_action_no_route_names_never_runs(make_app):
 
 
 def test_camel_case_method_in_php_fails_correctness(make_app):
-    service = SERVICE_GOLDEN.replace("$this->seam->customers->delete_data", "$this->seam->customers->deleteData")
+    service = SERVICE_GOLDEN.replace(
+        "$this->seam->customers->delete_data", "$this->seam->customers->deleteData"
+    )
     result = _grade(make_app, {"app/Services/ReservationService.php": service})
     problems = [e.message for e in result.categories["api_correctness"].evidence if not e.ok]
     assert any(
@@ -259,7 +269,9 @@ def test_camel_case_method_in_php_fails_correctness(make_app):
 
 
 def test_a_missing_named_argument_fails_correctness(make_app):
-    service = SERVICE_GOLDEN.replace("                user_identities: [['user_identity_key' => $r['guest_id']]],\n", "")
+    service = SERVICE_GOLDEN.replace(
+        "                user_identities: [['user_identity_key' => $r['guest_id']]],\n", ""
+    )
     s = scores(_grade(make_app, {"app/Services/ReservationService.php": service}))
     assert s["api_correctness"] < 1.0
 
@@ -285,7 +297,8 @@ def test_wrong_path_raw_http_through_guzzle_is_seen(make_app):
             public function create_reservation(array $data): array
             {
                 $base = env('SEAM_ENDPOINT', 'https://connect.getseam.com');
-                $this->http->post("{$base}/access_codes/create", ['json' => ['device_id' => $data['device_id']]]);
+                $body = ['json' => ['device_id' => $data['device_id']]];
+                $this->http->post("{$base}/access_codes/create", $body);
                 return $data;
             }
 
