@@ -269,7 +269,7 @@ class RawHttp:
             return None
         client = f"{'Http' if 'facades' in origin else 'Guzzle'}.{last}"
         if "facades" in origin and name not in ("request", "send"):
-            sends_body = method not in ("GET", "HEAD", "DELETE")
+            sends_body = method not in ("GET", "HEAD")  # get($url, $query); delete($url, $data) sends JSON
             return ClientCall(
                 client, method, url, options if sends_body else None, None if sends_body else options
             )
