@@ -22,6 +22,7 @@ ENTRY_POINT_GROUP = "skillassay.languages"
 PARSERS: dict[str, str] = {
     ".py": "skillassay.languages.python:parse",
     ".rb": "skillassay.languages.ruby:parse",
+    ".php": "skillassay.languages.php:parse",
     ".ts": "skillassay.languages.typescript:parse_typescript",
     ".mts": "skillassay.languages.typescript:parse_typescript",
     ".cts": "skillassay.languages.typescript:parse_typescript",

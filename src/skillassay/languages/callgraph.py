@@ -148,7 +148,7 @@ BUILTIN_METHODS = frozenset(
         "getTime",
     }
 )
-_CONSTRUCTORS = ("constructor", "__init__", "__post_init__")
+_CONSTRUCTORS = ("constructor", "__init__", "__post_init__", "__construct")
 MAX_VALUE_STEPS = 6
 
 

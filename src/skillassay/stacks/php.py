@@ -30,9 +30,13 @@ PHP = SourceSyntax(
     language="php",
     extensions=(".php",),
     comment="// ",
+    # a JSON string is a double-quoted PHP string: `$` interpolates there, so a mutant moving a call into a
+    # string escapes it (as Ruby's `#`)
     literal="json",
     statement_end=";",
-    http_clients=frozenset({"guzzlehttp", "curl"}),
+    # first segments of the import sources languages/php.py writes (`use GuzzleHttp\Client;` ->
+    # guzzlehttp/client), Laravel's Http facade, and curl
+    http_clients=frozenset({"guzzlehttp", "illuminate/support/facades/http", "curl"}),
     # the official PHP SDK (seamapi/seam) shares the Python SDK's method names and parameter names
     sdk_family="python",
     label="PHP",

@@ -656,7 +656,8 @@ class Project:
             position = fn.params.index(name)
             out: list[Ctx] = []
             callee = fn.name
-            if fn.name in ("constructor", "__init__") and fn.cls:  # new Service(client), Service(client)
+            # new Service(client), Service(client)
+            if fn.name in ("constructor", "__init__", "__construct") and fn.cls:
                 callee = fn.cls.rsplit(".", 1)[-1]
             for caller, call in self._calls_by_name.get(callee, []):
                 if name in call.kwargs:

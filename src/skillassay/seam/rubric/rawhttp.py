@@ -240,6 +240,8 @@ class RawHttp:
             return self._python_call(module, call, chain, last, receiver)
         if module.language == "ruby":
             return self._ruby_call(module, call, chain, last, receiver)
+        if module.language == "php":
+            return self._php_call(module, call, last, receiver)
         return self._js_call(module, call, chain, last, receiver)
 
     def _ruby_call(self, module, call, chain, last, receiver) -> ClientCall | None:
@@ -280,6 +282,54 @@ class RawHttp:
             (second or kw.get("body")) if sends_body else None,
             None if sends_body else second or kw.get("params"),
         )
+
+    def _php_call(self, module, call, last, receiver) -> ClientCall | None:
+        """Guzzle (``$client->post($url, ['json' => [...]])``, ``$client->request('POST', $url, [...])``, on a
+        ``new Client(...)`` a variable or property holds or a parameter typed ``Client``) and Laravel's
+        ``Http`` facade (``Http::withToken($t)->post($url, [...])``: the array is the JSON body, or a GET's
+        query)."""
+        if not receiver:
+            return None
+        origin = self._origin(module, call.scope, receiver) or self._typed_origin(
+            module, call.scope, receiver
+        )
+        if origin is None:
+            return None
+        args = call.args
+        name = last.removesuffix("Async")
+        if name in ("request", "send") and len(args) >= 2:
+            method, url, options = _method_text(args[0]), args[1], args[2] if len(args) > 2 else None
+        elif name in HTTP_VERBS and args:
+            method, url, options = name.upper(), args[0], args[1] if len(args) > 1 else None
+        else:
+            return None
+        client = f"{'Http' if 'facades' in origin else 'Guzzle'}.{last}"
+        if "facades" in origin and name not in ("request", "send"):
+            sends_body = method not in ("GET", "HEAD")  # get($url, $query); delete($url, $data) sends JSON
+            return ClientCall(
+                client, method, url, options if sends_body else None, None if sends_body else options
+            )
+        body = _option(options, "json", "form_params") or _unwrap_body(_option(options, "body"))
+        return ClientCall(client, method, url, body, _option(options, "query"))
+
+    def _typed_origin(self, module: Module, scope: int | None, receiver: tuple[str, ...]) -> str | None:
+        """A receiver whose class its parameter's type names (``__construct(private Client $http)``,
+        ``function send(Client $client)``): the HTTP library that class is imported from."""
+        if receiver[:1] == ("this",) and len(receiver) == 2:
+            cls = next(
+                (module.functions[i].cls for i in module.enclosing(scope) if module.functions[i].cls), None
+            )
+            typed = [f.param_types.get(receiver[1]) for f in module.functions if f.cls == cls and cls]
+        elif len(receiver) == 1:
+            typed = [module.functions[i].param_types.get(receiver[0]) for i in module.enclosing(scope)]
+        else:
+            return None
+        for annotated in typed:
+            if annotated:
+                origin = self._origin(module, scope, annotated[:1])
+                if origin is not None:
+                    return origin
+        return None
 
     def _returned_origin(self, module: Module, receiver: tuple[str, ...]) -> str | None:
         """A Ruby receiver that is a method of the app (``connection.post`` with ``def connection;
