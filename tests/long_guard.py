@@ -2,7 +2,8 @@
 longer than the ``long_test_limit`` ini option (seconds) fails the session unless it carries
 ``@pytest.mark.long(reason="...")`` saying why it needs the time. At the end it prints the modules that took
 longest (the sum of their tests' setup, call and teardown), where sharing a fixture or splitting a module pays
-most.
+most; ``--write-module-seconds PATH`` writes the same sums by scheduling scope (``longest_first.scope_of``:
+the module, or the finer scopes a split module is scheduled in), what ``tests/longest_first.py`` orders by.
 
 Durations are collected from the test reports (``pytest_runtest_logreport``), which under pytest-xdist reach
 the controller from every worker, so the verdict is the whole run's. Registered from tests/conftest.py.
@@ -33,18 +34,31 @@ def _in_ci() -> bool:
 
 @dataclass
 class Durations:
-    """What the reports said: each test's setup+call seconds, each module's total, the tests marked long."""
+    """What the reports said: each test's setup+call seconds, each scheduling scope's total (setup, call and
+    teardown), the tests marked long."""
 
     tests: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-    modules: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    scopes: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     marked: set[str] = field(default_factory=set)
 
     def add(self, report: pytest.TestReport) -> None:
-        self.modules[report.nodeid.split("::", 1)[0]] += report.duration
+        # imported here, not at the top: pytest rewrites the asserts of a plugin imported first as a plugin
+        from longest_first import scope_of
+
+        self.scopes[scope_of(report.nodeid)] += report.duration
         if report.when in ("setup", "call"):
             self.tests[report.nodeid] += report.duration
         if any(name == REASON_PROPERTY for name, _ in report.user_properties):
             self.marked.add(report.nodeid)
+
+    def modules(self) -> dict[str, float]:
+        """Each module's total: the sum of its scopes'."""
+        from longest_first import module_of
+
+        totals: dict[str, float] = defaultdict(float)
+        for scope, seconds in self.scopes.items():
+            totals[module_of(scope)] += seconds
+        return totals
 
     def over(self, limit: float) -> list[tuple[str, float]]:
         """The unmarked tests over ``limit``, slowest first."""
@@ -62,8 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         WRITE_OPTION,
         metavar="PATH",
         default=None,
-        help="write each module's seconds (setup+call+teardown) as JSON to PATH at the end "
-        "(tests/longest_first.py reads tests/module_seconds.json to send the longest modules first)",
+        help="write each scheduling scope's seconds (setup+call+teardown; a scope is a module unless "
+        "tests/longest_first.py splits it) as JSON to PATH at the end (tests/longest_first.py reads "
+        "tests/module_seconds.json to send the longest scopes first)",
     )
 
 
@@ -108,11 +123,11 @@ class LongGuard:
         if _in_ci() and self.durations.over(self.limit) and exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.seconds_file is not None:
-            modules = sorted(self.durations.modules.items(), key=lambda ms: -ms[1])
-            self.seconds_file.write_text(json.dumps({m: round(s, 1) for m, s in modules}, indent=0) + "\n")
+            scopes = sorted(self.durations.scopes.items(), key=lambda ss: -ss[1])
+            self.seconds_file.write_text(json.dumps({n: round(s, 1) for n, s in scopes}, indent=0) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        modules = sorted(self.durations.modules.items(), key=lambda ms: -ms[1])[:SLOWEST_MODULES]
+        modules = sorted(self.durations.modules().items(), key=lambda ms: -ms[1])[:SLOWEST_MODULES]
         if modules:
             terminalreporter.write_sep("=", f"slowest {len(modules)} modules (setup+call+teardown)")
             for name, seconds in modules:

@@ -111,3 +111,126 @@ def test_xdist_sends_the_longest_module_first(suite: pytest.Pytester) -> None:
     assert _ran_modules(suite, "--no-loadscope-reorder") == want
     # xdist's own order (by number of tests) undoes it: why pyproject's addopts turn it off
     assert _ran_modules(suite)[0] == "test_a_many_quick.py"
+
+
+# ----------------------------------------------------------------------------- scopes finer than a module
+SANDBOX = "tests/graders/sandbox/test_sandbox_fixtures.py"
+APPS = "tests/fixtures/test_nextjs_fastapi_fixtures.py"
+MUTANTS = "tests/orchestrator/test_mutants.py"
+LIFECYCLE = "test_variant_builds_and_serves_the_lifecycle"
+
+
+def test_the_split_modules_scopes_come_from_the_node_ids() -> None:
+    from longest_first import scope_of
+
+    # each sandbox case its own scope; the module's other test keeps xdist's own scope, the module
+    for case in ("express-ts-golden", "cowork-rails-rb-control-wrong-path", "flask-py-pristine"):
+        assert (
+            scope_of(f"{SANDBOX}::test_fixture_scores[{case}]") == f"{SANDBOX}::test_fixture_scores[{case}]"
+        )
+    assert scope_of(f"{SANDBOX}::test_two_fixtures_at_once_do_not_interfere") == SANDBOX
+    # one scope per fixture app, whatever dashes its name, its control and its mode hold
+    cowork = {
+        scope_of(f"{APPS}::{LIFECYCLE}[cowork-fastapi-py-{variant}]")
+        for variant in (
+            "app-plain",
+            "test_golden-no-key",
+            "test_golden-recording",
+            "control:wrong-path-recording",
+            "control:incomplete-recording",
+        )
+    }
+    assert cowork == {f"{APPS}::{LIFECYCLE}[cowork-fastapi-py"}
+    assert scope_of(f"{APPS}::{LIFECYCLE}[fastapi-py-control:wrong-path-recording]") == (
+        f"{APPS}::{LIFECYCLE}[fastapi-py"
+    )
+    assert scope_of(f"{APPS}::test_definition_files_load_and_agree[cowork-fastapi-py]") == APPS
+    # every mutants test its own scope, each parameter too
+    for name in (
+        "test_check_mutants_on_the_shipped_suite",
+        "test_every_typescript_mutant_type_checks[nextjs-ts]",
+    ):
+        assert scope_of(f"{MUTANTS}::{name}") == f"{MUTANTS}::{name}"
+    # a module not in the table: xdist's own scope, the module or the class
+    assert scope_of("tests/test_house.py::test_layers") == "tests/test_house.py"
+    assert scope_of("tests/x/test_y.py::TestZ::test_w[a]") == "tests/x/test_y.py::TestZ"
+
+
+MUTANTS_SUITE = (
+    "import pytest\n"
+    "def test_a(): pass\n"
+    "def test_b(): pass\n"
+    "@pytest.mark.long(reason='the whole suite')\n"
+    "def test_c(): pass\n"
+)
+
+
+@pytest.fixture
+def split_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A suite with a module at the path the table splits (every test its own scope) beside one it does
+    not."""
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        **{MUTANTS.removesuffix(".py"): MUTANTS_SUITE, "test_other": "def test_one(): pass\n"}
+    )
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    return pytester
+
+
+def test_a_split_modules_scopes_are_ordered_among_the_others(split_suite: pytest.Pytester) -> None:
+    (split_suite.path / "seconds.json").write_text(
+        json.dumps({f"{MUTANTS}::test_b": 300, "test_other.py": 200, f"{MUTANTS}::test_a": 100})
+    )
+    # figures by scope: the other module comes between two scopes of the split one; test_c has no figure
+    # (an estimate of 120 s)
+    assert _collected(split_suite) == [
+        f"{MUTANTS}::test_b",
+        "test_other.py::test_one",
+        f"{MUTANTS}::test_c",
+        f"{MUTANTS}::test_a",
+    ]
+
+
+def test_a_figure_for_the_whole_split_module_is_shared_by_the_estimates(split_suite: pytest.Pytester) -> None:
+    # from before the split: the module's 300 s shared as its markers say (test_c about 298 s, the others 1 s)
+    (split_suite.path / "seconds.json").write_text(json.dumps({MUTANTS: 300, "test_other.py": 200}))
+    assert _collected(split_suite) == [
+        f"{MUTANTS}::test_c",
+        "test_other.py::test_one",
+        f"{MUTANTS}::test_a",
+        f"{MUTANTS}::test_b",
+    ]
+
+
+def _ran(suite: pytest.Pytester, workers: int) -> list[tuple[str, str]]:
+    """(worker, test) of each passed test, in the order the run reported them."""
+    result = suite.runpytest_subprocess(
+        "-p", "long_guard", "-p", "longest_first", "-p", "no:cacheprovider", "-n", str(workers),
+        "--dist", "loadscope", "--no-loadscope-reorder", "-v",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    return [
+        (line.split("[")[1].split("]")[0], line.split()[-1])
+        for line in result.stdout.lines
+        if line.startswith("[gw") and "PASSED" in line
+    ]
+
+
+def test_xdist_runs_the_scopes_in_that_order_and_on_more_than_one_worker(
+    split_suite: pytest.Pytester,
+) -> None:
+    (split_suite.path / "seconds.json").write_text(
+        json.dumps({f"{MUTANTS}::test_b": 300, "test_other.py": 200, f"{MUTANTS}::test_a": 100})
+    )
+    # one worker: the scopes run in the order they were handed out, the split module's around the other one
+    ran = [test for _, test in _ran(split_suite, 1)]
+    assert ran == [
+        f"{MUTANTS}::test_b",
+        "test_other.py::test_one",
+        f"{MUTANTS}::test_c",
+        f"{MUTANTS}::test_a",
+    ]
+    # two workers: xdist's own scopes would keep the split module on one of them
+    (split_suite.path / "test_other.py").unlink()
+    workers = {worker for worker, test in _ran(split_suite, 2) if test.startswith(MUTANTS)}
+    assert workers == {"gw0", "gw1"}
