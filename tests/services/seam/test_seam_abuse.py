@@ -379,3 +379,27 @@ def test_concurrent_creates_in_one_workspace_on_and_off_the_event_loop_never_rac
     ).json()["access_codes"]
     assert {c["access_code_id"] for c in listed} >= set(ids)
     assert len({c["code"] for c in listed if c["name"].startswith("racer")}) == 80  # no code given twice
+
+
+def test_the_scheduler_runs_a_task_due_before_the_one_it_sleeps_for_on_time():
+    """The scheduler's thread sleeps until its earliest task and is woken only for a new earliest one: a task
+    due sooner than the one it sleeps for still runs on time, and one due later still runs."""
+    from skillassay.seam.emulator.automations import Scheduler
+
+    scheduler = Scheduler()
+    scheduler.start()
+    ran: dict[str, float] = {}
+    try:
+        started = time.monotonic()
+        scheduler.call_later(30, lambda: ran.setdefault("late", time.monotonic()))
+        time.sleep(0.05)  # the thread now sleeps for the 30 s task
+        scheduler.call_later(0.1, lambda: ran.setdefault("soon", time.monotonic()))
+        scheduler.call_later(0.3, lambda: ran.setdefault("after", time.monotonic()))
+        deadline = time.monotonic() + 10
+        while "after" not in ran and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "soon" in ran and ran["soon"] - started < 5
+        assert "after" in ran and ran["after"] >= ran["soon"]
+        assert "late" not in ran
+    finally:
+        scheduler.stop()
