@@ -145,20 +145,48 @@ def test_one_slow_request_does_not_block_other_workspaces(emulator, monkeypatch)
         emulator.clear_faults()
 
 
+def _burn_cpu(seconds: float) -> None:
+    """Spend ``seconds`` of this thread's CPU (not wall time: a sleep costs the server nothing)."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def test_a_request_slow_only_in_wall_time_keeps_its_route_on_the_event_loop(emulator, monkeypatch):
+    """What sends a route to the threads is what a request costs the server (CPU), not its wall time: on a
+    loaded machine a cheap request's wall time takes in other processes' turns, and one such stall must not
+    send the route to the threads for good."""
+    ws = emulator.create_workspace("stalled")
+    threads: list[str] = []
+    stalls = iter([0.0, 0.2, 0.0, 0.0])
+    original = HANDLERS["/devices/list"]
+
+    def stalled_devices_list(ctx, params):
+        threads.append(threading.current_thread().name)
+        time.sleep(next(stalls))  # the thread off the CPU, as when the machine runs other work
+        return original(ctx, params)
+
+    monkeypatch.setitem(HANDLERS, "/devices/list", stalled_devices_list)
+    with httpx.Client(headers=_key(ws), timeout=10) as client:
+        for _ in range(4):
+            assert client.post(f"{emulator.base_url}/devices/list", json={}).status_code == 200
+    assert [name == "seam-emulator-http" for name in threads] == [False, True, True, True], threads
+
+
 def test_only_requests_always_quick_so_far_run_on_the_event_loop(emulator, monkeypatch):
     """Cheap requests skip the thread hop, but never a route's first request in a workspace, a big body, or
     any request of a route once it was slow there: an app that alternates cheap and costly requests of one
     route must not get its costly ones onto the event loop every other workspace waits on."""
     ws = emulator.create_workspace("inline")
     threads: list[str] = []
-    # quick is wall time under the limit: a limit well above a loaded machine's jitter, a slow call far over
+    # quick is CPU time under the limit: a limit well above a cheap call's, a slow call far over
     monkeypatch.setattr(emulator_app, "INLINE_MAX_SECONDS", 0.05)
-    delays = iter([0.0, 0.0, 0.2, 0.0, 0.0, 0.0])
+    burns = iter([0.0, 0.0, 0.2, 0.0, 0.0, 0.0])
     original = HANDLERS["/devices/list"]
 
     def recording_devices_list(ctx, params):
         threads.append(threading.current_thread().name)
-        time.sleep(next(delays))
+        _burn_cpu(next(burns))
         return original(ctx, params)
 
     monkeypatch.setitem(HANDLERS, "/devices/list", recording_devices_list)
@@ -319,3 +347,59 @@ def test_a_workspace_over_its_cpu_budget_waits_and_only_it():
         thread.join(60)
         assert light_done
         assert done["heavy"] >= 0.2  # its debt (>= 0.01 s of CPU over the burst) at 0.05 s per second
+
+
+def test_concurrent_creates_in_one_workspace_on_and_off_the_event_loop_never_race(emulator):
+    """Creates of one workspace sent at once over many connections (some run on the event loop, some on
+    worker threads, both under the workspace's lock): every one gets its own id and every one is kept."""
+    ws = emulator.create_workspace("racing")
+    device_id = ws.device("GARAGE")["device_id"]
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def create_codes(n: int) -> None:
+        with httpx.Client(headers=_key(ws), timeout=30) as client:
+            for i in range(10):
+                resp = client.post(
+                    f"{emulator.base_url}/access_codes/create",
+                    json={"device_id": device_id, "name": f"racer {n}-{i}"},
+                )
+                assert resp.status_code == 200, resp.text
+                with lock:
+                    ids.append(resp.json()["access_code"]["access_code_id"])
+
+    racers = [threading.Thread(target=create_codes, args=(n,)) for n in range(8)]
+    for t in racers:
+        t.start()
+    for t in racers:
+        t.join(60)
+    assert len(ids) == 80 and len(set(ids)) == 80
+    listed = httpx.post(
+        f"{emulator.base_url}/access_codes/list", json={"device_id": device_id}, headers=_key(ws)
+    ).json()["access_codes"]
+    assert {c["access_code_id"] for c in listed} >= set(ids)
+    assert len({c["code"] for c in listed if c["name"].startswith("racer")}) == 80  # no code given twice
+
+
+def test_the_scheduler_runs_a_task_due_before_the_one_it_sleeps_for_on_time():
+    """The scheduler's thread sleeps until its earliest task and is woken only for a new earliest one: a task
+    due sooner than the one it sleeps for still runs on time, and one due later still runs."""
+    from skillassay.seam.emulator.automations import Scheduler
+
+    scheduler = Scheduler()
+    scheduler.start()
+    ran: dict[str, float] = {}
+    try:
+        started = time.monotonic()
+        scheduler.call_later(30, lambda: ran.setdefault("late", time.monotonic()))
+        time.sleep(0.05)  # the thread now sleeps for the 30 s task
+        scheduler.call_later(0.1, lambda: ran.setdefault("soon", time.monotonic()))
+        scheduler.call_later(0.3, lambda: ran.setdefault("after", time.monotonic()))
+        deadline = time.monotonic() + 10
+        while "after" not in ran and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "soon" in ran and ran["soon"] - started < 5
+        assert "after" in ran and ran["after"] >= ran["soon"]
+        assert "late" not in ran
+    finally:
+        scheduler.stop()

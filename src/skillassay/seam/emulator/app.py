@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import time
 import uuid
 import weakref
@@ -43,10 +44,11 @@ from skillassay.seam.emulator.store import Store, Workspace
 log = logging.getLogger(__name__)
 
 # A request runs on the event loop, not a worker thread, only with a body this small (bytes) and when the
-# same route always took under INLINE_MAX_SECONDS (wall time) in its workspace: a thread hop costs more than
-# such a request, and nothing this quick holds up other workspaces.
+# same route always cost under INLINE_MAX_SECONDS of CPU in its workspace: a thread hop costs more than such
+# a request, and it holds up other workspaces no longer than a worker thread would (a thread running Python
+# keeps the interpreter lock, the event loop waiting, for up to the switch interval, 5 ms, at a time).
 INLINE_MAX_BODY = 8 * 1024
-INLINE_MAX_SECONDS = 0.002
+INLINE_MAX_SECONDS = sys.getswitchinterval()
 
 
 def _json(body: Any, status: int, request_id: str) -> Response:
@@ -219,14 +221,17 @@ class SeamApp:
             call.ws.lock.release()
 
     def _metered(self, call: _Call) -> bytes:
-        """``_answer``, its CPU time charged to the workspace's budget and its wall time remembered for the
-        route (whether it may run inline next time)."""
-        wall, cpu = time.perf_counter(), time.thread_time()
+        """``_answer``, its CPU time charged to the workspace's budget and remembered for the route (whether
+        it may run inline next time). CPU time, not wall time: on a loaded machine a cheap request's wall time
+        takes in other threads' and processes' turns, and one such stall sent a route to the threads for
+        good."""
+        cpu = time.thread_time()
         try:
             return self._answer(call)
         finally:
-            call.budget.charge(time.thread_time() - cpu)
-            call.budget.took(call.path, time.perf_counter() - wall, INLINE_MAX_SECONDS)
+            spent = time.thread_time() - cpu
+            call.budget.charge(spent)
+            call.budget.took(call.path, spent, INLINE_MAX_SECONDS)
 
     def _answer(self, call: _Call) -> bytes:
         """Parameters, validation, the handler, the answer."""

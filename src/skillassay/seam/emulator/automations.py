@@ -76,9 +76,14 @@ class Scheduler:
             self._thread = None
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
+        due = time.monotonic() + max(0.0, delay)
         with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + max(0.0, delay), next(self._seq), fn))
-            self._cond.notify()
+            # The thread sleeps until the earliest task: only a new earliest one needs it awake (a wake-up
+            # per task cost a thread switch per request).
+            earliest = not self._heap or due < self._heap[0][0]
+            heapq.heappush(self._heap, (due, next(self._seq), fn))
+            if earliest:
+                self._cond.notify()
 
     def _run(self) -> None:
         while True:
