@@ -190,7 +190,7 @@ def test_init_app_on_rails_names_the_controller_not_the_routes_file(tmp_path):
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
-    manifests = r"no package.json, requirements.txt, pyproject.toml or Gemfile"
+    manifests = r"no package.json, requirements.txt, pyproject.toml, Gemfile or composer.json"
     with pytest.raises(SkillassayError, match=manifests):
         detect(tmp_path / "x")
 

@@ -772,7 +772,7 @@ class _Outliner:
             return self.value(node.named_children[-1])
         if kind == "binary_expression":
             return self._binary(node)
-        if kind == "assignment_expression":
+        if kind in ("assignment_expression", "augmented_assignment_expression"):  # `$a ??= new Client()`
             right = node.child_by_field_name("right")
             return self.value(right) if right is not None else Value("other", line)
         return Value("other", line)

@@ -199,6 +199,8 @@ def _none(g: Golden, rel: str) -> str:
         return "None"
     if g.language(rel) == "ruby":
         return "nil"
+    if g.language(rel) == "php":
+        return "null"
     return "(undefined as any)" if g.typed(rel) else "undefined"
 
 
@@ -270,6 +272,8 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
         literal = g.syntax(rel).quote(text)
         if language == "ruby":  # "#{...}", "#@x" would interpolate: run the call from inside the string
             literal = literal.replace("#", "\\#")
+        elif language == "php":  # "$x->y", "{$x->f()}" would interpolate (and run) in a double-quoted string
+            literal = literal.replace("$", "\\$")
         if statement:
             edits.append(Edit(rel, span[0], span[1], literal + g.syntax(rel).statement_end))
         else:
@@ -288,6 +292,11 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
                 new = f"{keyword} _skillassay_unused():\n{indent}    {_reindent(text, '    ')}"
             elif language == "ruby":  # a method defined where the call was, never called
                 new = f"def _skillassay_unused\n{indent}  {_reindent(text, '  ')}\n{indent}end"
+            elif language == "php":  # a closure bound to a local, never called (a named function nested in a
+                # method would be declared again, fatally, by the method's second run)
+                new = (
+                    f"$skillassayUnused = function () {{\n{indent}    {_reindent(text, '    ')}\n{indent}}};"
+                )
             else:
                 new = (
                     f"const skillassayUnused = async () => {{\n{indent}  {_reindent(text, '  ')}\n{indent}}};"
@@ -305,6 +314,11 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
                 nested = (
                     f"def _skillassay_unused\n{stmt_indent}  {_reindent(call_text, '  ')}\n"
                     f"{stmt_indent}end\n{stmt_indent}"
+                )
+            elif language == "php":
+                nested = (
+                    f"$skillassayUnused = function () {{\n{stmt_indent}    {_reindent(call_text, '    ')};\n"
+                    f"{stmt_indent}}};\n{stmt_indent}"
                 )
             else:
                 nested = (
@@ -341,7 +355,7 @@ def neutralise(g: Golden, sdk: SdkCall, how: str, mutant_id: str) -> tuple[list[
             edits = [
                 Edit(rel, span[0], span[1], _comment_lines(text, indent, g.syntax(rel)) + f"\n{indent}pass")
             ]
-    nothing = {"python": "None", "ruby": "nil"}.get(language, "undefined")
+    nothing = {"python": "None", "ruby": "nil", "php": "null"}.get(language, "undefined")
     switch = Switch(rel, call.span[0], call.span[1], ternary(language, nothing))
     return edits, [switch]
 
@@ -466,6 +480,8 @@ def _param_dropped(g: Golden, sdk: SdkCall, mutant_id: str) -> tuple[list[Edit],
             switch_form = f"**({{}} if \x00COND\x00 else {{{OLD}}})"
         elif g.language(rel) == "ruby":
             switch_form = f"**(\x00COND\x00 ? {{}} : {{ {OLD} }})"
+        elif g.language(rel) == "php":  # an array's string keys unpacked (PHP 8.1)
+            switch_form = f"...(\x00COND\x00 ? [] : [ {OLD} ])"
         else:
             switch_form = f"...(\x00COND\x00 ? {{}} : {{ {OLD} }})"
         switches = [Switch(rel, span[0], span[1], switch_form)]

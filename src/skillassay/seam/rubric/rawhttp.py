@@ -290,8 +290,10 @@ class RawHttp:
         query)."""
         if not receiver:
             return None
-        origin = self._origin(module, call.scope, receiver) or self._typed_origin(
-            module, call.scope, receiver
+        origin = (
+            self._origin(module, call.scope, receiver)
+            or self._typed_origin(module, call.scope, receiver)
+            or self._returned_origin(module, receiver)
         )
         if origin is None:
             return None
@@ -334,8 +336,9 @@ class RawHttp:
     def _returned_origin(self, module: Module, receiver: tuple[str, ...]) -> str | None:
         """A Ruby receiver that is a method of the app (``connection.post`` with ``def connection;
         Faraday.new(...); end``): the client its return value is made by."""
-        name = receiver[-1] if receiver[:1] == ("self",) and len(receiver) == 2 else None
-        name = name or (receiver[0] if len(receiver) == 1 else None)
+        # Ruby's `self.connection` / `connection`; PHP's `$this->client()` (the chain keeps the call's `()`)
+        name = receiver[-1] if receiver[:1] in (("self",), ("this",)) and len(receiver) == 2 else None
+        name = (name or (receiver[0] if len(receiver) == 1 else "")).removesuffix("()") or None
         for index, fn in enumerate(module.functions):
             if fn.name != name:
                 continue
