@@ -69,6 +69,10 @@ def _parses(path: Path) -> bool:
         import tree_sitter_ruby as tsr
 
         language = ts.Language(tsr.language())
+    elif path.suffix == ".php":
+        import tree_sitter_php as tsp
+
+        language = ts.Language(tsp.language_php())
     else:
         import tree_sitter_typescript as tst
 

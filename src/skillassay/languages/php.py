@@ -513,7 +513,13 @@ class _Outliner:
     # ------------------------------------------------------------------ statements
     def visit_assignment_expression(self, node: ts.Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if right is not None:
+        named = left is not None and left.type == "variable_name"
+        if right is not None and left is not None and named and right.type in _FUNCTIONS:
+            # a closure bound to a local: a function of that name, run where `$name()` is called or handed on,
+            # not where it is written
+            fn = self.module.functions[self._closure(right)]
+            fn.name = fn.qualname = _text(left).lstrip("$")
+        elif right is not None:
             self.visit(right)
         if left is None or right is None:
             return

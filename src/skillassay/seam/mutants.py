@@ -200,7 +200,7 @@ def _none(g: Golden, rel: str) -> str:
     if g.language(rel) == "ruby":
         return "nil"
     if g.language(rel) == "php":
-        return "null"
+        return "(null)"  # parenthesised: the call's value may be read on (`(null)['access_grant']` parses)
     return "(undefined as any)" if g.typed(rel) else "undefined"
 
 

@@ -143,9 +143,10 @@ _ROUTE_MARKERS = re.compile(
 )
 
 
-# Rails loads these before any request, and nothing requires them: the routes (the app's entry points) and the
-# initializers (what they assign at the top, a client in a constant, any file may use)
-_RAILS_BOOT = re.compile(r"config/(routes|initializers/[^/]+)\.rb$")
+# files the framework loads before any request, which nothing requires or imports: Rails' routes (the app's
+# entry points) and initializers (what they assign at the top, a client in a constant, any file may use), and
+# Laravel's route files
+_FRAMEWORK_LOADED = re.compile(r"config/(routes|initializers/[^/]+)\.rb$|routes/(api|web)\.php$")
 
 
 def _module_stem(rel: str) -> str:
@@ -216,7 +217,7 @@ def connected(
         rel
         for rel in candidates
         if (("app/" in rel or "pages/" in rel) and next_route_path(rel) is not None)
-        or _RAILS_BOOT.match(rel)
+        or _FRAMEWORK_LOADED.match(rel)
         or (routes and _ROUTE_MARKERS.search(text(rel)))
         or (pattern is not None and pattern.search(text(rel)))
     ]
