@@ -188,6 +188,47 @@ def test_init_app_on_rails_names_the_controller_not_the_routes_file(tmp_path):
     assert "app.use(" not in notes and "mounted under a prefix" not in notes
 
 
+def test_init_app_on_laravel_reads_the_route_files_and_names_the_controller(tmp_path):
+    """Laravel: `Route::prefix()->group()` and `apiResource` in routes/api.php (served under /api), the
+    files to change the controller PSR-4 names, no mount-prefix advice."""
+    app = write(
+        tmp_path / "stays",
+        {
+            "composer.json": '{"require": {"php": "^8.1", "laravel/framework": "^8.83"}}\n',
+            "artisan": "<?php\n",
+            "routes/api.php": """<?php
+            use App\\Http\\Controllers\\StayController;
+            use Illuminate\\Support\\Facades\\Route;
+
+            Route::prefix('v2')->group(function () {
+                Route::apiResource('stays', StayController::class)->only(['store', 'update', 'destroy']);
+            });
+        """,
+            "app/Http/Controllers/StayController.php": """<?php
+            namespace App\\Http\\Controllers;
+
+            class StayController extends Controller
+            {
+                public function store() {}
+                public function update($id) {}
+                public function destroy($id) {}
+            }
+        """,
+        },
+    )
+    suite = tmp_path / "suite"
+    res = runner.invoke(cli, ["init", str(suite), "--app", str(app), "--name", "stays"])
+    assert res.exit_code == 0, res.output
+    fixture = suite / "fixtures" / "stays"
+    config = json.loads((fixture / "eval_config.json").read_text())
+    assert config["test_endpoints"]["create"]["path"] == "/api/v2/stays"
+    assert config["test_endpoints"]["cancel"]["method"] == "DELETE"
+    key = json.loads((fixture / "answer_key.json").read_text())
+    assert key["expected_files_modified"] == ["app/Http/Controllers/StayController.php"]
+    notes = (fixture / "SCAFFOLD.md").read_text()
+    assert "stack: php / laravel" in notes and "mounted under a prefix" not in notes
+
+
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):
     (tmp_path / "x").mkdir()
     manifests = r"no package.json, requirements.txt, pyproject.toml, Gemfile or composer.json"
