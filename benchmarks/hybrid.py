@@ -1,6 +1,6 @@
 """The hybrid rubric: how often each layer judges the labelled cases right, and what the hybrid adds per run.
 
-Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py and its Ruby twin hybrid_ruby_apps.py,
+Labelled cases: the hybrid's own (tests/graders/sandbox/hybrid_apps.py and its Ruby and PHP twins,
 each case's truth per rubric category), in styles the static reading still misjudges (a method name read from
 the environment at run time, a coroutine kept in a variable and never awaited, a job queued nothing drains)
 and in styles it reads right (``asyncio.to_thread``, a coroutine dropped unawaited: both layers should agree),
@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests" / "graders" / "sandbox"))
 
+import hybrid_php_apps  # noqa: E402
 import hybrid_ruby_apps  # noqa: E402
 from hybrid_apps import CASES, grade  # noqa: E402
 
@@ -88,6 +89,7 @@ def _score(out: GradeOutcome, rubric: dict[str, float], sandbox: dict[str, float
 def hybrid_cases(emu: SeamEmulator, blind: Figures, agreed: Figures) -> None:
     labelled = [(n, c, grade) for n, c in sorted(CASES.items())]
     labelled += [(n, c, hybrid_ruby_apps.grade) for n, c in sorted(hybrid_ruby_apps.CASES.items())]
+    labelled += [(n, c, hybrid_php_apps.grade) for n, c in sorted(hybrid_php_apps.CASES.items())]
     for name, case, grade_case in labelled:
         out = grade_case(Path(tempfile.mkdtemp(prefix="hyb-bench-")), emu, styles=case.styles)
         _score(out, case.truth, {}, f"hybrid case {name}", blind if case.static_misjudges else agreed)

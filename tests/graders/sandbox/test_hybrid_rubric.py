@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import hybrid_php_apps as php
 import hybrid_ruby_apps as ruby
 import pytest
 from hybrid_apps import BROKEN_DOCKERFILE, CASES, STYLES, definition, grade
@@ -160,6 +161,32 @@ def test_a_ruby_app_s_trace_settles_what_its_static_reading_misjudges(ruby_both)
 def test_every_labelled_ruby_case_is_judged_as_the_app_behaves(case, ruby_both, emulator, tmp_path):
     styles, truth, static_misjudges = ruby.CASES[case]
     out = ruby_both if styles == ruby.STYLES else ruby.grade(tmp_path, emulator, styles=styles)
+    _judged_as_it_behaves(out, truth, static_misjudges)
+
+
+@pytest.fixture(scope="module")
+def php_both(emulator, tmp_path_factory) -> GradeOutcome:
+    """The PHP app graded on both layers, once for the PHP tests here."""
+    return php.grade(tmp_path_factory.mktemp("hybrid-php"), emulator)
+
+
+def test_a_php_app_s_trace_settles_what_its_static_reading_misjudges(php_both):
+    """PHP, playing the attacker in its own styles: a method named by a variable read from the environment
+    (``->{$op}(...)``: sent, credited from the trace) and a closure queued nothing drains (never run:
+    refuted)."""
+    assert php_both.failures == []
+    assert php_both.rubric is not None and php_both.rubric["hybrid"]["applied"] is True
+    sent = {(r["endpoint"], r["path"]) for r in (php_both.sandbox or {})["seam_trace"]["requests"]}
+    assert ("create", "/access_grants/create") in sent and ("cancel", "/access_grants/delete") in sent
+    assert not any(p == "/access_grants/update" for _, p in sent)  # the queued closure never ran
+    update = _judged(_cat(php_both, "integration_placement"), "access_grants.update in update_reservation")
+    assert update["refuted"] is True and update["ok"] is False and update["source"] == "trace"
+
+
+@pytest.mark.parametrize("case", sorted(php.CASES))
+def test_every_labelled_php_case_is_judged_as_the_app_behaves(case, php_both, emulator, tmp_path):
+    styles, truth, static_misjudges = php.CASES[case]
+    out = php_both if styles == php.STYLES else php.grade(tmp_path, emulator, styles=styles)
     _judged_as_it_behaves(out, truth, static_misjudges)
 
 
