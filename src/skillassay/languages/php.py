@@ -23,14 +23,16 @@ controller's method; ``routes/api.php`` is served under ``/api`` (Laravel's ``Ro
 from __future__ import annotations
 
 import functools
-import threading
 from dataclasses import dataclass, field
-from typing import cast
 
 import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Route, Span, Value
+from skillassay.languages.syntax_tree import ThreadParsers
+from skillassay.languages.syntax_tree import line as _line
+from skillassay.languages.syntax_tree import span as _span
+from skillassay.languages.syntax_tree import text as _text
 
 SDK_LABEL = "PHP SDK (seamapi/seam)"
 # Laravel's class aliases (config/app.php): usable without a `use`
@@ -66,26 +68,7 @@ def _language() -> ts.Language:
     return ts.Language(tsp.language_php())
 
 
-_PARSERS = threading.local()  # a tree-sitter parser is not safe to share between threads
-
-
-def _parser() -> ts.Parser:
-    parser = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        parser = _PARSERS.parser = ts.Parser(_language())
-    return parser
-
-
-def _text(node: ts.Node) -> str:
-    return cast(bytes, node.text).decode("utf-8", "replace")
-
-
-def _span(node: ts.Node) -> Span:
-    return node.start_byte, node.end_byte
-
-
-def _line(node: ts.Node) -> int:
-    return node.start_point[0] + 1
+_parser = ThreadParsers(_language).get
 
 
 def _string(node: ts.Node | None) -> str | None:

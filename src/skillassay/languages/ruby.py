@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import cast
 
 import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Route, Span, Value
+from skillassay.languages.syntax_tree import ThreadParsers
+from skillassay.languages.syntax_tree import line as _line
+from skillassay.languages.syntax_tree import span as _span
+from skillassay.languages.syntax_tree import text as _text
 
 SDK_LABEL = "Ruby SDK (gem seam)"
 # library constants a Rails app reaches without a require of its own (Bundler.require loads the Gemfile's
@@ -84,26 +86,7 @@ def _language() -> ts.Language:
     return ts.Language(tsr.language())
 
 
-_PARSERS = threading.local()  # a tree-sitter parser is not safe to share between threads
-
-
-def _parser() -> ts.Parser:
-    parser = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        parser = _PARSERS.parser = ts.Parser(_language())
-    return parser
-
-
-def _text(node: ts.Node) -> str:
-    return cast(bytes, node.text).decode("utf-8", "replace")
-
-
-def _span(node: ts.Node) -> Span:
-    return node.start_byte, node.end_byte
-
-
-def _line(node: ts.Node) -> int:
-    return node.start_point[0] + 1
+_parser = ThreadParsers(_language).get
 
 
 def _symbol(node: ts.Node | None) -> str | None:
