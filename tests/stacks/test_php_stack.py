@@ -206,6 +206,27 @@ def test_the_php_image_and_the_dockerfile_init_writes(tmp_path):
     )
     assert spec.runtime == "php" and spec.expose == [8000]
     assert spec.start_argv() == laravel.start_command(8000)
+    # Composer on the real php image needs unzip to unpack what it downloads
+    assert "apt-get install -y --no-install-recommends unzip" in laravel.dockerfile(FIXTURE / "app", "", 8000)
+
+
+def test_the_images_apt_step_folds_only_composers_unpackers(tmp_path):
+    """The offline install downloads nothing, so the image's apt step for unzip is not a build step; a
+    Dockerfile that installs any other system package keeps it as a build step (it fails where it is
+    missing, rather than being dropped unseen)."""
+    folded = tmp_path / "Dockerfile"
+    folded.write_text(
+        "FROM php:8.2-cli\nRUN apt-get update && apt-get install -y --no-install-recommends unzip git"
+        " && rm -rf /var/lib/apt/lists/*\nRUN composer install\nCMD php x.php\n"
+    )
+    assert make_plan(GOLDEN, folded, None, None).build == []
+    kept = tmp_path / "Dockerfile.other"
+    kept.write_text(
+        "FROM php:8.2-cli\nRUN apt-get update && apt-get install -y unzip imagemagick\nCMD php x.php\n"
+    )
+    assert make_plan(GOLDEN, kept, None, None).build == [
+        ["/bin/sh", "-c", "apt-get install -y unzip imagemagick"]
+    ]
 
 
 def test_php_source_syntax():

@@ -71,6 +71,8 @@ _DEBIAN_ALIASES = {"ralouphie/getallheaders": "php-getallheaders"}
 _DOCKERFILE = """\
 FROM php:8.2-cli
 COPY --from=composer:2 /usr/bin/composer /usr/bin/composer
+# Composer unpacks the packages' zip files with unzip (the php image has neither it nor the zip extension)
+RUN apt-get update && apt-get install -y --no-install-recommends unzip && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY composer.json composer.lock ./
 RUN composer install --no-dev --no-scripts --no-autoloader
@@ -79,6 +81,22 @@ RUN composer dump-autoload --optimize
 EXPOSE {port}
 CMD {cmd}
 """
+
+# what a PHP image installs for Composer to unpack packages with, and the apt steps around it
+_COMPOSER_UNPACKERS = frozenset({"unzip", "git", "p7zip", "p7zip-full", "7zip"})
+_APT_CLEANUP = ["rm", "-rf", "/var/lib/apt/lists/*"]
+
+
+def _composer_unpackers_step(argv: list[str]) -> bool:
+    """``apt-get update``, ``apt-get install -y [--no-install-recommends] unzip`` (Composer's unpackers
+    only) or the apt lists' clean-up."""
+    if argv == _APT_CLEANUP or argv in (["apt-get", "update"], ["apt", "update"]):
+        return True
+    if argv[:1] not in (["apt-get"], ["apt"]) or argv[1:2] != ["install"]:
+        return False
+    names = [a for a in argv[2:] if not a.startswith("-")]
+    return bool(names) and all(n in _COMPOSER_UNPACKERS for n in names)
+
 
 # the offline install's last step, in PHP: Debian's autoloaders (argv) loaded first by vendor/autoload.php
 _PREPEND = (
@@ -249,8 +267,12 @@ class PhpStack(Stack):
 
     def folds_install(self, argv: list[str]) -> bool:
         """``composer install`` and ``composer dump-autoload`` in a Dockerfile are what the cached install
-        does (the app's autoloader included): not build steps run again in the app's copy."""
-        return argv[:1] == ["composer"] and argv[1:2] in (["install"], ["dump-autoload"], ["dumpautoload"])
+        does (the app's autoloader included): not build steps run again in the app's copy. So is the image's
+        apt step for the tools Composer unpacks downloads with, and nothing more: the offline install
+        downloads nothing, and any other system package stays a build step that fails where it is missing."""
+        if argv[:1] == ["composer"]:
+            return argv[1:2] in (["install"], ["dump-autoload"], ["dumpautoload"])
+        return _composer_unpackers_step(argv)
 
     def language(self, app: Path) -> str:
         return "php"
