@@ -186,6 +186,7 @@ def test_init_app_on_rails_names_the_controller_not_the_routes_file(tmp_path):
     notes = (fixture / "SCAFFOLD.md").read_text()
     assert "handled by create in app/controllers/api/bookings_controller.rb" in notes
     assert "app.use(" not in notes and "mounted under a prefix" not in notes
+    assert "config/initializers/seam.rb" in notes and "config/services.php" not in notes
 
 
 def test_init_app_on_laravel_reads_the_route_files_and_names_the_controller(tmp_path):
@@ -225,8 +226,10 @@ def test_init_app_on_laravel_reads_the_route_files_and_names_the_controller(tmp_
     assert config["test_endpoints"]["cancel"]["method"] == "DELETE"
     key = json.loads((fixture / "answer_key.json").read_text())
     assert key["expected_files_modified"] == ["app/Http/Controllers/StayController.php"]
+    assert key["expected_package_additions"] == {"composer.json": ["seamapi/seam"]}
     notes = (fixture / "SCAFFOLD.md").read_text()
     assert "stack: php / laravel" in notes and "mounted under a prefix" not in notes
+    assert "config/services.php" in notes and "routes/api.php" in notes and "config/routes.rb" not in notes
 
 
 def test_an_app_of_no_known_stack_is_a_clear_error(tmp_path):

@@ -60,6 +60,10 @@ def _config(name: str, d: Detection) -> dict[str, object]:
     }
 
 
+# the official Seam SDK's package name in each manifest (npm, PyPI and RubyGems call it ``seam``)
+_SDK_PACKAGES = {"composer.json": "seamapi/seam"}
+
+
 def _answer_key(d: Detection) -> dict[str, object]:
     """answer_key.json: the files the lifecycle's handlers are in; the calls left to the user."""
     return {
@@ -68,7 +72,9 @@ def _answer_key(d: Detection) -> dict[str, object]:
         "expected_calls": {},
         "expected_placements": {},
         "required_parameters": {},
-        "expected_package_additions": {d.manifest: ["seam"]} if d.manifest != "pyproject.toml" else {},
+        "expected_package_additions": (
+            {d.manifest: [_SDK_PACKAGES.get(d.manifest, "seam")]} if d.manifest != "pyproject.toml" else {}
+        ),
     }
 
 
@@ -115,6 +121,31 @@ _MOUNTED_ROUTERS = {
 }
 
 
+# where a stack's apps usually keep what the integration touches, for the answer key's files and the golden
+_STACK_HINTS = {
+    "rails": [
+        "- Rails: routes are in `config/routes.rb` (`resources`, `namespace`, `scope`); the key is read "
+        'from `ENV["SEAM_API_KEY"]`, often in `config/initializers/seam.rb`; a client shared by '
+        "controllers is an initializer's constant or a class under `app/services/`",
+        '- the official gem is `seam` (`gem "seam"` in the Gemfile); where it cannot be installed, the '
+        "golden may call Seam's HTTP API through Faraday or Net::HTTP",
+    ],
+    "laravel": [
+        "- Laravel: routes in `routes/api.php` are served under `/api`; the key goes in "
+        "`config/services.php` (`'seam' => ['api_key' => env('SEAM_API_KEY')]`), read with "
+        "`config('services.seam.api_key')`; a client shared by controllers is bound in a service "
+        "provider or built in a class under `app/Services/`",
+        "- the official package is `seamapi/seam` (`composer require seamapi/seam`); where it cannot be "
+        "installed, the golden may call Seam's HTTP API through Guzzle or the `Http` facade",
+    ],
+}
+
+
+def _stack_hints(stack: str) -> list[str]:
+    hints = _STACK_HINTS.get(stack)
+    return ["", "## Where this stack keeps things", "", *hints] if hints else []
+
+
 def _prefix_note(stack: str) -> str:
     mount = _MOUNTED_ROUTERS.get(stack)
     return (
@@ -153,6 +184,7 @@ def _notes(name: str, d: Detection, handlers: dict[str, list[str]]) -> str:
         f"- files the integration should change (answer_key.json /expected_files_modified): "
         f"{', '.join(sorted({f for r in d.lifecycle.values() for f in r.edited_files()})) or 'none found'}"
     )
+    lines += _stack_hints(d.stack)
     lines += [
         "",
         "## Left to you (`skillassay check` names each)",
