@@ -67,6 +67,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # jobs in tests run no golden canary unless they ask (tests/orchestrator/test_canary.py does): most tests'
     # evals are synthetic, and each canary is three more gradings per eval on an empty cache
     os.environ.setdefault("SKILLASSAY_CANARY_RUNS", "0")
+    # runs one at a time unless a test asks for --jobs: the suite's own workers already fill the cores, and a
+    # test's expectations of order stay its own (the default elsewhere: orchestrator/config.py default_jobs)
+    os.environ.setdefault("SKILLASSAY_JOBS", "1")
     config.addinivalue_line(
         "markers", "needs(available, what): the test needs a part of the machine (see conftest)"
     )

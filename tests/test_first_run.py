@@ -27,6 +27,7 @@ def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Pat
     skillassay = Path(sys.executable).with_name("skillassay")
     with fresh_home() as env:
         env["COLUMNS"] = "200"
+        env.pop("SKILLASSAY_JOBS", None)  # the README's command as written: --jobs at its default
         t0 = time.monotonic()
         proc = subprocess.run(
             [
@@ -35,8 +36,6 @@ def test_the_readmes_first_run_passes_every_eval_on_a_new_machine(evals_dir: Pat
                 str(evals_dir),
                 "--agent",
                 "reference",
-                "--jobs",
-                "2",
                 "--results",
                 str(tmp_path / "results"),
                 "--json",

@@ -42,6 +42,7 @@ LAYERS: list[set[str]] = [
         "plugins",
         "outcomes",
         "asgi",
+        "tls",
         "paths",
         "untrusted",
         "phases",

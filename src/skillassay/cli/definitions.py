@@ -138,13 +138,15 @@ def check(
     fixtures: str | None = typer.Option(
         None, "--fixtures", help="Comma-separated eval ids --exploits plays against (default: all)."
     ),
-    jobs: int = typer.Option(
-        1,
+    jobs: int | None = typer.Option(
+        None,
         "--jobs",
         "-j",
         min=1,
+        show_default=False,
         help="Evals whose controls are graded at once (--controls), mutants (--mutants) or "
-        "exploit runs (--exploits).",
+        "exploit runs (--exploits). Default: SKILLASSAY_JOBS, else one more than this machine's CPUs, "
+        "at most 4.",
     ),
     results: Path = typer.Option(
         Path("results"),
@@ -167,6 +169,10 @@ def check(
     if errors:
         err_console.print(f"{len(errors)} error(s) in the definitions under {path}")
         raise typer.Exit(2)
+    if jobs is None:
+        from skillassay.orchestrator.config import default_jobs
+
+        jobs = default_jobs()
     if controls:
         from skillassay.orchestrator.controls import run_all_controls
 

@@ -128,13 +128,14 @@ def run(
     runs: int | None = typer.Option(
         None, "--runs", "-n", min=1, help="Runs per eval (default 1; a trigger suite's own runs per prompt)."
     ),
-    jobs: int = typer.Option(
-        1,
+    jobs: int | None = typer.Option(
+        None,
         "--jobs",
         "-j",
         min=1,
-        help="Runs executed in parallel, each fully isolated "
-        "(local executor; on Ray the cluster's CPUs decide).",
+        show_default=False,
+        help="Runs executed in parallel, each fully isolated (local executor; on Ray the cluster's "
+        "CPUs decide). Default: SKILLASSAY_JOBS, else one more than this machine's CPUs, at most 4.",
     ),
     executor: str | None = typer.Option(
         None,
@@ -360,7 +361,7 @@ _NOT_OPTIONS = {
 }
 _PARSED = {"path", "fixtures", "allow_host", "mount", "agent_env", "max_change_size"}
 # left to the job (or, with --resume, to the job's own)
-_IF_GIVEN = {"executor", "ray_address", "canary_runs"}
+_IF_GIVEN = {"executor", "ray_address", "canary_runs", "jobs"}
 
 
 def _job_options(given: dict[str, Any]) -> JobOptions:

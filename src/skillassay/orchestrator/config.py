@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,28 @@ from skillassay.orchestrator.grading import Layers
 from skillassay.store.files import run_dir_rel
 from skillassay.store.records import Variant
 from skillassay.workspace.bounded_copy import DEFAULT_MAX_CHANGE
+
+JOBS_ENV = "SKILLASSAY_JOBS"  # the default of --jobs (1 in this repository's test suite: tests/conftest.py)
+
+
+def default_jobs() -> int:
+    """Runs at once when ``--jobs`` is not given: ``SKILLASSAY_JOBS``, else one more than the CPUs this
+    process may use, at most 4.
+
+    A run mostly waits (its app booting, Seam's asynchronous codes, the quiet windows of its checks), so one
+    run beyond the cores keeps them busy; past four, memory (an app, an agent CLI and a sandbox per run) and
+    the providers' rate limits cost more than the waits save. Measured on 2 cores (docs/DEVELOPING.md): the
+    README's main job, warm, ran faster at 3 than at 2 and no faster at 4.
+    """
+    text = os.environ.get(JOBS_ENV, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            from skillassay.errors import SkillassayError
+
+            raise SkillassayError(f"{JOBS_ENV}={text!r}: expected a whole number of runs at once, 1 or more")
+        return int(text)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cpus + 1, 4))
 
 
 class RunConfig(BaseModel):
@@ -53,7 +76,7 @@ class JobOptions(RunConfig):
     fixtures: list[str] = Field(default_factory=list)
     api_path: str | None = None
     runs: int | None = None  # None: 1, or a trigger suite's own runs
-    jobs: int = 1
+    jobs: int = Field(default_factory=default_jobs, ge=1)  # runs at once (the local executor)
     executor: str = "local"  # local or ray (see orchestrator/executors/)
     # --executor ray: a cluster's address (default: RAY_ADDRESS, else a local one)
     ray_address: str | None = None

@@ -15,6 +15,7 @@ from typing import Self
 
 import httpx
 
+from skillassay import tls
 from skillassay.apps.runplan import RunPlan
 from skillassay.apps.steps import StepFailed
 from skillassay.secrets import without_secrets
@@ -154,7 +155,7 @@ def wait_healthy(
     deadline = t0 + timeout
     last = "no answer yet"
     delay = 0.02
-    with httpx.Client(timeout=2.0, trust_env=False) as client:
+    with httpx.Client(timeout=2.0, trust_env=False, verify=tls.context(False)) as client:
         while True:
             if not alive():
                 raise StepFailed("start", f"the app exited before answering {url}: {describe_exit()}")
@@ -172,4 +173,4 @@ def wait_healthy(
                     "the app is given its port in PORT: does it listen on it?",
                 )
             time.sleep(delay)
-            delay = min(delay * 1.5, 0.25)
+            delay = min(delay * 1.5, 0.1)

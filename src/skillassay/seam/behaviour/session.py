@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
+from skillassay import tls
 from skillassay.apps.windows import EndpointWindow
 from skillassay.errors import InfrastructureError
 from skillassay.seam.behaviour.trace import SeamTrace, TraceOrigin, build_trace
@@ -151,6 +152,7 @@ class SeamHttp:
             headers={"authorization": f"Bearer {api_key}", "seam-sdk-name": "skillassay-sandbox"},
             timeout=30.0,
             trust_env=not local,
+            verify=tls.context(not local),
         )
         self.calls: list[dict[str, Any]] = []  # route + status, for the evidence (never the key)
 

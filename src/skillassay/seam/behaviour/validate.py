@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
+from skillassay import tls
 from skillassay.apps.backends.backend import Backend
 from skillassay.apps.runplan import plan_for
 from skillassay.apps.steps import StepFailed
@@ -298,7 +299,7 @@ def validate(
             build.ok()
             build.details["health_url"] = base_url + plan.health_path
             phase("checks")
-            with httpx.Client(timeout=30.0, trust_env=False) as client:
+            with httpx.Client(timeout=30.0, trust_env=False, verify=tls.context(False)) as client:
                 checker = Checker(
                     client=client,
                     base_url=base_url,
