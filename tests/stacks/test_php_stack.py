@@ -193,6 +193,16 @@ def test_the_install_reports_each_substitution_it_makes(tmp_path):
     assert len(lines) == len(check_lock(lock, installed_debian_php()).substitutions) > 1
 
 
+def test_a_change_to_the_reviewed_substitutions_makes_a_new_install(monkeypatch):
+    """An install the cache keeps was checked under the list of its day: with an entry dropped, the same lock
+    gets a new install (its check run again), not the one the older list allowed."""
+    from skillassay.stacks import php
+
+    before = deps.install_key(stacks.by_name("laravel"), GOLDEN, ["composer", "install"])
+    monkeypatch.setattr(php, "SUBSTITUTIONS", php.SUBSTITUTIONS[1:])
+    assert deps.install_key(stacks.by_name("laravel"), GOLDEN, ["composer", "install"]) != before
+
+
 def test_a_mismatch_off_the_list_fails_the_install_naming_it(tmp_path):
     """The agent moves portable-ascii in the lock to 1.6.0: not the reviewed substitution (1.6.1), so the
     install refuses it rather than running Debian's 2.0.1 under a lock that says otherwise."""

@@ -421,6 +421,13 @@ class PhpStack(Stack):
     def install_argv(self, files: Mapping[str, bytes]) -> list[str]:
         return ["composer", "install"]
 
+    def install_key(self, name: str, data: bytes) -> bytes:
+        # the reviewed substitutions decide whether the lock installs: a change to them checks it again
+        # rather than reusing an install an older list allowed
+        if name != "composer.lock":
+            return data
+        return data + b"\0substitutions " + repr(SUBSTITUTIONS).encode()
+
     def install_command(self, argv: list[str], entry: Path) -> list[str]:
         # what `composer install` would do with the lock, from Debian's packages (Packagist unreachable)
         return offline_install(entry, installed_debian_php())
