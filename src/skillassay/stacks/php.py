@@ -6,9 +6,9 @@ Guzzle 7 and their dependencies under ``/usr/share/php`` (each with an autoloade
 the cache runs is therefore offline: it checks that every package the app's ``composer.lock`` names is the
 version Debian installed, or a reviewed substitution of ``SUBSTITUTIONS`` (a package Debian ships at another
 release of its line, or leaves to PHP itself: the install's log reports each one it makes); any other
-difference fails it, naming each package that differs. Then ``composer dump-autoload``
-writes the app's own autoloader (its PSR-4 folders, files and class maps) and the ``vendor/autoload.php``
-it writes is made to load Debian's autoloaders of the app's direct requirements first. What an app then
+difference fails it, naming each package that differs. Then ``composer dump-autoload`` writes the app's
+own autoloader (its PSR-4 folders, files and class maps) and the ``vendor/autoload.php`` it writes is made
+to load Debian's autoloaders of the app's direct requirements first. What an app then
 runs is the code its lock names, from Debian's packages.
 
 ``vendor`` must be a real folder of the app: Composer's autoloader finds the app's own classes from where
