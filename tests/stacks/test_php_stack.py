@@ -18,7 +18,14 @@ from skillassay.apps import deps
 from skillassay.apps.runplan import make_plan
 from skillassay.definitions.dockerfile import parse_dockerfile
 from skillassay.definitions.loader import detect_stack
-from skillassay.stacks.php import PACKAGIST, installed_debian_php, lock_problems, upstream_version
+from skillassay.stacks.php import (
+    PACKAGIST,
+    SUBSTITUTIONS,
+    check_lock,
+    installed_debian_php,
+    lock_problems,
+    upstream_version,
+)
 
 FIXTURE = Path(__file__).resolve().parents[2] / "evals" / "fixtures" / "php-laravel"
 GOLDEN = FIXTURE / "test_golden"
@@ -102,10 +109,37 @@ def test_debian_and_lock_versions_compare_by_their_upstream_part():
     assert lock_problems([], installed) == ["composer.lock: not a Composer lock file (no packages list)"]
 
 
-def test_the_fixture_locks_name_debians_installed_versions():
+def test_the_fixture_locks_get_debians_versions_or_a_reviewed_substitution():
+    """Every package of every Laravel fixture's lock is Debian's installed version or on the reviewed list,
+    and every entry of the list is one some shipped lock needs (none left over once a lock moves on)."""
     installed = installed_debian_php()
-    for lock in FIXTURE.rglob("composer.lock"):
-        assert lock_problems(json.loads(lock.read_text()), installed) == [], lock
+    made: set[str] = set()
+    for folder in ("php-laravel", "hotel-php-laravel", "cowork-php-laravel"):
+        for lock in (FIXTURE.parent / folder).rglob("composer.lock"):
+            checked = check_lock(json.loads(lock.read_text()), installed)
+            assert checked.problems == [], lock
+            made |= set(checked.substitutions)
+    listed = {f"{s.package} {s.locked}" for s in SUBSTITUTIONS}
+    assert {line.split(" (composer.lock)")[0].removeprefix("substituted: ") for line in made} == listed
+
+
+def test_a_substitution_whose_debian_side_is_not_as_reviewed_fails():
+    """A Debian update of a substituted package (portable-ascii 2.0.2), or PHP's extension missing under a
+    polyfill: the reviewed substitution no longer holds, and the install fails naming the package."""
+    lock = {
+        "packages": [
+            {"name": "voku/portable-ascii", "version": "1.6.1"},
+            {"name": "symfony/polyfill-mbstring", "version": "v1.27.0"},
+        ]
+    }
+    updated = {"php-voku-portable-ascii": "2.0.2"}
+    assert check_lock(lock, updated).problems == [
+        "composer.lock: voku/portable-ascii 1.6.1: the reviewed substitution is Debian's"
+        " php-voku-portable-ascii 2.0.1, installed at 2.0.2",
+        "composer.lock: symfony/polyfill-mbstring 1.27.0: the reviewed substitution is Debian's"
+        " php8.2-mbstring *, not installed",
+    ]
+    assert check_lock(lock, {"php-voku-portable-ascii": "2.0.1", "php8.2-mbstring": "8.2.36"}).problems == []
 
 
 def test_the_offline_install_loads_debians_laravel_and_guzzle_and_the_apps_classes(tmp_path):
@@ -141,6 +175,46 @@ def test_a_lock_naming_another_version_fails_the_install_naming_it(tmp_path):
     assert "guzzlehttp/guzzle 7.9.2: Debian's installed package is 7.4.5" in refused.stderr
     assert "seamapi/seam 2.1.0: no Debian package of it is installed" in refused.stderr
     assert not (entry / "vendor").exists()
+
+
+def test_the_install_reports_each_substitution_it_makes(tmp_path):
+    """The lock names voku/portable-ascii 1.6.1 (what laravel/framework 8.83 requires); the app runs on
+    Debian's 2.0.1: the install's log says so, one line per substituted package."""
+    _need_php()
+    entry = _entry(tmp_path)
+    done = _install(entry)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("substituted: ")]
+    assert (
+        "substituted: voku/portable-ascii 1.6.1 (composer.lock) -> Debian's php-voku-portable-ascii 2.0.1:"
+        " laravel/framework 8.83 requires ^1.6.1; Debian's Laravel is patched for portable-ascii 2"
+    ) in lines
+    lock = json.loads((entry / "composer.lock").read_text())
+    assert len(lines) == len(check_lock(lock, installed_debian_php()).substitutions) > 1
+
+
+def test_a_change_to_the_reviewed_substitutions_makes_a_new_install(monkeypatch):
+    """An install the cache keeps was checked under the list of its day: with an entry dropped, the same lock
+    gets a new install (its check run again), not the one the older list allowed."""
+    from skillassay.stacks import php
+
+    before = deps.install_key(stacks.by_name("laravel"), GOLDEN, ["composer", "install"])
+    monkeypatch.setattr(php, "SUBSTITUTIONS", php.SUBSTITUTIONS[1:])
+    assert deps.install_key(stacks.by_name("laravel"), GOLDEN, ["composer", "install"]) != before
+
+
+def test_a_mismatch_off_the_list_fails_the_install_naming_it(tmp_path):
+    """The agent moves portable-ascii in the lock to 1.6.0: not the reviewed substitution (1.6.1), so the
+    install refuses it rather than running Debian's 2.0.1 under a lock that says otherwise."""
+    _need_php()
+    entry = _entry(tmp_path)
+    lock = json.loads((entry / "composer.lock").read_text())
+    next(p for p in lock["packages"] if p["name"] == "voku/portable-ascii")["version"] = "1.6.0"
+    (entry / "composer.lock").write_text(json.dumps(lock))
+    refused = _install(entry)
+    assert refused.returncode != 0
+    assert "composer.lock: voku/portable-ascii 1.6.0: Debian's installed package is 2.0.1" in refused.stderr
+    assert "substituted" not in refused.stdout and not (entry / "vendor").exists()
 
 
 def test_a_required_package_without_a_debian_autoloader_fails_the_install(tmp_path):

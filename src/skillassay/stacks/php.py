@@ -4,9 +4,11 @@ framework (``laravel.py``) subclasses ``PhpStack``; ``PhpStack`` itself is a PHP
 Packagist cannot be reached where skillassay is built, but Debian's archive can, and it carries Laravel 8,
 Guzzle 7 and their dependencies under ``/usr/share/php`` (each with an autoloader of its own). The install
 the cache runs is therefore offline: it checks that every package the app's ``composer.lock`` names is the
-version Debian installed (else it fails, naming each package that differs), then ``composer dump-autoload``
-writes the app's own autoloader (its PSR-4 folders, files and class maps) and the ``vendor/autoload.php``
-it writes is made to load Debian's autoloaders of the app's direct requirements first. What an app then
+version Debian installed, or a reviewed substitution of ``SUBSTITUTIONS`` (a package Debian ships at another
+release of its line, or leaves to PHP itself: the install's log reports each one it makes); any other
+difference fails it, naming each package that differs. Then ``composer dump-autoload`` writes the app's
+own autoloader (its PSR-4 folders, files and class maps) and the ``vendor/autoload.php`` it writes is made
+to load Debian's autoloaders of the app's direct requirements first. What an app then
 runs is the code its lock names, from Debian's packages.
 
 ``vendor`` must be a real folder of the app: Composer's autoloader finds the app's own classes from where
@@ -21,6 +23,7 @@ import re
 import shlex
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -137,10 +140,12 @@ def debian_names(package: str) -> list[str]:
 
 
 def installed_debian_php() -> dict[str, str]:
-    """The installed Debian PHP packages by name and by what they provide -> their upstream version."""
+    """The installed Debian PHP packages (``php-*`` and PHP's own ``php8*``) by name and by what they
+    provide -> their upstream version."""
+    fields = "${Package}\t${Version}\t${Provides}\t${db:Status-Status}\n"
     try:
         out = subprocess.run(
-            ["dpkg-query", "-W", "-f", "${Package}\t${Version}\t${Provides}\t${db:Status-Status}\n", "php-*"],
+            ["dpkg-query", "-W", "-f", fields, "php-*", "php8*"],
             capture_output=True,
             text=True,
             timeout=30,
@@ -158,23 +163,176 @@ def installed_debian_php() -> dict[str, str]:
     return found
 
 
-def lock_problems(lock: object, installed: Mapping[str, str]) -> list[str]:
-    """What of the app's ``composer.lock`` Debian's installed packages do not satisfy: a package not
-    installed, or installed at another version, one line each."""
+@dataclass(frozen=True, kw_only=True)
+class Substitution:
+    """A package at the version the app's ``composer.lock`` names (as Packagist resolves it) that Debian
+    ships at another version, or not at all because PHP itself has what it adds: reviewed, one entry a
+    package and locked version, and reported by every install that makes it."""
+
+    package: str
+    locked: str  # the lock's version, exactly (Composer's ``v`` dropped, as ``lock_version``)
+    debian: str  # the Debian package (or what one provides) the app gets instead
+    version: str  # that package's upstream version, exactly; ``*``: any (PHP's own packages)
+    why: str
+
+
+_SYMFONY = (
+    "the same Symfony 5.4 LTS line: Debian packages the symfony/symfony monorepo at 5.4.53, a later security"
+    " release than this component's split on Packagist"
+)
+_CONTRACTS = "the same symfony/contracts 2.5 line: Debian's 2.5.5 is a later patch release"
+_PHP81 = "PHP 8.2 defines everything this polyfill adds for older PHP (it is a no-op on 8.1 and later)"
+
+
+def _polyfill(name: str, debian: str, why: str) -> Substitution:
+    return Substitution(
+        package=f"symfony/polyfill-{name}", locked="1.27.0", debian=debian, version="*", why=why
+    )
+
+
+# What the shipped Laravel fixtures' locks (Packagist's resolution of laravel/framework 8.83.26 and
+# guzzlehttp/guzzle 7.4.5) get from Debian in place of what they name. A lock naming anything else that
+# Debian does not have at its version fails the install.
+SUBSTITUTIONS: tuple[Substitution, ...] = (
+    Substitution(
+        package="voku/portable-ascii",
+        locked="1.6.1",
+        debian="php-voku-portable-ascii",
+        version="2.0.1",
+        why="laravel/framework 8.83 requires ^1.6.1; Debian's Laravel is patched for portable-ascii 2",
+    ),
+    Substitution(
+        package="egulias/email-validator",
+        locked="2.1.25",
+        debian="php-egulias-email-validator",
+        version="3.2.5",
+        why="laravel/framework 8.83 requires ^2.1.10; Debian's Laravel is patched for email-validator 3",
+    ),
+    Substitution(
+        package="doctrine/lexer",
+        locked="1.2.3",
+        debian="php-doctrine-lexer",
+        version="2.1.0",
+        why="email-validator 2.1 requires lexer ^1.0.1; Debian's email-validator 3.2.5 is built on lexer 2",
+    ),
+    *(
+        Substitution(
+            package=f"symfony/{name}",
+            locked=locked,
+            debian=f"php-symfony-{name}",
+            version="5.4.53",
+            why=_SYMFONY,
+        )
+        for name, locked in (
+            ("console", "5.4.36"),
+            ("css-selector", "5.4.35"),
+            ("error-handler", "5.4.36"),
+            ("event-dispatcher", "5.4.35"),
+            ("finder", "5.4.35"),
+            ("http-foundation", "5.4.44"),
+            ("http-kernel", "5.4.44"),
+            ("mime", "5.4.43"),
+            ("process", "5.4.36"),
+            ("routing", "5.4.37"),
+            ("string", "5.4.36"),
+            ("translation", "5.4.35"),
+            ("var-dumper", "5.4.36"),
+        )
+    ),
+    *(
+        Substitution(
+            package=f"symfony/{name}",
+            locked=locked,
+            debian=f"php-symfony-{name}",
+            version="2.5.5",
+            why=_CONTRACTS,
+        )
+        for name, locked in (
+            ("deprecation-contracts", "2.5.4"),
+            ("event-dispatcher-contracts", "2.5.3"),
+            ("service-contracts", "2.5.4"),
+            ("translation-contracts", "2.5.4"),
+        )
+    ),
+    _polyfill(
+        "ctype", "php8.2-common", "PHP 8.2's ctype extension (Debian's php8.2-common) is what it polyfills"
+    ),
+    _polyfill(
+        "iconv", "php8.2-common", "PHP 8.2's iconv extension (Debian's php8.2-common) is what it polyfills"
+    ),
+    _polyfill("mbstring", "php8.2-mbstring", "PHP 8.2's mbstring extension is what it polyfills"),
+    _polyfill("intl-grapheme", "php8.2-intl", "PHP 8.2's intl extension is what it polyfills"),
+    _polyfill("intl-idn", "php8.2-intl", "PHP 8.2's intl extension is what it polyfills"),
+    _polyfill("intl-normalizer", "php8.2-intl", "PHP 8.2's intl extension is what it polyfills"),
+    *(_polyfill(name, "php8.2-cli", _PHP81) for name in ("php72", "php73", "php80", "php81")),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockCheck:
+    """What the offline install makes of the app's ``composer.lock``: what fails it, and the reviewed
+    substitutions it makes (one line each)."""
+
+    problems: list[str]
+    substitutions: list[str]
+
+
+def check_lock(
+    lock: object, installed: Mapping[str, str], substitutions: tuple[Substitution, ...] = SUBSTITUTIONS
+) -> LockCheck:
+    """Each package of the app's ``composer.lock`` against Debian's installed packages: the version Debian
+    has, a listed substitution whose Debian side is installed as listed, or a problem naming the package."""
     if not isinstance(lock, dict) or not isinstance(lock.get("packages", []), list):
-        return ["composer.lock: not a Composer lock file (no packages list)"]
-    problems = []
+        return LockCheck(
+            problems=["composer.lock: not a Composer lock file (no packages list)"], substitutions=[]
+        )
+    problems: list[str] = []
+    made: list[str] = []
     for entry in [*lock.get("packages", []), *(lock.get("packages-dev") or [])]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             problems.append("composer.lock: a package without a name")
             continue
         name, wanted = entry["name"], lock_version(str(entry.get("version", "")))
         have = next((installed[n] for n in debian_names(name) if n in installed), None)
-        if have is None:
+        if have == wanted:
+            continue
+        listed = next((s for s in substitutions if s.package == name and s.locked == wanted), None)
+        if listed is not None:
+            problem = _substitution_problem(listed, installed)
+            if problem is None:
+                made.append(_substitution_report(listed, installed[listed.debian]))
+            else:
+                problems.append(problem)
+        elif have is None:
             problems.append(f"composer.lock: {name} {wanted}: no Debian package of it is installed")
-        elif have != wanted:
+        else:
             problems.append(f"composer.lock: {name} {wanted}: Debian's installed package is {have}")
-    return problems
+    return LockCheck(problems=problems, substitutions=made)
+
+
+def _substitution_problem(sub: Substitution, installed: Mapping[str, str]) -> str | None:
+    """Why the reviewed ``sub`` cannot be made here (its Debian side is not installed as listed), or None."""
+    have = installed.get(sub.debian)
+    if have is not None and sub.version in ("*", have):
+        return None
+    found = "not installed" if have is None else f"installed at {have}"
+    return (
+        f"composer.lock: {sub.package} {sub.locked}: the reviewed substitution is Debian's {sub.debian}"
+        f" {sub.version}, {found}"
+    )
+
+
+def _substitution_report(sub: Substitution, have: str) -> str:
+    """The install log's line for a substitution made."""
+    return (
+        f"substituted: {sub.package} {sub.locked} (composer.lock) -> Debian's {sub.debian} {have}: {sub.why}"
+    )
+
+
+def lock_problems(lock: object, installed: Mapping[str, str]) -> list[str]:
+    """What of the app's ``composer.lock`` Debian's installed packages do not satisfy (``check_lock``'s
+    problems): a package not installed, or installed at another version, and no reviewed substitution."""
+    return check_lock(lock, installed).problems
 
 
 def offline_install(entry: Path, installed: Mapping[str, str]) -> list[str]:
@@ -196,15 +354,17 @@ def offline_install(entry: Path, installed: Mapping[str, str]) -> list[str]:
     requires = manifest.get("require")
     requires = requires if isinstance(requires, dict) else {}
     packages = [p for p in requires if "/" in p]
-    problems = lock_problems(lock, installed)
+    checked = check_lock(lock, installed)
     unknown = [p for p in packages if p not in LOADERS]
-    problems += [f"composer.json: {p}: no Debian autoloader known for it" for p in unknown]
+    problems = checked.problems + [f"composer.json: {p}: no Debian autoloader known for it" for p in unknown]
     if problems:
         return _failing("\n".join(problems))
     loaders = [f"{SHARE}/{LOADERS[p]}" for p in packages]
     dump = ["composer", "dump-autoload", "--no-interaction", "--no-scripts", "--no-plugins"]
-    # composer's own settings and cache in the entry (the sealed install writes nothing else)
-    script = 'COMPOSER_HOME="$PWD/.composer" "$@" && php -r "$0" -- ' + shlex.join(loaders)
+    # the substitutions made, first in the install's log; composer's own settings and cache in the entry
+    # (the sealed install writes nothing else)
+    report = f"printf '%s\\n' {shlex.join(checked.substitutions)} && " if checked.substitutions else ""
+    script = report + 'COMPOSER_HOME="$PWD/.composer" "$@" && php -r "$0" -- ' + shlex.join(loaders)
     return ["sh", "-c", script, _PREPEND, *dump]
 
 
@@ -260,6 +420,13 @@ class PhpStack(Stack):
 
     def install_argv(self, files: Mapping[str, bytes]) -> list[str]:
         return ["composer", "install"]
+
+    def install_key(self, name: str, data: bytes) -> bytes:
+        # the reviewed substitutions decide whether the lock installs: a change to them checks it again
+        # rather than reusing an install an older list allowed
+        if name != "composer.lock":
+            return data
+        return data + b"\0substitutions " + repr(SUBSTITUTIONS).encode()
 
     def install_command(self, argv: list[str], entry: Path) -> list[str]:
         # what `composer install` would do with the lock, from Debian's packages (Packagist unreachable)
