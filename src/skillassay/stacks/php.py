@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -138,6 +136,8 @@ def debian_names(package: str) -> list[str]:
 
 def installed_debian_php() -> dict[str, str]:
     """The installed Debian PHP packages by name and by what they provide -> their upstream version."""
+    import subprocess  # only here: the rubric loads every stack's syntax and never runs a program
+
     try:
         out = subprocess.run(
             ["dpkg-query", "-W", "-f", "${Package}\t${Version}\t${Provides}\t${db:Status-Status}\n", "php-*"],
@@ -202,6 +202,8 @@ def offline_install(entry: Path, installed: Mapping[str, str]) -> list[str]:
     if problems:
         return _failing("\n".join(problems))
     loaders = [f"{SHARE}/{LOADERS[p]}" for p in packages]
+    import shlex
+
     dump = ["composer", "dump-autoload", "--no-interaction", "--no-scripts", "--no-plugins"]
     # composer's own settings and cache in the entry (the sealed install writes nothing else)
     script = 'COMPOSER_HOME="$PWD/.composer" "$@" && php -r "$0" -- ' + shlex.join(loaders)
