@@ -5,6 +5,7 @@ exactly the typer command's options and loads none of the heavy libraries."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,18 @@ def test_rubric_runs_without_typer_rich_or_pydantic():
     assert heavy == []
 
 
+def test_rubric_as_a_whole_process_prints_its_whole_result():
+    # that process ends without the interpreter's teardown (cli/main.py, _exit_now): what it wrote to a pipe
+    # (block-buffered: none of it written yet) must still all arrive, and be what the command gives in process
+    argv = ["rubric", "--pristine", str(GOLDEN / "app"), "--modified", str(GOLDEN / "test_golden")]
+    argv += ["--fixture-dir", str(GOLDEN)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    cmd = [sys.executable, "-m", "skillassay", *argv]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout) == json.loads(_modules_after_main(argv)["out"])
+
+
 def _rubric_modules(fixture: str) -> dict:
     folder = REPO / "evals" / "fixtures" / fixture
     return _modules_after_main(
@@ -133,6 +146,19 @@ NOT_FOR_PYTHON = (
 )
 
 
+# what no grade loads, whatever its languages: a grammar package's extras (its query files, read through
+# importlib.resources, which imports tempfile, shutil and the compression modules) and the programs a stack
+# runs to install an app (subprocess, shlex)
+NEVER_FOR_A_GRADE = ("importlib.resources", "tempfile", "shutil", "lzma", "bz2", "subprocess", "shlex")
+
+
+@pytest.mark.parametrize("fixture", ["express-ts", "rails-rb", "php-laravel", "fastapi-py"])
+def test_no_grade_loads_a_grammar_package_or_a_process_runner(fixture: str):
+    got = _rubric_modules(fixture)
+    assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
+    assert sorted(m for m in got["modules"] if m in NEVER_FOR_A_GRADE) == []
+
+
 @pytest.mark.parametrize("fixture", ["flask-py", "fastapi-py"])
 def test_a_python_only_change_loads_no_javascript_grammar(fixture: str):
     got = _rubric_modules(fixture)
@@ -158,8 +184,12 @@ def test_a_typescript_change_loads_the_typescript_grammar():
     # the counterpart: the same look at sys.modules sees a grammar when the change needs one
     got = _rubric_modules("express-ts")
     assert got["code"] == 0 and json.loads(got["out"])["total"] == 100.0
-    assert {"tree_sitter", "tree_sitter_typescript", "skillassay.languages.typescript"} <= set(got["modules"])
+    grammar = {"tree_sitter", "tree_sitter_typescript._binding", "skillassay.languages.typescript"}
+    assert grammar <= set(got["modules"])
     assert "importlib.metadata" not in got["modules"]
+    # the grammar's compiled binding alone: its package's __init__ (importlib.resources, and with it tempfile,
+    # shutil and the compression modules) is not run
+    assert sorted(m for m in got["modules"] if m in NEVER_FOR_A_GRADE) == []
     # and only that one: neither the Ruby grammar nor the Python parser, nor the emulator
     unneeded = ("tree_sitter_ruby", "skillassay.languages.ruby", "skillassay.languages.python")
     loaded = [m for m in got["modules"] if m in unneeded or m.startswith("skillassay.seam.emulator")]

@@ -29,7 +29,7 @@ import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Route, Span, Value
-from skillassay.languages.syntax_tree import ThreadParsers
+from skillassay.languages.syntax_tree import ThreadParsers, grammar
 from skillassay.languages.syntax_tree import line as _line
 from skillassay.languages.syntax_tree import span as _span
 from skillassay.languages.syntax_tree import text as _text
@@ -63,9 +63,7 @@ _ROUTE_FILES = {"routes/api.php": "/api", "routes/web.php": ""}
 
 @functools.cache
 def _language() -> ts.Language:
-    import tree_sitter_php as tsp
-
-    return ts.Language(tsp.language_php())
+    return grammar("tree_sitter_php", "language_php")
 
 
 _parser = ThreadParsers(_language).get

@@ -25,7 +25,7 @@ import tree_sitter as ts
 
 from skillassay.languages import bounds
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Route, Span, Value
-from skillassay.languages.syntax_tree import ThreadParsers
+from skillassay.languages.syntax_tree import ThreadParsers, grammar
 from skillassay.languages.syntax_tree import line as _line
 from skillassay.languages.syntax_tree import span as _span
 from skillassay.languages.syntax_tree import text as _text
@@ -81,9 +81,7 @@ _SCALARS = {"integer", "float", "true", "false", "nil", "simple_symbol", "ration
 
 @functools.cache
 def _language() -> ts.Language:
-    import tree_sitter_ruby as tsr
-
-    return ts.Language(tsr.language())
+    return grammar("tree_sitter_ruby", "language")
 
 
 _parser = ThreadParsers(_language).get

@@ -13,7 +13,7 @@ from typing import cast
 
 import tree_sitter as ts
 
-from skillassay.languages import bounds
+from skillassay.languages import bounds, syntax_tree
 from skillassay.languages.base import Call, ClassInfo, Function, ImportRef, Module, Mount, Route, Span, Value
 from skillassay.languages.handover import JAVASCRIPT_RUNNERS, add_handed_over
 from skillassay.languages.nextjs import JS_SOURCE_EXTENSIONS, next_route_path
@@ -118,12 +118,10 @@ def _type_chain(node: ts.Node | None) -> tuple[str, ...]:
 @functools.cache
 def _language(grammar: str) -> ts.Language:
     if grammar == "javascript":
-        import tree_sitter_javascript as tsj
-
-        return ts.Language(tsj.language())
-    import tree_sitter_typescript as tst
-
-    return ts.Language(tst.language_tsx() if grammar == "tsx" else tst.language_typescript())
+        return syntax_tree.grammar("tree_sitter_javascript", "language")
+    return syntax_tree.grammar(
+        "tree_sitter_typescript", "language_tsx" if grammar == "tsx" else "language_typescript"
+    )
 
 
 # a tree-sitter parser is not safe to share between threads (runs grade in parallel)

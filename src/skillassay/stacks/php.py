@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +140,8 @@ def debian_names(package: str) -> list[str]:
 def installed_debian_php() -> dict[str, str]:
     """The installed Debian PHP packages (``php-*`` and PHP's own ``php8*``) by name and by what they
     provide -> their upstream version."""
+    import subprocess  # only here: the rubric loads every stack's syntax and never runs a program
+
     fields = "${Package}\t${Version}\t${Provides}\t${db:Status-Status}\n"
     try:
         out = subprocess.run(
@@ -360,6 +360,8 @@ def offline_install(entry: Path, installed: Mapping[str, str]) -> list[str]:
     if problems:
         return _failing("\n".join(problems))
     loaders = [f"{SHARE}/{LOADERS[p]}" for p in packages]
+    import shlex
+
     dump = ["composer", "dump-autoload", "--no-interaction", "--no-scripts", "--no-plugins"]
     # the substitutions made, first in the install's log; composer's own settings and cache in the entry
     # (the sealed install writes nothing else)
