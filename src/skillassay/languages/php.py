@@ -730,6 +730,8 @@ class _Outliner:
             return self._template(node)
         if kind == "array_creation_expression":
             return self._array(node)
+        if kind == "null":
+            return Value("null", line)
         if kind in (
             "variable_name",
             "member_access_expression",
