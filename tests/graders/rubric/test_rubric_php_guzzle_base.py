@@ -3,7 +3,8 @@ and the agent plays the grader with it: a client of another service posting a Se
 a path a relative URL joins onto (or, without the trailing ``/``, replaces), a leading ``/`` dropping the
 base's path, an absolute Seam URL on another service's client, two clients side by side, a config array held
 in a variable, a client handed to a constructor, one made lazily with ``??=``, a base read from the
-environment (unknown: the path alone decides, as before)."""
+environment (unknown: the path alone decides, as before). And Laravel's ``Http::baseUrl``, joined its own way
+(one ``/`` between), in a chain, side by side, on a pending request a variable or a property holds."""
 
 from __future__ import annotations
 
@@ -219,4 +220,58 @@ def test_resolve_reference_keeps_unknown_parts():
         ("text", "https:"),
         ("text", "//h/a"),
         hole,
+    ]
+
+
+# ----------------------------------------------------------------------------- Laravel's Http::baseUrl
+LARAVEL_BODY = "['customer_key' => 'p']"
+
+
+def _laravel(body: str, members: str = "") -> list[str]:
+    service = _service(body, members).replace(
+        "use GuzzleHttp\\Client;", "use Illuminate\\Support\\Facades\\Http;"
+    )
+    return _routes(("app/Services/Bookings.php", service))
+
+
+def test_laravels_base_url_of_another_service_makes_no_seam_call():
+    body = f"Http::baseUrl('{OTHER}')->withToken($r['t'])->post('/customers/push_data', {LARAVEL_BODY});"
+    assert _laravel(body) == []
+    assert _laravel(body.replace(OTHER, SEAM)) == ["customers.push_data"]
+    # an absolute Seam URL is itself (newer Laravel; Laravel 8 would prefix it, and reach neither)
+    absolute = body.replace("'/customers/push_data'", f"'{SEAM}/customers/push_data'")
+    assert _laravel(absolute) == ["customers.push_data"]
+
+
+def test_laravel_joins_with_one_slash_not_rfc_3986():
+    # baseUrl('.../customers') + 'push_data' is .../customers/push_data for Laravel (RFC 3986: .../push_data)
+    body = (
+        f"Http::withToken($r['t'])->baseUrl('{SEAM}/customers')->post('push_data', ['customer_key' => 'p']);"
+    )
+    assert _laravel(body) == ["customers.push_data"]
+
+
+def test_laravel_base_urls_side_by_side_and_held():
+    body = f"""
+        Http::baseUrl('{OTHER}')->post('/customers/delete_data', ['reservation_keys' => ['r']]);
+        Http::baseUrl('{SEAM}/')->post('/customers/push_data', ['customer_key' => 'p']);
+        $api = Http::baseUrl('{OTHER}')->acceptJson();
+        $api->post('/access_codes/create', ['device_id' => 'd']);
+    """
+    assert _laravel(body) == ["customers.push_data"]
+    members = f"""
+        private $api;
+
+        public function __construct()
+        {{
+            $this->api = Http::baseUrl('{OTHER}/v1');
+        }}
+    """
+    held = "$this->api->post('access_codes/create', ['device_id' => 'd']);"
+    assert _laravel(held, members) == []
+    assert _laravel(held, members.replace(f"{OTHER}/v1", SEAM)) == ["access_codes.create"]
+    assert _laravel(body.replace(OTHER, SEAM)) == [
+        "access_codes.create",
+        "customers.delete_data",
+        "customers.push_data",
     ]

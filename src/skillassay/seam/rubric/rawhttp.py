@@ -9,7 +9,8 @@ The URL may be a literal, a constant, an f-string or template literal, a concate
 "/customers/push_data"``, ``urljoin``, ``new URL(path, base)``), or come from a small wrapper's parameter
 (``seam_post("/customers/push_data", body)``): then the request is counted at each call of the wrapper, with
 that call's path and body (up to ``MAX_WRAPPERS`` wrappers deep); a Guzzle client's ``base_uri`` is resolved
-against it as Guzzle does (``resolve_reference``: another service's base makes a path no Seam call). The JSON
+against it as Guzzle does (``resolve_reference``: another service's base makes a path no Seam call), Laravel's
+``Http::baseUrl`` as Laravel does (``laravel_base_url``). The JSON
 body's keys are the parameters (``json=``, ``data=json.dumps(...)``, ``body: JSON.stringify(...)``, axios's
 data, got's ``json``), and so are a query string's (``params=``, ``?k=v``, ``new URLSearchParams({...})``) for
 routes called with GET or DELETE.
@@ -24,7 +25,7 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from skillassay import stacks
 from skillassay.languages.base import Call, Module, Value
@@ -101,6 +102,8 @@ class ClientCall:
     # the base URLs of the client instances it may be called on (Guzzle's ``base_uri``), each resolved
     # against the call's URL; None for an instance made without one. Empty: not known, the URL alone
     bases: list[_Ctx | None] = field(default_factory=list)
+    # how a base and a URL are joined: RFC 3986 (Guzzle) or Laravel's ``Http::baseUrl`` (one ``/`` between)
+    join: Literal["rfc3986", "laravel"] = "rfc3986"
 
 
 @dataclass
@@ -313,15 +316,45 @@ class RawHttp:
             method, url, options = name.upper(), args[0], args[1] if len(args) > 1 else None
         else:
             return None
-        client = f"{'Http' if 'facades' in origin else 'Guzzle'}.{last}"
-        if "facades" in origin and name not in ("request", "send"):
+        laravel = "facades" in origin
+        client = f"{'Http' if laravel else 'Guzzle'}.{last}"
+        bases = (
+            self._base_url(module, call.scope, receiver, call.span[0] if call.span else None)
+            if laravel
+            else self._guzzle_bases(module, call.scope, receiver)
+        )
+        join: Literal["rfc3986", "laravel"] = "laravel" if laravel else "rfc3986"
+        if laravel and name not in ("request", "send"):
             sends_body = method not in ("GET", "HEAD")  # get($url, $query); delete($url, $data) sends JSON
-            return ClientCall(
-                client, method, url, options if sends_body else None, None if sends_body else options
-            )
+            body, query = (options, None) if sends_body else (None, options)
+            return ClientCall(client, method, url, body, query, bases, join)
         body = _option(options, "json", "form_params") or _unwrap_body(_option(options, "body"))
-        bases = self._guzzle_bases(module, call.scope, receiver)
-        return ClientCall(client, method, url, body, _option(options, "query"), bases)
+        return ClientCall(client, method, url, body, _option(options, "query"), bases, join)
+
+    def _base_url(
+        self, module: Module, scope: int | None, chain: tuple[str, ...], start: int | None, depth: int = 0
+    ) -> list[_Ctx | None]:
+        """``Http::baseUrl($base)->...->post($url)``: the argument of the chain's last ``baseUrl`` call (among
+        the module's calls, the one that starts where the chain does, at ``start``), or of the one a variable
+        or property holds (``$api = Http::baseUrl($base)->withToken($t); $api->post(...)``)."""
+        if "baseUrl()" in chain and start is not None:
+            at = len(chain) - 1 - chain[::-1].index("baseUrl()")
+            inner = (*chain[:at], "baseUrl")
+            for other in module.calls:
+                if other.chain == inner and other.span is not None and other.span[0] == start and other.args:
+                    return [(other.args[0], module, other.scope)]
+            return []
+        if depth > 3 or not chain or not (len(chain) == 1 or (chain[0] == "this" and len(chain) == 2)):
+            return []
+        out: list[_Ctx | None] = []
+        for value, where, at in self.project.bound(
+            module, scope, chain[0], chain[1] if len(chain) == 2 else None
+        ):
+            if value.kind == "call" and value.chain[-1:] == ("baseUrl",) and value.args:
+                out.append((value.args[0], where, at))
+            elif value.kind == "call" and value.span is not None:
+                out.extend(self._base_url(where, at, value.chain, value.span[0], depth + 1))
+        return out
 
     def _guzzle_bases(
         self, module: Module, scope: int | None, receiver: tuple[str, ...]
@@ -721,7 +754,8 @@ class RawHttp:
                 for parts in self._parts(resolved, {})[:6]:
                     # a hole of the base is no parameter of the function making the request
                     known = [(kind, None if kind == "hole" else what) for kind, what in parts]
-                    out.extend(resolve_reference(known, url) for url in urls)
+                    join = resolve_reference if client.join == "rfc3986" else laravel_base_url
+                    out.extend(join(known, url) for url in urls)
         return out[:12]
 
     def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):
@@ -785,3 +819,16 @@ def resolve_reference(base: _Parts, ref: _Parts) -> _Parts:
     if slash < 0:
         return [*_cut(base, origin), ("text", "/"), *ref]
     return [*_cut(base, slash + 1), *ref]
+
+
+def laravel_base_url(base: _Parts, ref: _Parts) -> _Parts:
+    """Laravel's ``Http::baseUrl``: the base without its trailing ``/``, one ``/``, the URL without its
+    leading one. An absolute URL (``http://``, ``https://``) is itself, as newer Laravel has it (Laravel 8
+    prefixes even that: a request to nowhere either way); a URL starting with something unknown is left as
+    it is."""
+    base_text, ref_text = _spelled(base), _spelled(ref)
+    if not base_text or ref_text.startswith((_HOLE, "http://", "https://")):
+        return ref
+    head = [*base[:-1], ("text", cast(str, base[-1][1]).rstrip("/"))] if base[-1][0] == "text" else base
+    tail = [("text", cast(str, ref[0][1]).lstrip("/")), *ref[1:]] if ref and ref[0][0] == "text" else ref
+    return [*head, ("text", "/"), *tail]
