@@ -2,9 +2,10 @@
 and the agent plays the grader with it: a client of another service posting a Seam route's path, a base with
 a path a relative URL joins onto (or, without the trailing ``/``, replaces), a leading ``/`` dropping the
 base's path, an absolute Seam URL on another service's client, two clients side by side, a config array held
-in a variable, a client handed to a constructor, one made lazily with ``??=``, a base read from the
-environment (unknown: the path alone decides, as before). And Laravel's ``Http::baseUrl``, joined its own way
-(one ``/`` between), in a chain, side by side, on a pending request a variable or a property holds."""
+in a variable, a global constant (``const``, ``define``), a client handed to a constructor, one made lazily
+with ``??=``, a base read from the environment (unknown: the path alone decides, as before). And Laravel's
+``Http::baseUrl``, joined its own way (one ``/`` between), in a chain, side by side, on a pending request a
+variable or a property holds."""
 
 from __future__ import annotations
 
@@ -129,6 +130,19 @@ def test_a_config_array_in_a_variable():
         $http->post('customers/push_data', {POST});
     """
     assert _one(body) == []
+
+
+@pytest.mark.parametrize(
+    "declared", ["const PAYMENTS_BASE = 'URL';", "define('PAYMENTS_BASE', 'URL');"], ids=["const", "define"]
+)
+def test_a_global_constant_as_the_base(declared):
+    body = f"""
+        $client = new Client(['base_uri' => PAYMENTS_BASE]);
+        $client->post('customers/push_data', {POST});
+    """
+    service = _service(body).replace("class Bookings", declared + "\n\nclass Bookings")
+    assert _routes(("app/Services/Bookings.php", service.replace("URL", OTHER))) == []
+    assert _routes(("app/Services/Bookings.php", service.replace("URL", SEAM))) == ["customers.push_data"]
 
 
 def test_a_client_handed_to_the_constructor():
