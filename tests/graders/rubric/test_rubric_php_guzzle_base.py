@@ -182,6 +182,20 @@ def test_a_lazily_made_client_of_another_service():
     assert _one(body, members.replace(OTHER, SEAM)) == ["customers.push_data"]
 
 
+def test_a_static_lazily_made_client():
+    members = f"""
+        private static ?Client $shared = null;
+
+        private static function http(): Client
+        {{
+            return self::$shared ??= new Client(['base_uri' => '{OTHER}']);
+        }}
+    """
+    body = f"self::http()->post('/customers/push_data', {POST});"
+    assert _one(body, members) == []
+    assert _one(body, members.replace(OTHER, SEAM)) == ["customers.push_data"]
+
+
 def test_a_base_from_the_environment_leaves_the_path_to_decide():
     body = f"""
         $client = new Client(['base_uri' => getenv('SEAM_ENDPOINT')]);

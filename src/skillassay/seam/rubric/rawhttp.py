@@ -379,7 +379,7 @@ class RawHttp:
         if depth > 4 or not chain:
             return []
         method = chain[-1].removesuffix("()") if chain[-1].endswith("()") else None
-        if method is not None and (len(chain) == 1 or chain[:1] == ("this",)) and len(chain) <= 2:
+        if method is not None and (len(chain) == 1 or chain[0] in ("this", "self")) and len(chain) <= 2:
             values = [
                 (v, module, i)
                 for i, fn in enumerate(module.functions)
