@@ -266,9 +266,11 @@ def test_laravels_base_url_of_another_service_makes_no_seam_call():
     body = f"Http::baseUrl('{OTHER}')->withToken($r['t'])->post('/customers/push_data', {LARAVEL_BODY});"
     assert _laravel(body) == []
     assert _laravel(body.replace(OTHER, SEAM)) == ["customers.push_data"]
-    # an absolute Seam URL is itself (newer Laravel; Laravel 8 would prefix it, and reach neither)
+    # Laravel 8 prefixes even an absolute URL with the base: the request goes to the base's host
     absolute = body.replace("'/customers/push_data'", f"'{SEAM}/customers/push_data'")
-    assert _laravel(absolute) == ["customers.push_data"]
+    assert _laravel(absolute) == []
+    # an unknown base with an absolute Seam URL: the path decides
+    assert _laravel(absolute.replace(f"'{OTHER}'", "config('services.doors.url')")) == ["customers.push_data"]
 
 
 def test_laravel_joins_with_one_slash_not_rfc_3986():

@@ -823,11 +823,12 @@ def resolve_reference(base: _Parts, ref: _Parts) -> _Parts:
 
 def laravel_base_url(base: _Parts, ref: _Parts) -> _Parts:
     """Laravel's ``Http::baseUrl``: the base without its trailing ``/``, one ``/``, the URL without its
-    leading one. An absolute URL (``http://``, ``https://``) is itself, as newer Laravel has it (Laravel 8
-    prefixes even that: a request to nowhere either way); a URL starting with something unknown is left as
-    it is."""
+    leading one, as Laravel 8 (the version the Laravel stack installs, ``PendingRequest::send``) joins them
+    whatever the URL, an absolute one too (newer Laravel leaves that one as it is: then no Seam call is
+    credited that Laravel 8 sends to the base's host). A URL starting with something unknown is left as it
+    is."""
     base_text, ref_text = _spelled(base), _spelled(ref)
-    if not base_text or ref_text.startswith((_HOLE, "http://", "https://")):
+    if not base_text or ref_text.startswith(_HOLE):
         return ref
     head = [*base[:-1], ("text", cast(str, base[-1][1]).rstrip("/"))] if base[-1][0] == "text" else base
     tail = [("text", cast(str, ref[0][1]).lstrip("/")), *ref[1:]] if ref and ref[0][0] == "text" else ref
