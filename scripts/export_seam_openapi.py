@@ -6,7 +6,8 @@ imports it with node from ``node/node_modules`` (the version pinned in ``node/pa
 --prefix node`` first), writes canonical JSON (sorted keys, no spaces, UTF-8) gzipped reproducibly (no name,
 no time stamp) to ``src/skillassay/seam/emulator/data/seam-openapi-<version>.json.gz``, and removes the
 previous version's file; the route paths go to the rubric's ``seam/rubric/data/seam_routes.json`` too (the
-rubric reads them there without parsing the whole document).
+rubric reads them there without parsing the whole document), and so does the PHP SDK's parameter order
+(``seam/rubric/data/php_sdk_params.json``, ``seam/rubric/php_sdk.py``).
 
     python scripts/export_seam_openapi.py            # regenerate the package data
     python scripts/export_seam_openapi.py --output F # write elsewhere (the test compares it with the shipped
@@ -72,9 +73,11 @@ def canonical_gzip(document: dict) -> bytes:
 
 def write_routes(document: dict, version: str) -> None:
     sys.path.insert(0, str(REPO / "src"))
+    from skillassay.seam.rubric import php_sdk
     from skillassay.seam.rubric.rawhttp import ROUTES_FILE, render_routes
 
     ROUTES_FILE.write_text(render_routes(version, document.get("paths", {})), encoding="utf-8")
+    php_sdk.DATA_FILE.write_text(php_sdk.render(version, php_sdk.derive(document)), encoding="utf-8")
 
 
 def main() -> None:

@@ -447,3 +447,19 @@ def test_a_file_beyond_the_parsers_bounds_is_unparsable_not_a_crash():
         parse(b"<?php $x = " + b"[" * 30000 + b"]" * 30000 + b";", "deep.php")
     with pytest.raises(bounds.Unparsable, match="beyond the parsers' bound"):
         parse(b"/" * (bounds.MAX_SOURCE_BYTES + 1), "big.php")
+
+
+def test_null_and_global_constants_are_values():
+    m = _parse(
+        """
+        const BASE = 'https://connect.getseam.com';
+        define('OTHER', 'https://api.example.com');
+        if (false) { define('NEVER', 'x'); }
+        $seam->access_codes->create($id, NULL, code: null);
+        """
+    )
+    call = next(c for c in m.calls if c.chain[-1:] == ("create",))
+    assert [a.kind for a in call.args] == ["ref", "null"] and call.kwargs["code"].kind == "null"
+    assert [v.text for v in m.bindings["BASE"]] == ["https://connect.getseam.com"]
+    assert [v.text for v in m.bindings["OTHER"]] == ["https://api.example.com"]
+    assert "NEVER" not in m.bindings  # defined where code never runs

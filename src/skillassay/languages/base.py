@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-ValueKind = Literal["object", "array", "ref", "call", "func", "str", "template", "other"]
+ValueKind = Literal["object", "array", "ref", "call", "func", "str", "template", "null", "other"]
 Span = tuple[int, int]  # byte offsets [start, end) in the file
 
 
@@ -23,9 +23,10 @@ class Value:
     a ``.map(x => ({...}))`` or a comprehension, the one element template); ``ref``: a name chain
     (``seam.customers``); ``call``: ``chain`` of the callee and ``args``; ``func``: ``func``, an index into
     ``Module.functions``; ``str``: ``text``; ``template``: a string put together (f-string, template literal,
-    ``a + "/b"``), ``items`` its parts in order (``str`` values for the literal text). ``span``: where the
-    expression is written; ``key_spans``: for an object literal, where each key's whole entry (``key: value``)
-    is written.
+    ``a + "/b"``), ``items`` its parts in order (``str`` values for the literal text); ``null``: the literal
+    ``null`` of a language that reads it (PHP: an SDK argument given ``null`` is no parameter). ``span``:
+    where the expression is written; ``key_spans``: for an object literal, where each key's whole entry
+    (``key: value``) is written.
     """
 
     kind: ValueKind

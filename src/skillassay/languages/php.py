@@ -432,6 +432,20 @@ class _Outliner:
             return
         self.visit(child)
 
+    def visit_const_declaration(self, node: ts.Node) -> None:
+        """A namespace's ``const BASE = '...';`` (a class's constants are its members): a module binding."""
+        for element in node.named_children:
+            parts = element.named_children if element.type == "const_element" else []
+            if len(parts) == 2 and parts[0].type == "name":
+                self.visit(parts[1])
+                self._constant(_text(parts[0]), self.value(parts[1]))
+
+    def _constant(self, name: str, value: Value) -> None:
+        """A global constant (``const``, ``define``): the file's, wherever it is declared."""
+        self.module.bind(None, name, value)
+        if value.kind == "str":
+            self.constants.setdefault(name, value.text)
+
     def visit_function_definition(self, node: ts.Node) -> None:
         name_node = node.child_by_field_name("name")
         self._function(node, _text(name_node) if name_node is not None else None, None)
@@ -691,6 +705,8 @@ class _Outliner:
             kw_spans=spans,
         )
         self.module.calls.append(call)
+        if chain == ("define",) and len(args) == 2 and args[0].kind == "str" and not self.dead:
+            self._constant(args[0].text, args[1])  # define('SEAM_URL', 'https://...')
         if chain[-1] in _LIST_TESTS and len(chain) == 1:
             self._list_decisions(arguments)
 
@@ -728,6 +744,8 @@ class _Outliner:
             return self._template(node)
         if kind == "array_creation_expression":
             return self._array(node)
+        if kind == "null":
+            return Value("null", line)
         if kind in (
             "variable_name",
             "member_access_expression",

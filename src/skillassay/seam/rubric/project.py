@@ -21,6 +21,7 @@ from skillassay.languages import parser_for
 from skillassay.languages.base import Call, Function, Module, Value
 from skillassay.languages.callgraph import TOP, CallGraph, FnRef, Reach
 from skillassay.languages.nextjs import next_route_path
+from skillassay.seam.rubric import php_sdk
 from skillassay.seam.rubric.sdk_surface import all_methods, all_namespaces, language_surface, snake
 
 # How many variables / builder functions a value is followed through.
@@ -713,6 +714,8 @@ class Project:
         call = sdk.call
         if sdk.kind == "http":
             return sdk.body if sdk.body is not None else (Value("other", call.line), sdk.module, call.scope)
+        if sdk.module.language == "php":
+            return self._php_arguments(sdk)
         if sdk.module.sdk_style == "python":
             return (
                 Value("object", call.line, keys=dict(call.kwargs), spreads=list(call.kw_spreads)),
@@ -721,3 +724,19 @@ class Project:
             )
         first = call.args[0] if call.args else Value("other", call.line)
         return first, sdk.module, call.scope
+
+    def _php_arguments(self, sdk: SdkCall) -> Ctx:
+        """PHP: the named arguments, and the positional ones named by the SDK method's parameter order
+        (``php_sdk``); an argument that is ``null`` is no parameter (the SDK sends none it is given null for),
+        and a spread (``...$args``) is a parameters array only when its keys are strings (PHP 8.1), so a list
+        spread names nothing."""
+        call = sdk.call
+        named = dict(zip(php_sdk.parameter_order(sdk.name), call.args, strict=False))
+        named.update(call.kwargs)
+        keys = {k: v for k, v in named.items() if not self._null((v, sdk.module, call.scope))}
+        return Value("object", call.line, keys=keys, spreads=list(call.kw_spreads)), sdk.module, call.scope
+
+    def _null(self, ctx: Ctx) -> bool:
+        """Whether an expression is ``null`` wherever it comes from (``$code = null; create($d, $code)``)."""
+        found = self.resolve(ctx)
+        return bool(found) and all(v.kind == "null" for v, _m, _s in found)

@@ -8,9 +8,12 @@ paths are read from ``data/seam_routes.json``):
 The URL may be a literal, a constant, an f-string or template literal, a concatenation (``BASE +
 "/customers/push_data"``, ``urljoin``, ``new URL(path, base)``), or come from a small wrapper's parameter
 (``seam_post("/customers/push_data", body)``): then the request is counted at each call of the wrapper, with
-that call's path and body (up to ``MAX_WRAPPERS`` wrappers deep). The JSON body's keys are the parameters
-(``json=``, ``data=json.dumps(...)``, ``body: JSON.stringify(...)``, axios's data, got's ``json``), and so are
-a query string's (``params=``, ``?k=v``, ``new URLSearchParams({...})``) for routes called with GET or DELETE.
+that call's path and body (up to ``MAX_WRAPPERS`` wrappers deep); a Guzzle client's ``base_uri`` is resolved
+against it as Guzzle does (``resolve_reference``: another service's base makes a path no Seam call), Laravel's
+``Http::baseUrl`` as Laravel does (``laravel_base_url``). The JSON
+body's keys are the parameters (``json=``, ``data=json.dumps(...)``, ``body: JSON.stringify(...)``, axios's
+data, got's ``json``), and so are a query string's (``params=``, ``?k=v``, ``new URLSearchParams({...})``) for
+routes called with GET or DELETE.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from skillassay import stacks
 from skillassay.languages.base import Call, Module, Value
@@ -45,6 +49,10 @@ _CLIENT_FACTORIES = {
     "Pool",
 }
 _HOLE = "\x00"
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
+_Ctx = tuple[Value, Module, "int | None"]
+_Parts = list[tuple[str, object]]
 
 
 # The route paths of the shipped OpenAPI document, written beside it by scripts/export_seam_openapi.py (a
@@ -91,8 +99,11 @@ class ClientCall:
     url: Value | None
     body: Value | None = None
     query: Value | None = None
-    # a client instance's base URL (axios.create({baseURL}), httpx.Client(base_url=))
-    base: Value | None = None
+    # the base URLs of the client instances it may be called on (Guzzle's ``base_uri``), each resolved
+    # against the call's URL; None for an instance made without one. Empty: not known, the URL alone
+    bases: list[_Ctx | None] = field(default_factory=list)
+    # how a base and a URL are joined: RFC 3986 (Guzzle) or Laravel's ``Http::baseUrl`` (one ``/`` between)
+    join: Literal["rfc3986", "laravel"] = "rfc3986"
 
 
 @dataclass
@@ -305,14 +316,89 @@ class RawHttp:
             method, url, options = name.upper(), args[0], args[1] if len(args) > 1 else None
         else:
             return None
-        client = f"{'Http' if 'facades' in origin else 'Guzzle'}.{last}"
-        if "facades" in origin and name not in ("request", "send"):
+        laravel = "facades" in origin
+        client = f"{'Http' if laravel else 'Guzzle'}.{last}"
+        bases = (
+            self._base_url(module, call.scope, receiver, call.span[0] if call.span else None)
+            if laravel
+            else self._guzzle_bases(module, call.scope, receiver)
+        )
+        join: Literal["rfc3986", "laravel"] = "laravel" if laravel else "rfc3986"
+        if laravel and name not in ("request", "send"):
             sends_body = method not in ("GET", "HEAD")  # get($url, $query); delete($url, $data) sends JSON
-            return ClientCall(
-                client, method, url, options if sends_body else None, None if sends_body else options
-            )
+            body, query = (options, None) if sends_body else (None, options)
+            return ClientCall(client, method, url, body, query, bases, join)
         body = _option(options, "json", "form_params") or _unwrap_body(_option(options, "body"))
-        return ClientCall(client, method, url, body, _option(options, "query"))
+        return ClientCall(client, method, url, body, _option(options, "query"), bases, join)
+
+    def _base_url(
+        self, module: Module, scope: int | None, chain: tuple[str, ...], start: int | None, depth: int = 0
+    ) -> list[_Ctx | None]:
+        """``Http::baseUrl($base)->...->post($url)``: the argument of the chain's last ``baseUrl`` call (among
+        the module's calls, the one that starts where the chain does, at ``start``), or of the one a variable
+        or property holds (``$api = Http::baseUrl($base)->withToken($t); $api->post(...)``)."""
+        if "baseUrl()" in chain and start is not None:
+            at = len(chain) - 1 - chain[::-1].index("baseUrl()")
+            inner = (*chain[:at], "baseUrl")
+            for other in module.calls:
+                if other.chain == inner and other.span is not None and other.span[0] == start and other.args:
+                    return [(other.args[0], module, other.scope)]
+            return []
+        if depth > 3 or not chain or not (len(chain) == 1 or (chain[0] == "this" and len(chain) == 2)):
+            return []
+        out: list[_Ctx | None] = []
+        for value, where, at in self.project.bound(
+            module, scope, chain[0], chain[1] if len(chain) == 2 else None
+        ):
+            if value.kind == "call" and value.chain[-1:] == ("baseUrl",) and value.args:
+                out.append((value.args[0], where, at))
+            elif value.kind == "call" and value.span is not None:
+                out.extend(self._base_url(where, at, value.chain, value.span[0], depth + 1))
+        return out
+
+    def _guzzle_bases(
+        self, module: Module, scope: int | None, receiver: tuple[str, ...]
+    ) -> list[_Ctx | None]:
+        """The ``base_uri`` of each ``new Client([...])`` the receiver may hold (None for one made without
+        it); empty when no construction is found (a client the container injects)."""
+        out: list[_Ctx | None] = []
+        for value, where, at in self._constructions(module, scope, receiver):
+            if _lib_of(self._origin(where, at, value.chain[1:]) or "") != "guzzlehttp":
+                continue
+            config = (value.args[0], where, at) if value.args else None
+            found = self.project.key_values(config, "base_uri") if config is not None else []
+            out.extend(found or [None])
+        return out
+
+    def _constructions(
+        self, module: Module, scope: int | None, chain: tuple[str, ...], depth: int = 0
+    ) -> list[_Ctx]:
+        """The ``new X(...)`` calls a receiver may hold: a variable or property bound to one (or to a name
+        that is), a parameter given one by its callers, a method of the class returning one
+        (``$this->client()``, ``??=`` included)."""
+        if depth > 4 or not chain:
+            return []
+        method = chain[-1].removesuffix("()") if chain[-1].endswith("()") else None
+        if method is not None and (len(chain) == 1 or chain[0] in ("this", "self")) and len(chain) <= 2:
+            values = [
+                (v, module, i)
+                for i, fn in enumerate(module.functions)
+                if fn.name == method
+                for v in fn.returns
+            ]
+        elif chain[0] in ("this", "self") and len(chain) == 2:
+            values = self.project.bound(module, scope, chain[0], chain[1])
+        elif len(chain) == 1:
+            values = self.project.resolve((Value("ref", chain=chain), module, scope))
+        else:
+            return []
+        out: list[_Ctx] = []
+        for value, where, at in values:
+            if value.kind == "call" and value.chain[:1] == ("new",):
+                out.append((value, where, at))
+            elif value.kind == "ref" and value.chain and value.chain != chain:
+                out.extend(self._constructions(where, at, value.chain, depth + 1))
+        return out
 
     def _typed_origin(self, module: Module, scope: int | None, receiver: tuple[str, ...]) -> str | None:
         """A receiver whose class its parameter's type names (``__construct(private Client $http)``,
@@ -611,13 +697,10 @@ class RawHttp:
     ) -> list[RawRequest]:
         """The requests a client call makes, counted at ``at_call`` (itself, or the wrapper call that gives it
         its path), with ``env`` binding the wrappers' parameters to the arguments of that call."""
-        url_ctx = (client.url, module, call.scope)
-        if client.base is not None:
-            assert client.url is not None  # calls without a URL are not lifted
-            url_ctx = (Value("template", items=[client.base, client.url]), module, call.scope)
+        assert client.url is not None  # calls without a URL are not lifted
         found: list[RawRequest] = []
         holes: list[tuple[Module, int, str]] = []
-        for parts in self._parts(url_ctx, env)[:12]:
+        for parts in self._based(client, self._parts((client.url, module, call.scope), env)[:12]):
             route, query = self._route_in(parts)
             if route is not None:
                 body = self._body(client.body, module, call.scope, env)
@@ -658,6 +741,23 @@ class RawHttp:
             )
         return found
 
+    def _based(self, client: ClientCall, urls: list[_Parts]) -> list[_Parts]:
+        """The URLs a request goes to: each of the call's resolved against each base URL of its client."""
+        if not client.bases:
+            return urls
+        out: list[_Parts] = []
+        for base in client.bases:
+            if base is None:
+                out.extend(urls)
+                continue
+            for resolved in self.project.resolve(base)[:6]:
+                for parts in self._parts(resolved, {})[:6]:
+                    # a hole of the base is no parameter of the function making the request
+                    known = [(kind, None if kind == "hole" else what) for kind, what in parts]
+                    join = resolve_reference if client.join == "rfc3986" else laravel_base_url
+                    out.extend(join(known, url) for url in urls)
+        return out[:12]
+
     def _body(self, body: Value | None, module: Module, scope: int | None, env: dict):
         if body is None:
             return None
@@ -673,3 +773,63 @@ class RawHttp:
             value, module, scope = env[key]
             body = _unwrap_body(value)
         return (body, module, scope) if body is not None else None
+
+
+# ---------------------------------------------------------------------- base URLs
+def _spelled(parts: _Parts) -> str:
+    return "".join(cast(str, what) if kind == "text" else _HOLE for kind, what in parts)
+
+
+def _cut(parts: _Parts, end: int) -> _Parts:
+    """The parts spelling the first ``end`` characters of ``_spelled(parts)``."""
+    out: _Parts = []
+    for kind, what in parts:
+        if end <= 0:
+            break
+        if kind == "text":
+            text = cast(str, what)[:end]
+            out.append(("text", text))
+            end -= len(text)
+        else:
+            out.append((kind, what))
+            end -= 1
+    return out
+
+
+def resolve_reference(base: _Parts, ref: _Parts) -> _Parts:
+    """A request's URL against its client's base URL, as RFC 3986 (5.2) resolves a reference and Guzzle its
+    ``base_uri``: an absolute URL is itself; ``//host/x`` takes the base's scheme; ``/x`` replaces the base's
+    path; ``x`` replaces what follows the base path's last ``/`` (``https://h`` + ``x`` is ``https://h/x``).
+    A URL that starts with something unknown may be absolute: it is left as it is."""
+    base_text, ref_text = _spelled(base), _spelled(ref)
+    if not base_text or ref_text.startswith(_HOLE) or _SCHEME.match(ref_text):
+        return ref
+    if _HOLE not in base_text + ref_text:
+        return [("text", urllib.parse.urljoin(base_text, ref_text))]
+    authority = _AUTHORITY.match(base_text)
+    path_end = len(re.split(r"[?#]", base_text, maxsplit=1)[0])
+    origin = authority.end() if authority else min(path_end, (base_text + "/").index("/"))
+    if ref_text.startswith("//"):
+        return [("text", base_text.split(":", 1)[0] + ":"), *ref] if authority else ref
+    if ref_text.startswith("/"):
+        return [*_cut(base, origin), *ref]
+    if not ref_text or ref_text.startswith(("?", "#")):
+        return [*_cut(base, path_end), *ref]
+    slash = base_text.rfind("/", origin, path_end)
+    if slash < 0:
+        return [*_cut(base, origin), ("text", "/"), *ref]
+    return [*_cut(base, slash + 1), *ref]
+
+
+def laravel_base_url(base: _Parts, ref: _Parts) -> _Parts:
+    """Laravel's ``Http::baseUrl``: the base without its trailing ``/``, one ``/``, the URL without its
+    leading one, as Laravel 8 (the version the Laravel stack installs, ``PendingRequest::send``) joins them
+    whatever the URL, an absolute one too (newer Laravel leaves that one as it is: then no Seam call is
+    credited that Laravel 8 sends to the base's host). A URL starting with something unknown is left as it
+    is."""
+    base_text, ref_text = _spelled(base), _spelled(ref)
+    if not base_text or ref_text.startswith(_HOLE):
+        return ref
+    head = [*base[:-1], ("text", cast(str, base[-1][1]).rstrip("/"))] if base[-1][0] == "text" else base
+    tail = [("text", cast(str, ref[0][1]).lstrip("/")), *ref[1:]] if ref and ref[0][0] == "text" else ref
+    return [*head, ("text", "/"), *tail]
