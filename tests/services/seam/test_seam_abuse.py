@@ -404,3 +404,32 @@ def test_the_scheduler_runs_a_task_due_before_the_one_it_sleeps_for_on_time():
         assert "late" not in ran
     finally:
         scheduler.stop()
+
+
+def test_a_workspace_busy_elsewhere_never_stops_the_server_logging_other_requests(emulator):
+    """The event loop logs every request as it arrives; while one workspace's lock is held (a worker or the
+    scheduler busy there), its next request is logged at once and another workspace is answered: the loop
+    never waits for a workspace's lock."""
+    busy, other = emulator.create_workspace("busy"), emulator.create_workspace("other")
+    lock = emulator.store.get(busy.workspace_id).lock
+    answered: dict[str, int] = {}
+
+    def send() -> None:
+        resp = httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(busy), timeout=60)
+        answered["busy"] = resp.status_code
+
+    with lock:  # held as a long task would hold it
+        thread = threading.Thread(target=send)
+        thread.start()
+        logged = []
+        for _ in range(500):  # up to 10 s
+            logged = [r for r in emulator.requests(busy.workspace_id) if r.path == "/devices/list"]
+            if logged:
+                break
+            time.sleep(0.02)
+        resp = httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(other), timeout=60)
+        assert resp.status_code == 200
+        assert logged and logged[0].status is None  # logged, not yet answered
+        assert "busy" not in answered
+    thread.join(60)
+    assert answered["busy"] == 200
