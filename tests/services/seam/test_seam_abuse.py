@@ -3,6 +3,7 @@ one client's expensive request never stalls another's."""
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import threading
@@ -171,6 +172,36 @@ def test_a_request_slow_only_in_wall_time_keeps_its_route_on_the_event_loop(emul
         for _ in range(4):
             assert client.post(f"{emulator.base_url}/devices/list", json={}).status_code == 200
     assert [name == "seam-emulator-http" for name in threads] == [False, True, True, True], threads
+
+
+def test_a_full_collection_during_a_request_keeps_its_route_on_the_event_loop(emulator, monkeypatch):
+    """A full collection of the collector costs what the whole heap holds, whichever request allocated the
+    object that set it off: one during a cheap request must not send the route to the threads for good (it
+    did, on a long run: a 40 ms collection, then every request of the route through the threads). A request
+    that itself burns the CPU still does (the test below)."""
+    ws = emulator.create_workspace("collected")
+    heap = [[n] for n in range(300_000)]  # a full collection of these: well over the limit
+    monkeypatch.setattr(emulator_app, "INLINE_MAX_SECONDS", 0.002)
+    threads: list[str] = []
+    collects = iter([False, True, False, False])
+    original = HANDLERS["/devices/list"]
+    spent: list[float] = []
+
+    def collecting_devices_list(ctx, params):
+        threads.append(threading.current_thread().name)
+        if next(collects):
+            started = time.thread_time()
+            gc.collect()
+            spent.append(time.thread_time() - started)
+        return original(ctx, params)
+
+    monkeypatch.setitem(HANDLERS, "/devices/list", collecting_devices_list)
+    with httpx.Client(headers=_key(ws), timeout=10) as client:
+        for _ in range(4):
+            assert client.post(f"{emulator.base_url}/devices/list", json={}).status_code == 200
+    assert spent[0] > 0.002, "the collection was not over the limit: the test proves nothing"
+    assert [name == "seam-emulator-http" for name in threads] == [False, True, True, True], threads
+    assert len(heap) == 300_000
 
 
 def test_only_requests_always_quick_so_far_run_on_the_event_loop(emulator, monkeypatch):
