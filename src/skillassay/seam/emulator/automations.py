@@ -279,20 +279,33 @@ class Engine:
         return record
 
     def _schedule_expiry(self, ws: Workspace, code: dict) -> None:
-        """Seam removes a time-bound code from the lock when its ``ends_at`` passes."""
+        """Seam removes a time-bound code from the lock when its ``ends_at`` passes. One timer a code at a
+        time (pushes that move a reservation's end again and again left a timer for each end, held until it
+        fell due, years on): an end later than the pending timer's waits for it, and it looks again when it
+        fires."""
         if not code.get("ends_at"):
             return
-        delay = (parse_datetime(code["ends_at"]) - utcnow()).total_seconds()
+        ends = parse_datetime(code["ends_at"])
+        pending = code.get("_expires_at")
+        if pending is not None and pending <= ends.timestamp():
+            return
+        code["_expires_at"] = due = ends.timestamp()
         code_id = code["access_code_id"]
 
         def expire(target: Workspace) -> None:
             current = target.access_codes.get(code_id)
-            if current is None or not current.get("ends_at") or current["status"] == "removing":
+            if current is None:
+                return
+            if current.get("_expires_at") == due:
+                current["_expires_at"] = None  # this was the pending timer
+            if not current.get("ends_at") or current["status"] == "removing":
                 return
             if parse_datetime(current["ends_at"]) <= utcnow():
                 self.remove_code(target, current)
+            else:  # its end moved later meanwhile
+                self._schedule_expiry(target, current)
 
-        self.later(ws, expire, max(0.0, delay))
+        self.later(ws, expire, max(0.0, (ends - utcnow()).total_seconds()))
 
     def _schedule_set(self, ws: Workspace, code: dict) -> None:
         self._schedule_expiry(ws, code)
