@@ -426,6 +426,8 @@ class Engine:
         if access_grant_key:
             grant["access_grant_key"] = access_grant_key
         ws.access_grants[grant_id] = grant
+        if push_key:
+            ws.push_grants[push_key] = grant_id
         self.emit(ws, "access_grant.created", access_grant_id=grant_id)
         for requested in requested_access_methods:
             mode = requested["mode"]
@@ -700,7 +702,7 @@ class Engine:
                 space = ws.space_by_key(place_key)
                 if space is not None and space not in spaces:
                     spaces.append(space)
-        existing = next((g for g in ws.access_grants.values() if g.get("_push_key") == push_key), None)
+        existing = ws.grant_by_push_key(push_key)
         if existing is not None:
             existing["space_ids"] = [s["space_id"] for s in spaces]
             existing["location_ids"] = list(existing["space_ids"])
@@ -749,9 +751,7 @@ class Engine:
     def delete_data(self, ws: Workspace, params: dict) -> None:
         for list_name, key_field in GRANT_LISTS.items():
             for key in params.get(f"{key_field}s") or []:
-                grant = next(
-                    (g for g in ws.access_grants.values() if g.get("_push_key") == f"{list_name}:{key}"), None
-                )
+                grant = ws.grant_by_push_key(f"{list_name}:{key}")
                 if grant:
                     self.delete_grant(ws, grant)
         for key_field in PERSON_KEYS:

@@ -125,6 +125,7 @@ class Workspace:
     customers: dict[str, dict] = field(default_factory=dict)
     user_identities: dict[str, dict] = field(default_factory=dict)
     access_grants: dict[str, dict] = field(default_factory=dict)
+    push_grants: dict[str, str] = field(default_factory=dict)  # push key -> access_grant_id (an index)
     access_methods: dict[str, dict] = field(default_factory=dict)
     access_codes: dict[str, dict] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)
@@ -193,6 +194,14 @@ class Workspace:
             if grant.get("access_grant_key") == key or grant.get("_push_key") == key:
                 return grant
         return None
+
+    def grant_by_push_key(self, push_key: str) -> dict | None:
+        """The grant a push made for ``push_key`` (``reservations:<key>``), from the index when it still
+        holds (the grant there, with that key), by a scan otherwise."""
+        grant = self.access_grants.get(self.push_grants.get(push_key, ""))
+        if grant is not None and grant.get("_push_key") == push_key:
+            return grant
+        return next((g for g in self.access_grants.values() if g.get("_push_key") == push_key), None)
 
     def grant_by_reservation(self, key: str) -> dict | None:
         for grant in self.access_grants.values():
