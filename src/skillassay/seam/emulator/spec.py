@@ -4,8 +4,10 @@ The document ships inside this package (``data/seam-openapi-<version>.json.gz``:
 exported from the pinned npm package by ``scripts/export_seam_openapi.py``; nothing here needs Node.
 Validators are compiled once per route (lazily) and reused for every request: a fast one (fastjsonschema:
 Python code generated from the schema, a tenth of jsonschema's cost) says whether a request is valid, and
-only for one it refuses does jsonschema list the errors (whose messages the answer carries). A request the
-fast one accepts jsonschema would accept too (``tests/services/seam/test_seam_spec.py`` compares them).
+only for one it refuses does jsonschema list the errors (whose messages the answer carries). The fast one
+compiles on a background thread, asked for by its route's first request (jsonschema validates meanwhile). A
+request the fast one accepts jsonschema would accept too (``tests/services/seam/test_seam_fast_validation.py``
+compares them).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 import copy
 import gzip
 import json
+import logging
+import os
+import queue
 import re
 import threading
 import uuid
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
     from jsonschema import Draft4Validator, FormatChecker
 
 from skillassay.errors import InfrastructureError
+
+log = logging.getLogger(__name__)
 
 SPEC_PACKAGE = "@seamapi/types"
 _DATA = resources.files(__package__) / "data"
@@ -257,8 +264,12 @@ class RouteSpec:
         return self._fast
 
     def is_valid(self, params: dict[str, Any]) -> bool:
-        """Whether the fast validator accepts ``params`` (False also when it has none: jsonschema decides)."""
-        fast = self.fast_validator
+        """Whether the fast validator accepts ``params``; False also when it has none or is not compiled yet
+        (then asked for, never waited for: jsonschema decides meanwhile)."""
+        if not self._fast_compiled:
+            _COMPILER.want(self)
+            return False
+        fast = self._fast
         return fast is not None and fast(params)
 
     def _root_components(self) -> dict[str, Any]:
@@ -304,6 +315,46 @@ def _compile_fast(raw_schema: dict[str, Any]) -> Callable[[Any], bool] | None:
 
     return valid
 
+
+class _Compiler:
+    """Compiles fast validators on one daemon thread, in the order asked: a route's first requests (and an
+    emulator's start) never wait for one (about 1 ms a route, 50 ms for push_data), nor pay for it in CPU
+    their workspace is charged."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._asked: set[RouteSpec] = set()
+        self._queue: queue.SimpleQueue[RouteSpec] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def want(self, route: RouteSpec) -> None:
+        with self._lock:
+            if route in self._asked:
+                return
+            self._asked.add(route)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="seam-validators", daemon=True)
+                self._thread.start()
+        self._queue.put(route)
+
+    def _run(self) -> None:
+        while True:
+            route = self._queue.get()
+            try:
+                _ = route.fast_validator
+            except Exception:  # a schema fastjsonschema cannot compile: jsonschema alone validates the route
+                log.exception("no fast validator for %s", route.path)
+
+    def forget_thread(self) -> None:
+        """In a forked child: the thread is the parent's; what it had not compiled yet is asked again."""
+        self._lock = threading.Lock()
+        self._asked = {r for r in self._asked if r._fast_compiled}
+        self._queue = queue.SimpleQueue()
+        self._thread = None
+
+
+_COMPILER = _Compiler()
+os.register_at_fork(after_in_child=_COMPILER.forget_thread)
 
 _components_cache: dict[int, dict[str, Any]] = {}
 _components_lock = threading.Lock()
