@@ -3,6 +3,7 @@ one client's expensive request never stalls another's."""
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import threading
@@ -173,6 +174,36 @@ def test_a_request_slow_only_in_wall_time_keeps_its_route_on_the_event_loop(emul
     assert [name == "seam-emulator-http" for name in threads] == [False, True, True, True], threads
 
 
+def test_a_full_collection_during_a_request_keeps_its_route_on_the_event_loop(emulator, monkeypatch):
+    """A full collection of the collector costs what the whole heap holds, whichever request allocated the
+    object that set it off: one during a cheap request must not send the route to the threads for good (it
+    did, on a long run: a 40 ms collection, then every request of the route through the threads). A request
+    that itself burns the CPU still does (the test below)."""
+    ws = emulator.create_workspace("collected")
+    heap = [[n] for n in range(300_000)]  # a full collection of these: well over the limit
+    monkeypatch.setattr(emulator_app, "INLINE_MAX_SECONDS", 0.002)
+    threads: list[str] = []
+    collects = iter([False, True, False, False])
+    original = HANDLERS["/devices/list"]
+    spent: list[float] = []
+
+    def collecting_devices_list(ctx, params):
+        threads.append(threading.current_thread().name)
+        if next(collects):
+            started = time.thread_time()
+            gc.collect()
+            spent.append(time.thread_time() - started)
+        return original(ctx, params)
+
+    monkeypatch.setitem(HANDLERS, "/devices/list", collecting_devices_list)
+    with httpx.Client(headers=_key(ws), timeout=10) as client:
+        for _ in range(4):
+            assert client.post(f"{emulator.base_url}/devices/list", json={}).status_code == 200
+    assert spent[0] > 0.002, "the collection was not over the limit: the test proves nothing"
+    assert [name == "seam-emulator-http" for name in threads] == [False, True, True, True], threads
+    assert len(heap) == 300_000
+
+
 def test_only_requests_always_quick_so_far_run_on_the_event_loop(emulator, monkeypatch):
     """Cheap requests skip the thread hop, but never a route's first request in a workspace, a big body, or
     any request of a route once it was slow there: an app that alternates cheap and costly requests of one
@@ -328,8 +359,9 @@ def test_a_workspace_over_its_cpu_budget_waits_and_only_it():
 
     with SeamEmulator(async_delay=0.1, limits=Limits(cpu_share=0.05, cpu_burst=0.01)) as emu:
         heavy, light = emu.create_workspace("heavy"), emu.create_workspace("light")
-        # every id validated: tens of ms of CPU
-        body = {"device_ids": [str(uuid.uuid4()) for _ in range(10_000)]}
+        # every id validated: tens of ms of CPU (25,000 ids, under the 1 MiB limit: validation is compiled,
+        # a few microseconds an id)
+        body = {"device_ids": [str(uuid.uuid4()) for _ in range(25_000)]}
         url = f"{emu.base_url}/devices/list"
         assert httpx.post(url, json=body, headers=_key(heavy), timeout=60).status_code == 200  # now in debt
         done: dict[str, float] = {}
@@ -403,3 +435,32 @@ def test_the_scheduler_runs_a_task_due_before_the_one_it_sleeps_for_on_time():
         assert "late" not in ran
     finally:
         scheduler.stop()
+
+
+def test_a_workspace_busy_elsewhere_never_stops_the_server_logging_other_requests(emulator):
+    """The event loop logs every request as it arrives; while one workspace's lock is held (a worker or the
+    scheduler busy there), its next request is logged at once and another workspace is answered: the loop
+    never waits for a workspace's lock."""
+    busy, other = emulator.create_workspace("busy"), emulator.create_workspace("other")
+    lock = emulator.store.get(busy.workspace_id).lock
+    answered: dict[str, int] = {}
+
+    def send() -> None:
+        resp = httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(busy), timeout=60)
+        answered["busy"] = resp.status_code
+
+    with lock:  # held as a long task would hold it
+        thread = threading.Thread(target=send)
+        thread.start()
+        logged = []
+        for _ in range(500):  # up to 10 s
+            logged = [r for r in emulator.requests(busy.workspace_id) if r.path == "/devices/list"]
+            if logged:
+                break
+            time.sleep(0.02)
+        resp = httpx.post(f"{emulator.base_url}/devices/list", json={}, headers=_key(other), timeout=60)
+        assert resp.status_code == 200
+        assert logged and logged[0].status is None  # logged, not yet answered
+        assert "busy" not in answered
+    thread.join(60)
+    assert answered["busy"] == 200

@@ -19,12 +19,12 @@ import json
 import logging
 import sys
 import time
-import uuid
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -34,12 +34,12 @@ from skillassay.seam.emulator.automations import Engine
 from skillassay.seam.emulator.bodies import ClientGone, Limits, parse_json, read_body
 from skillassay.seam.emulator.control import ControlRoutes
 from skillassay.seam.emulator.errors import SeamApiError, invalid_input, unauthorized
-from skillassay.seam.emulator.fairness import WorkspaceBudget
+from skillassay.seam.emulator.fairness import WorkspaceBudget, full_collection_seconds
 from skillassay.seam.emulator.faults import FaultTable
 from skillassay.seam.emulator.handlers import Ctx, Handler
 from skillassay.seam.emulator.params import coerce_query, format_validation_errors
 from skillassay.seam.emulator.spec import RouteSpec, SeamSpec
-from skillassay.seam.emulator.store import Store, Workspace
+from skillassay.seam.emulator.store import Store, Workspace, new_id
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ class SeamApp:
         self._workers = workers
         self._executor: ThreadPoolExecutor | None = None
         self._budgets: weakref.WeakKeyDictionary[Workspace, WorkspaceBudget] = weakref.WeakKeyDictionary()
+        self._base_urls: dict[tuple[Any, ...], str] = {}
 
     def close(self) -> None:
         """Release the worker threads (made again on the next request)."""
@@ -109,18 +110,18 @@ class SeamApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        request = Request(scope, receive)
-        request_id = str(uuid.uuid4())
+        request_id = new_id()
+        path = url_path(scope)
         try:
-            if request.url.path.startswith("/_emulator"):
-                body = await self.control.handle(request)
+            if path.startswith("/_emulator"):
+                body = await self.control.handle(Request(scope, receive))
                 response = Response(
                     json.dumps({"ok": True, **body}, separators=(",", ":")),
                     media_type="application/json",
                     headers={"seam-request-id": request_id},
                 )
             else:
-                response = await self._api(request, request_id)
+                response = await self._api(scope, receive, path, request_id)
         except ClientGone:
             return
         except SeamApiError as err:
@@ -128,21 +129,22 @@ class SeamApp:
             if err.status == 408:
                 response.headers["connection"] = "close"  # the client is too slow to wait for further
         except Exception:  # an emulator bug: answer like Seam's 500 and keep serving
-            log.exception("seam emulator failed on %s %s", request.method, request.url.path)
+            log.exception("seam emulator failed on %s %s", scope["method"], path)
             internal = SeamApiError(500, "internal_server_error", "Internal error in the Seam emulator")
             response = _json(internal.body(request_id), 500, request_id)
         await response(scope, receive, send)
 
     # -- the Seam API ------------------------------------------------------------------------------
-    async def _api(self, request: Request, request_id: str) -> Response:
-        path = "/" + request.url.path.strip("/")
+    async def _api(self, scope: Scope, receive: Receive, url: str, request_id: str) -> Response:
+        path = "/" + url.strip("/")
         # A request carrying a workspace's key is logged for that workspace whatever its fate (a wrong route
         # is the app's mistake too), with the status it is answered: the harness reads what the app sent and
         # how it ended.
-        ws = self._workspace(request)
-        record = ws.log_request(request.method, path, request.url.query) if ws is not None else None
+        ws = self._workspace(scope)
+        query = scope.get("query_string", b"").decode()
+        record = ws.log_request(scope["method"], path, query) if ws is not None else None
         try:
-            response = await self._route(request, request_id, path, ws)
+            response = await self._route(scope, receive, request_id, path, ws)
         except SeamApiError as err:
             if record is not None:
                 record.answer(err.status, f"{err.type}: {err.message}")
@@ -159,18 +161,21 @@ class SeamApp:
             record.answer(response.status_code)
         return response
 
-    async def _route(self, request: Request, request_id: str, path: str, ws: Workspace | None) -> Response:
+    async def _route(
+        self, scope: Scope, receive: Receive, request_id: str, path: str, ws: Workspace | None
+    ) -> Response:
+        method = scope["method"]
         route = self.spec.routes.get(path)
         handler = self.handlers.get(path)
         if route is None:
-            raise SeamApiError(404, "not_found", f"Route not found: {request.method} {path}")
+            raise SeamApiError(404, "not_found", f"Route not found: {method} {path}")
         if handler is None:
             raise SeamApiError(
                 501, "not_implemented", f"The emulator does not implement {path} (it exists in Seam)"
             )
         # Older SDKs POST everything; current ones use the spec's GET/PUT/PATCH/DELETE.
-        if request.method != "POST" and request.method not in route.methods:
-            raise SeamApiError(405, "method_not_allowed", f"{request.method} is not allowed on {path}")
+        if method != "POST" and method not in route.methods:
+            raise SeamApiError(405, "method_not_allowed", f"{method} is not allowed on {path}")
         if ws is None:
             raise unauthorized()
         fault = self.faults.take(path, ws.workspace_id)
@@ -182,9 +187,10 @@ class SeamApp:
                     fault.status, fault.error_type, f"Injected fault: {fault.status} on {path}"
                 )
 
-        raw = await read_body(request.scope, request.receive, self.limits)
-        query = request.query_params.multi_items()
-        base_url = str(request.base_url).rstrip("/")
+        raw = await read_body(scope, receive, self.limits)
+        query_string = scope.get("query_string", b"")
+        query = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True) if query_string else []
+        base_url = self._base_url(scope)
         budget = self._budgets.get(ws)
         if budget is None:
             limits = self.limits
@@ -225,13 +231,15 @@ class SeamApp:
         it may run inline next time). CPU time, not wall time: on a loaded machine a cheap request's wall time
         takes in other threads' and processes' turns, and one such stall sent a route to the threads for
         good."""
-        cpu = time.thread_time()
+        cpu, collecting = time.thread_time(), full_collection_seconds()
         try:
             return self._answer(call)
         finally:
             spent = time.thread_time() - cpu
             call.budget.charge(spent)
-            call.budget.took(call.path, spent, INLINE_MAX_SECONDS)
+            # a full collection that ran meanwhile (tens of ms on a big heap) is no sign the route is slow
+            collected = full_collection_seconds() - collecting
+            call.budget.took(call.path, spent - collected, INLINE_MAX_SECONDS)
 
     def _answer(self, call: _Call) -> bytes:
         """Parameters, validation, the handler, the answer."""
@@ -262,10 +270,43 @@ class SeamApp:
                 if not path.endswith(("/list", "/get")):  # reads never wake waiters
                     self.store.touch(ws)
 
-    def _workspace(self, request: Request) -> Workspace | None:
+    def _workspace(self, scope: Scope) -> Workspace | None:
         """The workspace whose key the request carries, or None."""
-        header = request.headers.get("authorization", "")
+        header = _header(scope, b"authorization")
         token = header[7:].strip() if header[:7].lower() == "bearer " else ""
         if not token:
-            token = request.headers.get("seam-api-key", "")
+            token = _header(scope, b"seam-api-key")
         return self.store.by_api_key(token) if token else None
+
+    def _base_url(self, scope: Scope) -> str:
+        """``scheme://host[:port]`` (and the root path) the request was sent to, as starlette's
+        ``request.base_url`` has it, remembered per scheme, Host header, server and root path (at most 64 of
+        them: the Host header is the client's to choose)."""
+        key = (
+            scope.get("scheme"),
+            _header(scope, b"host"),
+            scope.get("server"),
+            scope.get("root_path"),
+            scope.get("app_root_path"),
+        )
+        known = self._base_urls.get(key)
+        if known is None:
+            known = str(Request(scope).base_url).rstrip("/")
+            if len(self._base_urls) >= 64:
+                self._base_urls.clear()
+            self._base_urls[key] = known
+        return known
+
+
+def url_path(scope: Scope) -> str:
+    """The request's path as starlette's ``request.url.path`` has it (``?``, ``#`` and ``\\`` escaped),
+    without building the URL."""
+    return scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    """The first value of header ``name`` (lower case, as the server hands them over), or ""."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return ""

@@ -279,20 +279,33 @@ class Engine:
         return record
 
     def _schedule_expiry(self, ws: Workspace, code: dict) -> None:
-        """Seam removes a time-bound code from the lock when its ``ends_at`` passes."""
+        """Seam removes a time-bound code from the lock when its ``ends_at`` passes. One timer a code at a
+        time (pushes that move a reservation's end again and again left a timer for each end, held until it
+        fell due, years on): an end later than the pending timer's waits for it, and it looks again when it
+        fires."""
         if not code.get("ends_at"):
             return
-        delay = (parse_datetime(code["ends_at"]) - utcnow()).total_seconds()
+        ends = parse_datetime(code["ends_at"])
+        pending = code.get("_expires_at")
+        if pending is not None and pending <= ends.timestamp():
+            return
+        code["_expires_at"] = due = ends.timestamp()
         code_id = code["access_code_id"]
 
         def expire(target: Workspace) -> None:
             current = target.access_codes.get(code_id)
-            if current is None or not current.get("ends_at") or current["status"] == "removing":
+            if current is None:
+                return
+            if current.get("_expires_at") == due:
+                current["_expires_at"] = None  # this was the pending timer
+            if not current.get("ends_at") or current["status"] == "removing":
                 return
             if parse_datetime(current["ends_at"]) <= utcnow():
                 self.remove_code(target, current)
+            else:  # its end moved later meanwhile
+                self._schedule_expiry(target, current)
 
-        self.later(ws, expire, max(0.0, delay))
+        self.later(ws, expire, max(0.0, (ends - utcnow()).total_seconds()))
 
     def _schedule_set(self, ws: Workspace, code: dict) -> None:
         self._schedule_expiry(ws, code)
@@ -413,6 +426,8 @@ class Engine:
         if access_grant_key:
             grant["access_grant_key"] = access_grant_key
         ws.access_grants[grant_id] = grant
+        if push_key:
+            ws.push_grants[push_key] = grant_id
         self.emit(ws, "access_grant.created", access_grant_id=grant_id)
         for requested in requested_access_methods:
             mode = requested["mode"]
@@ -687,7 +702,7 @@ class Engine:
                 space = ws.space_by_key(place_key)
                 if space is not None and space not in spaces:
                     spaces.append(space)
-        existing = next((g for g in ws.access_grants.values() if g.get("_push_key") == push_key), None)
+        existing = ws.grant_by_push_key(push_key)
         if existing is not None:
             existing["space_ids"] = [s["space_id"] for s in spaces]
             existing["location_ids"] = list(existing["space_ids"])
@@ -736,9 +751,7 @@ class Engine:
     def delete_data(self, ws: Workspace, params: dict) -> None:
         for list_name, key_field in GRANT_LISTS.items():
             for key in params.get(f"{key_field}s") or []:
-                grant = next(
-                    (g for g in ws.access_grants.values() if g.get("_push_key") == f"{list_name}:{key}"), None
-                )
+                grant = ws.grant_by_push_key(f"{list_name}:{key}")
                 if grant:
                     self.delete_grant(ws, grant)
         for key_field in PERSON_KEYS:

@@ -74,6 +74,7 @@ class SeamEmulator:
         self.spec = spec or load_spec()
         for path in HANDLERS:  # compile every emulated route's validator now (~40 ms), not on first use
             _ = self.spec.routes[path].validator
+        # (the fast validators compile on a background thread, each on its route's first request: spec.py)
         self.limits = limits or Limits()
         # The harness's credential for /_emulator: new at every start, held only in this process.
         self._admin_token = secrets.token_urlsafe(32)
