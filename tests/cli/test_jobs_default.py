@@ -1,4 +1,4 @@
-"""``--jobs`` left out: ``SKILLASSAY_JOBS``, else one more than the CPUs this process may use, at most 4 (a
+"""``--jobs`` left out: ``SKILLASSAY_JOBS``, else twice the CPUs this process may use, at most 4 (a
 run mostly waits on its app and on Seam); a bad ``SKILLASSAY_JOBS`` is a one-line error, exit 2."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from skillassay.cli.main import app
 from skillassay.orchestrator.config import JOBS_ENV, JobOptions, default_jobs
 
 
-@pytest.mark.parametrize(("cpus", "jobs"), [(1, 2), (2, 3), (3, 4), (16, 4)])
-def test_one_more_than_the_cpus_at_most_four(monkeypatch, cpus, jobs):
+@pytest.mark.parametrize(("cpus", "jobs"), [(1, 2), (2, 4), (3, 4), (16, 4)])
+def test_twice_the_cpus_at_most_four(monkeypatch, cpus, jobs):
     monkeypatch.delenv(JOBS_ENV, raising=False)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cpus)))
     assert default_jobs() == jobs
@@ -50,7 +50,7 @@ def _job_options_of(monkeypatch, args: list[str]) -> JobOptions:
 def test_run_without_jobs_takes_the_default(monkeypatch):
     monkeypatch.delenv(JOBS_ENV, raising=False)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
-    assert _job_options_of(monkeypatch, []).jobs == 3
+    assert _job_options_of(monkeypatch, []).jobs == 4
     assert _job_options_of(monkeypatch, ["--jobs", "1"]).jobs == 1
 
 

@@ -145,8 +145,8 @@ def check(
         min=1,
         show_default=False,
         help="Evals whose controls are graded at once (--controls), mutants (--mutants) or "
-        "exploit runs (--exploits). Default: SKILLASSAY_JOBS, else one more than this machine's CPUs, "
-        "at most 4.",
+        "exploit runs (--exploits). Default: SKILLASSAY_JOBS, else twice this machine's CPUs, at "
+        "most 4.",
     ),
     results: Path = typer.Option(
         Path("results"),

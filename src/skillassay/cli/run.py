@@ -135,7 +135,7 @@ def run(
         min=1,
         show_default=False,
         help="Runs executed in parallel, each fully isolated (local executor; on Ray the cluster's "
-        "CPUs decide). Default: SKILLASSAY_JOBS, else one more than this machine's CPUs, at most 4.",
+        "CPUs decide). Default: SKILLASSAY_JOBS, else twice this machine's CPUs, at most 4.",
     ),
     executor: str | None = typer.Option(
         None,

@@ -22,13 +22,13 @@ JOBS_ENV = "SKILLASSAY_JOBS"  # the default of --jobs (1 in this repository's te
 
 
 def default_jobs() -> int:
-    """Runs at once when ``--jobs`` is not given: ``SKILLASSAY_JOBS``, else one more than the CPUs this
-    process may use, at most 4.
+    """Runs at once when ``--jobs`` is not given: ``SKILLASSAY_JOBS``, else twice the CPUs this process may
+    use, at most 4.
 
-    A run mostly waits (its app booting, Seam's asynchronous codes, the quiet windows of its checks), so one
-    run beyond the cores keeps them busy; past four, memory (an app, an agent CLI and a sandbox per run) and
-    the providers' rate limits cost more than the waits save. Measured on 2 cores (docs/DEVELOPING.md): the
-    README's main job, warm, ran faster at 3 than at 2 and no faster at 4.
+    A run mostly waits (its app booting, Seam's asynchronous codes, the quiet windows of its checks), so
+    more runs than cores keep them busy; past four, memory (an app, an agent CLI and a sandbox per run) and
+    the providers' rate limits cost more than the waits save. Measured on 2 cores (docs/DEVELOPING.md, the
+    README's main job): warm 14.5 s at 2, 12.2 s at 3, 11.1 s at 4; on an empty cache 79-89 s at 3, 73 s at 4.
     """
     text = os.environ.get(JOBS_ENV, "").strip()
     if text:
@@ -38,7 +38,7 @@ def default_jobs() -> int:
             raise SkillassayError(f"{JOBS_ENV}={text!r}: expected a whole number of runs at once, 1 or more")
         return int(text)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cpus + 1, 4))
+    return max(1, min(2 * cpus, 4))
 
 
 class RunConfig(BaseModel):
