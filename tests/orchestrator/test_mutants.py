@@ -31,6 +31,8 @@ from skillassay.seam.rubric import grade
 from skillassay.seam.rubric.grade import endpoints_of
 from skillassay.store import mutants as store
 
+TYPECHECK_PROJECTS = Path(__file__).resolve().parent / "data" / "typecheck_projects.js"
+
 SUITE = REPO / "evals"
 
 
@@ -427,9 +429,11 @@ def test_schema_builds_agree_with_each_mutants_own_build(tmp_path):
     ),
 )
 def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
-    """Each TypeScript mutant's own source passes `tsc --noEmit` with the app's own dependencies (the
+    """Each TypeScript mutant's own source passes `tsc --noEmit -p .` with the app's own dependencies (the
     sandbox's cached install): the schema build stands for sources that build (express-ts is built mutant
-    by mutant in test_schema_builds_agree_with_each_mutants_own_build)."""
+    by mutant in test_schema_builds_agree_with_each_mutants_own_build). The app's TypeScript checks every
+    mutant in one process (``data/typecheck_projects.js``: a declaration file parsed once for all), and a
+    copy of the golden given a type error is checked with them: the checker must find it."""
     from skillassay.apps import deps
 
     d = SEAM_EVALS[eval_id]
@@ -437,17 +441,32 @@ def test_every_typescript_mutant_type_checks(eval_id, tmp_path):
     shutil.copytree(d.golden_dir, app, ignore=shutil.ignore_patterns("node_modules", ".next", "dist"))
     deps.ensure_node_modules(app, ["npm", "ci"], dict(os.environ), tmp_path / "install.log", 600)
     modules = (app / "node_modules").resolve()
-    for m in seam_mutants.derive(d)[0]:
-        folder = materialise(d.golden_dir, m, tmp_path / m.id)
+    mutants = seam_mutants.derive(d)[0]
+    folders = {m.id: materialise(d.golden_dir, m, tmp_path / m.id) for m in mutants}
+    source = next(e.file for m in mutants for e in m.edits if e.file.endswith((".ts", ".tsx")))
+    broken = tmp_path / "golden-with-a-type-error"
+    shutil.copytree(d.golden_dir, broken, ignore=shutil.ignore_patterns("node_modules", ".next", "dist"))
+    with (broken / source).open("a", encoding="utf-8") as fh:
+        fh.write('\nexport const skillassayTypeProbe: number = "not a number";\n')
+    for folder in [*folders.values(), broken]:
         (folder / "node_modules").symlink_to(modules)
-        done = subprocess.run(
-            [str(modules / ".bin" / "tsc"), "--noEmit", "-p", "."],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, (m.id, done.stdout[-2000:])
+    done = subprocess.run(
+        [
+            "node",
+            str(TYPECHECK_PROJECTS),
+            str(modules / "typescript"),
+            *map(str, [*folders.values(), broken]),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert {i: found[str(f)] for i, f in folders.items()} == {i: [] for i in folders}
+    assert any("skillassayTypeProbe" in line or "TS2322" in line for line in found[str(broken)]), found[
+        str(broken)
+    ]
 
 
 def test_check_mutants_prints_each_mutants_static_trace_disagreements(tmp_path, monkeypatch):
