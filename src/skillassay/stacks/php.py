@@ -184,6 +184,16 @@ _CONTRACTS = "the same symfony/contracts 2.5 line: Debian's 2.5.5 is a later pat
 _PHP81 = "PHP 8.2 defines everything this polyfill adds for older PHP (it is a no-op on 8.1 and later)"
 
 
+def _symfony(version: str, why: str, **locked: str) -> list[Substitution]:
+    """Symfony packages (``http_foundation`` for symfony/http-foundation) at their locked versions, each run
+    as Debian's ``php-symfony-<name>`` at ``version``."""
+    names = {key.replace("_", "-"): at for key, at in locked.items()}
+    return [
+        Substitution(package=f"symfony/{n}", locked=at, debian=f"php-symfony-{n}", version=version, why=why)
+        for n, at in names.items()
+    ]
+
+
 def _polyfill(name: str, debian: str, why: str) -> Substitution:
     return Substitution(
         package=f"symfony/polyfill-{name}", locked="1.27.0", debian=debian, version="*", why=why
@@ -215,44 +225,30 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         version="2.1.0",
         why="email-validator 2.1 requires lexer ^1.0.1; Debian's email-validator 3.2.5 is built on lexer 2",
     ),
-    *(
-        Substitution(
-            package=f"symfony/{name}",
-            locked=locked,
-            debian=f"php-symfony-{name}",
-            version="5.4.53",
-            why=_SYMFONY,
-        )
-        for name, locked in (
-            ("console", "5.4.36"),
-            ("css-selector", "5.4.35"),
-            ("error-handler", "5.4.36"),
-            ("event-dispatcher", "5.4.35"),
-            ("finder", "5.4.35"),
-            ("http-foundation", "5.4.44"),
-            ("http-kernel", "5.4.44"),
-            ("mime", "5.4.43"),
-            ("process", "5.4.36"),
-            ("routing", "5.4.37"),
-            ("string", "5.4.36"),
-            ("translation", "5.4.35"),
-            ("var-dumper", "5.4.36"),
-        )
+    *_symfony(
+        "5.4.53",
+        _SYMFONY,
+        console="5.4.36",
+        css_selector="5.4.35",
+        error_handler="5.4.36",
+        event_dispatcher="5.4.35",
+        finder="5.4.35",
+        http_foundation="5.4.44",
+        http_kernel="5.4.44",
+        mime="5.4.43",
+        process="5.4.36",
+        routing="5.4.37",
+        string="5.4.36",
+        translation="5.4.35",
+        var_dumper="5.4.36",
     ),
-    *(
-        Substitution(
-            package=f"symfony/{name}",
-            locked=locked,
-            debian=f"php-symfony-{name}",
-            version="2.5.5",
-            why=_CONTRACTS,
-        )
-        for name, locked in (
-            ("deprecation-contracts", "2.5.4"),
-            ("event-dispatcher-contracts", "2.5.3"),
-            ("service-contracts", "2.5.4"),
-            ("translation-contracts", "2.5.4"),
-        )
+    *_symfony(
+        "2.5.5",
+        _CONTRACTS,
+        deprecation_contracts="2.5.4",
+        event_dispatcher_contracts="2.5.3",
+        service_contracts="2.5.4",
+        translation_contracts="2.5.4",
     ),
     _polyfill(
         "ctype", "php8.2-common", "PHP 8.2's ctype extension (Debian's php8.2-common) is what it polyfills"
