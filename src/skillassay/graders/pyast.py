@@ -121,7 +121,9 @@ def _truthy_constant(node: ast.AST) -> bool:
     try:
         return bool(
             eval(  # noqa: S307 - constants only (checked above), no builtins
-                compile(ast.Expression(cast(ast.expr, node)), "<condition>", "eval"), {"__builtins__": {}}, {}
+                pyparse.compile_tree(ast.Expression(cast(ast.expr, node)), "<condition>"),
+                {"__builtins__": {}},
+                {},
             )
         )
     except Exception:  # noqa: BLE001 - any error means: not a constant

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from types import CodeType
 
 from skillassay.languages import bounds
 
@@ -32,6 +33,13 @@ def parse(source: str | bytes, filename: str = "<unknown>", max_depth: int | Non
                 filename, f"its syntax tree nests more than {max_depth} levels deep (the parsers' bound)"
             )
     return tree
+
+
+def compile_tree(tree: ast.Expression, filename: str) -> CodeType:
+    """``compile(tree, filename, "eval")`` under the parse lock: CPython 3.11 converts and validates a tree
+    built in Python with the same interpreter-wide depth counter ``ast.parse`` uses."""
+    with _LOCK:
+        return compile(tree, filename, "eval")
 
 
 def tree_depth(tree: ast.AST, limit: int) -> int:

@@ -34,7 +34,7 @@ from skillassay.seam.emulator.automations import Engine
 from skillassay.seam.emulator.bodies import ClientGone, Limits, parse_json, read_body
 from skillassay.seam.emulator.control import ControlRoutes
 from skillassay.seam.emulator.errors import SeamApiError, invalid_input, unauthorized
-from skillassay.seam.emulator.fairness import WorkspaceBudget, full_collection_seconds
+from skillassay.seam.emulator.fairness import WorkspaceBudget, full_collections
 from skillassay.seam.emulator.faults import FaultTable
 from skillassay.seam.emulator.handlers import Ctx, Handler
 from skillassay.seam.emulator.params import coerce_query, format_validation_errors
@@ -231,15 +231,16 @@ class SeamApp:
         it may run inline next time). CPU time, not wall time: on a loaded machine a cheap request's wall time
         takes in other threads' and processes' turns, and one such stall sent a route to the threads for
         good."""
-        cpu, collecting = time.thread_time(), full_collection_seconds()
+        cpu, collections = time.thread_time(), full_collections()
         try:
             return self._answer(call)
         finally:
             spent = time.thread_time() - cpu
             call.budget.charge(spent)
-            # a full collection that ran meanwhile (tens of ms on a big heap) is no sign the route is slow
-            collected = full_collection_seconds() - collecting
-            call.budget.took(call.path, spent - collected, INLINE_MAX_SECONDS)
+            # a full collection that ran meanwhile (tens of ms on a big heap) is no sign the route is slow: a
+            # request over the limit then is not judged (the route stays as it was, never made quick by it)
+            if spent < INLINE_MAX_SECONDS or full_collections() == collections:
+                call.budget.took(call.path, spent, INLINE_MAX_SECONDS)
 
     def _answer(self, call: _Call) -> bytes:
         """Parameters, validation, the handler, the answer."""
