@@ -33,6 +33,21 @@ PY=${PYTHON:-python3}
 # A stamp records what each install read (a hash of its inputs); a rerun with the same inputs installs nothing.
 digest() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
+# the node tools install beside the Python one (each waits on its own downloads and unpacking): started here,
+# awaited below, its output shown when it ends
+node_stamp=node/node_modules/.skillassay-setup
+node_want="$(digest node/package.json node/package-lock.json) $(node --version)"
+npm_pid=""
+npm_log="$(mktemp)"
+trap 'rm -f "$npm_log"' EXIT
+if [ -d node/node_modules ] && [ "$(cat "$node_stamp" 2>/dev/null)" = "$node_want" ]; then
+  echo "setup: node/node_modules is up to date (package-lock.json unchanged): no npm ci"
+else
+  echo "setup: installing node tools (npm ci --prefix node), beside the Python install"
+  npm ci --prefix node --no-audit --no-fund --loglevel=error > "$npm_log" 2>&1 &
+  npm_pid=$!
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
   "$PY" -m venv .venv
@@ -52,13 +67,13 @@ else
   echo "$py_want" > "$py_stamp"
 fi
 
-node_stamp=node/node_modules/.skillassay-setup
-node_want="$(digest node/package.json node/package-lock.json) $(node --version)"
-if [ -d node/node_modules ] && [ "$(cat "$node_stamp" 2>/dev/null)" = "$node_want" ]; then
-  echo "setup: node/node_modules is up to date (package-lock.json unchanged): no npm ci"
-else
-  echo "setup: installing node tools (npm ci --prefix node)"
-  npm ci --prefix node --no-audit --no-fund --loglevel=error
+if [ -n "$npm_pid" ]; then
+  if ! wait "$npm_pid"; then
+    cat "$npm_log" >&2
+    echo "setup: npm ci --prefix node failed" >&2
+    exit 1
+  fi
+  cat "$npm_log"
   echo "$node_want" > "$node_stamp"  # inside node_modules: npm ci removes it with the rest
 fi
 

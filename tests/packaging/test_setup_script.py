@@ -116,3 +116,24 @@ def test_the_laravel_packages_are_installed_only_when_missing(tmp_path: Path) ->
     asked = _apt_installs(co, tmp_path, set(LARAVEL_PACKAGES) - {"composer"})
     assert [p for p in asked if p in LARAVEL_PACKAGES] == ["composer"]
     assert not [p for p in _apt_installs(co, tmp_path, set(LARAVEL_PACKAGES)) if p in LARAVEL_PACKAGES]
+
+
+def test_npm_installs_beside_pip_and_its_failure_fails_the_setup(tmp_path: Path) -> None:
+    co = _checkout(tmp_path)
+    # npm marks its start, waits until pip has run (a minute at most), then fails: pip ran while npm ran
+    (tmp_path / "bin" / "npm").write_text(
+        '#!/bin/sh\necho "npm-start" >> "$CALLS"\n'
+        'i=0; while ! grep -q "^pip" "$CALLS" && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n'
+        'echo "npm-end" >> "$CALLS"\necho "npm ERR! the registry said no"; exit 1\n'
+    )
+    calls = tmp_path / "calls.txt"
+    calls.write_text("")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "CALLS": str(calls)}
+    out = subprocess.run(
+        ["bash", "scripts/setup.sh"], cwd=co, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode != 0
+    assert "the registry said no" in out.stderr and "npm ci --prefix node failed" in out.stderr
+    order = [ln.split()[0] for ln in calls.read_text().splitlines() if ln.startswith(("npm", "pip"))]
+    assert order.index("npm-start") < order.index("pip") < order.index("npm-end")
+    assert not (co / "node" / "node_modules" / ".skillassay-setup").exists()  # the next run tries again
