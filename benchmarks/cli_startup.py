@@ -10,13 +10,16 @@ run paired (one after another in each round, in turn) on its golden solution:
   with ``--pristine --modified --fixture-dir`` from a temporary folder beside this suite's ``rubric.json``
   (it reads the rubric next to itself); without it, a stdlib mimic in the plan checker's style (walk the
   tree, regexes over the sources, JSON). The output says which one was measured;
-- ``skillassay rubric --plain``: the real grader, through the installed console script.
+- ``skillassay rubric --plain``, twice: the real grader through the installed console script, once as a
+  first grade of these files (its memo, ``workspace/output_memo.py``, emptied before each round: the whole
+  grade, the memo's key and its save) and once as a grade of files graded before (the memo filled by the
+  warm-up round). Each has a cache folder of the benchmark's own.
 
-Prints, per golden, the median wall time and CPU time (user + system) of each command and the rubric's
+Prints, per golden, the median wall time and CPU time (user + system) of each command and each rubric's
 median paired difference to the checker (rubric minus checker, round by round: negative is faster), then
-the medians over all goldens. Target: the rubric faster than the plan's checker on each golden. Byte code is
-cached as after a first run (in a temporary folder, so the source tree stays clean); on a loaded machine
-wall time stretches while CPU time does not.
+the medians over all goldens, first grades and grades again apart. Target: the rubric faster than the plan's
+checker on each golden. Byte code is cached as after a first run (in a temporary folder, so the source tree
+stays clean); on a loaded machine wall time stretches while CPU time does not.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ print(json.dumps({"total": round(100 * score, 2), "categories": {"calls": {"scor
 """
 
 
-def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+def measure(argv: list[str], env: dict[str, str] | None) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one run of ``argv``."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -68,7 +71,8 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
 
 
 FLOOR = 'floor: python -c "import json, re"'
-RUBRIC = "skillassay rubric --plain"
+FIRST = "skillassay rubric --plain, first grade"
+AGAIN = "skillassay rubric --plain, graded before"
 
 
 def goldens(names: str | None) -> list[Path]:
@@ -121,14 +125,22 @@ def prepare(tmp: Path, plan_checker: Path | None) -> None:
         shutil.copyfile(REPO / "evals" / "rubric.json", tmp / "plan" / "rubric.json")
 
 
-def measure_golden(
-    fixture: Path, commands: dict[str, list[str]], env: dict[str, str], runs: int
-) -> dict[str, list[tuple[float, float, float]]]:
-    for argv in commands.values():  # warm: byte code written, files in the page cache
+Command = tuple[list[str], dict[str, str]]
+
+
+def forget_memo(env: dict[str, str]) -> None:
+    """A first grade: the memo of ``env``'s cache folder emptied (not timed)."""
+    shutil.rmtree(Path(env["SKILLASSAY_CACHE_DIR"]) / "rubric-memo", ignore_errors=True)
+
+
+def measure_golden(commands: dict[str, Command], runs: int) -> dict[str, list[tuple[float, float, float]]]:
+    for argv, env in commands.values():  # warm: byte code written, files in the page cache, the memo filled
         measure(argv, env)
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(runs):
-        for name, argv in commands.items():
+        for name, (argv, env) in commands.items():
+            if name == FIRST:
+                forget_memo(env)
             samples[name].append(measure(argv, env))
     return samples
 
@@ -153,6 +165,8 @@ def main() -> int:
         env = dict(os.environ)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's second run finds its byte code cached
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        env["SKILLASSAY_CACHE_DIR"] = str(tmp / "cache")  # the memo of this benchmark's own grades
+        first_env = {**env, "SKILLASSAY_CACHE_DIR": str(tmp / "first-grades")}
         print(
             f"{args.runs} paired rounds per golden, {python} (Python {sys.version.split()[0]}), "
             f"load average {os.getloadavg()[0]:.2f} at the start"
@@ -171,8 +185,13 @@ def main() -> int:
                 str(fixture),
                 "--plain",
             ]
-            commands = {FLOOR: [python, "-c", "import json, re"], checker_name: checker, RUBRIC: rubric}
-            samples = measure_golden(fixture, commands, env, args.runs)
+            commands = {
+                FLOOR: ([python, "-c", "import json, re"], env),
+                checker_name: (checker, env),
+                FIRST: (rubric, first_env),
+                AGAIN: (rubric, env),
+            }
+            samples = measure_golden(commands, args.runs)
             rows.append((fixture.name, summarise(samples, checker_name)))
             print_row(fixture.name, rows[-1][1])
     finally:
@@ -185,47 +204,59 @@ def summarise(samples: dict[str, list[tuple[float, float, float]]], checker: str
     def med(name: str, i: int) -> float:
         return statistics.median(r[i] for r in samples[name])
 
-    def paired(i: int) -> float:
-        return statistics.median(r[i] - c[i] for r, c in zip(samples[RUBRIC], samples[checker], strict=True))
+    def pairs(name: str) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+        return list(zip(samples[name], samples[checker], strict=True))
 
-    return {
+    out = {
         "floor_wall": med(FLOOR, 0),
         "checker_wall": med(checker, 0),
         "checker_cpu": med(checker, 1),
-        "rubric_wall": med(RUBRIC, 0),
-        "rubric_cpu": med(RUBRIC, 1),
-        "rubric_rss": med(RUBRIC, 2),
-        "diff_wall": paired(0),
-        "diff_cpu": paired(1),
-        "faster": sum(r[0] < c[0] for r, c in zip(samples[RUBRIC], samples[checker], strict=True)),
-        "rounds": len(samples[RUBRIC]),
+        "rounds": len(samples[checker]),
     }
+    for tag, name in (("first", FIRST), ("again", AGAIN)):
+        out |= {
+            f"{tag}_wall": med(name, 0),
+            f"{tag}_cpu": med(name, 1),
+            f"{tag}_rss": med(name, 2),
+            f"{tag}_diff_wall": statistics.median(r[0] - c[0] for r, c in pairs(name)),
+            f"{tag}_diff_cpu": statistics.median(r[1] - c[1] for r, c in pairs(name)),
+            f"{tag}_faster": sum(r[0] < c[0] for r, c in pairs(name)),
+        }
+    return out
 
 
 HEADER = (
-    f"{'golden':20} {'floor wall':>10} {'checker wall':>12} {'cpu':>6} {'rubric wall':>11} {'cpu':>6} "
-    f"{'RSS':>8} {'rubric-checker wall':>19} {'cpu':>7} {'faster':>7}"
+    f"{'':20} {'floor':>6} {'checker':>15} | "
+    f"{'first grade (memo empty)':^38} | {'graded before (memo)':^38}\n"
+    f"{'golden':20} {'wall':>6} {'wall':>7} {'cpu':>7} | "
+    + " | ".join([f"{'wall':>6} {'cpu':>6} {'RSS':>7} {'-checker':>8} {'faster':>6}"] * 2)
 )
 
 
 def print_row(name: str, r: dict[str, float]) -> None:
+    cells = [
+        f"{r[f'{t}_wall']:5.3f}s {r[f'{t}_cpu']:5.3f}s {r[f'{t}_rss']:4.1f}MiB {r[f'{t}_diff_wall']:+7.3f}s "
+        f"{int(r[f'{t}_faster']):>3}/{int(r['rounds'])}"
+        for t in ("first", "again")
+    ]
     print(
-        f"{name:20} {r['floor_wall']:9.3f}s {r['checker_wall']:11.3f}s {r['checker_cpu']:5.3f}s "
-        f"{r['rubric_wall']:10.3f}s {r['rubric_cpu']:5.3f}s {r['rubric_rss']:5.1f}MiB "
-        f"{r['diff_wall']:+18.3f}s {r['diff_cpu']:+6.3f}s {int(r['faster']):>3}/{int(r['rounds'])}"
+        f"{name:20} {r['floor_wall']:5.3f}s {r['checker_wall']:6.3f}s {r['checker_cpu']:6.3f}s | "
+        + " | ".join(cells)
     )
 
 
 def print_totals(rows: list[tuple[str, dict[str, float]]], checker: str) -> None:
     if not rows:
         return
-    faster = [name for name, r in rows if r["diff_wall"] < 0]
-    median_diff = statistics.median(r["diff_wall"] for _, r in rows)
-    print(
-        f"measured against: {checker}; rubric faster (median paired wall) on {len(faster)} of {len(rows)} "
-        f"goldens, median paired difference {median_diff:+.3f} s wall "
-        f"(target: faster on each) -> {'met' if len(faster) == len(rows) else 'NOT met'}"
-    )
+    print(f"measured against: {checker} (-checker: median paired wall difference; negative is faster)")
+    for tag, what in (("first", "first grade (memo empty)"), ("again", "graded before (memo)")):
+        faster = [name for name, r in rows if r[f"{tag}_diff_wall"] < 0]
+        median_diff = statistics.median(r[f"{tag}_diff_wall"] for _, r in rows)
+        verdict = "met" if len(faster) == len(rows) else "NOT met"
+        print(
+            f"{what}: faster on {len(faster)} of {len(rows)} goldens, median paired difference "
+            f"{median_diff:+.3f} s wall (target: faster on each) -> {verdict}"
+        )
 
 
 if __name__ == "__main__":

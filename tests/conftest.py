@@ -70,6 +70,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # runs one at a time unless a test asks for --jobs: the suite's own workers already fill the cores, and a
     # test's expectations of order stay its own (the default elsewhere: orchestrator/config.py default_jobs)
     os.environ.setdefault("SKILLASSAY_JOBS", "1")
+    # every `skillassay rubric` grades afresh unless a test asks for the memo (tests/cli/test_rubric_memo.py):
+    # tests that count the modules a grade loads, or patch a grader, must see the grade itself
+    os.environ.setdefault("SKILLASSAY_RUBRIC_MEMO", "off")
     config.addinivalue_line(
         "markers", "needs(available, what): the test needs a part of the machine (see conftest)"
     )

@@ -40,6 +40,7 @@ LAYERS: list[set[str]] = [
         "reaper",
         "secrets",
         "plugins",
+        "entry_point_text",
         "outcomes",
         "asgi",
         "tls",

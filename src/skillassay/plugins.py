@@ -35,11 +35,13 @@ first found wins.
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from typing import Any
 
+from skillassay import entry_point_text
+from skillassay.entry_point_text import OWN_DISTRIBUTION, load_quick, quick
 from skillassay.errors import SkillassayError
+
+__all__ = ["OWN_DISTRIBUTION", "PluginError", "load_quick", "quick"]  # the quick readers: entry_point_text.py
 
 GROUPS = (
     "skillassay.agents",
@@ -54,7 +56,6 @@ GROUPS = (
     "skillassay.definitions",
     "skillassay.scaffolds",
 )
-OWN_DISTRIBUTION = "skillassay"
 
 
 class PluginError(SkillassayError):
@@ -130,52 +131,8 @@ def refresh() -> None:
     """Forget what was scanned and loaded (after installing a package into the running environment)."""
     _scan.cache_clear()
     load.cache_clear()
-    quick_entries.cache_clear()
-    _entry_point_files.cache_clear()
+    entry_point_text.forget()
     load_entry.cache_clear()
-
-
-def quick(group: str) -> dict[str, str]:
-    """``name -> "module:attr"`` of ``group``, read straight from the ``entry_points.txt`` of the
-    distributions on ``sys.path``: ``importlib.metadata`` costs about 0.2 s to import and scan, more than
-    the whole of a fast command (``skillassay rubric``). skillassay's own names win, as in ``names``;
-    between others, the first found wins. Read once per group (``refresh`` forgets it)."""
-    return dict(quick_entries(group))
-
-
-@functools.cache
-def quick_entries(group: str) -> tuple[tuple[str, str], ...]:
-    """``quick``'s ``(name, value)`` pairs, in the order found (other packages', then skillassay's)."""
-    header = f"[{group}]"
-    own: dict[str, str] = {}
-    others: dict[str, str] = {}
-    for is_own, text in _entry_point_files():
-        if header not in text:
-            continue
-        into = own if is_own else others
-        for name, value in _section(text, header):
-            into.setdefault(name, value)
-    return tuple({**others, **own}.items())
-
-
-@functools.cache
-def _entry_point_files() -> tuple[tuple[bool, str], ...]:
-    """(skillassay's own?, text) of every ``entry_points.txt`` of the distributions on ``sys.path``, in
-    order: read once for every group ``quick`` is asked about (a rubric run asks three)."""
-    found: list[tuple[bool, str]] = []
-    for entry in sys.path:
-        try:
-            folders = [n for n in os.listdir(entry or ".") if n.endswith(".dist-info")]
-        except OSError:
-            continue
-        for folder in folders:
-            try:
-                with open(os.path.join(entry or ".", folder, "entry_points.txt"), encoding="utf-8") as f:
-                    text = f.read()
-            except OSError:
-                continue
-            found.append((folder.split("-", 1)[0].lower() == OWN_DISTRIBUTION, text))
-    return tuple(found)
 
 
 @functools.cache
@@ -194,27 +151,3 @@ def load_entry(group: str, name: str) -> Any:
         raise PluginError(
             f"{group} {name!r} ({value}) cannot be loaded: {type(exc).__name__}: {exc}"
         ) from exc
-
-
-def _section(text: str, header: str) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    inside = False
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("["):
-            inside = line == header
-        elif inside and "=" in line and not line.startswith(("#", ";")):
-            name, _, value = line.partition("=")
-            out.append((name.strip(), value.strip()))
-    return out
-
-
-def load_quick(value: str) -> Any:
-    """The object a ``quick`` value names (``module:attr`` or ``module``), imported now."""
-    import importlib
-
-    module, _, attr = value.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in attr.split(".") if attr else []:
-        found = getattr(found, part)
-    return found

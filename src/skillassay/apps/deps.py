@@ -39,7 +39,7 @@ from skillassay.paths import cache_dir
 from skillassay.stacks import Stack
 from skillassay.stacks.python import local_requirement, requirement_refs
 from skillassay.untrusted import copy_entry, make_dirs, read_regular
-from skillassay.workspace.changes import SKIP_DIRS
+from skillassay.workspace.skiplist import SKIP_DIRS
 
 MARKER = ".complete"
 

@@ -13,11 +13,13 @@ anything else (``--help``, a mistake) goes through typer as every command does.
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing itself is not imported: a fast command's whole process is a few ms
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # command -> the module exporting it, in the order ``--help`` lists them (the wings' commands after
 # WINGS_AFTER)
@@ -148,9 +150,13 @@ def _flags_without_type() -> None:
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
-@functools.cache
+_app: list = []  # the typer app, once built
+
+
 def get_app():
-    return _build_app()
+    if not _app:
+        _app.append(_build_app())
+    return _app[0]
 
 
 # PEP 562: ``app`` is built (importing typer) on first use; ``COMMANDS`` read then
@@ -166,12 +172,12 @@ def _fast(args: list[str]) -> int | None:
     """A wing's typer-free path for ``args`` (None: none, or the arguments are not plain)."""
     if not args or args[0] in OWN_COMMANDS or args[0].startswith("-"):
         return None
-    from skillassay import plugins
+    from skillassay import entry_point_text  # not plugins: its errors import dataclasses, pathlib, typing
 
-    value = plugins.quick(FAST_GROUP).get(args[0])
+    value = entry_point_text.quick(FAST_GROUP).get(args[0])
     if value is None:
         return None
-    code: int | None = plugins.load_quick(value)(args[1:])
+    code: int | None = entry_point_text.load_quick(value)(args[1:])
     return code
 
 
@@ -221,8 +227,6 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if argv is None:
         gc.disable()  # see _exit_now: a fast command's process is too short-lived to gather cycles
-    from skillassay.errors import DefinitionError, SkillassayError
-
     try:
         fast = _fast(args)
         if fast is not None:
@@ -233,10 +237,19 @@ def main(argv: list[str] | None = None) -> None:
         code = _run_app(args)
         if code:
             sys.exit(code)
-    except DefinitionError as exc:  # a command that did not handle it itself: still file + field, exit 2
+    except Exception as exc:  # noqa: BLE001 - only skillassay's own errors are shown; the rest re-raised
+        _report(exc)
+
+
+def _report(exc: Exception) -> NoReturn:
+    """A command that did not handle its own error: file + field (a definition's), one line, exit 2."""
+    from skillassay.errors import DefinitionError, SkillassayError  # imported on an error only
+
+    if isinstance(exc, DefinitionError):
         for p in exc.problems:
             print(f"error: {p}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except SkillassayError as exc:
+    if isinstance(exc, SkillassayError):
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    raise exc

@@ -28,7 +28,7 @@ Defined = Callable[[Path], "set[str] | None"]
 # ----------------------------------------------------------------------------- files and folders
 def _escaping_links(folder: Path) -> list[str]:
     """Symlinks under ``folder`` that resolve outside it (the harness copies these folders for every run)."""
-    from skillassay.workspace.changes import skipped_dir
+    from skillassay.workspace.skiplist import skipped_dir
 
     root = folder.resolve()
     out: list[str] = []

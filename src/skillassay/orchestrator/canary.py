@@ -34,7 +34,7 @@ from skillassay.errors import DefinitionError
 from skillassay.kinds import kind_of
 from skillassay.orchestrator.grading import GradeOutcome, Layers
 from skillassay.store.records import CanaryCheck
-from skillassay.workspace.changes import SKIP_DIRS
+from skillassay.workspace.skiplist import SKIP_DIRS
 
 if TYPE_CHECKING:
     from skillassay.isolation import Policy

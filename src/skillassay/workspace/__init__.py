@@ -6,17 +6,18 @@ the names below are imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported: the rubric's memo reads this package on a fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS = {
-    "OUTPUT_DIRS": "skillassay.workspace.changes",
-    "SKIP_DIRS": "skillassay.workspace.changes",
+    "OUTPUT_DIRS": "skillassay.workspace.skiplist",
+    "SKIP_DIRS": "skillassay.workspace.skiplist",
     "ChangeSet": "skillassay.workspace.changes",
     "FileChange": "skillassay.workspace.changes",
     "compare_trees": "skillassay.workspace.changes",
     "copy_ignore": "skillassay.workspace.changes",
-    "skipped_dir": "skillassay.workspace.changes",
+    "skipped_dir": "skillassay.workspace.skiplist",
     "DEFAULT_MAX_CHANGE": "skillassay.workspace.bounded_copy",
     "OverLimit": "skillassay.workspace.bounded_copy",
     "SizeReport": "skillassay.workspace.bounded_copy",
@@ -50,5 +51,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
+        import importlib
+
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

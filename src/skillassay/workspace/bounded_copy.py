@@ -40,7 +40,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillassay.workspace.changes import OUTPUT_DIRS, same_file, skipped_dir
+from skillassay.workspace.changes import same_file
+from skillassay.workspace.skiplist import OUTPUT_DIRS, skipped_dir
 
 DEFAULT_MAX_CHANGE = 20_000_000  # bytes
 MAX_ENTRIES = 10_000  # new files, links and folders, and changed files, a run keeps (an app's change: tens)

@@ -34,31 +34,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillassay.untrusted import printable
-
-# at any depth: installed, cached or version-control state, never an agent's edit
-SKIP_DIRS = frozenset(
-    {"node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git"}
-)
-# at the app's top level: what its build and its test runs produce (the sandbox builds it again)
-OUTPUT_DIRS = frozenset({"dist", "build", ".next", ".turbo", "coverage", "htmlcov"})
-SKIP_SUFFIXES = (".pyc", ".pyo", ".db", ".sqlite", ".sqlite3", ".db-journal", ".db-wal", ".db-shm")
-SKIP_NAMES = frozenset({".DS_Store", ".coverage"})
+from skillassay.workspace.skiplist import OUTPUT_DIRS, skipped_dir, skipped_file
 
 BINARY_PROBE = 8000  # bytes read to tell text from binary, as git does
 MAX_PATCH_FILE_BYTES = 1_000_000  # a larger file is shown in the patch by name only (a bundle, not an edit)
 
 Status = Literal["added", "modified", "deleted"]
-
-
-def skipped_dir(name: str, top_level: bool) -> bool:
-    """Is the folder ``name`` (directly under the app's root when ``top_level``) left out of changes and
-    copies?
-    """
-    return name in SKIP_DIRS or (top_level and name in OUTPUT_DIRS)
-
-
-def skipped_file(name: str) -> bool:
-    return name in SKIP_NAMES or name.endswith(SKIP_SUFFIXES)
 
 
 def copy_ignore(root: Path | str, keep: frozenset[str] = frozenset()) -> Callable[[str, list[str]], set[str]]:

@@ -19,7 +19,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from skillassay.errors import InfrastructureError
-from skillassay.workspace.changes import OUTPUT_DIRS, SKIP_DIRS, ChangeSet, compare_trees, copy_ignore
+from skillassay.workspace.changes import ChangeSet, compare_trees, copy_ignore
+from skillassay.workspace.skiplist import OUTPUT_DIRS, SKIP_DIRS
 
 PRISTINE_MESSAGE = "pristine"
 

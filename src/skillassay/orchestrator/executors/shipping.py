@@ -24,7 +24,7 @@ from skillassay.definitions.models import EvalDefinition
 from skillassay.errors import SkillassayError
 from skillassay.kinds import kind_of
 from skillassay.store.files import RUN_FILE, write_json_atomic
-from skillassay.workspace.changes import SKIP_DIRS  # installed, cached, version control: never travels
+from skillassay.workspace.skiplist import SKIP_DIRS  # installed, cached, version control: never travels
 
 # a suite bigger than this is almost surely a mistake (a stray build folder)
 MAX_INPUT_BYTES = 512 * 1024 * 1024

@@ -6,14 +6,23 @@ scripts), so its whole process must start about as fast as a bare Python checker
 an unknown or missing option), which then goes through typer like every other command: help and usage errors
 come from one place. ``OPTIONS`` must name exactly the typer command's options (a test holds them equal).
 Everything on this path imports neither typer, rich nor pydantic.
+
+A grade is kept under the bytes of all it read (``workspace/output_memo.py``): the same trees, answer key,
+config, rubric and code print the same output again without the grader's imports or work.
+``SKILLASSAY_RUBRIC_MEMO=off`` turns that off.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported on this path
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from skillassay.workspace.output_memo import OutputMemo
 
 # option -> (parameter name, takes a value)
 OPTIONS: dict[str, tuple[str, bool]] = {
@@ -61,20 +70,68 @@ def rubric(argv: list[str]) -> int | None:
     if values is None:
         return None
     for name in ("pristine", "modified", "fixture_dir"):
-        if Path(values[name]).is_file():
+        if os.path.isfile(values[name]):
             return None  # typer's "is a file" usage error
-    if values["rubric_file"] is not None and Path(values["rubric_file"]).is_dir():
+    if values["rubric_file"] is not None and os.path.isdir(values["rubric_file"]):
         return None
     return grade_rubric(
-        Path(values["pristine"]),
-        Path(values["modified"]),
-        Path(values["fixture_dir"]),
-        Path(values["rubric_file"]) if values["rubric_file"] else None,
-        values["plain"],
+        values["pristine"], values["modified"], values["fixture_dir"], values["rubric_file"], values["plain"]
     )
 
 
-def _config(path: Path, problems: list) -> tuple[str | None, dict]:
+def _memo() -> OutputMemo | None:
+    if os.environ.get("SKILLASSAY_RUBRIC_MEMO", "").lower() in ("off", "0", "no", "false"):
+        return None
+    from skillassay.paths import cache_folder
+    from skillassay.workspace.output_memo import OutputMemo
+
+    return OutputMemo(os.path.join(cache_folder(), "rubric-memo"))
+
+
+def _memo_key(
+    memo: OutputMemo, pristine: str, modified: str, fixture_dir: str, rubric_file: str | None, plain: bool
+) -> bytes | None:
+    """Everything a grade reads: the arguments, the fixture's two files, the rubric, both trees."""
+    rubric_path = rubric_file or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.realpath(fixture_dir))), "rubric.json"
+    )
+    return memo.key(
+        [os.getcwd(), pristine, modified, fixture_dir, rubric_file or "", str(plain)],
+        [
+            os.path.join(fixture_dir, "answer_key.json"),
+            os.path.join(fixture_dir, "eval_config.json"),
+            rubric_path,
+        ],
+        [pristine, modified],
+    )
+
+
+def grade_rubric(
+    pristine: str | Path,
+    modified: str | Path,
+    fixture_dir: str | Path,
+    rubric_file: str | Path | None,
+    plain: bool,
+) -> int:
+    """Grade and print the result as JSON (exit 0), or print every problem with the input (exit 2); the
+    output of an earlier grade of the same inputs is printed as it was."""
+    args = (os.fspath(pristine), os.fspath(modified), os.fspath(fixture_dir))
+    rubric_arg = os.fspath(rubric_file) if rubric_file else None
+    memo = _memo()
+    key = _memo_key(memo, *args, rubric_arg, plain) if memo is not None else None
+    kept = memo.load(key) if memo is not None and key is not None else None
+    if kept is not None:
+        sys.stdout.write(kept.decode())
+        return 0
+    code, text = _grade(*args, rubric_arg, plain)
+    if code == 0:
+        sys.stdout.write(text)
+        if memo is not None and key is not None and _memo_key(memo, *args, rubric_arg, plain) == key:
+            memo.save(key, text.encode())  # only when no input moved while it was graded
+    return code
+
+
+def _config(path: Path, problems: list[Any]) -> tuple[str | None, dict[str, Any]]:
     """Only ``expected_api_path`` and the test endpoints' methods and paths are needed from eval_config.json;
     the rest of the file is not validated here."""
     from skillassay.definitions.jsonfile import read_json
@@ -91,16 +148,21 @@ def _config(path: Path, problems: list) -> tuple[str | None, dict]:
     return value, endpoints_of(data) if isinstance(data, dict) else {}
 
 
-def grade_rubric(
-    pristine: Path, modified: Path, fixture_dir: Path, rubric_file: Path | None, plain: bool
-) -> int:
-    """Grade and print the result as JSON (exit 0), or print every problem with the input (exit 2)."""
+def _grade(
+    pristine_arg: str, modified_arg: str, fixture_arg: str, rubric_arg: str | None, plain: bool
+) -> tuple[int, str]:
+    """The exit code and the JSON to print (exit 0), or every problem with the input printed (exit 2)."""
+    import json
+    from pathlib import Path
+
     from skillassay.definitions.jsonfile import read_json, validate
     from skillassay.errors import DefinitionError, Problem, SkillassayError
     from skillassay.seam.plan import AnswerKey, Rubric, exact
     from skillassay.seam.rubric import CHECKS, PATH_SIGNATURES, grade
     from skillassay.seam.rubric.checks import canonical_path
 
+    pristine, modified, fixture_dir = Path(pristine_arg), Path(modified_arg), Path(fixture_arg)
+    rubric_file = Path(rubric_arg) if rubric_arg else None
     try:
         for label, root in (
             ("--pristine", pristine),
@@ -146,10 +208,9 @@ def grade_rubric(
     except DefinitionError as exc:  # every problem on its own line, each naming its file and field
         for p in exc.problems:
             print(f"error: {p}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_code, ""
     except SkillassayError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_code, ""
     data = result.plan_json() if plain else result.to_json()
-    print(json.dumps(data, indent=2))
-    return 0
+    return 0, json.dumps(data, indent=2) + "\n"
