@@ -163,3 +163,18 @@ def test_a_forged_entry_in_the_cache_never_reaches_the_output(memo_on: Path, tmp
     ):
         entry.write_bytes(mac + forged)
         assert run(losing) == honest
+
+
+def test_a_grade_from_a_working_folder_since_removed_is_graded_not_memoized(
+    memo_on: Path,
+    grades: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert _grade(capsys, FIXTURES / "flask-py")[0] == 0
+    assert len(grades) == 1 and not list(memo_on.glob("*.memo"))

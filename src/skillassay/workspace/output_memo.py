@@ -9,10 +9,10 @@ follows one), any other entry's type; modification times never do (an agent sets
 ``touch -d``). A tree over ``MAX_ENTRIES`` entries or ``MAX_BYTES`` bytes is not memoized: hashing it would
 cost more than the work it saves.
 
-An entry also lists the code that produced it: every module file the process had loaded and the data files
-of skillassay's package, each with its size and modification time (the rule Python applies to its own byte
-code). A changed module, a new grammar, another Python: the entry is not used. Only a command that succeeded
-is kept; errors are always found afresh.
+An entry also lists the code that produced it: every module file the process had loaded and the files of
+the ``data`` folders of skillassay's package, each with its size and modification time (the rule Python
+applies to its own byte code). A changed module, a new grammar, another Python: the entry is not used. Only
+a command that succeeded is kept; errors are always found afresh.
 
 Entries are sealed: each carries a BLAKE2b MAC keyed by a 32-byte secret of the owner's (``secret``, mode
 0600, made on first use). An entry written by anyone without that secret, or moved from another key, is
@@ -140,15 +140,18 @@ class OutputMemo:
 
 
 def code_signature() -> list[tuple[str, int, int]]:
-    """(path, size, mtime_ns) of every module file this process loaded and every data file of skillassay's
-    package: what an entry was made by."""
+    """(path, size, mtime_ns) of every module file this process loaded and every file in a ``data`` folder of
+    skillassay's package: what an entry was made by."""
     import skillassay
 
     paths = {f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)}
     package = os.path.dirname(os.path.abspath(skillassay.__file__))
+    # a data folder holds what code reads at run time (the rubric's route and SDK lists); starter/ is the
+    # suite `init` copies, never read by a command
     for dirpath, dirnames, filenames in os.walk(package):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        paths.update(os.path.join(dirpath, n) for n in filenames if not n.endswith((".py", ".pyc")))
+        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "starter")]
+        if os.path.basename(dirpath) == "data":
+            paths.update(os.path.join(dirpath, n) for n in filenames)
     out = []
     for path in sorted(paths):
         try:

@@ -91,12 +91,17 @@ def _memo() -> OutputMemo | None:
 def _memo_key(
     memo: OutputMemo, pristine: str, modified: str, fixture_dir: str, rubric_file: str | None, plain: bool
 ) -> bytes | None:
-    """Everything a grade reads: the arguments, the fixture's two files, the rubric, both trees."""
+    """Everything a grade reads: the arguments, the fixture's two files, the rubric, both trees; None (no
+    memo) when the working folder is gone (relative paths would mean nothing)."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
     rubric_path = rubric_file or os.path.join(
         os.path.dirname(os.path.dirname(os.path.realpath(fixture_dir))), "rubric.json"
     )
     return memo.key(
-        [os.getcwd(), pristine, modified, fixture_dir, rubric_file or "", str(plain)],
+        [cwd, pristine, modified, fixture_dir, rubric_file or "", str(plain)],
         [
             os.path.join(fixture_dir, "answer_key.json"),
             os.path.join(fixture_dir, "eval_config.json"),
