@@ -141,3 +141,39 @@ def test_no_end_record_is_a_crash_and_a_signal_is_recorded(tmp_path, make_ctx, e
     ).run(make_ctx(model_endpoint=endpoint))
     assert killed.status == "agent_error" and killed.signal == 9 and killed.exit_code is None
     assert "signal 9" in killed.error
+
+
+def _writes_into_home(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A CLI that, as Codex does to answer ``--version``, writes under its home; it records which home."""
+    record = tmp_path / f"{name}-home.txt"
+    script = tmp_path / name
+    script.write_text(
+        "#!/bin/sh\n"
+        f'printf %s "$HOME" > {record}\n'
+        'mkdir -p "$HOME/.cli/tmp" && touch "$HOME/.cli/tmp/lock"\n'
+        'echo "toy 1.2.3 --append-system-prompt"\n'
+    )
+    script.chmod(0o755)
+    return script, record
+
+
+def test_the_harness_asks_a_cli_its_version_with_a_private_home_removed_after(tmp_path: Path):
+    # a made-up home (/nonexistent) is created by the first CLI that writes there, as root, then shared by
+    # every probe on the machine: each probe gets an empty home of its own, and none of it outlives the probe
+    from skillassay.agents.installed import probe_version
+
+    script, record = _writes_into_home(tmp_path, "toy-version")
+    assert probe_version(str(script)) == "1.2.3"
+    home = Path(record.read_text())
+    assert home.is_absolute() and home != Path("/nonexistent")
+    assert not home.exists()
+
+
+def test_claude_codes_help_is_read_with_a_private_home_removed_after(tmp_path: Path):
+    from skillassay.agents.claude_code import ClaudeCodeAgent
+
+    script, record = _writes_into_home(tmp_path, "claude")
+    assert ClaudeCodeAgent(binary=str(script)).supports_system_prompt_flag()
+    home = Path(record.read_text())
+    assert home.is_absolute() and home != Path("/nonexistent")
+    assert not home.exists()

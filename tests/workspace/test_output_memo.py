@@ -183,3 +183,27 @@ def test_the_folder_keeps_a_bounded_number_of_entries(
     for i in range(7):
         memo.save(memo.key([str(i)], [], [str(tree)]) or b"", b"x")
     assert len(list(Path(memo.folder).glob("*.memo"))) <= 4
+
+
+def test_a_plugin_installed_since_the_entry_was_made_grades_again(
+    memo: OutputMemo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # a package registering a parser for `.py` (entry point group skillassay.languages) changes what a grade
+    # finds without touching any module the entry names
+    site = tmp_path / "site"
+    (site / "other-1.0.dist-info").mkdir(parents=True)
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    tree = _tree(tmp_path / "app")
+    key = _key(memo, tree)
+    memo.save(key, b"kept\n")
+    assert memo.load(key) == b"kept\n"
+    (site / "other-1.0.dist-info" / "entry_points.txt").write_text(
+        "[skillassay.languages]\n.py = other:parse\n"
+    )
+    assert memo.load(key) is None
+    memo.save(key, b"kept again\n")
+    assert memo.load(key) == b"kept again\n"
+    (site / "third-2.0.dist-info").mkdir()  # a new distribution: its folder's time moves
+    os.utime(site, ns=(1, 1))  # as a real install, later than the coarse clock tick of the save above
+    assert memo.load(key) is None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillassay.agents._common import OFFLINE_ENV, relative_path, skill_prompt_block
-from skillassay.agents.installed import MAX_RETRIES, CliAgent, agent_env
+from skillassay.agents.installed import MAX_RETRIES, CliAgent, probe_home
 from skillassay.transcripts import Message, ToolCall, Transcript, Usage
 
 NAME = "claude-code"
@@ -80,15 +80,16 @@ class ClaudeCodeAgent(CliAgent):
 
     def supports_system_prompt_flag(self) -> bool:
         try:
-            out = subprocess.run(
-                [self.binary or "claude", "--help"],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=30,
-                stdin=subprocess.DEVNULL,
-                env=agent_env(Path("/nonexistent")),
-            )
+            with probe_home() as env:
+                out = subprocess.run(
+                    [self.binary or "claude", "--help"],
+                    check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
         except (OSError, subprocess.SubprocessError):
             return False
         return "--append-system-prompt" in out.stdout

@@ -28,8 +28,10 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -137,6 +139,16 @@ def _pinned_version(node_dir: Path, package: str) -> str | None:
 _PROBED: dict[tuple[str, float], str | None] = {}
 
 
+@contextmanager
+def probe_home() -> Iterator[dict[str, str]]:
+    """The environment of the harness's own questions to an agent CLI (``--version``, ``--help``): a private,
+    empty home, removed afterwards. A CLI writes there even to answer them (Codex makes
+    ``~/.codex/tmp/arg0-linux/``): a made-up path such as ``/nonexistent`` would be created, as root, and
+    shared by every probe on the machine."""
+    with tempfile.TemporaryDirectory(prefix="skillassay-probe-home-") as home:
+        yield agent_env(Path(home))
+
+
 def probe_version(binary: str, timeout: float = 30) -> str | None:
     """``binary --version`` (the first x.y.z in it), asked once per binary file."""
     resolved = shutil.which(binary) or binary
@@ -146,15 +158,16 @@ def probe_version(binary: str, timeout: float = 30) -> str | None:
         return None
     if key not in _PROBED:
         try:
-            out = subprocess.run(
-                [resolved, "--version"],
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-                env=agent_env(Path("/nonexistent")),
-            )
+            with probe_home() as env:
+                out = subprocess.run(
+                    [resolved, "--version"],
+                    check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
             found = re.search(r"\d+\.\d+\.\d+\S*", out.stdout)
             _PROBED[key] = found.group(0) if found else (out.stdout.strip() or None)
         except (OSError, subprocess.SubprocessError):

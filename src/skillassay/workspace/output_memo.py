@@ -10,9 +10,10 @@ follows one), any other entry's type; modification times never do (an agent sets
 cost more than the work it saves.
 
 An entry also lists the code that produced it: every module file the process had loaded and the files of
-the ``data`` folders of skillassay's package, each with its size and modification time (the rule Python
-applies to its own byte code). A changed module, a new grammar, another Python: the entry is not used. Only
-a command that succeeded is kept; errors are always found afresh.
+the ``data`` folders of skillassay's package and the distributions installed (their folders and
+``entry_points.txt``: which language plug-ins a grade finds), each with its size and modification time (the
+rule Python applies to its own byte code). A changed module, a new grammar or plug-in, another Python: the
+entry is not used. Only a command that succeeded is kept; errors are always found afresh.
 
 Entries are sealed: each carries a BLAKE2b MAC keyed by a 32-byte secret of the owner's (``secret``, mode
 0600, made on first use). An entry written by anyone without that secret, or moved from another key, is
@@ -140,8 +141,8 @@ class OutputMemo:
 
 
 def code_signature() -> list[tuple[str, int, int]]:
-    """(path, size, mtime_ns) of every module file this process loaded and every file in a ``data`` folder of
-    skillassay's package: what an entry was made by."""
+    """(path, size, mtime_ns) of every module file this process loaded, every file in a ``data`` folder of
+    skillassay's package and the installed plug-ins (``_installed_plugins``): what an entry was made by."""
     import skillassay
 
     paths = {f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)}
@@ -152,6 +153,7 @@ def code_signature() -> list[tuple[str, int, int]]:
         dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "starter")]
         if os.path.basename(dirpath) == "data":
             paths.update(os.path.join(dirpath, n) for n in filenames)
+    paths.update(_installed_plugins())
     out = []
     for path in sorted(paths):
         try:
@@ -160,6 +162,23 @@ def code_signature() -> list[tuple[str, int, int]]:
             continue
         out.append((path, info.st_size, info.st_mtime_ns))
     return out
+
+
+def _installed_plugins() -> list[str]:
+    """Every folder on ``sys.path`` holding distributions, and their ``entry_points.txt``: which language
+    parsers and stacks a grade finds (``entry_point_text.py``). A distribution installed or removed changes
+    its folder's modification time."""
+    found = []
+    for entry in sys.path:
+        folder = os.path.abspath(entry or ".")
+        try:
+            dists = [n for n in os.listdir(folder) if n.endswith(".dist-info")]
+        except OSError:
+            continue
+        if dists:
+            found.append(folder)
+            found += [os.path.join(folder, n, "entry_points.txt") for n in dists]
+    return found
 
 
 def _same_code(code: object) -> bool:
