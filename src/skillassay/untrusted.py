@@ -19,15 +19,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # neither pathlib nor typing at import: the rubric's memo reads trees through here
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 class Refused(OSError):
     """The entry is not a regular file reached without links, or is larger than allowed."""
 
 
-def _open_below(root: Path, rel: str, flags: int) -> int:
+def _open_below(root: Path | str, rel: str, flags: int) -> int:
     """A descriptor for ``root/rel`` opened with ``flags``, following no symbolic link below ``root``."""
     parts = [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
@@ -43,11 +46,24 @@ def _open_below(root: Path, rel: str, flags: int) -> int:
         os.close(fd)
 
 
-def _split(path: Path | str, root: Path | str | None) -> tuple[Path, str]:
-    path = Path(path)
+def _split(path: Path | str, root: Path | str | None) -> tuple[str, str]:
+    """(the folder to open from, the path below it): with no root, the file's own folder and its name."""
+    text = os.fspath(path)
     if root is None:
-        return path.parent, path.name
-    return Path(root), str(Path(path).relative_to(root)) if Path(path).is_absolute() else str(path)
+        text = text.rstrip(os.sep) or text
+        return os.path.dirname(text) or ".", os.path.basename(text)
+    base = os.fspath(root)
+    if not os.path.isabs(text):
+        return base, text
+    # lexically, as Path.relative_to: a ".." stays in the path below, where _open_below refuses it
+    parts, base_parts = _parts(text), _parts(base)
+    if parts[: len(base_parts)] != base_parts:
+        raise ValueError(f"{text!r} is not in the subpath of {base!r}")
+    return base, "/".join(parts[len(base_parts) :]) or "."
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in path.replace(os.sep, "/").split("/") if p not in ("", ".")]
 
 
 def read_regular(path: Path | str, root: Path | str | None = None, limit: int | None = None) -> bytes:
@@ -79,6 +95,8 @@ def copy_regular(
     """Copy the regular file ``src`` (checked as ``read_regular`` does) to ``dest`` (made anew). True when
     done.
     """
+    from pathlib import Path
+
     data = read_regular(src, root, limit)
     dest = Path(dest)
     remove(dest)
@@ -91,6 +109,7 @@ def copy_entry(src: Path | str, dest: Path | str) -> bool:
     Fifos, sockets and devices are not copied (False). ``dest``'s folder must exist and be the harness's
     own."""
     import shutil  # here: shutil imports the compression modules, and the rubric reads trees only
+    from pathlib import Path
 
     src, dest = Path(src), Path(dest)
     info = os.lstat(src)
@@ -112,6 +131,8 @@ def copy_entry(src: Path | str, dest: Path | str) -> bool:
 def make_dirs(root: Path | str, rel: str) -> Path:
     """``root/rel`` as a real folder inside ``root`` (a tree the harness owns: a copy of the agent's). Any
     link or file on the way is removed first, so nothing written there lands outside ``root``."""
+    from pathlib import Path
+
     root = Path(root)
     parts = [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
     if ".." in parts:
@@ -128,6 +149,8 @@ def make_dirs(root: Path | str, rel: str) -> Path:
 
 def remove(path: Path | str) -> None:
     """Remove ``path`` whatever it is, never following a link (``rmtree`` refuses a link to a folder)."""
+    from pathlib import Path
+
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         path.unlink()

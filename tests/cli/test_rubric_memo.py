@@ -178,3 +178,33 @@ def test_a_grade_from_a_working_folder_since_removed_is_graded_not_memoized(
     gone.rmdir()
     assert _grade(capsys, FIXTURES / "flask-py")[0] == 0
     assert len(grades) == 1 and not list(memo_on.glob("*.memo"))
+
+
+def test_a_hit_loads_neither_the_grader_nor_typing_pathlib_or_re(memo_on: Path):
+    # what makes a grade of files graded before cost less than the plan's checker: the whole process loads
+    # only the memo (benchmarks/cli_startup.py measures it)
+    fixture = FIXTURES / "flask-py"
+    argv = ["rubric", "--pristine", str(fixture / "app"), "--modified", str(fixture / "test_golden")]
+    argv += ["--fixture-dir", str(fixture), "--plain"]
+    code = (
+        "import io, json, sys, contextlib\n"
+        "from skillassay.cli import main\n"
+        "main._exit_now = lambda code: None\n"
+        "out = io.StringIO()\n"
+        f"sys.argv = ['skillassay', *{argv!r}]\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main.main()\n"
+        "print(json.dumps({'total': json.loads(out.getvalue())['total'], 'modules': sorted(sys.modules)}))\n"
+    )
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.splitlines()[-1])
+
+    first, again = run(), run()
+    assert first["total"] == again["total"] == 100.0
+    assert "skillassay.seam.rubric" in first["modules"]  # the first grade graded
+    # json (and with it re), contextlib and io are this probe's own; the hit imports none of these
+    heavy = {"skillassay.seam.rubric", "skillassay.errors", "typing", "pathlib", "dataclasses"}
+    assert heavy.isdisjoint(again["modules"])

@@ -207,3 +207,32 @@ def test_a_plugin_installed_since_the_entry_was_made_grades_again(
     (site / "third-2.0.dist-info").mkdir()  # a new distribution: its folder's time moves
     os.utime(site, ns=(1, 1))  # as a real install, later than the coarse clock tick of the save above
     assert memo.load(key) is None
+
+
+def test_a_named_file_behind_a_link_is_read_as_the_grader_reads_it(memo: OutputMemo, tmp_path: Path):
+    # the fixture's answer key may be a link (a suite sharing one key): the grader opens it through the link,
+    # so a new key behind the same link must be a new input, not "missing" both times
+    tree = _tree(tmp_path / "app")
+    shared = tmp_path / "shared_key.json"
+    shared.write_text('{"expected_calls": {}}')
+    answer = tmp_path / "answer_key.json"
+    answer.symlink_to(shared)
+    before = memo.key([], [str(answer)], [str(tree)])
+    shared.write_text('{"expected_calls": {"create": ["customers.push_data"]}}')
+    assert memo.key([], [str(answer)], [str(tree)]) != before
+
+
+def test_a_tree_file_reached_through_a_linked_folder_is_never_read(memo: OutputMemo, tmp_path: Path):
+    # a folder swapped for a link to the host after the walk listed it: the read, like every grader's, refuses
+    # any link below the tree's root, so no host file's bytes go into a key
+    from skillassay.workspace import output_memo as om
+
+    tree = _tree(tmp_path / "app")
+    outside = tmp_path / "host"
+    outside.mkdir()
+    (outside / "app.py").write_text("secret")
+    (tree / "src" / "app.py").unlink()
+    (tree / "src").rmdir()
+    (tree / "src").symlink_to(outside)
+    h = blake2b(digest_size=DIGEST_BYTES)
+    assert om._feed_entry(h, str(tree), "./src/app.py", [10, 1 << 20]) is False

@@ -150,7 +150,7 @@ def _flags_without_type() -> None:
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
-_app: list = []  # the typer app, once built
+_app: list = []  # the typer app, once built (functools.cache would load functools on a fast path)
 
 
 def get_app():

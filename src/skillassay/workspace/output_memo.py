@@ -21,8 +21,9 @@ ignored, never unpacked, so a forged entry cannot put a score in front of a read
 private regular file of this user's turns the memo off. The folder lies in skillassay's cache, which no run's
 sandbox can see (``isolation/run_policy.py``).
 
-This module imports nothing beyond the interpreter's own builtins, ``os`` and ``stat``: a hit costs a walk
-and a hash, not the imports of the work it replaces.
+This module imports nothing beyond ``os``, ``stat``, ``marshal`` and the hashing builtin, and reads trees
+through ``untrusted.read_regular`` as the graders do: a hit costs a walk and a hash, not the imports of the
+work it replaces.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import os
 import stat
 import sys
 
+from skillassay.untrusted import read_regular
 from skillassay.workspace.skiplist import skipped_dir, skipped_file
 
 TYPE_CHECKING = False  # typing is not imported: see above
@@ -66,7 +68,7 @@ class OutputMemo:
         for part in parts:
             _frame(h, b"part", part.encode("utf-8", "surrogateescape"))
         for path in files:
-            _frame(h, b"file", os.fsencode(path), _read(path) or b"\0missing")
+            _frame(h, b"file", os.fsencode(path), *_named(path))
         budget = [MAX_ENTRIES, MAX_BYTES]
         for root in trees:
             _frame(h, b"tree", os.fsencode(root))
@@ -79,8 +81,11 @@ class OutputMemo:
         secret = self._secret(create=False)
         if secret is None:
             return None
-        sealed = _read(self._entry(key))
-        if sealed is None or len(sealed) <= DIGEST_BYTES:
+        try:
+            sealed = read_regular(self._entry(key))
+        except OSError:
+            return None
+        if len(sealed) <= DIGEST_BYTES:
             return None
         mac, payload = sealed[:DIGEST_BYTES], sealed[DIGEST_BYTES:]
         if _mac(secret, key, payload) != mac:
@@ -223,14 +228,13 @@ def _feed_tree(h: blake2b, root: str, budget: list[int]) -> bool:
             if skipped_file(name):
                 continue
             budget[0] -= 1
-            if budget[0] < 0 or not _feed_entry(
-                h, os.path.join(dirpath, name), os.path.join(rel, name), budget
-            ):
+            if budget[0] < 0 or not _feed_entry(h, root, os.path.join(rel, name), budget):
                 return False
     return True
 
 
-def _feed_entry(h: blake2b, full: str, rel: str, budget: list[int]) -> bool:
+def _feed_entry(h: blake2b, root: str, rel: str, budget: list[int]) -> bool:
+    full = os.path.join(root, rel)
     try:
         info = os.lstat(full)
         if stat.S_ISLNK(info.st_mode):
@@ -239,33 +243,26 @@ def _feed_entry(h: blake2b, full: str, rel: str, budget: list[int]) -> bool:
         if not stat.S_ISREG(info.st_mode):
             _frame(h, b"other", os.fsencode(rel), str(stat.S_IFMT(info.st_mode)).encode())
             return True
+        budget[1] -= info.st_size
+        if budget[1] < 0:
+            return False
+        # as every grader reads the tree: no link on the way below the root, a fifo never waited on
+        data = read_regular(rel, root=root, limit=info.st_size + budget[1])
     except OSError:
-        return False
-    budget[1] -= info.st_size
-    data = _read(full) if budget[1] >= 0 else None
-    if data is None:
         return False
     _frame(h, b"regular", os.fsencode(rel), data)
     return True
 
 
-def _read(path: str) -> bytes | None:
-    """A regular file's bytes (never through a link, never a fifo's wait), or None."""
+def _named(path: str) -> tuple[bytes, ...]:
+    """A named input as the grader reads it (through links, as ``open`` does): its bytes, or what it is."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return (b"special",)
+        with open(path, "rb") as f:
+            return (b"regular", f.read())
     except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+        return (b"missing",)
 
 
 def _private_bytes(path: str) -> bytes | None:

@@ -79,6 +79,13 @@ def rubric(argv: list[str]) -> int | None:
     )
 
 
+def rubric_path(fixture_dir: str, rubric_file: str | None) -> str:
+    """``--rubric``, else the suite's: ``rubric.json`` two levels above the fixture dir (evals/fixtures/<name>
+    -> evals/rubric.json)."""
+    suite = os.path.dirname(os.path.dirname(os.path.realpath(fixture_dir)))
+    return rubric_file or os.path.join(suite, "rubric.json")
+
+
 def _memo() -> OutputMemo | None:
     if os.environ.get("SKILLASSAY_RUBRIC_MEMO", "").lower() in ("off", "0", "no", "false"):
         return None
@@ -97,15 +104,12 @@ def _memo_key(
         cwd = os.getcwd()
     except OSError:
         return None
-    rubric_path = rubric_file or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.realpath(fixture_dir))), "rubric.json"
-    )
     return memo.key(
         [cwd, pristine, modified, fixture_dir, rubric_file or "", str(plain)],
         [
             os.path.join(fixture_dir, "answer_key.json"),
             os.path.join(fixture_dir, "eval_config.json"),
-            rubric_path,
+            rubric_path(fixture_dir, rubric_file),
         ],
         [pristine, modified],
     )
@@ -167,7 +171,6 @@ def _grade(
     from skillassay.seam.rubric.checks import canonical_path
 
     pristine, modified, fixture_dir = Path(pristine_arg), Path(modified_arg), Path(fixture_arg)
-    rubric_file = Path(rubric_arg) if rubric_arg else None
     try:
         for label, root in (
             ("--pristine", pristine),
@@ -184,14 +187,14 @@ def _grade(
         )
         config_path = fixture_dir / "eval_config.json"
         api_path, endpoints = _config(config_path, problems)
-        rubric_path = rubric_file or fixture_dir.resolve().parent.parent / "rubric.json"
-        rubric_data = read_json(rubric_path, problems)
+        rubric_at = Path(rubric_path(fixture_arg, rubric_arg))
+        rubric_data = read_json(rubric_at, problems)
         rubric = (
-            validate(Rubric, rubric_data, rubric_path, problems, exact) if rubric_data is not None else None
+            validate(Rubric, rubric_data, rubric_at, problems, exact) if rubric_data is not None else None
         )
         problems += [
             Problem(
-                rubric_path,
+                rubric_at,
                 f"/categories/{i}/check",
                 f"unknown check {c.check!r} (category {c.name!r}); known: {', '.join(sorted(CHECKS))}",
             )
